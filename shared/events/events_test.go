@@ -1,0 +1,100 @@
+package events
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sample() *Revenue {
+	return &Revenue{ID: "01JABCDEF", TimeMs: 1_763_700_000_123, ChainID: 137, Payer: PayerCredits,
+		Account: "key_01JABC", Asset: AssetUSDT, Amount: 60, Calls: 2, Upstream: "NODE-EU-ABCDEFGH", NodeID: "NODE-EU-ABCDEFGH"}
+}
+
+// toValues mimics what go-redis hands back from XREADGROUP: every value a string.
+func toValues(fields []any) map[string]any {
+	m := map[string]any{}
+	for i := 0; i+1 < len(fields); i += 2 {
+		m[fields[i].(string)] = fields[i+1]
+	}
+	return m
+}
+
+func TestRoundTrip(t *testing.T) {
+	in := sample()
+	fields, err := Encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Decode(toValues(fields))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *out.(*Revenue) != *in {
+		t.Fatalf("got %+v want %+v", out, in)
+	}
+	if d := toValues(fields)["d"].(string); !strings.Contains(d, `"amount_units":"60"`) {
+		t.Fatalf("amount not a decimal string: %s", d)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := []func(*Revenue){
+		func(r *Revenue) { r.ID = "" },
+		func(r *Revenue) { r.Amount = -1 },
+		func(r *Revenue) { r.Calls = 0 },
+		func(r *Revenue) { r.Asset = "DAI" },
+		func(r *Revenue) { r.Payer = "gift" },
+		func(r *Revenue) { r.Account = "" },
+		func(r *Revenue) { r.Payer = PayerFree }, // free with an amount
+		func(r *Revenue) { r.ChainID = 0 },
+	}
+	for i, mut := range bad {
+		r := sample()
+		mut(r)
+		if _, err := Encode(r); err == nil {
+			t.Errorf("case %d: invalid event encoded", i)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	cases := []map[string]any{
+		{"t": "revenue", "v": "2", "d": "{}"},
+		{"t": "mystery", "v": "1", "d": "{}"},
+	}
+	for _, c := range cases {
+		if _, err := Decode(c); !errors.Is(err, ErrUnknownType) {
+			t.Errorf("Decode(%v) = %v; want ErrUnknownType", c, err)
+		}
+	}
+	if _, err := Decode(map[string]any{"t": "revenue", "v": "1", "d": "{not json"}); err == nil {
+		t.Error("bad json accepted")
+	}
+	if _, err := Decode(map[string]any{"t": "revenue", "v": "1", "d": `{"id":"x"}`}); err == nil {
+		t.Error("incomplete event accepted")
+	}
+}
+
+func TestEpochOf(t *testing.T) {
+	for in, want := range map[int64]int64{0: 0, 59: 0, 60: 1, 119: 1, 1_763_700_000: 29_395_000, -1: -1, -60: -1, -61: -2} {
+		if got := EpochOf(time.Unix(in, 0)); got != want {
+			t.Errorf("EpochOf(%d) = %d; want %d", in, got, want)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	fields, _ := Encode(sample())
+	f.Add(toValues(fields)["d"].(string))
+	f.Add(`{"id":"a","ts":1,"chain_id":1,"payer":"free","asset":"USDT","amount_units":"0","calls":1}`)
+	f.Fuzz(func(t *testing.T, d string) {
+		e, err := Decode(map[string]any{"t": TypeRevenue, "v": Version, "d": d})
+		if err == nil {
+			if verr := e.Validate(); verr != nil {
+				t.Fatalf("decoded an invalid event: %v", verr)
+			}
+		}
+	})
+}
