@@ -1,0 +1,224 @@
+// Package devnet runs Tollgate's local development chains in-process: chain
+// 137 with TestUSDT, RevenueVault and ClaimsContract, and chain 8453 with
+// TestUSDC, both served over HTTP JSON-RPC on 127.0.0.1 and mined like a real
+// chain (pending transactions at once, an empty block on an interval so
+// confirmations accumulate). `go run ./contracts/devchain` wraps it; end-to-end
+// tests start it directly.
+package devnet
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdc"
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
+	"github.com/tollgate-rpc/tollgate/contracts/deploy"
+	"github.com/tollgate-rpc/tollgate/contracts/simchain"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// Config of the dev chains. Zero values take the defaults.
+type Config struct {
+	PolygonPort   int           // HTTP port of chain 137; 0 picks a free port
+	BasePort      int           // HTTP port of chain 8453; 0 picks a free port
+	BlockInterval time.Duration // empty-block cadence; default 1 s, negative disables
+	MinDeposit    money.Units   // RevenueVault minimum deposit; default 1 USDT
+}
+
+// Funding of the dev accounts.
+var (
+	ethPerAccount = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(1e18))
+	devUSDT       = 10_000 * money.Scale
+	devUSDC       = 1_000 * money.Scale
+)
+
+// Devnet is the running pair of chains.
+type Devnet struct {
+	Polygon  *simchain.Chain
+	Base     *simchain.Chain
+	Manifest *Manifest
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start brings both chains up, deploys and funds everything, and starts mining.
+func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
+	if cfg.BlockInterval == 0 {
+		cfg.BlockInterval = time.Second
+	}
+	if cfg.MinDeposit == 0 {
+		cfg.MinDeposit = money.Scale
+	}
+	for _, p := range []*int{&cfg.PolygonPort, &cfg.BasePort} {
+		if *p == 0 {
+			if *p, err = simchain.FreePort(); err != nil {
+				return nil, fmt.Errorf("devnet: pick a port: %w", err)
+			}
+		}
+	}
+	accts := devAccounts()
+	alloc := types.GenesisAlloc{}
+	for _, a := range accts {
+		alloc[a.Addr()] = types.Account{Balance: ethPerAccount}
+	}
+	d := &Devnet{}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	if d.Polygon, err = simchain.New(simchain.Config{ChainID: 137, Alloc: alloc, HTTPPort: cfg.PolygonPort}); err != nil {
+		return nil, fmt.Errorf("devnet: chain 137: %w", err)
+	}
+	if d.Base, err = simchain.New(simchain.Config{ChainID: 8453, Alloc: alloc, HTTPPort: cfg.BasePort}); err != nil {
+		return nil, fmt.Errorf("devnet: chain 8453: %w", err)
+	}
+	byName := map[string]common.Address{}
+	for _, a := range accts {
+		byName[a.Name] = a.Addr()
+	}
+
+	// Set-up runs with explicit commits, before the miners start, so it is
+	// deterministic: the same addresses on every start.
+	polyDeployer := bind.NewKeyedTransactor(DevKey("deployer"), d.Polygon.ChainID())
+	poly, err := deploy.DeployPolygon(ctx, d.Polygon.Client(), polyDeployer, deploy.PolygonParams{
+		Treasury: byName["treasury"], Governor: byName["governor"], ClaimCreator: byName["claim-signer"],
+		MinDeposit: cfg.MinDeposit.Big(),
+	}, deploy.WithCommit(func() { d.Polygon.Commit() }))
+	if err != nil {
+		return nil, fmt.Errorf("devnet: deploy on 137: %w", err)
+	}
+	usdc, err := deploy.DeployUSDC(ctx, d.Base.Client(), bind.NewKeyedTransactor(DevKey("deployer"), d.Base.ChainID()),
+		deploy.WithCommit(func() { d.Base.Commit() }))
+	if err != nil {
+		return nil, fmt.Errorf("devnet: deploy on 8453: %w", err)
+	}
+
+	usdt := testusdt.NewTestUSDT()
+	usdtC := usdt.Instance(d.Polygon.Client(), poly.USDT)
+	claims := claimscontract.NewClaimsContract()
+	claimsC := claims.Instance(d.Polygon.Client(), poly.Claims)
+	usdcB := testusdc.NewTestUSDC()
+	usdcC := usdcB.Instance(d.Base.Client(), usdc)
+	creatorRole := crypto.Keccak256Hash([]byte("CLAIM_CREATOR_ROLE"))
+
+	polySteps := []step{
+		{"grant CLAIM_CREATOR_ROLE to relayer", claimsC, claims.PackGrantRole(creatorRole, byName["relayer"])},
+	}
+	baseSteps := []step{}
+	for _, name := range []string{"developer-1", "developer-2"} {
+		polySteps = append(polySteps, step{"mint USDT to " + name, usdtC, usdt.PackMint(byName[name], devUSDT.Big())})
+	}
+	for _, name := range []string{"developer-1", "developer-2", "payer"} {
+		baseSteps = append(baseSteps, step{"mint USDC to " + name, usdcC, usdcB.PackMint(byName[name], devUSDC.Big())})
+	}
+	if err := run(ctx, d.Polygon, DevKey("deployer"), polySteps); err != nil {
+		return nil, err
+	}
+	if err := run(ctx, d.Base, DevKey("deployer"), baseSteps); err != nil {
+		return nil, err
+	}
+
+	mctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			mine(mctx, c, cfg.BlockInterval)
+		}()
+	}
+	d.Manifest = &Manifest{
+		StartedAt:       time.Now().UTC().Format(time.RFC3339),
+		BlockIntervalMs: cfg.BlockInterval.Milliseconds(),
+		Polygon: Polygon{ChainID: 137, RPCURL: d.Polygon.HTTPURL(), USDT: poly.USDT.Hex(), RevenueVault: poly.Vault.Hex(),
+			ClaimsContract: poly.Claims.Hex(), MinDepositUnits: cfg.MinDeposit.String()},
+		Base:     Base{ChainID: 8453, RPCURL: d.Base.HTTPURL(), USDC: usdc.Hex()},
+		Accounts: accts,
+		Note:     "development chains and keys only; the keys are derived from public strings",
+	}
+	return d, nil
+}
+
+type step struct {
+	what string
+	c    *bind.BoundContract
+	data []byte
+}
+
+// run sends each call from key, commits, and checks every receipt succeeded.
+func run(ctx context.Context, c *simchain.Chain, key *ecdsa.PrivateKey, steps []step) error {
+	opts := bind.NewKeyedTransactor(key, c.ChainID())
+	opts.Context = ctx
+	for _, s := range steps {
+		tx, err := bind.Transact(s.c, opts, s.data)
+		if err != nil {
+			return fmt.Errorf("devnet: %s: %w", s.what, err)
+		}
+		c.Commit()
+		r, err := c.Client().TransactionReceipt(ctx, tx.Hash())
+		if err != nil {
+			return fmt.Errorf("devnet: %s: receipt: %w", s.what, err)
+		}
+		if r.Status != types.ReceiptStatusSuccessful {
+			return fmt.Errorf("devnet: %s: reverted", s.what)
+		}
+	}
+	return nil
+}
+
+// pendingPoll is how often the miner looks for pending transactions: a
+// transaction sent over HTTP is mined within this delay.
+const pendingPoll = 25 * time.Millisecond
+
+// mine seals a block as soon as transactions are pending, and an empty one
+// every interval so that confirmation counts grow like on a live chain.
+func mine(ctx context.Context, c *simchain.Chain, interval time.Duration) {
+	poll := time.NewTicker(pendingPoll)
+	defer poll.Stop()
+	var empty <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		empty = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-empty:
+			c.Commit()
+		case <-poll.C:
+			if n, err := c.Client().PendingTransactionCount(ctx); err == nil && n > 0 {
+				c.Commit()
+			}
+		}
+	}
+}
+
+// Close stops mining and both chains. It is safe on a partly started Devnet.
+func (d *Devnet) Close() error {
+	if d.cancel != nil {
+		d.cancel()
+	}
+	d.wg.Wait()
+	var errs []error
+	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,134 @@
+package devnet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/tollgate-rpc/tollgate/shared/accounts"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// rpc sends one raw JSON-RPC request over HTTP, as any external client would.
+func rpc(t *testing.T, url, method string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": []any{}})
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result string `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s: decode: %v", method, err)
+	}
+	return out.Result
+}
+
+func TestDevnet(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d, err := Start(ctx, Config{BlockInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Manifest
+	path := filepath.Join(t.TempDir(), "devchain.json")
+	if err := m.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	m, err = ReadManifest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if got := rpc(t, m.Polygon.RPCURL, "eth_chainId"); got != "0x89" {
+		t.Fatalf("chain 137 eth_chainId = %q", got)
+	}
+	if got := rpc(t, m.Base.RPCURL, "eth_chainId"); got != "0x2105" {
+		t.Fatalf("chain 8453 eth_chainId = %q", got)
+	}
+
+	t.Run("deposit over HTTP emits Deposited", func(t *testing.T) {
+		account := accounts.NewID()
+		res, err := Deposit(ctx, m, "developer-1", 5*money.Scale, account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dev, _ := m.Account("developer-1")
+		if res.Account != account || res.From != dev.Addr() || res.Amount != 5*money.Scale {
+			t.Fatalf("event = %+v", res)
+		}
+		if res.TreasuryAfter-res.TreasuryBefore != 5*money.Scale {
+			t.Fatalf("treasury moved %d", res.TreasuryAfter-res.TreasuryBefore)
+		}
+	})
+
+	t.Run("deposit below the minimum reverts with the decoded error", func(t *testing.T) {
+		_, err := Deposit(ctx, m, "developer-2", money.Scale-1, accounts.NewID())
+		if err == nil {
+			t.Fatal("deposit below minimum succeeded")
+		}
+		if !bytes.Contains([]byte(err.Error()), []byte("DepositBelowMinimum")) {
+			t.Fatalf("error does not name the custom error: %v", err)
+		}
+	})
+
+	t.Run("empty blocks accumulate confirmations", func(t *testing.T) {
+		c, err := ethclient.DialContext(ctx, m.Polygon.RPCURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start, err := c.BlockNumber(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, err := c.BlockNumber(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n >= start+3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("head stuck at %d (start %d) with no transactions pending", n, start)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the chain head, not synchronising
+		}
+	})
+
+	t.Run("addresses are deterministic", func(t *testing.T) {
+		d2, err := Start(ctx, Config{BlockInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d2.Close()
+		if d2.Manifest.Polygon.RevenueVault != m.Polygon.RevenueVault || d2.Manifest.Base.USDC != m.Base.USDC {
+			t.Fatalf("addresses differ between starts: %+v vs %+v", d2.Manifest.Polygon, m.Polygon)
+		}
+	})
+
+	if err := d.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	// After Close the HTTP port is released.
+	u, _ := url.Parse(m.Polygon.RPCURL)
+	l, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		t.Fatalf("port still held after Close: %v", err)
+	}
+	l.Close()
+}
