@@ -1,0 +1,14 @@
+// Command caddy is Caddy with the standard modules and Tollgate's
+// http.handlers.tollgate, the same binary xcaddy would produce (see xcaddy.json).
+package main
+
+import (
+	_ "time/tzdata"
+
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/tollgate-rpc/tollgate/caddymodule"
+)
+
+func main() { caddycmd.Main() }

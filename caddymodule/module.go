@@ -1,0 +1,176 @@
+// Package caddymodule is Tollgate's Caddy HTTP handler, http.handlers.tollgate:
+// the metered JSON-RPC data path (/rpc, /rpc/{chain}) and its observability
+// endpoints. Upstream pools, breakers and the Redis client live in
+// caddy.UsagePools so a config reload keeps their state.
+package caddymodule
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Defaults of the handler's limits.
+const (
+	DefaultMaxBodyBytes    = jsonrpc.DefaultMaxBodyBytes
+	DefaultMaxBatch        = jsonrpc.DefaultMaxBatch
+	DefaultRequestTimeout  = 15 * time.Second
+	DefaultRegistryRefresh = 5 * time.Second
+)
+
+// Handler is the tollgate HTTP handler.
+type Handler struct {
+	// Chains and their configured upstream providers. Chains without providers
+	// are still served when registered nodes serve them.
+	Chains []ChainConfig `json:"chains,omitempty"`
+
+	// RedisURL is the metering/registry Redis, usually the runtime placeholder
+	// {env.REDIS_URL}; it is expanded in Provision so the secret never lands in
+	// Caddy's config JSON or autosave.
+	RedisURL string `json:"redis_url,omitempty"`
+	// KeyPrefix namespaces every Redis key this handler touches.
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// AdminToken gates /admin/* (X-Admin-Token); a placeholder like {env.TOLLGATE_ADMIN_TOKEN}.
+	AdminToken string `json:"admin_token,omitempty"`
+
+	MaxBodyBytes   int64          `json:"max_body_bytes,omitempty"`
+	MaxBatch       int            `json:"max_batch,omitempty"`
+	RequestTimeout caddy.Duration `json:"request_timeout,omitempty"`
+
+	// Upstream pool tuning, applied to every chain.
+	UpstreamTimeout caddy.Duration `json:"upstream_timeout,omitempty"`
+	MaxAttempts     int            `json:"max_attempts,omitempty"`
+	ProbeInterval   caddy.Duration `json:"probe_interval,omitempty"`
+	LagThreshold    uint64         `json:"lag_threshold,omitempty"`
+	BreakerFailures uint32         `json:"breaker_failures,omitempty"`
+	BreakerOpenFor  caddy.Duration `json:"breaker_open_for,omitempty"`
+	RegistryRefresh caddy.Duration `json:"registry_refresh,omitempty"`
+	CacheMaxBytes   int64          `json:"cache_max_bytes,omitempty"`
+	FinalityDepth   uint64         `json:"finality_depth,omitempty"`
+
+	logger    *zap.Logger
+	redisURL  string
+	adminTok  string
+	chains    map[uint64]*chainState
+	redis     redis.UniversalClient
+	redisKey  string
+	poolKeys  []string
+	cacheKeys []string
+	stopReg   func()
+}
+
+// ChainConfig is one served chain.
+type ChainConfig struct {
+	ID        uint64           `json:"id"`
+	Providers []ProviderConfig `json:"providers,omitempty"`
+}
+
+// ProviderConfig is one configured upstream provider. URL and header values
+// may hold {env.*} placeholders, expanded at provision time.
+type ProviderConfig struct {
+	Name    string            `json:"name"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.tollgate",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+func (h *Handler) setDefaults() {
+	if h.MaxBodyBytes <= 0 {
+		h.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if h.MaxBatch <= 0 {
+		h.MaxBatch = DefaultMaxBatch
+	}
+	if h.RequestTimeout <= 0 {
+		h.RequestTimeout = caddy.Duration(DefaultRequestTimeout)
+	}
+	if h.RegistryRefresh <= 0 {
+		h.RegistryRefresh = caddy.Duration(DefaultRegistryRefresh)
+	}
+	if h.KeyPrefix == "" {
+		h.KeyPrefix = "tollgate:"
+	}
+}
+
+// Validate checks the configuration.
+func (h *Handler) Validate() error {
+	seen := map[uint64]bool{}
+	for _, c := range h.Chains {
+		if _, ok := chains.ByID(c.ID); !ok {
+			return fmt.Errorf("tollgate: chain %d is not supported", c.ID)
+		}
+		if seen[c.ID] {
+			return fmt.Errorf("tollgate: chain %d configured twice", c.ID)
+		}
+		seen[c.ID] = true
+		names := map[string]bool{}
+		for _, p := range c.Providers {
+			if p.Name == "" || p.URL == "" {
+				return fmt.Errorf("tollgate: chain %d: provider needs a name and a url", c.ID)
+			}
+			if names[p.Name] {
+				return fmt.Errorf("tollgate: chain %d: provider %q twice", c.ID, p.Name)
+			}
+			names[p.Name] = true
+		}
+	}
+	if h.MaxBatch > 10_000 {
+		return fmt.Errorf("tollgate: max_batch %d is unreasonably large", h.MaxBatch)
+	}
+	return nil
+}
+
+// poolConfig builds the upstream pool configuration of one chain, with
+// placeholders expanded.
+func (h *Handler) poolConfig(c ChainConfig, repl *caddy.Replacer) upstream.Config {
+	cfg := upstream.Config{
+		ChainID:        c.ID,
+		ProbeInterval:  time.Duration(h.ProbeInterval),
+		LagThreshold:   h.LagThreshold,
+		MaxAttempts:    h.MaxAttempts,
+		AttemptTimeout: time.Duration(h.UpstreamTimeout),
+		Breaker: upstream.BreakerConfig{
+			FailuresToOpen: h.BreakerFailures,
+			OpenTimeout:    time.Duration(h.BreakerOpenFor),
+		},
+		Logger: h.logger.Named("upstream"),
+	}
+	for _, p := range c.Providers {
+		u := upstream.Upstream{Name: p.Name, URL: repl.ReplaceAll(p.URL, ""), Kind: upstream.KindProvider}
+		if len(p.Headers) > 0 {
+			u.Headers = make(map[string]string, len(p.Headers))
+			for k, v := range p.Headers {
+				u.Headers[k] = repl.ReplaceAll(v, "")
+			}
+		}
+		cfg.Providers = append(cfg.Providers, u)
+	}
+	return cfg
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

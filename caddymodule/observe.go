@@ -1,0 +1,95 @@
+package caddymodule
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+)
+
+// healthChain is one chain in GET /rpc/health.
+type healthChain struct {
+	ChainID   uint64            `json:"chain_id"`
+	Name      string            `json:"name"`
+	Healthy   bool              `json:"healthy"` // at least one upstream can take traffic
+	Upstreams upstream.Snapshot `json:"pool"`
+}
+
+// serveHealth answers GET /rpc/health: per chain, per upstream success rate,
+// latency, last error, breaker state and head block.
+func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) error {
+	out := struct {
+		Time   string        `json:"time"`
+		Chains []healthChain `json:"chains"`
+	}{Time: time.Now().UTC().Format(time.RFC3339)}
+	for _, c := range chains.All() {
+		cs := h.chains[c.ID]
+		snap := cs.pool.Snapshot()
+		out.Chains = append(out.Chains, healthChain{ChainID: c.ID, Name: c.Name, Healthy: available(snap), Upstreams: snap})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// serveStats answers GET /rpc/stats/{name|id}: breaker states and the edge
+// cache hit rate of one chain.
+func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request, which string) error {
+	c, err := chains.Lookup(which)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "unknown_chain", "unknown chain "+truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
+		return nil
+	}
+	cs := h.chains[c.ID]
+	snap := cs.pool.Snapshot()
+	type breaker struct {
+		Name   string `json:"name"`
+		Kind   string `json:"kind"`
+		State  string `json:"state"`
+		Health string `json:"health"`
+	}
+	var bs []breaker
+	for _, u := range snap.Upstreams {
+		bs = append(bs, breaker{Name: u.Name, Kind: string(u.Kind), State: string(u.Breaker), Health: healthState(u)})
+	}
+	slices.SortFunc(bs, func(a, b breaker) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		return 1
+	})
+	writeJSON(w, http.StatusOK, map[string]any{
+		"chain_id":         c.ID,
+		"name":             c.Name,
+		"circuit_breakers": bs,
+		"cache":            h.cacheStats(c.ID),
+	})
+	return nil
+}
+
+// available reports whether any upstream of the pool can take traffic now.
+func available(s upstream.Snapshot) bool {
+	for _, u := range s.Upstreams {
+		if u.Healthy && u.Breaker != upstream.BreakerOpen && !u.RateLimited {
+			return true
+		}
+	}
+	return false
+}
+
+// healthState is one word for an upstream's probe state.
+func healthState(u upstream.UpstreamSnapshot) string {
+	switch {
+	case !u.Probed:
+		return "unprobed"
+	case !u.Healthy:
+		return "unhealthy"
+	case u.Lagging:
+		return "lagging"
+	}
+	return "healthy"
+}
+
+// cacheStats is filled in by the edge cache.
+func (h *Handler) cacheStats(chainID uint64) any { return nil }

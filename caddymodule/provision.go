@@ -1,0 +1,104 @@
+package caddymodule
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+)
+
+// Shared state that must outlive one config load: a reload provisions the new
+// handler before cleaning up the old one, so the reference count never drops
+// to zero and breakers, health, caches and Redis connections carry over.
+var (
+	pools   = caddy.NewUsagePool()
+	redises = caddy.NewUsagePool()
+)
+
+// chainState is what the handler uses for one chain.
+type chainState struct {
+	chain chains.Chain
+	pool  *upstream.Pool
+}
+
+type redisHandle struct{ redis.UniversalClient }
+
+func (r redisHandle) Destruct() error { return r.Close() }
+
+// Provision sets the handler up.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	h.setDefaults()
+	repl := caddy.NewReplacer()
+	h.redisURL = repl.ReplaceAll(h.RedisURL, "")
+	h.adminTok = repl.ReplaceAll(h.AdminToken, "")
+
+	configured := map[uint64]ChainConfig{}
+	for _, c := range h.Chains {
+		configured[c.ID] = c
+	}
+	h.chains = map[uint64]*chainState{}
+	// Every supported chain gets a pool, so registered nodes can serve a chain
+	// the operator configured no provider for.
+	for _, c := range chains.All() {
+		cc, ok := configured[c.ID]
+		if !ok {
+			cc = ChainConfig{ID: c.ID}
+		}
+		cfg := h.poolConfig(cc, repl)
+		key := cfg.Key()
+		v, _, err := pools.LoadOrNew(key, func() (caddy.Destructor, error) { return upstream.New(cfg) })
+		if err != nil {
+			return fmt.Errorf("tollgate: chain %d upstreams: %w", c.ID, err)
+		}
+		h.poolKeys = append(h.poolKeys, key)
+		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool)}
+	}
+
+	if h.redisURL != "" {
+		opts, err := redis.ParseURL(h.redisURL)
+		if err != nil {
+			// The error text of ParseURL may echo the URL; keep the password out of logs.
+			return fmt.Errorf("tollgate: redis_url is not a valid redis:// URL")
+		}
+		sum := sha256.Sum256([]byte(h.redisURL))
+		h.redisKey = "redis/" + hex.EncodeToString(sum[:8])
+		v, _, err := redises.LoadOrNew(h.redisKey, func() (caddy.Destructor, error) {
+			return redisHandle{redis.NewClient(opts)}, nil // lazy: no dial in Provision
+		})
+		if err != nil {
+			return err
+		}
+		h.redis = v.(redisHandle).UniversalClient
+		rctx, cancel := context.WithCancel(ctx)
+		h.stopReg = cancel
+		go h.refreshRegistry(rctx)
+	}
+	h.logger.Info("tollgate provisioned",
+		zap.Int("chains", len(h.chains)),
+		zap.Bool("redis", h.redis != nil),
+		zap.Duration("request_timeout", time.Duration(h.RequestTimeout)))
+	return nil
+}
+
+// Cleanup releases this config's references to the shared state.
+func (h *Handler) Cleanup() error {
+	if h.stopReg != nil {
+		h.stopReg()
+	}
+	for _, k := range h.poolKeys {
+		_, _ = pools.Delete(k)
+	}
+	if h.redisKey != "" {
+		_, _ = redises.Delete(h.redisKey)
+	}
+	return nil
+}

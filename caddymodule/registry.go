@@ -1,0 +1,57 @@
+package caddymodule
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/registry"
+)
+
+// refreshRegistry keeps every pool's node set equal to the registry that
+// settlementd maintains in Redis. It runs off the request path: a request
+// never waits for the registry.
+func (h *Handler) refreshRegistry(ctx context.Context) {
+	t := time.NewTicker(time.Duration(h.RegistryRefresh))
+	defer t.Stop()
+	for {
+		h.syncNodes(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (h *Handler) syncNodes(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	all, err := h.redis.HGetAll(rctx, h.KeyPrefix+registry.NodesKey).Result()
+	if err != nil {
+		if ctx.Err() == nil {
+			h.logger.Warn("node registry unavailable; keeping the current node set", zap.Error(err))
+		}
+		return
+	}
+	per := map[uint64][]upstream.Upstream{}
+	for id, raw := range all {
+		n, err := registry.Decode(raw)
+		if err != nil || n.ID != id {
+			h.logger.Warn("skipping a malformed registry entry", zap.String("node_id", id), zap.Error(err))
+			continue
+		}
+		for cid, cs := range h.chains {
+			if n.Serves(cid) {
+				per[cid] = append(per[cid], upstream.Upstream{Name: n.ID, URL: n.URL, Kind: upstream.KindNode, NodeID: n.ID, ChainID: cs.chain.ID})
+			}
+		}
+	}
+	for cid, cs := range h.chains {
+		if err := cs.pool.SetNodes(per[cid]); err != nil {
+			h.logger.Warn("rejecting node set", zap.Uint64("chain_id", cid), zap.Error(err))
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+)
+
+// serveRPC answers one JSON-RPC request or batch for a chain: parse, answer
+// what the edge cache holds, forward the rest as one smaller batch, and put
+// every answer back at the caller's position with the caller's id.
+func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainState) error {
+	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
+	defer cancel()
+
+	body, err := readLimited(r.Body, h.MaxBodyBytes)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			rej := jsonrpc.BodyTooLarge(h.MaxBodyBytes)
+			writeRaw(w, rej.Status, rej.Body())
+			return nil
+		}
+		// The client went away or the body broke off mid-read.
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.ErrorResponse(nil, jsonrpc.ParseError()))
+		return nil
+	}
+	msg, rej := jsonrpc.Parse(body, jsonrpc.Options{MaxBatch: h.MaxBatch})
+	if rej != nil {
+		writeRaw(w, rej.Status, rej.Body())
+		return nil
+	}
+	calls, index := msg.Calls()
+	resps := make([]jsonrpc.Response, len(msg.Items))
+	out := h.forward(ctx, cs, calls)
+	failed := 0
+	for k, rep := range out.replies {
+		resps[index[k]] = rep
+		if out.failed[k] {
+			failed++
+		}
+	}
+	answer, status := jsonrpc.EncodeAnswer(msg, resps)
+	// A request none of whose calls could be served is a gateway failure
+	// (503), not a successful answer carrying errors.
+	if failed > 0 && failed == len(calls) && status == http.StatusOK {
+		status = http.StatusServiceUnavailable
+	}
+	if out.upstream != "" {
+		w.Header().Set("X-Tollgate-Upstream", out.upstream)
+	}
+	writeRaw(w, status, answer)
+	return nil
+}
+
+// forwarded is the outcome of serving a set of calls.
+type forwarded struct {
+	replies  []jsonrpc.Response // one per call, in order
+	failed   []bool             // call k got no usable answer (refund, no revenue)
+	upstream string             // who served the forwarded part ("cache" if nothing was forwarded)
+}
+
+func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.Item) forwarded {
+	out := forwarded{replies: make([]jsonrpc.Response, len(calls)), failed: make([]bool, len(calls))}
+	if len(calls) == 0 {
+		return out
+	}
+	noRetry := false
+	for _, c := range calls {
+		if c.Method == "eth_sendRawTransaction" || c.Method == "eth_sendTransaction" {
+			noRetry = true
+		}
+	}
+	body, err := jsonrpc.EncodeUpstream(calls)
+	if err != nil { // cannot happen for valid items; answer rather than panic
+		h.failAll(&out, jsonrpc.InternalError("could not encode the upstream request"))
+		return out
+	}
+	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry})
+	if err != nil {
+		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
+		h.failAll(&out, jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()))
+		return out
+	}
+	out.upstream = res.Upstream.EventName()
+	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
+	for k, rep := range replies {
+		out.replies[k] = rep.Response
+		out.failed[k] = rep.Err != nil
+	}
+	return out
+}
+
+func (h *Handler) failAll(out *forwarded, e *jsonrpc.Error) {
+	for k := range out.replies {
+		out.replies[k] = jsonrpc.ErrorResponse(nil, e)
+		out.failed[k] = true
+	}
+}
+
+var errTooLarge = errors.New("body too large")
+
+// readLimited reads at most limit bytes and reports errTooLarge beyond that,
+// without reading an unbounded body into memory.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, errTooLarge
+	}
+	return b, nil
+}
+
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	if body != nil {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	if body != nil {
+		_, _ = w.Write(body)
+	}
+}

@@ -1,0 +1,86 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+)
+
+// ServeHTTP routes the handler's own paths and passes everything else on, so
+// the handler can sit in front of other routes in one site block.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	p := r.URL.Path
+	switch {
+	case p == "/rpc/health":
+		return h.onlyGET(w, r, h.serveHealth)
+	case strings.HasPrefix(p, "/rpc/stats/"):
+		return h.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error {
+			return h.serveStats(w, r, strings.TrimPrefix(p, "/rpc/stats/"))
+		})
+	case p == "/rpc" || p == "/rpc/":
+		return h.rpcEntry(w, r, chains.Default)
+	case strings.HasPrefix(p, "/rpc/"):
+		seg := strings.TrimPrefix(p, "/rpc/")
+		c, err := chains.Lookup(strings.TrimSuffix(seg, "/"))
+		if err != nil || strings.Contains(strings.TrimSuffix(seg, "/"), "/") {
+			writeRPCError(w, http.StatusNotFound, jsonrpc.ErrorResponse(nil, &jsonrpc.Error{
+				Code: jsonrpc.CodeMethodNotFound, Message: "unsupported chain: " + truncate(seg, 32) + " (supported: 137, 1, 42161, 8453, 80002)"}))
+			return nil
+		}
+		return h.rpcEntry(w, r, c.ID)
+	}
+	return next.ServeHTTP(w, r)
+}
+
+func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint64) error {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeRPCError(w, http.StatusMethodNotAllowed, jsonrpc.ErrorResponse(nil, jsonrpc.InvalidRequest("JSON-RPC requests must use POST")))
+		return nil
+	}
+	return h.serveRPC(w, r, h.chains[chainID])
+}
+
+func (h *Handler) onlyGET(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET")
+		return nil
+	}
+	return fn(w, r)
+}
+
+// writeError writes the REST error body of DESIGN §5.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encoding failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func writeRPCError(w http.ResponseWriter, status int, resp jsonrpc.Response) {
+	b, _ := json.Marshal(resp)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

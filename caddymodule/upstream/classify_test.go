@@ -1,0 +1,105 @@
+package upstream
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDefaultClassifier(t *testing.T) {
+	cases := []struct {
+		code int
+		msg  string
+		want Verdict
+	}{
+		{-32603, "internal error", VerdictFault},
+		{-32000, "execution aborted (timeout = 5s)", VerdictFault},
+		{-32050, "server busy", VerdictFault},
+		{-32000, "header not found", VerdictSkip},
+		{-32000, "missing trie node 0xabc (path )", VerdictSkip},
+		{-32000, "execution reverted", VerdictOK},
+		{-32000, "nonce too low: next nonce 5, tx nonce 4", VerdictOK},
+		{-32000, "insufficient funds for gas * price + value", VerdictOK},
+		{-32000, "already known", VerdictOK},
+		{-32005, "daily request count exceeded, request rate limited", VerdictRateLimited},
+		{-32005, "limit exceeded", VerdictRateLimited},
+		{-32005, "query returned more than 10000 results", VerdictOK},
+		{429, "Too Many Requests", VerdictRateLimited},
+		{-32090, "rate limit reached, retry in 1s", VerdictRateLimited},
+		{-32601, "the method foo does not exist", VerdictOK},
+		{-32602, "invalid argument 0: hex string without 0x prefix", VerdictOK},
+		{-32600, "invalid request", VerdictOK},
+		{3, "execution reverted: Ownable: caller is not the owner", VerdictOK},
+	}
+	for _, c := range cases {
+		if got := DefaultClassifier(RPCError{Code: c.code, Message: c.msg}); got != c.want {
+			t.Errorf("%d %q: %v, want %v", c.code, c.msg, got, c.want)
+		}
+	}
+}
+
+func TestClassifyReply(t *testing.T) {
+	cases := []struct {
+		name    string
+		status  int
+		body    string
+		want    Verdict
+		jsonRPC bool
+	}{
+		{"result", 200, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`, VerdictOK, true},
+		{"null result", 200, `{"jsonrpc":"2.0","id":1,"result":null}`, VerdictOK, true},
+		{"caller error", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad params"}}`, VerdictOK, true},
+		{"fault error", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}`, VerdictFault, true},
+		{"limited error", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}`, VerdictRateLimited, true},
+		{"batch ok", 200, ` [{"jsonrpc":"2.0","id":1,"result":"0x1"},{"jsonrpc":"2.0","id":2,"error":{"code":3,"message":"reverted"}}]`, VerdictOK, true},
+		{"batch worst item", 200, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}},{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}]`, VerdictFault, true},
+		{"html", 200, `<html>maintenance</html>`, VerdictFault, false},
+		{"truncated", 200, `{"jsonrpc":"2.0","id":1,"result":"0x`, VerdictFault, false},
+		{"json but not rpc", 200, `{"message":"Internal server error"}`, VerdictFault, false},
+		{"empty", 200, ``, VerdictFault, false},
+		{"502", 502, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`, VerdictFault, false},
+		{"429", 429, ``, VerdictRateLimited, false},
+		{"401", 401, `{"error":"bad key"}`, VerdictFault, false},
+		{"redirect", 302, ``, VerdictFault, false},
+		{"400 with rpc error", 400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request"}}`, VerdictOK, true},
+		{"413 text", 413, `too large`, VerdictFault, false},
+	}
+	for _, c := range cases {
+		j := classifyReply(c.status, []byte(c.body), DefaultClassifier)
+		if j.verdict != c.want || j.jsonRPC != c.jsonRPC {
+			t.Errorf("%s: %v jsonRPC=%v (%s), want %v jsonRPC=%v", c.name, j.verdict, j.jsonRPC, j.reason, c.want, c.jsonRPC)
+		}
+	}
+}
+
+func TestLatencyRing(t *testing.T) {
+	s := newStats(4)
+	if _, ok := s.latency(); ok {
+		t.Fatal("latency before samples")
+	}
+	for i := 1; i <= 10; i++ {
+		s.success(time.Duration(i) * time.Millisecond)
+	}
+	v := s.view()
+	// The ring keeps the last 4 samples: 7, 8, 9, 10 ms.
+	if v.samples != 4 || v.p50 != 8*time.Millisecond || v.p99 != 10*time.Millisecond || v.successes != 10 {
+		t.Fatalf("%+v", v)
+	}
+	if d, ok := s.latency(); !ok || d < 5*time.Millisecond || d > 10*time.Millisecond {
+		t.Fatalf("ewma %v", d)
+	}
+	s.failure("boom", time.Now())
+	s.rateLimited("HTTP 429", time.Now())
+	if v := s.view(); v.failures != 1 || v.limited != 1 || v.lastErr != "HTTP 429" {
+		t.Fatalf("%+v", v)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var xs []time.Duration
+	for i := 1; i <= 100; i++ {
+		xs = append(xs, time.Duration(i))
+	}
+	if percentile(xs, 50) != 50 || percentile(xs, 99) != 99 || percentile(xs[:1], 99) != 1 || percentile(nil, 50) != 0 {
+		t.Fatal("percentile")
+	}
+}

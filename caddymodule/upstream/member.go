@@ -1,0 +1,151 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"sync/atomic"
+	"time"
+)
+
+// member is an upstream inside a pool, with everything kept about it. The
+// breaker, stats and health live here so that SetNodes can carry them over
+// for nodes that stay.
+type member struct {
+	up     Upstream // normalized; Weight is read from weight instead
+	ref    Ref
+	host   string // scheme://host, the only form shown outside
+	url    string
+	header http.Header
+	red    *redactor
+	tr     *http.Transport
+	client *http.Client
+
+	br          *breaker
+	halfOpenMax uint32
+	stats       *stats
+	health      *health
+
+	weight       atomic.Uint64 // math.Float64bits
+	limitedUntil atomic.Int64  // unix ns; rate-limit back-off
+	noBatch      atomic.Bool   // probes: the upstream rejects batches
+	retired      atomic.Bool   // removed from the pool
+}
+
+func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *member, from, to BreakerState)) *member {
+	h := make(http.Header, len(u.Headers)+3)
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", "tollgate-gateway")
+	for k, v := range u.Headers {
+		h.Set(k, v)
+	}
+	tr := newTransport(cfg.Transport)
+	m := &member{
+		up:          u,
+		ref:         Ref{Name: u.Name, Kind: u.Kind, NodeID: u.NodeID},
+		host:        redactURL(parsed),
+		url:         parsed.String(),
+		header:      h,
+		red:         newRedactor(parsed, u.Headers),
+		tr:          tr,
+		client:      newClient(tr),
+		halfOpenMax: cfg.Breaker.HalfOpenMaxRequests,
+		stats:       newStats(cfg.LatencySamples),
+		health:      newHealth(cfg.ProbeInterval > 0),
+	}
+	m.br = newBreaker(u.Name, cfg.Breaker, func(from, to BreakerState) {
+		if onBreaker != nil {
+			onBreaker(m, from, to)
+		}
+	})
+	m.setWeight(u.Weight)
+	return m
+}
+
+func (m *member) setWeight(w float64) { m.weight.Store(math.Float64bits(w)) }
+func (m *member) getWeight() float64  { return math.Float64frombits(m.weight.Load()) }
+
+// sameEndpoint reports whether u is the endpoint m talks to. A node that
+// changed URL or credentials is a new endpoint and starts afresh.
+func (m *member) sameEndpoint(u Upstream, parsed *url.URL) bool {
+	return m.url == parsed.String() && m.up.NodeID == u.NodeID && maps.Equal(m.up.Headers, u.Headers)
+}
+
+func (m *member) rateLimited(now time.Time) bool {
+	return now.UnixNano() < m.limitedUntil.Load()
+}
+
+func (m *member) backOff(d time.Duration, now time.Time) {
+	until := now.Add(d).UnixNano()
+	for {
+		cur := m.limitedUntil.Load()
+		if cur >= until || m.limitedUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// exchange is one HTTP round trip to an upstream.
+type exchange struct {
+	status  int
+	header  http.Header
+	body    []byte
+	latency time.Duration
+	// sent: the request headers were written, so the upstream may have
+	// the request. False only when the failure happened before that
+	// (dial, TLS handshake), which is what makes failing over safe for
+	// calls that must not be replayed.
+	sent     bool
+	err      error // transport failure (connect, timeout, body read)
+	tooLarge bool  // the reply exceeded the size limit
+}
+
+func (m *member) post(ctx context.Context, body []byte, maxBytes int64) exchange {
+	var wrote atomic.Bool
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, m.url, bytes.NewReader(body))
+	if err != nil {
+		return exchange{err: err}
+	}
+	req.Header = m.header.Clone()
+	if host := m.header.Get("Host"); host != "" {
+		req.Host = host
+	}
+	start := time.Now()
+	resp, err := m.client.Do(req)
+	if err != nil {
+		return exchange{err: err, sent: wrote.Load(), latency: time.Since(start)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	x := exchange{status: resp.StatusCode, header: resp.Header, sent: true, latency: time.Since(start)}
+	switch {
+	case err != nil:
+		x.err = fmt.Errorf("reading reply: %w", err)
+	case int64(len(data)) > maxBytes:
+		x.tooLarge = true
+	default:
+		x.body = data
+	}
+	return x
+}
+
+// describe turns a transport error into text safe to store and log. A
+// url.Error quotes the full request URL, which may contain an API key, so it
+// is rebuilt around the host only, and the rest is scrubbed of the
+// upstream's secrets.
+func (m *member) describe(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = fmt.Errorf("%s %s: %w", ue.Op, m.host, ue.Err)
+	}
+	return m.red.redact(err.Error())
+}

@@ -1,0 +1,201 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWrongChainIsNeverUsed(t *testing.T) {
+	a := newFakeRPC(t, "a", 1, 1000) // Ethereum mainnet in a Polygon pool
+	b := newFakeRPC(t, "b", 137, 1000)
+	p := newTestPool(t, testConfig(provider(b)))
+	setNodes(t, p, node(a))
+
+	s := upstreamState(t, p, "a")
+	if s.Healthy || !strings.Contains(s.HealthReason, "wrong chain id 1") {
+		t.Fatalf("a state %+v", s)
+	}
+	for range 10 {
+		if r := mustForward(t, p, balanceCall); r.Upstream.Name != "b" {
+			t.Fatalf("served by %s", r.Upstream.Name)
+		}
+	}
+	// Not even as a last resort.
+	b.setMode(mode502)
+	if _, err := forward(t, p, balanceCall, ForwardOptions{}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	if a.calls.Load() != 0 {
+		t.Fatalf("wrong-chain upstream got %d calls", a.calls.Load())
+	}
+	// Back on the right chain: healthy after HealthyAfter (2) good probes.
+	a.chainID.Store(137)
+	p.ProbeNow(context.Background())
+	if upstreamState(t, p, "a").Healthy {
+		t.Fatal("healthy after one good probe")
+	}
+	p.ProbeNow(context.Background())
+	if s := upstreamState(t, p, "a"); !s.Healthy || s.HealthReason != "" {
+		t.Fatalf("a state %+v", s)
+	}
+}
+
+func TestLaggingIsAvoidedThenUsedAsFallback(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 900)
+	b := newFakeRPC(t, "b", 137, 1000)
+	c := newFakeRPC(t, "c", 137, 997) // within the 5-block threshold
+	p := newTestPool(t, testConfig(provider(b)))
+	setNodes(t, p, node(a), node(c))
+
+	snap := p.Snapshot()
+	if snap.BestHead != 1000 {
+		t.Fatalf("best head %d", snap.BestHead)
+	}
+	if s := upstreamState(t, p, "a"); !s.Lagging || s.Lag != 100 || !s.Healthy {
+		t.Fatalf("a state %+v", s)
+	}
+	if s := upstreamState(t, p, "c"); s.Lagging || s.Lag != 3 {
+		t.Fatalf("c state %+v", s)
+	}
+	for range 10 {
+		if r := mustForward(t, p, balanceCall); r.Upstream.Name != "c" {
+			t.Fatalf("served by %s", r.Upstream.Name)
+		}
+	}
+	// With every in-sync upstream failing, the lagging one still serves.
+	b.setMode(mode502)
+	c.setMode(mode502)
+	if r := mustForward(t, p, balanceCall); r.Upstream.Name != "a" {
+		t.Fatalf("served by %s", r.Upstream.Name)
+	}
+	// Catching up clears the flag.
+	a.head.Store(1000)
+	p.ProbeNow(context.Background())
+	if upstreamState(t, p, "a").Lagging {
+		t.Fatal("still lagging")
+	}
+}
+
+func TestNodeCannotInflateReferenceHead(t *testing.T) {
+	liar := newFakeRPC(t, "liar", 137, 1_000_000)
+	honest := newFakeRPC(t, "honest", 137, 1000)
+	b := newFakeRPC(t, "b", 137, 1000)
+	p := newTestPool(t, testConfig(provider(b)))
+	setNodes(t, p, node(liar), node(honest))
+	if snap := p.Snapshot(); snap.BestHead != 1000 {
+		t.Fatalf("best head %d", snap.BestHead)
+	}
+	if upstreamState(t, p, "honest").Lagging {
+		t.Fatal("honest node marked lagging by a node's claim")
+	}
+}
+
+func TestProbeHysteresis(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	a.setProbeMode(mode502)
+	p := newTestPool(t, testConfig(provider(a)))
+	// The loop's first round gives failure 1.
+	waitFor(t, "first probe", 2*time.Second, func() bool { return upstreamState(t, p, "a").Probed })
+	p.ProbeNow(context.Background()) // 2
+	if !upstreamState(t, p, "a").Healthy {
+		t.Fatal("unhealthy after 2 failed probes")
+	}
+	p.ProbeNow(context.Background()) // 3
+	s := upstreamState(t, p, "a")
+	if s.Healthy || s.HealthReason != "HTTP 502" || !strings.Contains(s.LastError, "probe: HTTP 502") {
+		t.Fatalf("after 3 failed probes: %+v", s)
+	}
+	// Probe failures are not breaker failures.
+	if s.Breaker != BreakerClosed || s.Failures != 0 {
+		t.Fatalf("probe fed the breaker: %+v", s)
+	}
+	// Degrade gracefully: unhealthy is still tried when it is all there is.
+	if r := mustForward(t, p, balanceCall); r.Upstream.Name != "a" {
+		t.Fatalf("served by %s", r.Upstream.Name)
+	}
+
+	a.setProbeMode(modeOK)
+	p.ProbeNow(context.Background())
+	if upstreamState(t, p, "a").Healthy {
+		t.Fatal("healthy after 1 good probe")
+	}
+	p.ProbeNow(context.Background())
+	if s := upstreamState(t, p, "a"); !s.Healthy || s.Head != 1000 || s.LatencySamples == 0 {
+		t.Fatalf("after 2 good probes: %+v", s)
+	}
+}
+
+func TestProbeFallsBackToSingleCalls(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 4242)
+	a.noBatch.Store(true)
+	p := newTestPool(t, Config{ChainID: 137, Providers: []Upstream{provider(a)}, ProbeInterval: time.Hour})
+	p.ProbeNow(context.Background())
+	p.ProbeNow(context.Background())
+	s := upstreamState(t, p, "a")
+	if !s.Healthy || s.Head != 4242 || s.LastError != "" {
+		t.Fatalf("a state %+v", s)
+	}
+}
+
+func TestDestructStopsProbes(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	b := newFakeRPC(t, "b", 137, 1000)
+	baseline := runtime.NumGoroutine()
+
+	cfg := testConfig(provider(a))
+	cfg.ProbeInterval = 10 * time.Millisecond
+	p, err := New(cfg)
+	must(t, err)
+	must(t, p.SetNodes([]Upstream{node(b)}))
+	waitFor(t, "probes to run", 5*time.Second, func() bool { return a.probes.Load() >= 3 && b.probes.Load() >= 3 })
+	mustForward(t, p, balanceCall)
+
+	must(t, p.Destruct())
+	must(t, p.Destruct()) // idempotent
+	stoppedA, stoppedB := a.probes.Load(), b.probes.Load()
+	waitFor(t, "goroutines to end", 5*time.Second, func() bool { return runtime.NumGoroutine() <= baseline })
+	// Absence cannot be polled for: give the loop 20 intervals to misbehave.
+	time.Sleep(200 * time.Millisecond)
+	if a.probes.Load() != stoppedA || b.probes.Load() != stoppedB {
+		t.Fatalf("probes continued after Destruct: a %d→%d, b %d→%d", stoppedA, a.probes.Load(), stoppedB, b.probes.Load())
+	}
+	// Calls in flight on an old config still work after Destruct.
+	if r := mustForward(t, p, balanceCall); r.Upstream.Name == "" {
+		t.Fatal("no upstream")
+	}
+}
+
+func TestProbeLoopRunsOnItsOwn(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	cfg := testConfig(provider(a))
+	cfg.ProbeInterval = 10 * time.Millisecond
+	p := newTestPool(t, cfg)
+	waitFor(t, "probe loop", 5*time.Second, func() bool { return a.probes.Load() >= 3 })
+	a.head.Store(1100)
+	waitFor(t, "new head", 5*time.Second, func() bool { return p.Snapshot().BestHead == 1100 })
+}
+
+func TestProbeRPCErrors(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	a.setProbeMode(modeRPCLimited)
+	cfg := Config{ChainID: 137, Providers: []Upstream{provider(a)}, ProbeInterval: time.Hour, RateLimitBackoff: time.Minute}
+	p := newTestPool(t, cfg)
+	for range 3 {
+		p.ProbeNow(context.Background())
+	}
+	// A throttled probe backs off but is not a health failure.
+	if s := upstreamState(t, p, "a"); !s.Healthy || !s.RateLimited {
+		t.Fatalf("throttled probes: %+v", s)
+	}
+	a.setProbeMode(modeRPCFault)
+	for range 3 {
+		p.ProbeNow(context.Background())
+	}
+	if s := upstreamState(t, p, "a"); s.Healthy || !strings.Contains(s.HealthReason, "eth_chainId: JSON-RPC error -32603") {
+		t.Fatalf("failing probes: %+v", s)
+	}
+}

@@ -1,0 +1,87 @@
+package upstream
+
+import (
+	"time"
+)
+
+// Snapshot is the observable state of a pool, for /rpc/stats and admin
+// pages. It holds no URLs beyond scheme://host and no headers.
+type Snapshot struct {
+	ChainID uint64 `json:"chain_id"`
+	// BestHead is the reference head lag is measured against (see
+	// updateLag: the best provider head when known, else the best node
+	// head).
+	BestHead  uint64             `json:"best_head"`
+	Upstreams []UpstreamSnapshot `json:"upstreams"`
+}
+
+// UpstreamSnapshot is one upstream's state.
+type UpstreamSnapshot struct {
+	Name   string `json:"name"`
+	Kind   Kind   `json:"kind"`
+	NodeID string `json:"node_id,omitempty"`
+	// Host is scheme://host of the URL; path and query may hold a key.
+	Host string `json:"host"`
+
+	Probed       bool   `json:"probed"`
+	Healthy      bool   `json:"healthy"`
+	HealthReason string `json:"health_reason,omitempty"`
+	Lagging      bool   `json:"lagging"`
+	Head         uint64 `json:"head_block"`
+	Lag          uint64 `json:"lag_blocks"`
+
+	Breaker          BreakerState `json:"breaker"`
+	RateLimited      bool         `json:"rate_limited"`
+	RateLimitedUntil *time.Time   `json:"rate_limited_until,omitempty"`
+
+	Successes uint64 `json:"successes"`
+	Failures  uint64 `json:"failures"`
+	Throttled uint64 `json:"rate_limited_count"`
+	// SuccessRate is successes / calls; absent before the first call.
+	SuccessRate *float64 `json:"success_rate,omitempty"`
+
+	LatencySamples int     `json:"latency_samples"`
+	P50Ms          float64 `json:"p50_ms"`
+	P99Ms          float64 `json:"p99_ms"`
+
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+}
+
+// Snapshot reports every upstream's state, providers first in config order,
+// then nodes in SetNodes order.
+func (p *Pool) Snapshot() Snapshot {
+	now := time.Now()
+	ms := p.list()
+	s := Snapshot{ChainID: p.cfg.ChainID, BestHead: p.refHead.Load(), Upstreams: make([]UpstreamSnapshot, 0, len(ms))}
+	for _, m := range ms {
+		h := m.health.view()
+		st := m.stats.view()
+		u := UpstreamSnapshot{
+			Name: m.up.Name, Kind: m.up.Kind, NodeID: m.up.NodeID, Host: m.host,
+			Probed: h.probed, Healthy: h.healthy, HealthReason: h.reason, Lagging: h.lagging,
+			Head: h.head, Lag: h.lag,
+			Breaker:     breakerState(m.br.State()),
+			RateLimited: m.rateLimited(now),
+			Successes:   st.successes, Failures: st.failures, Throttled: st.limited,
+			LatencySamples: st.samples, P50Ms: millis(st.p50), P99Ms: millis(st.p99),
+			LastError: st.lastErr,
+		}
+		if u.RateLimited {
+			t := time.Unix(0, m.limitedUntil.Load())
+			u.RateLimitedUntil = &t
+		}
+		if calls := st.successes + st.failures + st.limited; calls > 0 {
+			r := float64(st.successes) / float64(calls)
+			u.SuccessRate = &r
+		}
+		if !st.lastErrAt.IsZero() {
+			t := st.lastErrAt
+			u.LastErrorAt = &t
+		}
+		s.Upstreams = append(s.Upstreams, u)
+	}
+	return s
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
