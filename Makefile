@@ -56,10 +56,13 @@ contracts-check: node-deps
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	  (cd contracts && node build.js --out $$tmp >/dev/null) && diff -r $$tmp contracts/build && echo "contract artifacts are fresh"
 
+# bin/caddy is our custom Caddy (standard modules + http.handlers.tollgate);
+# settlementd joins it here once its package exists.
 build:
 	@mkdir -p bin
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/caddy ./caddymodule/cmd/caddy
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/settlementd ./settlementd
+	@if [ -f settlementd/main.go ]; then CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/settlementd ./settlementd; fi
+	$(GO) build -o bin/devchain ./contracts/devchain
 
 vet:
 	$(GO) vet ./...
@@ -67,10 +70,11 @@ vet:
 # make test: services + vet + all tests. TOLLGATE_REQUIRE_SERVICES turns a
 # missing Redis/PostgreSQL into a failure, TOLLGATE_REQUIRE_NODE does the same
 # for the Solidity freshness check, so nothing is silently skipped.
-test: node-deps
+# The gateway's integration tests run the real bin/caddy built here.
+test: node-deps build
 	@scripts/services.sh start > $(RUN_DIR)/services.env.sh
 	@source $(RUN_DIR)/services.env.sh && \
-	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 && \
+	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_CADDY_BIN=$(CURDIR)/bin/caddy && \
 	  $(GO) vet ./... && \
 	  $(GO) test -count=1 -timeout 25m $(NORACE_PKGS) && \
 	  $(GO) test -count=1 -race -timeout 25m $(RACE_PKGS)
@@ -79,6 +83,9 @@ FUZZTIME ?= 20s
 fuzz:
 	$(GO) test ./shared/money -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./shared/events -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzMatchReplies -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/cache -run '^$$' -fuzz FuzzKey -fuzztime $(FUZZTIME)
 
 devchain:
 	$(GO) run ./contracts/devchain

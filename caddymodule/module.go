@@ -28,6 +28,10 @@ const (
 	DefaultMaxBatch        = jsonrpc.DefaultMaxBatch
 	DefaultRequestTimeout  = 15 * time.Second
 	DefaultRegistryRefresh = 5 * time.Second
+	// DefaultFinalityDepth is how far below the best head the cache treats
+	// blocks as final: a conservative default for all supported chains;
+	// operators who know their chain's finality can lower it.
+	DefaultFinalityDepth = 64
 )
 
 // Handler is the tollgate HTTP handler.
@@ -106,6 +110,9 @@ func (h *Handler) setDefaults() {
 	if h.RegistryRefresh <= 0 {
 		h.RegistryRefresh = caddy.Duration(DefaultRegistryRefresh)
 	}
+	if h.FinalityDepth == 0 {
+		h.FinalityDepth = DefaultFinalityDepth
+	}
 	if h.KeyPrefix == "" {
 		h.KeyPrefix = "tollgate:"
 	}
@@ -156,6 +163,13 @@ func (h *Handler) poolConfig(c ChainConfig, repl *caddy.Replacer) upstream.Confi
 	}
 	for _, p := range c.Providers {
 		u := upstream.Upstream{Name: p.Name, URL: repl.ReplaceAll(p.URL, ""), Kind: upstream.KindProvider}
+		if u.URL == "" {
+			// An unset {env.*} URL switches a provider off instead of failing
+			// the whole config: one Caddyfile serves dev and production.
+			h.logger.Warn("provider URL is empty after placeholder expansion; provider disabled",
+				zap.Uint64("chain_id", c.ID), zap.String("provider", p.Name))
+			continue
+		}
 		if len(p.Headers) > 0 {
 			u.Headers = make(map[string]string, len(p.Headers))
 			for k, v := range p.Headers {

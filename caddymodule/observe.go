@@ -63,7 +63,7 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request, which strin
 		"chain_id":         c.ID,
 		"name":             c.Name,
 		"circuit_breakers": bs,
-		"cache":            h.cacheStats(c.ID),
+		"cache":            cs.cache.Stats(),
 	})
 	return nil
 }
@@ -90,6 +90,3 @@ func healthState(u upstream.UpstreamSnapshot) string {
 	}
 	return "healthy"
 }
-
-// cacheStats is filled in by the edge cache.
-func (h *Handler) cacheStats(chainID uint64) any { return nil }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
@@ -21,13 +22,30 @@ import (
 var (
 	pools   = caddy.NewUsagePool()
 	redises = caddy.NewUsagePool()
+	caches  = caddy.NewUsagePool()
 )
 
 // chainState is what the handler uses for one chain.
 type chainState struct {
 	chain chains.Chain
 	pool  *upstream.Pool
+	cache *cache.Cache
 }
+
+// finalized is the head at or below which answers are treated as immutable:
+// the pool's best head minus the finality depth (0 while unknown, which
+// still lets genesis and hash-pinned lookups be cached).
+func (cs *chainState) finalized(depth uint64) uint64 {
+	head := cs.pool.BestHead()
+	if head <= depth {
+		return 0
+	}
+	return head - depth
+}
+
+type cacheHandle struct{ *cache.Cache }
+
+func (c cacheHandle) Destruct() error { c.Purge(); return nil }
 
 type redisHandle struct{ redis.UniversalClient }
 
@@ -60,7 +78,15 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("tollgate: chain %d upstreams: %w", c.ID, err)
 		}
 		h.poolKeys = append(h.poolKeys, key)
-		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool)}
+		ckey := fmt.Sprintf("cache/%d/%d", c.ID, h.CacheMaxBytes)
+		cv, _, err := caches.LoadOrNew(ckey, func() (caddy.Destructor, error) {
+			return cacheHandle{cache.New(c.ID, cache.Config{MaxBytes: h.CacheMaxBytes})}, nil
+		})
+		if err != nil {
+			return err
+		}
+		h.cacheKeys = append(h.cacheKeys, ckey)
+		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool), cache: cv.(cacheHandle).Cache}
 	}
 
 	if h.redisURL != "" {
@@ -96,6 +122,9 @@ func (h *Handler) Cleanup() error {
 	}
 	for _, k := range h.poolKeys {
 		_, _ = pools.Delete(k)
+	}
+	for _, k := range h.cacheKeys {
+		_, _ = caches.Delete(k)
 	}
 	if h.redisKey != "" {
 		_, _ = redises.Delete(h.redisKey)

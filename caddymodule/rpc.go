@@ -71,30 +71,49 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 	if len(calls) == 0 {
 		return out
 	}
+	finalized := cs.finalized(h.FinalityDepth)
+	split := cs.cache.Split(calls, finalized)
+	var replies []jsonrpc.Reply
+	if len(split.Upstream) == 0 {
+		out.upstream = "cache"
+	} else {
+		replies, out.upstream = h.forwardUpstream(ctx, cs, split.Upstream)
+	}
+	for k, rep := range split.Merge(replies, cs.finalized(h.FinalityDepth)) {
+		out.replies[k] = rep.Response
+		out.failed[k] = rep.Err != nil
+	}
+	return out
+}
+
+// forwardUpstream sends the calls the cache could not answer as one request
+// and returns one reply per call; a failure of the whole exchange becomes a
+// failed reply for each call.
+func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, string) {
 	noRetry := false
 	for _, c := range calls {
 		if c.Method == "eth_sendRawTransaction" || c.Method == "eth_sendTransaction" {
 			noRetry = true
 		}
 	}
+	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {
+		out := make([]jsonrpc.Reply, len(calls))
+		for k := range out {
+			out[k] = jsonrpc.Reply{Response: jsonrpc.ErrorResponse(calls[k].ResponseID(), e), Err: cause}
+		}
+		return out
+	}
 	body, err := jsonrpc.EncodeUpstream(calls)
 	if err != nil { // cannot happen for valid items; answer rather than panic
-		h.failAll(&out, jsonrpc.InternalError("could not encode the upstream request"))
-		return out
+		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), ""
 	}
 	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry})
 	if err != nil {
 		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
-		h.failAll(&out, jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()))
-		return out
+		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), ""
 	}
-	out.upstream = res.Upstream.EventName()
 	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
-	for k, rep := range replies {
-		out.replies[k] = rep.Response
-		out.failed[k] = rep.Err != nil
-	}
-	return out
+	return replies, res.Upstream.EventName()
 }
 
 func (h *Handler) failAll(out *forwarded, e *jsonrpc.Error) {

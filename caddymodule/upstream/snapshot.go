@@ -85,3 +85,7 @@ func (p *Pool) Snapshot() Snapshot {
 }
 
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BestHead is the pool's reference head (0 until a probe has seen one); cheap
+// enough for every request, unlike Snapshot.
+func (p *Pool) BestHead() uint64 { return p.refHead.Load() }

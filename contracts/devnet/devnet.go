@@ -134,10 +134,14 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 	mctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
-		d.wg.Add(1)
+		d.wg.Add(2)
 		go func() {
 			defer d.wg.Done()
-			mine(mctx, c, cfg.BlockInterval)
+			c.AutoCommit(mctx, pendingPoll)
+		}()
+		go func() {
+			defer d.wg.Done()
+			emptyBlocks(mctx, c, cfg.BlockInterval)
 		}()
 	}
 	d.Manifest = &Manifest{
@@ -179,31 +183,24 @@ func run(ctx context.Context, c *simchain.Chain, key *ecdsa.PrivateKey, steps []
 	return nil
 }
 
-// pendingPoll is how often the miner looks for pending transactions: a
-// transaction sent over HTTP is mined within this delay.
+// pendingPoll is how often pending transactions are looked for: a
+// transaction sent over HTTP is mined within about this delay.
 const pendingPoll = 25 * time.Millisecond
 
-// mine seals a block as soon as transactions are pending, and an empty one
-// every interval so that confirmation counts grow like on a live chain.
-func mine(ctx context.Context, c *simchain.Chain, interval time.Duration) {
-	poll := time.NewTicker(pendingPoll)
-	defer poll.Stop()
-	var empty <-chan time.Time
-	if interval > 0 {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		empty = t.C
+// emptyBlocks seals an empty block every interval so that confirmation
+// counts grow like on a live chain even when nobody transacts.
+func emptyBlocks(ctx context.Context, c *simchain.Chain, interval time.Duration) {
+	if interval <= 0 {
+		return
 	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-empty:
+		case <-t.C:
 			c.Commit()
-		case <-poll.C:
-			if n, err := c.Client().PendingTransactionCount(ctx); err == nil && n > 0 {
-				c.Commit()
-			}
 		}
 	}
 }

@@ -1,0 +1,193 @@
+// Package caddyrun starts our custom Caddy build as a real process for
+// integration tests: the binary operators run, configured by a Caddyfile,
+// on free loopback ports, with its output kept for failure messages.
+package caddyrun
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the path of the caddy binary: $TOLLGATE_CADDY_BIN when set
+// (make test builds bin/caddy first), otherwise one built once per test
+// binary from ./caddymodule/cmd/caddy.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("TOLLGATE_CADDY_BIN"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("TOLLGATE_CADDY_BIN=%s: %v", p, err)
+		}
+		return p
+	}
+	buildOnce.Do(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "tollgate-caddy-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "caddy")
+		cmd := exec.Command("go", "build", "-o", binPath, "./caddymodule/cmd/caddy")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build caddy: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("not inside the tollgate module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Server is a running Caddy.
+type Server struct {
+	t         testing.TB
+	bin       string
+	dir       string
+	AdminAddr string
+	Port      int
+	cmd       *exec.Cmd
+	out       *syncBuffer
+	done      chan error
+	stopOnce  sync.Once
+}
+
+// Start runs caddy with caddyfile, in which {ADMIN} and {PORT} are replaced by
+// the admin address and HTTP port picked here. It waits until the site answers
+// and stops the process at the end of the test.
+func Start(t testing.TB, caddyfile string, env ...string) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: Binary(t), dir: t.TempDir(), AdminAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t)), Port: FreePort(t), out: &syncBuffer{}, done: make(chan error, 1)}
+	path := s.write(caddyfile)
+	s.cmd = exec.Command(s.bin, "run", "--config", path, "--adapter", "caddyfile")
+	s.cmd.Env = append(append(os.Environ(), "HOME="+s.dir, "XDG_DATA_HOME="+s.dir, "XDG_CONFIG_HOME="+s.dir), env...)
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start caddy: %v", err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(s.Stop)
+	s.waitReady()
+	return s
+}
+
+func (s *Server) write(caddyfile string) string {
+	c := strings.NewReplacer("{ADMIN}", s.AdminAddr, "{PORT}", fmt.Sprint(s.Port)).Replace(caddyfile)
+	path := filepath.Join(s.dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(c), 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	return path
+}
+
+// URL returns the site's base URL.
+func (s *Server) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", s.Port) }
+
+// Output is everything Caddy printed so far.
+func (s *Server) Output() string { return s.out.String() }
+
+func (s *Server) waitReady() {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-s.done:
+			s.t.Fatalf("caddy exited during start-up: %v\n%s", err, s.Output())
+		default:
+		}
+		resp, err := http.Get(s.URL() + "/rpc/health")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(25 * time.Millisecond) // polling the listener, not synchronising on time
+	}
+	s.t.Fatalf("caddy did not answer within 30s\n%s", s.Output())
+}
+
+// Reload applies a new Caddyfile through `caddy reload`, as an operator would.
+func (s *Server) Reload(caddyfile string) {
+	s.t.Helper()
+	path := s.write(caddyfile)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.bin, "reload", "--config", path, "--adapter", "caddyfile", "--address", s.AdminAddr)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("caddy reload: %v\n%s\n%s", err, out, s.Output())
+	}
+}
+
+// Stop ends the process (gracefully, then by force).
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		_ = s.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.done
+		}
+		if s.t.Failed() {
+			s.t.Logf("caddy output:\n%s", s.Output())
+		}
+	})
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

@@ -1,0 +1,180 @@
+// Package faultproxy puts a controllable fault in front of a real JSON-RPC
+// endpoint (the dev chain) for gateway tests: pass through, fail with 502,
+// hang past a timeout, claim the wrong chain, lag behind, or slow down. It
+// counts the calls it sees per method, so a test can prove an upstream was
+// (or was not) touched.
+package faultproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mode is what the proxy does to requests.
+type Mode int32
+
+const (
+	Pass       Mode = iota // forward unchanged
+	Fail502                // answer 502 Bad Gateway
+	Hang                   // never answer until the client gives up
+	WrongChain             // eth_chainId answers 0x1
+	Lag                    // eth_blockNumber answers LagBy blocks behind
+)
+
+// Proxy is a running fault proxy.
+type Proxy struct {
+	srv    *httptest.Server
+	target string
+	mode   atomic.Int32
+	delay  atomic.Int64 // added latency, nanoseconds
+	LagBy  uint64
+
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+// New starts a proxy in front of target.
+func New(target string) *Proxy {
+	p := &Proxy{target: target, LagBy: 50, calls: map[string]int{}}
+	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	return p
+}
+
+// URL of the proxy.
+func (p *Proxy) URL() string { return p.srv.URL }
+
+// Close stops the proxy.
+func (p *Proxy) Close() { p.srv.CloseClientConnections(); p.srv.Close() }
+
+// SetMode switches the fault.
+func (p *Proxy) SetMode(m Mode) { p.mode.Store(int32(m)) }
+
+// SetDelay adds latency to every answer.
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// Calls returns how many calls of method the proxy received (batch items counted one by one).
+func (p *Proxy) Calls(method string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls[method]
+}
+
+type call struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+type reply struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+func decodeCalls(body []byte) ([]call, bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var cs []call
+		_ = json.Unmarshal(body, &cs)
+		return cs, true
+	}
+	var c call
+	_ = json.Unmarshal(body, &c)
+	return []call{c}, false
+}
+
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	calls, _ := decodeCalls(body)
+	p.mu.Lock()
+	for _, c := range calls {
+		p.calls[c.Method]++
+	}
+	p.mu.Unlock()
+	if d := time.Duration(p.delay.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	mode := Mode(p.mode.Load())
+	switch mode {
+	case Fail502:
+		http.Error(w, "bad gateway", http.StatusBadGateway)
+		return
+	case Hang:
+		<-r.Context().Done()
+		return
+	}
+	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if mode == WrongChain || mode == Lag {
+		out = p.rewrite(calls, out, mode)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(out)
+}
+
+// rewrite changes the eth_chainId or eth_blockNumber answers in out.
+func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
+	methodOf := map[string]string{}
+	for _, c := range calls {
+		methodOf[string(c.ID)] = c.Method
+	}
+	fix := func(r *reply) {
+		switch m := methodOf[string(r.ID)]; {
+		case mode == WrongChain && m == "eth_chainId":
+			r.Result = json.RawMessage(`"0x1"`)
+		case mode == Lag && m == "eth_blockNumber":
+			var hex string
+			_ = json.Unmarshal(r.Result, &hex)
+			n, _ := strconv.ParseUint(trim0x(hex), 16, 64)
+			if n > p.LagBy {
+				n -= p.LagBy
+			} else {
+				n = 0
+			}
+			r.Result = json.RawMessage(strconv.Quote("0x" + strconv.FormatUint(n, 16)))
+		}
+	}
+	trimmed := bytes.TrimSpace(out)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var rs []reply
+		if json.Unmarshal(trimmed, &rs) != nil {
+			return out
+		}
+		for i := range rs {
+			fix(&rs[i])
+		}
+		b, _ := json.Marshal(rs)
+		return b
+	}
+	var r reply
+	if json.Unmarshal(trimmed, &r) != nil {
+		return out
+	}
+	fix(&r)
+	b, _ := json.Marshal(r)
+	return b
+}
+
+func trim0x(s string) string {
+	if len(s) >= 2 && s[:2] == "0x" {
+		return s[2:]
+	}
+	return s
+}
