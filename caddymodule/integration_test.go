@@ -22,6 +22,7 @@ import (
 // happen within a test.
 const gatewayCaddyfile = `{
 	admin {ADMIN}
+	metrics
 	persist_config off
 	auto_https off
 }
@@ -193,6 +194,24 @@ func TestBatchOrderAndIDs(t *testing.T) {
 	if !bytes.Contains(out[2]["error"], []byte("-32600")) {
 		t.Errorf("invalid item not answered with -32600: %s", out[2]["error"])
 	}
+
+	// The request shows up in Prometheus metrics with bounded labels only.
+	resp, err := http.Get("http://" + e.gw.AdminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	m, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`tollgate_gateway_rpc_requests_total{chain_id="137",outcome="ok"}`,
+		`tollgate_gateway_rpc_calls_total{chain_id="137",method="eth_chainId",source="upstream"}`,
+		`tollgate_gateway_upstream_breaker_state{chain_id="137",kind="provider",upstream="alpha"} 0`,
+		`tollgate_gateway_rpc_request_duration_seconds_count{chain_id="137"}`,
+	} {
+		if !bytes.Contains(m, []byte(want)) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 }
 
 func TestMalformedInputs(t *testing.T) {
@@ -276,7 +295,21 @@ func TestFailoverOn502AndTimeout(t *testing.T) {
 			}
 		}
 		e.alpha.SetMode(faultproxy.Pass)
-		e.waitFor(t, "alpha closed again", func(s stats) bool { return s.breaker("alpha") == "closed" })
+		e.driveUntilClosed(t, "alpha")
+	}
+}
+
+// driveUntilClosed sends calls until the named upstream's breaker is closed:
+// only real traffic moves a breaker from half-open to closed (health probes
+// deliberately do not feed it).
+func (e *env) driveUntilClosed(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for e.stats(t).breaker(name) != "closed" {
+		post(t, e.gw.URL()+"/rpc", getBalance)
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never closed: %+v", name, e.stats(t))
+		}
 	}
 }
 
@@ -306,13 +339,7 @@ func TestBreakerOpensStopsTrafficAndRecovers(t *testing.T) {
 	// again the breaker closes and alpha serves again.
 	e.alpha.SetMode(faultproxy.Pass)
 	e.waitFor(t, "alpha half-open", func(s stats) bool { return s.breaker("alpha") != "open" })
-	deadline := time.Now().Add(10 * time.Second)
-	for e.stats(t).breaker("alpha") != "closed" {
-		post(t, e.gw.URL()+"/rpc", getBalance)
-		if time.Now().After(deadline) {
-			t.Fatalf("alpha never closed: %+v", e.stats(t))
-		}
-	}
+	e.driveUntilClosed(t, "alpha")
 	servedByAlpha := false
 	for range 20 {
 		if post(t, e.gw.URL()+"/rpc", getBalance).header.Get("X-Tollgate-Upstream") == "alpha" {

@@ -55,6 +55,9 @@ func (r redisHandle) Destruct() error { return r.Close() }
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.setDefaults()
+	if err := h.registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("tollgate: metrics: %w", err)
+	}
 	repl := caddy.NewReplacer()
 	h.redisURL = repl.ReplaceAll(h.RedisURL, "")
 	h.adminTok = repl.ReplaceAll(h.AdminToken, "")

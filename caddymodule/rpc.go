@@ -19,6 +19,13 @@ import (
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainState) error {
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
 	defer cancel()
+	start := time.Now()
+	chainID := chainLabel(cs.chain.ID)
+	outcome := "rejected"
+	defer func() {
+		rpcRequests.WithLabelValues(chainID, outcome).Inc()
+		rpcDuration.WithLabelValues(chainID).Observe(time.Since(start).Seconds())
+	}()
 
 	body, err := readLimited(r.Body, h.MaxBodyBytes)
 	if err != nil {
@@ -42,9 +49,20 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	failed := 0
 	for k, rep := range out.replies {
 		resps[index[k]] = rep
+		source := out.source[k]
 		if out.failed[k] {
 			failed++
+			source = "failed"
 		}
+		rpcCalls.WithLabelValues(chainID, jsonrpc.MetricLabel(calls[k].Method), source).Inc()
+	}
+	switch {
+	case failed == 0:
+		outcome = "ok"
+	case failed == len(calls):
+		outcome = "unavailable"
+	default:
+		outcome = "partial"
 	}
 	answer, status := jsonrpc.EncodeAnswer(msg, resps)
 	// A request none of whose calls could be served is a gateway failure
@@ -63,16 +81,30 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 type forwarded struct {
 	replies  []jsonrpc.Response // one per call, in order
 	failed   []bool             // call k got no usable answer (refund, no revenue)
+	source   []string           // "cache" or "upstream" per call
 	upstream string             // who served the forwarded part ("cache" if nothing was forwarded)
 }
 
 func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.Item) forwarded {
-	out := forwarded{replies: make([]jsonrpc.Response, len(calls)), failed: make([]bool, len(calls))}
+	out := forwarded{replies: make([]jsonrpc.Response, len(calls)), failed: make([]bool, len(calls)), source: make([]string, len(calls))}
 	if len(calls) == 0 {
 		return out
 	}
 	finalized := cs.finalized(h.FinalityDepth)
 	split := cs.cache.Split(calls, finalized)
+	for k := range calls {
+		out.source[k] = "upstream"
+		if split.Cached(k) {
+			out.source[k] = "cache"
+		}
+	}
+	chainID := chainLabel(cs.chain.ID)
+	if n := len(split.Hits); n > 0 {
+		cacheCalls.WithLabelValues(chainID, "hit").Add(float64(n))
+	}
+	if n := len(split.Forward); n > 0 {
+		cacheCalls.WithLabelValues(chainID, "miss").Add(float64(n))
+	}
 	var replies []jsonrpc.Reply
 	if len(split.Upstream) == 0 {
 		out.upstream = "cache"

@@ -32,6 +32,6 @@ done
 bin/devchain summary -manifest "$manifest"
 
 step "4/4 a developer deposits 5 USDT into RevenueVault over JSON-RPC"
-bin/devchain deposit -manifest "$manifest" -from developer-1 -amount 5 -account key_01JDEMO0000000000000000000
+bin/devchain deposit -manifest "$manifest" -from developer-1 -amount 5
 
 printf '\n\033[1mdemo: every step checked out\033[0m (the full money loop arrives with the gateway and settlementd)\n'

@@ -40,3 +40,13 @@ func internMethod(b []byte) string {
 	}
 	return string(b)
 }
+
+// MetricLabel returns method for the interned, well-known EVM methods and
+// "other" for anything else, so a metrics label can never grow with
+// caller-chosen method names.
+func MetricLabel(method string) string {
+	if _, ok := knownMethods[method]; ok {
+		return method
+	}
+	return "other"
+}
