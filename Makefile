@@ -42,9 +42,12 @@ tools:
 	  echo "installing nodejs + npm with apt-get" >&2; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 
+# npm ci only when a lockfile is newer than what is installed.
+NPM_DIRS := contracts tests/js
 node-deps: tools
-	@if [ ! -d contracts/node_modules/solc ] || [ contracts/package-lock.json -nt contracts/node_modules/.package-lock.json ]; then \
-	  cd contracts && npm ci --no-audit --no-fund --loglevel=error; fi
+	@for d in $(NPM_DIRS); do \
+	  if [ ! -f $$d/node_modules/.package-lock.json ] || [ $$d/package-lock.json -nt $$d/node_modules/.package-lock.json ]; then \
+	    (cd $$d && npm ci --no-audit --no-fund --loglevel=error); fi; done
 
 contracts: node-deps
 	cd contracts && node build.js

@@ -36,8 +36,9 @@ type Proxy struct {
 	delay  atomic.Int64 // added latency, nanoseconds
 	LagBy  uint64
 
-	mu    sync.Mutex
-	calls map[string]int
+	mu      sync.Mutex
+	calls   map[string]int
+	headers http.Header // of the latest request
 }
 
 // New starts a proxy in front of target.
@@ -64,6 +65,13 @@ func (p *Proxy) Calls(method string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.calls[method]
+}
+
+// LastHeader returns a header of the latest request the proxy received.
+func (p *Proxy) LastHeader(name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.headers.Get(name)
 }
 
 type call struct {
@@ -97,6 +105,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	for _, c := range calls {
 		p.calls[c.Method]++
 	}
+	p.headers = r.Header.Clone()
 	p.mu.Unlock()
 	if d := time.Duration(p.delay.Load()); d > 0 {
 		select {
