@@ -61,7 +61,10 @@ const (
 const TypeRevenue = "revenue"
 
 // Revenue is one processed request (a batch counts as one request carrying
-// Calls calls). Amount is what the caller paid for it, in base units.
+// Calls calls): the spec's revenue_event. Amount is what the caller paid for
+// the calls that were served (its debit minus any refund), in base units.
+// It is written after the upstream answered, so it names who served it;
+// epochs sum these, and node shares are proportional to Amount per NodeID.
 type Revenue struct {
 	ID       string      `json:"id"`
 	TimeMs   int64       `json:"ts"` // unix milliseconds when the request was served

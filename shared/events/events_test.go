@@ -98,3 +98,34 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestLedgerEventsRoundTrip(t *testing.T) {
+	evs := []Event{
+		&Debit{ID: "r1", TimeMs: 1, ChainID: 137, Payer: PayerCredits, Account: "key_x", Asset: AssetUSDT, Amount: 90, Calls: 3},
+		&Refund{ID: "r1", TimeMs: 2, Payer: PayerCredits, Account: "key_x", Amount: 30, Calls: 1},
+		&KeyCreated{KeyID: "key_x", KeyHash: strings.Repeat("ab", 32), Kind: KeyMachine, Label: "bot", Tier: "free", TimeMs: 3},
+		&KeyRevoked{KeyID: "key_x", TimeMs: 4},
+		&BundleGranted{ID: "0xabc", Wallet: "0x1", Calls: 1000, Amount: 100000, Network: "eip155:8453", TimeMs: 5},
+	}
+	for _, e := range evs {
+		f, err := Encode(e)
+		if err != nil {
+			t.Fatalf("%s: %v", e.EventType(), err)
+		}
+		back, err := Decode(toValues(f))
+		if err != nil || back.EventID() != e.EventID() || back.EventType() != e.EventType() {
+			t.Fatalf("%s: %v %v", e.EventType(), back, err)
+		}
+	}
+	bad := []Event{
+		&Debit{ID: "r1", TimeMs: 1, ChainID: 137, Payer: PayerFree, Asset: AssetUSDT, Amount: 30, Calls: 1},
+		&Refund{ID: "r1", TimeMs: 1, Payer: PayerCredits, Amount: 30, Calls: 1},
+		&KeyCreated{KeyID: "key_x", KeyHash: "short", Kind: KeyAPI, TimeMs: 1},
+		&BundleGranted{ID: "0xabc", Wallet: "0x1", Calls: 0, Amount: 1, TimeMs: 1},
+	}
+	for _, e := range bad {
+		if _, err := Encode(e); err == nil {
+			t.Errorf("%s: invalid event encoded: %+v", e.EventType(), e)
+		}
+	}
+}
