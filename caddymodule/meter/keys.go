@@ -1,0 +1,193 @@
+package meter
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/shared/accounts"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// API keys are "tg_" followed by 43 base62 characters: 62^43 > 2^256, so
+// the 43 characters carry a full 256-bit random number.
+const (
+	KeyPrefix    = "tg_"
+	keyBodyLen   = 43
+	KeyLen       = len(KeyPrefix) + keyBodyLen
+	base62Digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+)
+
+// TierFree is the only tier a key can be created with.
+const TierFree = "free"
+
+// NewKey returns a fresh API key secret.
+func NewKey() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	n := new(big.Int).SetBytes(b[:])
+	out := make([]byte, keyBodyLen)
+	base := big.NewInt(62)
+	rem := new(big.Int)
+	for i := keyBodyLen - 1; i >= 0; i-- {
+		n.QuoRem(n, base, rem)
+		out[i] = base62Digits[rem.Int64()]
+	}
+	return KeyPrefix + string(out), nil
+}
+
+// WellFormedKey reports whether s has the shape of an API key, so garbage
+// is refused without a Redis round trip.
+func WellFormedKey(s string) bool {
+	if len(s) != KeyLen || s[:len(KeyPrefix)] != KeyPrefix {
+		return false
+	}
+	for i := len(KeyPrefix); i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// HashKey is the stored form of a key: hex SHA-256. A 256-bit random secret
+// needs no salt or slow hash; nothing about it can be guessed.
+func HashKey(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// NewKeyRequest describes a key to create.
+type NewKeyRequest struct {
+	Kind         events.KeyKind
+	Label        string
+	Tier         string
+	Email        string
+	EmailConsent bool
+	IP           netip.Addr
+}
+
+// CreatedKey is a key as returned to its creator, once.
+type CreatedKey struct {
+	Secret  string
+	ID      string
+	Created time.Time
+}
+
+// ErrCreateLimited is returned when the caller's IP created too many keys;
+// RetryAfter says when it may again.
+type ErrCreateLimited struct{ RetryAfter time.Duration }
+
+func (e *ErrCreateLimited) Error() string {
+	return fmt.Sprintf("key creation limit reached; retry in %s", e.RetryAfter)
+}
+
+// CreateKey creates a key: the creation limit of the IP, the hashed lookup,
+// the account record and the KeyCreated event in one script call.
+func (m *Meter) CreateKey(ctx context.Context, req NewKeyRequest) (CreatedKey, error) {
+	now := m.cfg.Now()
+	tier := req.Tier
+	if tier == "" {
+		tier = TierFree
+	}
+	ipKey, _ := Subjects(req.IP)
+	for attempt := 0; ; attempt++ {
+		secret, err := NewKey()
+		if err != nil {
+			return CreatedKey{}, err
+		}
+		id := accounts.NewID()
+		hash := HashKey(secret)
+		ev, err := events.Encode(&events.KeyCreated{KeyID: id, KeyHash: hash, Kind: req.Kind, Label: req.Label, Tier: tier,
+			Email: req.Email, EmailConsent: req.EmailConsent, TimeMs: now.UnixMilli()})
+		if err != nil {
+			return CreatedKey{}, err
+		}
+		l := m.layout
+		res, err := createScript.Run(ctx, m.rdb,
+			[]string{l.CreateRate(ipKey), l.KeyLookup(hash), l.Account(id), l.Stream()},
+			now.UnixMilli(), m.cfg.CreateWindow.Milliseconds(), m.cfg.CreateLimit, id, tier, string(req.Kind), req.Label,
+			events.TypeKeyCreated, events.Version, ev[5]).Int64Slice()
+		if err != nil {
+			return CreatedKey{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		switch res[0] {
+		case 1:
+			return CreatedKey{Secret: secret, ID: id, Created: now}, nil
+		case 0:
+			return CreatedKey{}, &ErrCreateLimited{RetryAfter: time.Duration(res[1]) * time.Millisecond}
+		}
+		// A SHA-256 collision of two fresh 256-bit secrets: never, but a
+		// loop costs nothing and an overwrite would hand one account to two keys.
+		if attempt > 3 {
+			return CreatedKey{}, errors.New("meter: could not create a unique key")
+		}
+	}
+}
+
+// Usage is an account's state as the usage endpoint reports it.
+type Usage struct {
+	KeyID         string
+	Tier          string
+	RequestsToday int64
+	Balance       money.Units
+	Spent         money.Units
+}
+
+// KeyStatus says why a key lookup failed.
+type KeyStatus int
+
+const (
+	KeyActive KeyStatus = iota
+	KeyUnknown
+	KeyRevoked
+)
+
+// Usage looks a key up by its hash. A non-active status comes with a zero
+// Usage and a nil error.
+func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, error) {
+	date := balances.DateOf(m.cfg.Now())
+	res, err := usageScript.Run(ctx, m.rdb, []string{m.layout.KeyLookup(keyHash)}, m.layout.AccountPrefix(), date).Slice()
+	if err != nil {
+		return Usage{}, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	switch toInt(res[0]) {
+	case 0:
+		return Usage{}, KeyUnknown, nil
+	case 2:
+		return Usage{}, KeyRevoked, nil
+	}
+	s := func(i int) string { v, _ := res[i].(string); return v }
+	n := func(i int) int64 { v, _ := strconv.ParseInt(s(i), 10, 64); return v }
+	return Usage{KeyID: s(1), Tier: s(2), Balance: money.Units(n(3)), Spent: money.Units(n(4)), RequestsToday: n(5)}, KeyActive, nil
+}
+
+// AccountStatus reports whether an account id names an active account.
+func (m *Meter) AccountStatus(ctx context.Context, id string) (KeyStatus, error) {
+	st, err := m.cmd.HGet(ctx, m.layout.Account(id), balances.FieldStatus).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return KeyUnknown, nil
+	case err != nil:
+		return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	case st == balances.StatusActive:
+		return KeyActive, nil
+	case st == balances.StatusRevoked:
+		return KeyRevoked, nil
+	}
+	return KeyUnknown, nil
+}

@@ -1,0 +1,396 @@
+// Package meter decides who pays for each JSON-RPC request and books it in
+// Redis: API-key credits, the per-IP free tier with its subnet cap, request
+// rate limits, key creation, refunds, and the event stream settlementd
+// persists. The key layout is shared/balances'.
+//
+// Every decision is one Redis round trip: one Lua script checks the key, its
+// rate, its balance and the caller's free allowance, debits, and appends the
+// Debit event, atomically (scripts.go). A refund is a second script call, on
+// the failure path only. Revenue events, written after serving, go through
+// EventWriter off the request path.
+package meter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// Defaults (DESIGN §4; the abuse-limit numbers are Tollgate's own choice,
+// docs/decisions.md "Metering").
+const (
+	DefaultFreeDailyLimit  = 500
+	DefaultFreeSubnetLimit = 2_500
+	DefaultIPRate          = 50  // requests per second per IP (IPv6 /64)
+	DefaultIPBurst         = 100 // requests an idle IP may send at once
+	DefaultKeyRate         = 250 // requests per second per API key
+	DefaultKeyBurst        = 500
+	DefaultCreatePerWindow = 10 // keys or machine registrations per IP …
+	DefaultCreateWindow    = time.Hour
+	// NearLimitPercent is the share of the daily limit from which an IP
+	// counts as "near the limit" in the free-tier statistics.
+	NearLimitPercent = 80
+)
+
+// dayTTL keeps a day's counters past its end, so a refund or a stats read
+// right after midnight still finds yesterday's; they expire on their own.
+const dayTTL = 48 * time.Hour
+
+// refundGuardTTL bounds how long a refund stays idempotent: far longer than
+// any request can take.
+const refundGuardTTL = 24 * time.Hour
+
+// Rate is a GCRA limit: Rate requests per Per, bursts of up to Burst.
+// A zero Rate means unlimited.
+type Rate struct {
+	Rate  int
+	Per   time.Duration
+	Burst int
+}
+
+// interval is the emission interval in milliseconds.
+func (r Rate) interval() float64 {
+	if r.Rate <= 0 || r.Per <= 0 {
+		return 0
+	}
+	return float64(r.Per.Milliseconds()) / float64(r.Rate)
+}
+
+func (r Rate) burst() int {
+	if r.Burst < 1 {
+		return 1
+	}
+	return r.Burst
+}
+
+// Config is the metering policy of one deployment.
+type Config struct {
+	Prefix          string // Redis key prefix (balances.Layout)
+	FreeDailyLimit  int64  // free calls per IP (IPv6 /64) per UTC day; 0 disables the free tier
+	FreeSubnetLimit int64  // free calls per /24 (IPv6 /48) per UTC day
+	IPRate          Rate   // anonymous requests and requests with a bad key, per IP
+	KeyRate         Rate   // requests per valid API key
+	CreateLimit     int    // key creations per IP per CreateWindow; 0 = unlimited
+	CreateWindow    time.Duration
+	// Now is the clock; nil means time.Now. Tests move it across midnight.
+	Now func() time.Time
+}
+
+// Meter books requests against one Redis.
+type Meter struct {
+	rdb    redis.Scripter
+	cmd    redis.Cmdable
+	layout balances.Layout
+	cfg    Config
+	near   int64
+}
+
+// New returns a Meter. rdb is usually a redis.UniversalClient.
+func New(rdb redis.UniversalClient, cfg Config) (*Meter, error) {
+	if cfg.Prefix == "" {
+		cfg.Prefix = balances.DefaultPrefix
+	}
+	if cfg.FreeDailyLimit < 0 || cfg.FreeSubnetLimit < 0 {
+		return nil, errors.New("meter: free-tier limits must not be negative")
+	}
+	if cfg.CreateWindow <= 0 {
+		cfg.CreateWindow = DefaultCreateWindow
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if _, ok := rdb.(*redis.ClusterClient); ok && !balances.HasHashTag(cfg.Prefix) {
+		return nil, fmt.Errorf("meter: on Redis Cluster the key prefix %q needs a hash tag such as \"{tollgate}:\", "+
+			"so the metering script's keys share one slot", cfg.Prefix)
+	}
+	return &Meter{rdb: rdb, cmd: rdb, layout: balances.Layout{Prefix: cfg.Prefix}, cfg: cfg, near: nearThreshold(cfg.FreeDailyLimit)}, nil
+}
+
+// nearThreshold is the call count from which an IP is near its limit.
+func nearThreshold(limit int64) int64 {
+	if limit <= 0 {
+		return 1
+	}
+	return (limit*NearLimitPercent + 99) / 100
+}
+
+// Layout returns the key layout in use.
+func (m *Meter) Layout() balances.Layout { return m.layout }
+
+// Config returns the policy in use.
+func (m *Meter) Config() Config { return m.cfg }
+
+// Now is the meter's clock.
+func (m *Meter) Now() time.Time { return m.cfg.Now() }
+
+// Outcome is the kind of a Decision.
+type Outcome int
+
+const (
+	Paid            Outcome = iota + 1 // credits debited
+	Free                               // free allowance drawn
+	PaymentRequired                    // 402
+	RateLimited                        // 429
+	Unauthorized                       // 401: unknown or revoked key
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Paid:
+		return "paid"
+	case Free:
+		return "free"
+	case PaymentRequired:
+		return "payment_required"
+	case RateLimited:
+		return "rate_limited"
+	case Unauthorized:
+		return "unauthorized"
+	}
+	return "unknown"
+}
+
+// Request is what a decision needs to know about a request.
+type Request struct {
+	ChainID uint64
+	IP      netip.Addr
+	KeyHash string // hex SHA-256 of the X-API-Key secret; "" when none was sent
+	Calls   int    // metered calls: every valid item of a batch
+}
+
+// Decision is the booked outcome of a request.
+type Decision struct {
+	Outcome Outcome
+	ID      string // request id: the Debit's, later the Refund's and Revenue's
+	Account string // key_… when a valid key was sent
+	// Balance is the credit balance after the debit (Paid).
+	Balance money.Units
+	// FreeLeft is the IP's free calls left today (Free).
+	FreeLeft int64
+	// Reason says which limit refused a PaymentRequired ("ip", "subnet") or
+	// why a key was refused ("unknown_key", "revoked_key").
+	Reason string
+	// RetryAfter is when a RateLimited caller may try again.
+	RetryAfter time.Duration
+
+	calls  int
+	amount money.Units
+	time   time.Time
+	chain  uint64
+	date   string
+	ipKey  string
+	netKey string
+}
+
+// Calls is the number of calls the decision covers.
+func (d *Decision) Calls() int { return d.calls }
+
+// Amount is what the request was charged (0 for the free tier).
+func (d *Decision) Amount() money.Units { return d.amount }
+
+// Time is when the request was booked.
+func (d *Decision) Time() time.Time { return d.time }
+
+// Payer is the event payer of a served decision.
+func (d *Decision) Payer() events.Payer {
+	if d.Outcome == Paid {
+		return events.PayerCredits
+	}
+	return events.PayerFree
+}
+
+// placeholder stands for the account id in the debit payloads until the
+// script knows it; it is a well-formed id (events validate the shape of
+// what they carry) that NewID can never return (ULID time 0).
+const placeholder = "key_00000000000000000000000000"
+
+// ErrUnavailable wraps every Redis failure: the caller answers 503 and does
+// not serve the request (metering fails closed).
+var ErrUnavailable = errors.New("metering unavailable")
+
+// NewRequestID returns a fresh request id.
+func NewRequestID() string { return ulid.Make().String() }
+
+// Authorize decides and books a request in one script call. A non-nil error
+// (always ErrUnavailable) means nothing was booked.
+func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
+	now := m.cfg.Now()
+	ipKey, netKey := Subjects(req.IP)
+	d := Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, date: balances.DateOf(now), ipKey: ipKey, netKey: netKey}
+	if req.Calls <= 0 {
+		return d, fmt.Errorf("meter: a request without calls is not metered")
+	}
+	l := m.layout
+	ms := now.UnixMilli()
+	account := ""
+	if req.KeyHash != "" {
+		account = placeholder
+	}
+	cost := money.PricePerCall * money.Units(req.Calls)
+	if cost/money.PricePerCall != money.Units(req.Calls) {
+		return d, fmt.Errorf("meter: %d calls overflow", req.Calls)
+	}
+	paid, err := events.Encode(&events.Debit{ID: d.ID, TimeMs: ms, ChainID: req.ChainID, Payer: events.PayerCredits,
+		Account: placeholder, Asset: events.AssetUSDT, Amount: cost, Calls: req.Calls})
+	if err != nil {
+		return d, err
+	}
+	free, err := events.Encode(&events.Debit{ID: d.ID, TimeMs: ms, ChainID: req.ChainID, Payer: events.PayerFree,
+		Account: account, Asset: events.AssetUSDT, Amount: 0, Calls: req.Calls})
+	if err != nil {
+		return d, err
+	}
+	keys := []string{l.Stream(), l.IPRate(ipKey), l.FreeIP(d.date, ipKey), l.FreeNet(d.date, netKey),
+		l.FreeStats(d.date), l.Requests(d.date)}
+	if req.KeyHash != "" {
+		keys = append(keys, l.KeyLookup(req.KeyHash))
+	}
+	args := []any{
+		l.AccountPrefix(), ms, req.Calls, int64(money.PricePerCall),
+		m.cfg.FreeDailyLimit, m.cfg.FreeSubnetLimit, m.near, int64(dayTTL / time.Second),
+		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
+		d.date, events.TypeDebit, events.Version, paid[5], free[5], placeholder,
+	}
+	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
+	if err != nil {
+		return d, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	code, _ := res[0].(int64)
+	switch code {
+	case 1:
+		d.Outcome, d.amount = Paid, cost
+		d.Balance = money.Units(toInt(res[1]))
+		d.Account, _ = res[2].(string)
+	case 2:
+		d.Outcome = Free
+		d.FreeLeft = toInt(res[1])
+		d.Account, _ = res[2].(string)
+	case 3:
+		d.Outcome = PaymentRequired
+		d.Reason = map[int64]string{1: "ip", 2: "subnet"}[toInt(res[1])]
+		d.Account, _ = res[2].(string)
+	case 4:
+		d.Outcome = RateLimited
+		d.RetryAfter = time.Duration(toInt(res[1])) * time.Millisecond
+	case 5:
+		d.Outcome = Unauthorized
+		d.Reason = map[int64]string{1: "unknown_key", 2: "revoked_key"}[toInt(res[1])]
+	default:
+		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
+	}
+	return d, nil
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// Refund gives back the charge for failed of the decision's calls (those the
+// upstream did not answer) and records the Refund event. It is idempotent
+// per request. Only Paid and Free decisions are refundable.
+func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
+	if d.Outcome != Paid && d.Outcome != Free {
+		return errors.New("meter: only served decisions are refunded")
+	}
+	if failed <= 0 || failed > d.calls {
+		return fmt.Errorf("meter: refund of %d of %d calls", failed, d.calls)
+	}
+	var units money.Units
+	if d.Outcome == Paid {
+		units = money.PricePerCall * money.Units(failed)
+	}
+	ev := &events.Refund{ID: d.ID, TimeMs: m.cfg.Now().UnixMilli(), Payer: d.Payer(), Account: d.Account, Amount: units, Calls: failed}
+	enc, err := events.Encode(ev)
+	if err != nil {
+		return err
+	}
+	l := m.layout
+	keys := []string{l.Stream(), l.RefundGuard(d.ID)}
+	mode := "free"
+	if d.Outcome == Paid {
+		mode = "credits"
+		keys = append(keys, l.Account(d.Account))
+	} else {
+		keys = append(keys, l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey), l.FreeStats(d.date))
+	}
+	err = refundScript.Run(ctx, m.rdb, keys, mode, int64(units), failed, events.TypeRefund, events.Version,
+		enc[5], m.near, int64(refundGuardTTL/time.Second)).Err()
+	if err != nil {
+		return fmt.Errorf("%w: refund: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Revenue is the revenue event of a served decision: failed of its calls
+// were refunded, upstream served the rest (a node id, a provider name, or
+// "cache"). ok is false when nothing was served (every call failed), which
+// records no revenue.
+func (d *Decision) Revenue(failed int, upstream, nodeID string, served time.Time) (ev *events.Revenue, ok bool) {
+	n := d.calls - failed
+	if n <= 0 || (d.Outcome != Paid && d.Outcome != Free) {
+		return nil, false
+	}
+	var amount money.Units
+	if d.Outcome == Paid {
+		amount = money.PricePerCall * money.Units(n)
+	}
+	if upstream == "" {
+		upstream = "unknown"
+	}
+	return &events.Revenue{ID: d.ID, TimeMs: served.UnixMilli(), ChainID: d.chain, Payer: d.Payer(), Account: d.Account,
+		Asset: events.AssetUSDT, Amount: amount, Calls: n, Upstream: upstream, NodeID: nodeID}, true
+}
+
+// FreeStats is the free tier's state today.
+type FreeStats struct {
+	Date          string
+	ActiveIPs     int64
+	Calls         int64
+	NearLimitIPs  int64
+	NearThreshold int64
+}
+
+// Stats reads today's free-tier statistics.
+func (m *Meter) Stats(ctx context.Context) (FreeStats, error) {
+	date := balances.DateOf(m.cfg.Now())
+	vals, err := m.cmd.HMGet(ctx, m.layout.FreeStats(date), balances.StatIPs, balances.StatCalls, balances.StatNear).Result()
+	if err != nil {
+		return FreeStats{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	n := func(v any) int64 {
+		s, _ := v.(string)
+		x, _ := strconv.ParseInt(s, 10, 64)
+		return max(x, 0)
+	}
+	return FreeStats{Date: date, ActiveIPs: n(vals[0]), Calls: n(vals[1]), NearLimitIPs: n(vals[2]), NearThreshold: m.near}, nil
+}
+
+// NextReset is the next UTC midnight after t.
+func NextReset(t time.Time) time.Time {
+	y, mo, d := t.UTC().Date()
+	return time.Date(y, mo, d+1, 0, 0, 0, 0, time.UTC)
+}
+
+// RetrySeconds rounds a wait up to whole seconds for Retry-After.
+func RetrySeconds(d time.Duration) int {
+	s := int(math.Ceil(d.Seconds()))
+	return max(s, 1)
+}

@@ -1,0 +1,198 @@
+package meter
+
+import "github.com/redis/go-redis/v9"
+
+// The scripts run with EVALSHA and are loaded with EVAL on NOSCRIPT
+// (redis.Script.Run). Each is one atomic step in Redis, so no interleaving of
+// concurrent requests can spend a balance twice or overrun a free counter.
+//
+// Times come from the gateway (ARGV), not from Redis TIME: tests can move
+// the clock, and the UTC date that names the day's counters is the same one
+// the gateway reports. Gateways are NTP-synchronised anyway (event times and
+// epochs depend on it); a few milliseconds of skew between instances shift a
+// GCRA decision by as much and nothing else.
+
+// meterScript decides who pays for one request (all calls of a batch at
+// once) and books it. Outcomes, as the first element of the reply:
+//
+//	1 paid by credits      {1, balance after, account}
+//	2 free tier            {2, free calls left for the IP today, account or ""}
+//	3 payment required     {3, 1 = IP allowance exhausted | 2 = subnet cap reached, account or ""}
+//	4 rate limited         {4, retry after ms}
+//	5 unauthorized key     {5, 1 = unknown | 2 = revoked}
+//
+// KEYS: 1 stream, 2 IP rate, 3 free IP counter, 4 free subnet counter,
+// 5 free stats, 6 requests today, [7 key lookup — only when a key was sent].
+// The account's own keys are derived from the looked-up id (ARGV[1] is the
+// account key prefix): they cannot be named before the lookup, and they carry
+// the deployment prefix's hash tag like every other key here.
+//
+// ARGV: 1 account prefix, 2 now ms, 3 calls, 4 price per call, 5 IP daily
+// limit, 6 subnet daily limit, 7 near-limit threshold, 8 daily key TTL s,
+// 9 IP emission interval ms (0 = no limit), 10 IP burst, 11 key emission
+// interval ms, 12 key burst, 13 UTC date, 14 event type, 15 event version,
+// 16 debit payload (credits), 17 debit payload (free), 18 account placeholder.
+var meterScript = redis.NewScript(`
+local now = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+local ttl = tonumber(ARGV[8])
+
+-- GCRA (as go-redis/redis_rate, in integer-ish milliseconds): check without
+-- writing, so a request refused by a later check consumes nothing.
+local function gcra(key, interval, burst)
+  if interval <= 0 then return 0, nil end
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now then tat = now end
+  local new = tat + interval
+  local wait = new - interval * burst - now
+  if wait > 0 then return wait, nil end
+  return 0, new
+end
+local function commit(key, new)
+  if new then redis.call('SET', key, new, 'PX', math.max(1, math.ceil(new - now))) end
+end
+
+local id, acct = false, false
+local function count(key, by)
+  if redis.call('INCRBY', key, by) == by then redis.call('EXPIRE', key, ttl) end
+end
+local function book(payload)
+  if id then
+    -- The debit payloads are encoded (and validated) by the gateway, with a
+    -- placeholder where the account id goes: the id is only known here.
+    local s, e = string.find(payload, ARGV[18], 1, true)
+    if s then payload = string.sub(payload, 1, s - 1) .. id .. string.sub(payload, e + 1) end
+    count(acct .. ':day:' .. ARGV[13], n)
+  end
+  count(KEYS[6], n)
+  redis.call('XADD', KEYS[1], '*', 't', ARGV[14], 'v', ARGV[15], 'd', payload)
+end
+
+if #KEYS >= 7 then
+  id = redis.call('GET', KEYS[7])
+  local st = false
+  if id then
+    acct = ARGV[1] .. id .. '}'
+    st = redis.call('HGET', acct, 'st')
+  end
+  if st ~= 'active' then
+    -- A bad key is charged to the caller's IP rate, so guessing keys is
+    -- throttled like any anonymous traffic.
+    local wait, new = gcra(KEYS[2], tonumber(ARGV[9]), tonumber(ARGV[10]))
+    if wait > 0 then return {4, math.ceil(wait)} end
+    commit(KEYS[2], new)
+    if st then return {5, 2} end
+    return {5, 1}
+  end
+  local rl = acct .. ':rl'
+  local wait, new = gcra(rl, tonumber(ARGV[11]), tonumber(ARGV[12]))
+  if wait > 0 then return {4, math.ceil(wait)} end
+  commit(rl, new)
+  local cost = n * tonumber(ARGV[4])
+  local bal = tonumber(redis.call('HGET', acct, 'bal') or '0')
+  if cost > 0 and bal >= cost then
+    bal = redis.call('HINCRBY', acct, 'bal', -cost)
+    redis.call('HINCRBY', acct, 'spent', cost)
+    book(ARGV[16])
+    return {1, bal, id}
+  end
+else
+  local wait, new = gcra(KEYS[2], tonumber(ARGV[9]), tonumber(ARGV[10]))
+  if wait > 0 then return {4, math.ceil(wait)} end
+  commit(KEYS[2], new)
+end
+
+-- Free tier: the whole request fits in both allowances, or none of it runs.
+local iplim, netlim, near = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local ipu = tonumber(redis.call('GET', KEYS[3]) or '0')
+if ipu + n > iplim then return {3, 1, id or ''} end
+local netu = tonumber(redis.call('GET', KEYS[4]) or '0')
+if netu + n > netlim then return {3, 2, id or ''} end
+count(KEYS[3], n)
+count(KEYS[4], n)
+if redis.call('HINCRBY', KEYS[5], 'calls', n) == n then redis.call('EXPIRE', KEYS[5], ttl) end
+if ipu == 0 then redis.call('HINCRBY', KEYS[5], 'ips', 1) end
+if ipu < near and ipu + n >= near then redis.call('HINCRBY', KEYS[5], 'near', 1) end
+book(ARGV[17])
+return {2, iplim - ipu - n, id or ''}
+`)
+
+// refundScript gives back what a request was charged for calls the upstream
+// failed, once per request (the guard key), and records the Refund event.
+//
+// KEYS: 1 stream, 2 guard, then either 3 account hash (credits) or 3 free IP
+// counter, 4 free subnet counter, 5 free stats (free tier).
+// ARGV: 1 "credits" | "free", 2 units, 3 calls, 4 event type, 5 event
+// version, 6 refund payload, 7 near-limit threshold, 8 guard TTL s.
+var refundScript = redis.NewScript(`
+if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[8]) then return 0 end
+local k = tonumber(ARGV[3])
+if ARGV[1] == 'credits' then
+  local units = tonumber(ARGV[2])
+  redis.call('HINCRBY', KEYS[3], 'bal', units)
+  redis.call('HINCRBY', KEYS[3], 'spent', -units)
+else
+  -- Counters that expired meanwhile (a refund across UTC midnight) stay gone.
+  local ipu = tonumber(redis.call('GET', KEYS[3]) or '0')
+  local give = math.min(k, ipu)
+  if give > 0 then
+    redis.call('DECRBY', KEYS[3], give)
+    local netu = tonumber(redis.call('GET', KEYS[4]) or '0')
+    if netu > 0 then redis.call('DECRBY', KEYS[4], math.min(give, netu)) end
+    if redis.call('EXISTS', KEYS[5]) == 1 then
+      redis.call('HINCRBY', KEYS[5], 'calls', -give)
+      local near = tonumber(ARGV[7])
+      if ipu >= near and ipu - give < near then redis.call('HINCRBY', KEYS[5], 'near', -1) end
+      if ipu - give == 0 then redis.call('HINCRBY', KEYS[5], 'ips', -1) end
+    end
+  end
+end
+redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'v', ARGV[5], 'd', ARGV[6])
+return 1
+`)
+
+// createScript creates an API key: the creation limit of the caller's IP (an
+// exact sliding window, so "10 per hour" is never 20 across a boundary), the
+// lookup from the key's hash, the account record and the KeyCreated event,
+// all or nothing.
+//
+// KEYS: 1 creation log of the IP, 2 key lookup, 3 account hash, 4 stream.
+// ARGV: 1 now ms, 2 window ms, 3 max per window (0 = unlimited), 4 account
+// id, 5 tier, 6 kind, 7 label, 8 event type, 9 event version, 10 payload.
+// Reply: {1, 0} created, {0, retry after ms} limited, {-1, 0} hash collision.
+var createScript = redis.NewScript(`
+local now, window, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if max > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+  if redis.call('ZCARD', KEYS[1]) >= max then
+    local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    return {0, math.max(1, tonumber(oldest[2]) + window - now)}
+  end
+end
+if not redis.call('SET', KEYS[2], ARGV[4], 'NX') then return {-1, 0} end
+redis.call('HSET', KEYS[3], 'st', 'active', 'tier', ARGV[5], 'kind', ARGV[6], 'label', ARGV[7], 'ts', now)
+if max > 0 then
+  redis.call('ZADD', KEYS[1], now, ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], window)
+end
+redis.call('XADD', KEYS[4], '*', 't', ARGV[8], 'v', ARGV[9], 'd', ARGV[10])
+return {1, 0}
+`)
+
+// usageScript reads what GET /api/keys/usage and the key → account lookups
+// need in one round trip.
+//
+// KEYS: 1 key lookup. ARGV: 1 account prefix, 2 UTC date.
+// Reply: {0} unknown, {2} revoked, {1, id, tier, bal, spent, calls today}.
+var usageScript = redis.NewScript(`
+local id = redis.call('GET', KEYS[1])
+if not id then return {0} end
+local acct = ARGV[1] .. id .. '}'
+local f = redis.call('HMGET', acct, 'st', 'tier', 'bal', 'spent')
+if f[1] ~= 'active' then
+  if f[1] then return {2} end
+  return {0}
+end
+local day = redis.call('GET', acct .. ':day:' .. ARGV[2])
+return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0'}
+`)

@@ -1,0 +1,84 @@
+package meter_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+)
+
+func revenue(i int) *events.Revenue {
+	return &events.Revenue{ID: meter.NewRequestID(), TimeMs: time.Now().UnixMilli(), ChainID: 137, Payer: events.PayerFree,
+		Asset: events.AssetUSDT, Calls: 1 + i%3, Upstream: "alpha"}
+}
+
+func TestEventWriterWritesEverythingAndFlushesOnClose(t *testing.T) {
+	rdb := testenv.Redis(t)
+	stream := balances.Layout{Prefix: testenv.KeyPrefix(t)}.Stream()
+	w := meter.NewEventWriter(rdb, meter.WriterConfig{Stream: stream, MaxBatch: 64})
+	const n = 5000
+	for i := range n {
+		if !w.Enqueue(revenue(i)) {
+			t.Fatalf("event %d dropped", i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rdb.XLen(ctx, stream).Val(); got != n {
+		t.Fatalf("stream has %d entries, want %d", got, n)
+	}
+	if written, dropped, _, pending := w.Stats(); written != n || dropped != 0 || pending != 0 {
+		t.Fatalf("stats written %d dropped %d pending %d", written, dropped, pending)
+	}
+	if w.Enqueue(revenue(0)) {
+		t.Fatal("a closed writer accepted an event")
+	}
+	msgs, _ := rdb.XRange(ctx, stream, "-", "+").Result()
+	for _, m := range msgs {
+		if _, err := events.Decode(m.Values); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestEventWriterIsBoundedAndNeverBlocks(t *testing.T) {
+	// Nothing listens: every write fails and is retried, the queue fills,
+	// and Enqueue drops instead of blocking the request path.
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 50 * time.Millisecond})
+	defer rdb.Close()
+	w := meter.NewEventWriter(rdb, meter.WriterConfig{Stream: "x", Capacity: 10, MaxBatch: 5})
+	start := time.Now()
+	accepted := 0
+	for i := range 1000 {
+		if w.Enqueue(revenue(i)) {
+			accepted++
+		}
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("enqueueing took %s", el)
+	}
+	if accepted > 15 { // the queue plus one batch in flight
+		t.Fatalf("%d events accepted by a queue of 10", accepted)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := w.Close(ctx); err == nil {
+		t.Fatal("Close reported success with Redis down")
+	}
+	written, dropped, retries, _ := w.Stats()
+	if written != 0 || dropped != 1000 || retries == 0 {
+		t.Fatalf("written %d dropped %d retries %d", written, dropped, retries)
+	}
+	if w.Enqueue(&events.Revenue{}) {
+		t.Fatal("an invalid event was accepted")
+	}
+}

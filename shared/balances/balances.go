@@ -1,0 +1,181 @@
+// Package balances is the Redis key layout of Tollgate's hot metering state
+// and the one balance operation settlementd performs on it: crediting a
+// confirmed deposit. The gateway (caddymodule/meter) debits and refunds with
+// its own scripts over the same layout; both sides import this package so a
+// key name can never drift between them.
+//
+// Every key is the deployment's prefix followed by a fixed shape:
+//
+//	<p>events                        stream of shared/events records (= events.Stream for the default prefix)
+//	<p>key:<sha256 hex>              string: account id of an API key (the secret itself is never stored)
+//	<p>acct:{<id>}                   hash: st, tier, kind, label, ts, bal, spent (see the Field constants)
+//	<p>acct:{<id>}:deposits          set: deposit ids already credited (idempotency of Credit)
+//	<p>acct:{<id>}:day:<date>        string: calls the key made on a UTC day (expires)
+//	<p>acct:{<id>}:rl                string: GCRA state of the key's request rate
+//	<p>free:<date>:ip:<prefix>       string: free calls of an IPv4 address or IPv6 /64 on a UTC day
+//	<p>free:<date>:net:<prefix>      string: free calls of an IPv4 /24 or IPv6 /48 on a UTC day
+//	<p>free:<date>:stats             hash: calls, ips, near (free-tier statistics of the day)
+//	<p>requests:<date>               string: metered calls served on a UTC day (for /api/status)
+//	<p>rl:ip:<prefix>                string: GCRA state of an IP's request rate
+//	<p>rl:create:<prefix>            sorted set: key creations of an IP in the last window
+//	<p>refund:<request id>           string: guard making a request's refund happen once
+//
+// The {<id>} hash tag puts one account's keys in one Redis Cluster slot. A
+// Cluster deployment must also put a hash tag in the prefix itself (for
+// example "{tollgate}:"): the gateway's per-request script touches an
+// account, the caller's IP counters and the event stream atomically, which
+// Cluster allows only within one slot. See docs/decisions.md, "Metering".
+package balances
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/shared/accounts"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// DefaultPrefix is the key prefix of a single-instance deployment. With it,
+// the stream is events.Stream.
+const DefaultPrefix = "tollgate:"
+
+// Fields of the account hash.
+const (
+	FieldStatus = "st"    // StatusActive or StatusRevoked
+	FieldTier   = "tier"  // "free"
+	FieldKind   = "kind"  // events.KeyKind
+	FieldLabel  = "label" // the creator's label
+	FieldTime   = "ts"    // creation, unix milliseconds
+	FieldBal    = "bal"   // spendable credits, base units (absent = 0)
+	FieldSpent  = "spent" // credits spent over the key's life, base units
+)
+
+// Account status values.
+const (
+	StatusActive  = "active"
+	StatusRevoked = "revoked"
+)
+
+// Fields of the daily free-tier statistics hash.
+const (
+	StatCalls = "calls" // free calls served
+	StatIPs   = "ips"   // addresses (IPv6: /64s) with at least one free call
+	StatNear  = "near"  // addresses at or above the near-limit threshold
+)
+
+// Layout names the keys of one deployment.
+type Layout struct{ Prefix string }
+
+// Stream is the event stream key.
+func (l Layout) Stream() string { return l.Prefix + "events" }
+
+// KeyLookup maps the SHA-256 (hex) of an API key to its account id.
+func (l Layout) KeyLookup(sha256hex string) string { return l.Prefix + "key:" + sha256hex }
+
+// AccountPrefix is what every key of an account starts with; the metering
+// script derives an account's keys from it once it knows the id.
+func (l Layout) AccountPrefix() string { return l.Prefix + "acct:{" }
+
+// Account is the account hash.
+func (l Layout) Account(id string) string { return l.AccountPrefix() + id + "}" }
+
+// Deposits is the set of deposit ids credited to an account.
+func (l Layout) Deposits(id string) string { return l.Account(id) + ":deposits" }
+
+// AccountDay counts an account's calls on a UTC day.
+func (l Layout) AccountDay(id, date string) string { return l.Account(id) + ":day:" + date }
+
+// AccountRate is the account's GCRA state.
+func (l Layout) AccountRate(id string) string { return l.Account(id) + ":rl" }
+
+// FreeIP counts an address's (IPv6: a /64's) free calls on a UTC day.
+func (l Layout) FreeIP(date, prefix string) string {
+	return l.Prefix + "free:" + date + ":ip:" + prefix
+}
+
+// FreeNet counts a /24's (IPv6: a /48's) free calls on a UTC day.
+func (l Layout) FreeNet(date, prefix string) string {
+	return l.Prefix + "free:" + date + ":net:" + prefix
+}
+
+// FreeStats is the free-tier statistics hash of a UTC day.
+func (l Layout) FreeStats(date string) string { return l.Prefix + "free:" + date + ":stats" }
+
+// Requests counts all metered calls served on a UTC day.
+func (l Layout) Requests(date string) string { return l.Prefix + "requests:" + date }
+
+// IPRate is an address's GCRA state.
+func (l Layout) IPRate(prefix string) string { return l.Prefix + "rl:ip:" + prefix }
+
+// CreateRate is the sliding log of an address's key creations.
+func (l Layout) CreateRate(prefix string) string { return l.Prefix + "rl:create:" + prefix }
+
+// RefundGuard makes a request's refund idempotent.
+func (l Layout) RefundGuard(requestID string) string { return l.Prefix + "refund:" + requestID }
+
+// DateOf is the UTC day a counter is kept under: daily counters are keyed
+// by it, so they reset at UTC midnight without any job running, and expire
+// on their own.
+func DateOf(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// HasHashTag reports whether s contains a non-empty Redis Cluster hash tag,
+// the condition for every key under prefix s to share one slot.
+func HasHashTag(s string) bool {
+	i := strings.IndexByte(s, '{')
+	if i < 0 {
+		return false
+	}
+	j := strings.IndexByte(s[i+1:], '}')
+	return j > 0
+}
+
+// ErrInvalid is returned for arguments Credit refuses before touching Redis.
+var ErrInvalid = errors.New("balances: invalid credit")
+
+// credit adds units once per deposit id: the SADD both records the deposit
+// and tells whether it was new, in the same atomic step as the INCRBY, so a
+// listener that re-processes a log (restart, reorg replay) cannot credit twice.
+var credit = redis.NewScript(`
+if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then
+  return {0, tonumber(redis.call('HGET', KEYS[1], 'bal') or '0')}
+end
+return {1, redis.call('HINCRBY', KEYS[1], 'bal', ARGV[1])}
+`)
+
+// Credit adds units to account's spendable balance, once per depositID (for
+// a RevenueVault deposit: "<tx hash>:<log index>"). applied is false when
+// that deposit was already credited; balance is the balance afterwards.
+func Credit(ctx context.Context, rdb redis.Scripter, prefix, account string, units money.Units, depositID string) (applied bool, balance money.Units, err error) {
+	if err := accounts.Validate(account); err != nil {
+		return false, 0, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if units <= 0 {
+		return false, 0, fmt.Errorf("%w: amount %d is not positive", ErrInvalid, units)
+	}
+	if depositID == "" || len(depositID) > 200 {
+		return false, 0, fmt.Errorf("%w: deposit id missing or too long", ErrInvalid)
+	}
+	l := Layout{Prefix: prefix}
+	res, err := credit.Run(ctx, rdb, []string{l.Account(account), l.Deposits(account)}, int64(units), depositID).Int64Slice()
+	if err != nil {
+		return false, 0, fmt.Errorf("balances: credit %s: %w", account, err)
+	}
+	return res[0] == 1, money.Units(res[1]), nil
+}
+
+// Balance reads an account's spendable balance (0 for an unknown account).
+func Balance(ctx context.Context, rdb redis.Cmdable, prefix, account string) (money.Units, error) {
+	v, err := rdb.HGet(ctx, Layout{Prefix: prefix}.Account(account), FieldBal).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("balances: read %s: %w", account, err)
+	}
+	return money.Units(v), nil
+}
