@@ -1,0 +1,357 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/pglock"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+)
+
+// Bounds of an event time settlement will book. Anything outside is a
+// gateway bug or garbage, and a timestamptz out of Postgres' range would fail
+// the whole batch, so it is parked instead.
+var (
+	minEventMs = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	maxEventMs = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+)
+
+// Dead-letter reason classes (the metric label; the full reason is stored).
+const (
+	deadUnknown  = "unknown_type"
+	deadDecode   = "decode"
+	deadRange    = "out_of_range"
+	deadRejected = "db_rejected"
+	deadDeleted  = "deleted"
+)
+
+// batch is one set of stream entries turned into column arrays, ready for a
+// single transaction. The arrays feed unnest(), so a batch of thousands of
+// events costs a handful of statements.
+type batch struct {
+	ids      []string // stream ids to acknowledge after commit
+	maxEvent int64    // newest event time in the batch (ms)
+
+	rev     revenueCols
+	deb     debitCols
+	ref     refundCols
+	keys    []*events.KeyCreated
+	revokes []*events.KeyRevoked
+	bundles []*events.BundleGranted
+	dead    []deadLetter
+
+	counts map[string]int // events per type, for metrics
+}
+
+type deadLetter struct {
+	streamID string
+	class    string
+	reason   string
+	fields   []byte
+}
+
+type revenueCols struct {
+	id, payer, account, asset, upstream, node []string
+	ts                                        []time.Time
+	epoch, chain, amount                      []int64
+	calls                                     []int32
+}
+
+type debitCols struct {
+	id, payer, account, asset []string
+	ts                        []time.Time
+	chain, amount             []int64
+	calls                     []int32
+}
+
+type refundCols struct {
+	id, payer, account []string
+	ts                 []time.Time
+	amount             []int64
+	calls              []int32
+}
+
+func (b *batch) len() int {
+	return len(b.rev.id) + len(b.deb.id) + len(b.ref.id) + len(b.keys) + len(b.revokes) + len(b.bundles) + len(b.dead)
+}
+
+// newBatch decodes stream entries. Entries this build cannot book become dead
+// letters in the same batch: parked and acknowledged, never dropped, never
+// blocking the entries behind them.
+func newBatch(msgs []redis.XMessage) *batch {
+	b := &batch{counts: map[string]int{}}
+	for _, m := range msgs {
+		b.add(m)
+	}
+	return b
+}
+
+func (b *batch) add(m redis.XMessage) {
+	b.ids = append(b.ids, m.ID)
+	if m.Values == nil {
+		// A pending entry trimmed from the stream before it was stored:
+		// its content is gone, but its loss is recorded.
+		b.park(m, deadDeleted, "entry deleted from the stream before it was ingested")
+		return
+	}
+	e, err := events.Decode(m.Values)
+	if err != nil {
+		class := deadDecode
+		if errors.Is(err, events.ErrUnknownType) {
+			class = deadUnknown
+		}
+		b.park(m, class, err.Error())
+		return
+	}
+	if err := bookable(e); err != nil {
+		class := deadRange
+		if errors.Is(err, errNoTable) {
+			class = deadUnknown
+		}
+		b.park(m, class, err.Error())
+		return
+	}
+	b.counts[e.EventType()]++
+	switch e := e.(type) {
+	case *events.Revenue:
+		r := &b.rev
+		r.id = append(r.id, e.ID)
+		r.ts = append(r.ts, time.UnixMilli(e.TimeMs))
+		r.epoch = append(r.epoch, events.EpochOf(time.UnixMilli(e.TimeMs)))
+		r.chain = append(r.chain, int64(e.ChainID))
+		r.payer = append(r.payer, string(e.Payer))
+		r.account = append(r.account, e.Account)
+		r.asset = append(r.asset, e.Asset)
+		r.amount = append(r.amount, int64(e.Amount))
+		r.calls = append(r.calls, int32(e.Calls))
+		r.upstream = append(r.upstream, e.Upstream)
+		r.node = append(r.node, e.NodeID)
+		b.seen(e.TimeMs)
+	case *events.Debit:
+		d := &b.deb
+		d.id = append(d.id, e.ID)
+		d.ts = append(d.ts, time.UnixMilli(e.TimeMs))
+		d.chain = append(d.chain, int64(e.ChainID))
+		d.payer = append(d.payer, string(e.Payer))
+		d.account = append(d.account, e.Account)
+		d.asset = append(d.asset, e.Asset)
+		d.amount = append(d.amount, int64(e.Amount))
+		d.calls = append(d.calls, int32(e.Calls))
+		b.seen(e.TimeMs)
+	case *events.Refund:
+		r := &b.ref
+		r.id = append(r.id, e.ID)
+		r.ts = append(r.ts, time.UnixMilli(e.TimeMs))
+		r.payer = append(r.payer, string(e.Payer))
+		r.account = append(r.account, e.Account)
+		r.amount = append(r.amount, int64(e.Amount))
+		r.calls = append(r.calls, int32(e.Calls))
+		b.seen(e.TimeMs)
+	case *events.KeyCreated:
+		b.keys = append(b.keys, e)
+		b.seen(e.TimeMs)
+	case *events.KeyRevoked:
+		b.revokes = append(b.revokes, e)
+		b.seen(e.TimeMs)
+	case *events.BundleGranted:
+		b.bundles = append(b.bundles, e)
+		b.seen(e.TimeMs)
+	}
+}
+
+func (b *batch) seen(ms int64) { b.maxEvent = max(b.maxEvent, ms) }
+
+func (b *batch) park(m redis.XMessage, class, reason string) {
+	raw, err := json.Marshal(m.Values)
+	if err != nil {
+		raw = []byte(fmt.Sprintf("%q", fmt.Sprint(m.Values)))
+	}
+	b.dead = append(b.dead, deadLetter{streamID: m.ID, class: class, reason: clean(reason), fields: raw})
+}
+
+// clean makes s storable as Postgres text (valid UTF-8, no NUL).
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", `\x00`)
+}
+
+// errNoTable: a type registered in shared/events that this ingest has no
+// table for yet. Parked rather than acknowledged into nothing.
+var errNoTable = errors.New("no table for this event type")
+
+// bookable rejects what Validate allows but Postgres cannot store: NUL bytes
+// in text, integers beyond the column types, times outside timestamptz
+// sanity. Without it one such entry would fail its batch forever.
+func bookable(e events.Event) error {
+	var (
+		ms      int64
+		calls   int
+		chainID uint64
+		texts   []string
+	)
+	switch e := e.(type) {
+	case *events.Revenue:
+		ms, calls, chainID = e.TimeMs, e.Calls, e.ChainID
+		texts = []string{e.ID, string(e.Payer), e.Account, e.Asset, e.Upstream, e.NodeID}
+	case *events.Debit:
+		ms, calls, chainID = e.TimeMs, e.Calls, e.ChainID
+		texts = []string{e.ID, string(e.Payer), e.Account, e.Asset}
+	case *events.Refund:
+		ms, calls = e.TimeMs, e.Calls
+		texts = []string{e.ID, string(e.Payer), e.Account}
+	case *events.KeyCreated:
+		ms = e.TimeMs
+		texts = []string{e.KeyID, e.KeyHash, string(e.Kind), e.Label, e.Tier, e.Email, e.Wallet}
+	case *events.KeyRevoked:
+		ms = e.TimeMs
+		texts = []string{e.KeyID, e.Reason}
+	case *events.BundleGranted:
+		ms, calls = e.TimeMs, e.Calls
+		texts = []string{e.ID, e.Wallet, e.Network}
+	default:
+		return fmt.Errorf("%s: %w", e.EventType(), errNoTable)
+	}
+	switch {
+	case ms < minEventMs || ms > maxEventMs:
+		return fmt.Errorf("%s: ts %d outside 2000..2200", e.EventType(), ms)
+	case calls > math.MaxInt32:
+		return fmt.Errorf("%s: calls %d too large", e.EventType(), calls)
+	case chainID > math.MaxInt64:
+		return fmt.Errorf("%s: chain_id %d too large", e.EventType(), chainID)
+	}
+	for _, s := range texts {
+		if strings.IndexByte(s, 0) >= 0 {
+			return fmt.Errorf("%s: NUL byte in a text field", e.EventType())
+		}
+	}
+	return nil
+}
+
+// SQL of the bulk writes. Each inserts with ON CONFLICT DO NOTHING on the
+// event id, so a redelivered entry is a no-op; the ledger rows are written by
+// the same statement from the rows actually inserted (RETURNING), so a ledger
+// entry exists exactly when its event does.
+const (
+	// booked_epoch: the event's own epoch, or the open epoch when its own
+	// has already CLOSED (a late event is booked forward, never dropped).
+	// Runs under the shared Booking lock; see pglock.Booking.
+	insertRevenue = `
+INSERT INTO revenue_events (id, ts, epoch_id, booked_epoch, chain_id, payer, account, asset, amount_units, calls, upstream, node_id)
+SELECT r.id, r.ts, r.epoch_id, GREATEST(r.epoch_id, COALESCE(o.id, r.epoch_id)), r.chain_id, r.payer,
+       NULLIF(r.account, ''), r.asset, r.amount_units, r.calls, r.upstream, NULLIF(r.node_id, '')
+FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[],
+            $8::bigint[], $9::int[], $10::text[], $11::text[])
+     AS r(id, ts, epoch_id, chain_id, payer, account, asset, amount_units, calls, upstream, node_id)
+LEFT JOIN (SELECT id FROM epochs WHERE state = 'open') o ON true
+ON CONFLICT (id) DO NOTHING`
+
+	insertDebits = `
+WITH ins AS (
+    INSERT INTO debits (id, ts, chain_id, payer, account, asset, amount_units, calls)
+    SELECT d.id, d.ts, d.chain_id, d.payer, NULLIF(d.account, ''), d.asset, d.amount_units, d.calls
+    FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::int[])
+         AS d(id, ts, chain_id, payer, account, asset, amount_units, calls)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, ts, payer, account, amount_units, calls)
+INSERT INTO account_ledger (account, kind, ref, units, calls, ts)
+SELECT account, CASE payer WHEN 'credits' THEN 'debit' ELSE 'bundle_debit' END, id, -amount_units, -calls, ts
+FROM ins WHERE payer IN ('credits', 'bundle')
+ON CONFLICT (kind, ref) DO NOTHING`
+
+	insertRefunds = `
+WITH ins AS (
+    INSERT INTO refunds (id, ts, payer, account, amount_units, calls)
+    SELECT r.id, r.ts, r.payer, NULLIF(r.account, ''), r.amount_units, r.calls
+    FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::bigint[], $6::int[])
+         AS r(id, ts, payer, account, amount_units, calls)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, ts, payer, account, amount_units, calls)
+INSERT INTO account_ledger (account, kind, ref, units, calls, ts)
+SELECT account, CASE payer WHEN 'credits' THEN 'refund' ELSE 'bundle_refund' END, id, amount_units, calls, ts
+FROM ins WHERE payer IN ('credits', 'bundle')
+ON CONFLICT (kind, ref) DO NOTHING`
+
+	// A key row may already exist as a bare revocation (ingested first); the
+	// creation fills it in. A complete row is left alone (redelivery).
+	upsertKey = `
+INSERT INTO api_keys (key_id, key_hash, kind, label, tier, email, email_consent, wallet, created_at)
+VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), $7, NULLIF($8, ''), $9)
+ON CONFLICT (key_id) DO UPDATE SET
+    key_hash = EXCLUDED.key_hash, kind = EXCLUDED.kind, label = EXCLUDED.label, tier = EXCLUDED.tier,
+    email = EXCLUDED.email, email_consent = EXCLUDED.email_consent, wallet = EXCLUDED.wallet,
+    created_at = EXCLUDED.created_at
+WHERE api_keys.key_hash IS NULL`
+
+	// The first revocation wins; a repeat changes nothing.
+	upsertRevoke = `
+INSERT INTO api_keys (key_id, revoked_at, revoke_reason)
+VALUES ($1, $2, NULLIF($3, ''))
+ON CONFLICT (key_id) DO UPDATE SET
+    revoked_at = COALESCE(api_keys.revoked_at, EXCLUDED.revoked_at),
+    revoke_reason = COALESCE(api_keys.revoke_reason, EXCLUDED.revoke_reason)`
+
+	insertBundle = `
+WITH ins AS (
+    INSERT INTO bundle_grants (id, wallet, calls, amount_units, network, ts)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, wallet, calls, amount_units, ts)
+INSERT INTO account_ledger (account, kind, ref, units, calls, ts)
+SELECT wallet, 'bundle_grant', id, amount_units, calls, ts FROM ins
+ON CONFLICT (kind, ref) DO NOTHING`
+
+	insertDead = `
+INSERT INTO dead_letters (stream_id, reason, fields, consumer)
+SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
+ON CONFLICT (stream_id) DO NOTHING`
+)
+
+// write stores the batch in one transaction: all of it or none of it.
+func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
+	q := &pgx.Batch{}
+	if n := len(b.rev.id); n > 0 {
+		r := &b.rev
+		q.Queue(insertRevenue, r.id, r.ts, r.epoch, r.chain, r.payer, r.account, r.asset, r.amount, r.calls, r.upstream, r.node)
+	}
+	if len(b.deb.id) > 0 {
+		d := &b.deb
+		q.Queue(insertDebits, d.id, d.ts, d.chain, d.payer, d.account, d.asset, d.amount, d.calls)
+	}
+	if len(b.ref.id) > 0 {
+		r := &b.ref
+		q.Queue(insertRefunds, r.id, r.ts, r.payer, r.account, r.amount, r.calls)
+	}
+	for _, k := range b.keys {
+		q.Queue(upsertKey, k.KeyID, k.KeyHash, string(k.Kind), k.Label, k.Tier, k.Email, k.EmailConsent, k.Wallet, time.UnixMilli(k.TimeMs))
+	}
+	for _, k := range b.revokes {
+		q.Queue(upsertRevoke, k.KeyID, time.UnixMilli(k.TimeMs), k.Reason)
+	}
+	for _, g := range b.bundles {
+		q.Queue(insertBundle, g.ID, g.Wallet, g.Calls, int64(g.Amount), g.Network, time.UnixMilli(g.TimeMs))
+	}
+	if len(b.dead) > 0 {
+		ids, reasons, fields, cons := make([]string, len(b.dead)), make([]string, len(b.dead)), make([][]byte, len(b.dead)), make([]string, len(b.dead))
+		for i, d := range b.dead {
+			ids[i], reasons[i], fields[i], cons[i] = d.streamID, d.reason, d.fields, consumer
+		}
+		q.Queue(insertDead, ids, reasons, fields, cons)
+	}
+	if q.Len() == 0 {
+		return nil
+	}
+	if len(b.rev.id) > 0 {
+		// Taken before the revenue insert reads which epoch is open.
+		if err := pglock.XactShared(ctx, tx, pglock.Booking); err != nil {
+			return err
+		}
+	}
+	return tx.SendBatch(ctx, q).Close()
+}

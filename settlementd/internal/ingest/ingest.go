@@ -1,0 +1,417 @@
+// Package ingest moves the gateway's events from the Redis stream into
+// Postgres, exactly once in effect:
+//
+//   - a consumer group (default "settlementd") spreads the stream over every
+//     replica's consumers; an entry is acknowledged (XACK) only after the
+//     transaction that stored it has committed;
+//   - every table is keyed by the event's own id and written with ON CONFLICT
+//     DO NOTHING, so an entry delivered twice (XADDed twice, or committed and
+//     then redelivered because the process died before XACK) is stored once;
+//   - entries a dead consumer left pending are taken over with XAUTOCLAIM
+//     once idle for ClaimMinIdle;
+//   - entries this build cannot book are parked in dead_letters (and
+//     acknowledged): nothing is dropped and nothing blocks the stream.
+//
+// After its commits each consumer records the group's watermark (see
+// GroupWatermark) in Postgres, which is what the epoch closer waits for.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/crashhook"
+)
+
+// Config of the consumers. Zero values take the defaults noted.
+type Config struct {
+	Stream         string        // stream key (<prefix>events)
+	Group          string        // consumer group (settlementd)
+	Consumer       string        // consumer name, unique per process
+	Workers        int           // consumers in this process, named Consumer-1..n when > 1 (default 1)
+	Batch          int           // entries per read and per transaction (default 1000)
+	Block          time.Duration // how long a read waits for new entries (default 1s)
+	ClaimMinIdle   time.Duration // idle time before another consumer's pending entry is taken over (default 30s)
+	ClaimEvery     time.Duration // how often pending entries are checked for takeover (default 5s)
+	WatermarkEvery time.Duration // least interval between watermark records while busy (default 200ms)
+	StaleConsumer  time.Duration // idle consumers with nothing pending are removed from the group after this (default 1h)
+	CommitTimeout  time.Duration // bound on one batch's transaction, also while shutting down (default 30s)
+}
+
+func (c *Config) defaults() {
+	if c.Group == "" {
+		c.Group = "settlementd"
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+	if c.Batch <= 0 {
+		c.Batch = 1000
+	}
+	if c.Block <= 0 {
+		c.Block = time.Second
+	}
+	if c.ClaimMinIdle <= 0 {
+		c.ClaimMinIdle = 30 * time.Second
+	}
+	if c.ClaimEvery <= 0 {
+		c.ClaimEvery = 5 * time.Second
+	}
+	if c.WatermarkEvery <= 0 {
+		c.WatermarkEvery = 200 * time.Millisecond
+	}
+	if c.StaleConsumer <= 0 {
+		c.StaleConsumer = time.Hour
+	}
+	if c.CommitTimeout <= 0 {
+		c.CommitTimeout = 30 * time.Second
+	}
+}
+
+// Ingester runs the consumers of one process.
+type Ingester struct {
+	rdb  redis.UniversalClient
+	pool *pgxpool.Pool
+	cfg  Config
+	log  *zap.Logger
+	m    *metrics
+}
+
+// New returns an ingester; metrics go to reg (nil: not registered).
+func New(rdb redis.UniversalClient, pool *pgxpool.Pool, cfg Config, log *zap.Logger, reg prometheus.Registerer) (*Ingester, error) {
+	cfg.defaults()
+	if cfg.Stream == "" || cfg.Consumer == "" {
+		return nil, errors.New("ingest: stream and consumer name are required")
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Ingester{rdb: rdb, pool: pool, cfg: cfg, log: log.Named("ingest"), m: newMetrics(reg)}, nil
+}
+
+// Run consumes until ctx ends. A batch being written when ctx ends is still
+// committed and acknowledged (bounded by CommitTimeout); entries read but not
+// committed stay pending for a restart or another replica.
+func (in *Ingester) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i := range in.cfg.Workers {
+		name := in.cfg.Consumer
+		if in.cfg.Workers > 1 {
+			name = fmt.Sprintf("%s-%d", name, i+1)
+		}
+		w := &worker{in: in, name: name, claims: i == 0}
+		wg.Go(func() { w.run(ctx) })
+	}
+	wg.Wait()
+}
+
+// worker is one consumer of the group.
+type worker struct {
+	in     *Ingester
+	name   string
+	claims bool // this worker also takes over dead consumers' entries
+
+	lastMark  time.Time
+	markEvent int64  // newest event time committed since the last record
+	markID    string // highest stream id committed since the last record
+}
+
+func (w *worker) run(ctx context.Context) {
+	in := w.in
+	log := in.log.With(zap.String("consumer", w.name))
+	log.Info("consuming", zap.String("stream", in.cfg.Stream), zap.String("group", in.cfg.Group))
+	defer log.Info("stopped consuming")
+
+	backoff := newBackoff()
+	for ctx.Err() == nil {
+		if err := in.ensureGroup(ctx); err != nil {
+			log.Warn("creating consumer group", zap.Error(err))
+			backoff.wait(ctx)
+			continue
+		}
+		break
+	}
+	// A consumer restarted under the same name owns what it left pending.
+	if err := w.drainOwn(ctx); err != nil && ctx.Err() == nil {
+		log.Warn("recovering own pending entries", zap.Error(err))
+	}
+	nextClaim := time.Time{}
+	for ctx.Err() == nil {
+		if w.claims && !time.Now().Before(nextClaim) {
+			if err := w.claim(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("claiming pending entries", zap.Error(err))
+			}
+			nextClaim = time.Now().Add(in.cfg.ClaimEvery)
+		}
+		msgs, err := w.read(ctx, ">")
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if isNoGroup(err) {
+				_ = in.ensureGroup(ctx)
+			}
+			log.Warn("reading the stream", zap.Error(err))
+			backoff.wait(ctx)
+			continue
+		}
+		backoff.reset()
+		if len(msgs) > 0 {
+			if !w.process(ctx, msgs) {
+				return
+			}
+		}
+		w.mark(ctx, len(msgs) == 0)
+	}
+}
+
+// ensureGroup creates the group at the start of the stream, so events
+// written before settlementd first ran are ingested too.
+func (in *Ingester) ensureGroup(ctx context.Context) error {
+	err := in.rdb.XGroupCreateMkStream(ctx, in.cfg.Stream, in.cfg.Group, "0").Err()
+	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+		return err
+	}
+	return nil
+}
+
+func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
+
+// read reads up to Batch entries: ">" for new ones, or an id for this
+// consumer's own pending entries after it.
+func (w *worker) read(ctx context.Context, id string) ([]redis.XMessage, error) {
+	block := w.in.cfg.Block
+	if id != ">" {
+		block = -1 // no BLOCK: pending entries are returned at once
+	}
+	res, err := w.in.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group:    w.in.cfg.Group,
+		Consumer: w.name,
+		Streams:  []string{w.in.cfg.Stream, id},
+		Count:    int64(w.in.cfg.Batch),
+		Block:    block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var msgs []redis.XMessage
+	for _, s := range res {
+		msgs = append(msgs, s.Messages...)
+	}
+	return msgs, nil
+}
+
+// drainOwn processes entries pending under this consumer's name.
+func (w *worker) drainOwn(ctx context.Context) error {
+	after := "0"
+	for ctx.Err() == nil {
+		msgs, err := w.read(ctx, after)
+		if err != nil || len(msgs) == 0 {
+			return err
+		}
+		w.in.m.claimed.Add(float64(len(msgs)))
+		if !w.process(ctx, msgs) {
+			return nil
+		}
+		after = msgs[len(msgs)-1].ID
+	}
+	return nil
+}
+
+// claim takes over entries other consumers have left pending for longer than
+// ClaimMinIdle (a crashed process, a replica that went away), and removes
+// long-idle consumers that have nothing pending from the group.
+func (w *worker) claim(ctx context.Context) error {
+	in := w.in
+	start := "0-0"
+	for ctx.Err() == nil {
+		msgs, next, err := in.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: in.cfg.Stream, Group: in.cfg.Group, Consumer: w.name,
+			MinIdle: in.cfg.ClaimMinIdle, Start: start, Count: int64(in.cfg.Batch),
+		}).Result()
+		if err != nil {
+			return err
+		}
+		if len(msgs) > 0 {
+			in.m.claimed.Add(float64(len(msgs)))
+			in.log.Info("took over pending entries", zap.String("consumer", w.name), zap.Int("entries", len(msgs)))
+			if !w.process(ctx, msgs) {
+				return nil
+			}
+		}
+		if next == "0-0" || next == "" {
+			break
+		}
+		start = next
+	}
+	return pruneConsumers.Run(ctx, in.rdb, []string{in.cfg.Stream},
+		in.cfg.Group, in.cfg.StaleConsumer.Milliseconds()).Err()
+}
+
+// pruneConsumers deletes consumers idle for longer than ARGV[2] ms that have
+// nothing pending. It runs as one script so no entry can be delivered to a
+// consumer between the check and the delete (which would drop the entry from
+// the pending list).
+var pruneConsumers = redis.NewScript(`
+local removed = 0
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local f = {}
+  for i = 1, #c, 2 do f[c[i]] = c[i + 1] end
+  if tonumber(f['pending']) == 0 and tonumber(f['idle']) > tonumber(ARGV[2]) then
+    removed = removed + redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], f['name'])
+  end
+end
+return removed`)
+
+// process stores msgs and acknowledges them. It retries transient failures
+// until it succeeds or ctx ends; it returns false when it gave up because ctx
+// ended (the entries stay pending).
+func (w *worker) process(ctx context.Context, msgs []redis.XMessage) bool {
+	in := w.in
+	b := newBatch(msgs)
+	backoff := newBackoff()
+	for {
+		start := time.Now()
+		err := in.commit(ctx, b, w.name)
+		if err != nil && isDataError(err) {
+			// One entry Postgres refuses must not hold the others hostage:
+			// store them one by one and park the ones refused.
+			in.log.Warn("batch refused; storing entries one by one", zap.Error(err))
+			err = w.commitEach(ctx, msgs)
+		}
+		if err == nil {
+			in.m.batchSeconds.Observe(time.Since(start).Seconds())
+			break
+		}
+		in.m.batches.WithLabelValues("error").Inc()
+		if ctx.Err() != nil {
+			in.log.Warn("shutting down with a batch uncommitted; it stays pending", zap.Int("entries", len(msgs)), zap.Error(err))
+			return false
+		}
+		in.log.Warn("storing batch", zap.Int("entries", len(msgs)), zap.Error(err))
+		backoff.wait(ctx)
+	}
+	in.m.batches.WithLabelValues("ok").Inc()
+	in.m.observe(b)
+	crashhook.Point("ingest-after-commit")
+
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), in.cfg.CommitTimeout)
+	defer cancel()
+	if err := in.rdb.XAck(actx, in.cfg.Stream, in.cfg.Group, b.ids...).Err(); err != nil {
+		// Committed but not acknowledged: the entries will be redelivered
+		// and are no-ops then. Nothing is lost.
+		in.log.Warn("acknowledging committed entries", zap.Error(err))
+	}
+	w.markEvent = max(w.markEvent, b.maxEvent)
+	w.markID = maxID(w.markID, b.ids[len(b.ids)-1])
+	return true
+}
+
+// commit writes b in one transaction. It does not stop for ctx: a batch
+// that started is finished (or fails on CommitTimeout), so shutdown never
+// leaves work half-done in a way that matters — and a transaction that does
+// not commit leaves nothing behind.
+func (in *Ingester) commit(ctx context.Context, b *batch, consumer string) error {
+	if b.len() == 0 {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), in.cfg.CommitTimeout)
+	defer cancel()
+	return pgx.BeginFunc(cctx, in.pool, func(tx pgx.Tx) error {
+		return b.write(cctx, tx, consumer)
+	})
+}
+
+// commitEach stores entries one per transaction, parking those Postgres
+// refuses with the reason it gave.
+func (w *worker) commitEach(ctx context.Context, msgs []redis.XMessage) error {
+	in := w.in
+	for _, m := range msgs {
+		one := newBatch([]redis.XMessage{m})
+		err := in.commit(ctx, one, w.name)
+		if err == nil {
+			continue
+		}
+		if !isDataError(err) {
+			return err
+		}
+		parked := &batch{counts: map[string]int{}}
+		parked.park(m, deadRejected, err.Error())
+		if err := in.commit(ctx, parked, w.name); err != nil {
+			return err
+		}
+		in.m.dead.WithLabelValues(deadRejected).Inc()
+	}
+	return nil
+}
+
+// isDataError: Postgres refused the data itself (class 22 data exception,
+// 23 integrity violation, 54 program limit), so retrying cannot help. Other
+// errors (connection, deadlock, shutdown) are retried as they are.
+func isDataError(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || len(pe.Code) < 2 {
+		return false
+	}
+	switch pe.Code[:2] {
+	case "22", "23", "54":
+		return true
+	}
+	return false
+}
+
+// mark records the group watermark, at most every WatermarkEvery while busy
+// and on every idle read (so the watermark follows the clock when there is
+// no traffic, and quiet epochs close).
+func (w *worker) mark(ctx context.Context, idle bool) {
+	in := w.in
+	if !idle && time.Since(w.lastMark) < in.cfg.WatermarkEvery {
+		return
+	}
+	wm, err := GroupWatermark(ctx, in.rdb, in.cfg.Stream, in.cfg.Group)
+	if err != nil {
+		if ctx.Err() == nil {
+			in.log.Warn("reading the stream watermark", zap.Error(err))
+		}
+		return
+	}
+	if err := RecordWatermark(ctx, in.pool, in.cfg.Stream, wm, w.markEvent, w.markID); err != nil {
+		if ctx.Err() == nil {
+			in.log.Warn("recording the stream watermark", zap.Error(err))
+		}
+		return
+	}
+	w.lastMark = time.Now()
+	w.markEvent, w.markID = 0, ""
+	in.m.watermarkLag.Set(float64(time.Now().UnixMilli()-wm.LowMs) / 1000)
+	in.m.pending.Set(float64(wm.Pending))
+}
+
+// backoff paces retries: 100 ms doubling to 5 s.
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{d: 100 * time.Millisecond} }
+func (b *backoff) reset()  { b.d = 100 * time.Millisecond }
+func (b *backoff) wait(ctx context.Context) {
+	t := time.NewTimer(b.d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	b.d = min(2*b.d, 5*time.Second)
+}

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS bundle_grants;
+DROP TABLE IF EXISTS api_keys;
