@@ -1,0 +1,354 @@
+package epochs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/ingest"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// world is a migrated database fed by a real ingester from a real stream,
+// with a closer whose clock the test sets.
+type world struct {
+	rdb    *redis.Client
+	pool   *pgxpool.Pool
+	stream string
+	closer *Closer
+	now    time.Time
+}
+
+func newWorld(t *testing.T) *world {
+	_, pool := settletest.DB(t)
+	w := &world{rdb: testenv.Redis(t), pool: pool, stream: testenv.KeyPrefix(t) + "events"}
+	w.closer = &Closer{Pool: pool, Grace: 5 * time.Second, Stream: w.stream, Now: func() time.Time { return w.now }}
+	return w
+}
+
+func (w *world) ingest(t *testing.T) {
+	in, err := ingest.New(w.rdb, w.pool, ingest.Config{Stream: w.stream, Consumer: "t", Block: 50 * time.Millisecond}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { in.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// drained waits until everything XADDed so far is in Postgres, as the
+// recorded watermark (the only one the closer reads) says: it must pass the
+// Redis clock as of now.
+func (w *world) drained(t *testing.T) {
+	t.Helper()
+	now, err := w.rdb.Time(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settletest.Eventually(t, 30*time.Second, "stream ingested", func() (bool, error) {
+		var low int64
+		err := w.pool.QueryRow(context.Background(), `SELECT low_ms FROM ingest_watermark WHERE stream = $1`, w.stream).Scan(&low)
+		return err == nil && low > now.UnixMilli(), nil
+	})
+}
+
+// closeUntil sets the clock and closes every due epoch.
+func (w *world) closeUntil(t *testing.T, now time.Time) {
+	t.Helper()
+	w.now = now
+	if err := w.closer.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type epochRow struct {
+	ID                                                         int64
+	State                                                      string
+	CarryIn, Total, NodeUnits, Operators, Platform, Pool, Dist int64
+	CarryOut, Events, Calls                                    int64
+}
+
+func (w *world) epochs(t *testing.T) []epochRow {
+	t.Helper()
+	rows, err := w.pool.Query(context.Background(), `SELECT id, state, carry_in_units,
+		COALESCE(total_units, 0), COALESCE(node_units, 0), COALESCE(operators_units, 0), COALESCE(platform_units, 0),
+		COALESCE(pool_units, 0), COALESCE(distributed_units, 0), COALESCE(carry_out_units, 0),
+		COALESCE(events, 0), COALESCE(calls, 0) FROM epochs ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []epochRow
+	for rows.Next() {
+		var e epochRow
+		if err := rows.Scan(&e.ID, &e.State, &e.CarryIn, &e.Total, &e.NodeUnits, &e.Operators, &e.Platform,
+			&e.Pool, &e.Dist, &e.CarryOut, &e.Events, &e.Calls); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (w *world) shares(t *testing.T, epoch int64) map[string]int64 {
+	t.Helper()
+	rows, err := w.pool.Query(context.Background(), `SELECT node_id, share_units FROM epoch_node_shares WHERE epoch_id = $1`, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var n string
+		var s int64
+		if err := rows.Scan(&n, &s); err != nil {
+			t.Fatal(err)
+		}
+		m[n] = s
+	}
+	return m
+}
+
+func rev(id string, at time.Time, node string, amount money.Units, calls int) *events.Revenue {
+	up := node
+	if up == "" {
+		up = "cache"
+	}
+	return &events.Revenue{ID: id, TimeMs: at.UnixMilli(), ChainID: 137, Payer: events.PayerCredits, Account: "key_X",
+		Asset: events.AssetUSDT, Amount: amount, Calls: calls, Upstream: up, NodeID: node}
+}
+
+// The MUST-SHOW example: events in, epochs closed, shares exact to the unit,
+// a node-less epoch's pot carried, and a late event booked forward.
+func TestCloseHandComputedExampleWithCarry(t *testing.T) {
+	w := newWorld(t)
+	e0 := events.EpochOf(time.Now()) - 10
+	at := func(epoch int64, sec int) time.Time { return epochStart(epoch).Add(time.Duration(sec) * time.Second) }
+	const A, B = "NODE-EU-AAAAAAAA", "NODE-US-BBBBBBBB"
+	evs := []events.Event{
+		// e0: A 100, B 210, cache 30 → total 340.
+		rev("a1", at(e0, 1), A, 100, 1), rev("b1", at(e0, 2), B, 210, 7), rev("c1", at(e0, 3), "", 30, 1),
+		// e0+1: cache 60 and a provider 30 → total 90, no node served.
+		rev("c2", at(e0+1, 10), "", 60, 2), rev("p2", at(e0+1, 20), "", 30, 1),
+		// e0+2: A 90, B 30 → total 120.
+		rev("a3", at(e0+2, 5), A, 90, 3), rev("b3", at(e0+2, 59), B, 30, 1),
+	}
+	settletest.XAddIDs(t, w.rdb, w.stream, settletest.TimeIDs(evs), evs...)
+	w.ingest(t)
+	w.drained(t)
+	// Clock just past e0+3's end + grace: e0..e0+2 close, e0+3 stays open.
+	w.closeUntil(t, epochEnd(e0+2).Add(5*time.Second))
+
+	// A late event for e0 (already CLOSED) arrives while e0+3 is open.
+	settletest.XAdd(t, w.rdb, w.stream, rev("late", at(e0, 30), B, 300, 10))
+	w.drained(t)
+	if got := settletest.Count(t, w.pool, `SELECT booked_epoch FROM revenue_events WHERE id = 'late'`); got != e0+3 {
+		t.Fatalf("late event booked into %d, want the open epoch %d", got, e0+3)
+	}
+	w.closeUntil(t, epochEnd(e0+3).Add(5*time.Second))
+
+	//  epoch  total ops plat pool | carry in  pot  W   shares                     dist carry out
+	//  e0      340  170  102  68  |   0       170  310 A floor(170·100/310)=54      169   1
+	//                             |                    B floor(170·210/310)=115
+	//  e0+1     90   45   27  18  |   1        46    0 (no node)                     0   46
+	//  e0+2    120   60   36  24  |  46       106  120 A floor(106·90/120)=79       105   1
+	//                             |                    B floor(106·30/120)=26
+	//  e0+3    300  150   90  60  |   1       151  300 B 151 (the late event)       151   0
+	want := []epochRow{
+		{ID: e0, State: "CLOSED", CarryIn: 0, Total: 340, NodeUnits: 310, Operators: 170, Platform: 102, Pool: 68, Dist: 169, CarryOut: 1, Events: 3, Calls: 9},
+		{ID: e0 + 1, State: "CLOSED", CarryIn: 1, Total: 90, NodeUnits: 0, Operators: 45, Platform: 27, Pool: 18, Dist: 0, CarryOut: 46, Events: 2, Calls: 3},
+		{ID: e0 + 2, State: "CLOSED", CarryIn: 46, Total: 120, NodeUnits: 120, Operators: 60, Platform: 36, Pool: 24, Dist: 105, CarryOut: 1, Events: 2, Calls: 4},
+		{ID: e0 + 3, State: "CLOSED", CarryIn: 1, Total: 300, NodeUnits: 300, Operators: 150, Platform: 90, Pool: 60, Dist: 151, CarryOut: 0, Events: 1, Calls: 10},
+		{ID: e0 + 4, State: "open"},
+	}
+	got := w.epochs(t)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("epochs\n got %+v\nwant %+v", got, want)
+	}
+	wantShares := map[int64]map[string]int64{e0: {A: 54, B: 115}, e0 + 1: {}, e0 + 2: {A: 79, B: 26}, e0 + 3: {B: 151}}
+	for id, ws := range wantShares {
+		if gs := w.shares(t, id); fmt.Sprint(gs) != fmt.Sprint(ws) {
+			t.Errorf("epoch %d shares %v, want %v", id, gs, ws)
+		}
+	}
+	// The earnings ledger: A 54+79, B 115+26+151.
+	for node, want := range map[string]int64{A: 133, B: 292} {
+		if got := settletest.Count(t, w.pool, `SELECT sum(amount_units) FROM node_earnings WHERE node_id = $1 AND kind = 'epoch_share'`, node); got != want {
+			t.Errorf("%s earned %d, want %d", node, got, want)
+		}
+	}
+	// Revenue 850 = nodes 425 + platform 255 + pool 170 + final carry 0.
+}
+
+// Property test against real Postgres: random traffic over several epochs,
+// late events after some epochs closed; every epoch's row must equal the
+// pure Compute over its booked events, the carry must chain, epochs must be
+// gapless, and every unit of revenue must be accounted for.
+func TestClosePropertiesAgainstPostgres(t *testing.T) {
+	cases := 30
+	if testing.Short() {
+		cases = 3
+	}
+	for seed := range cases {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			r := rand.New(rand.NewPCG(uint64(seed), 7))
+			n := 2 + r.IntN(6)
+			e0 := events.EpochOf(time.Now()) - int64(n) - 3
+			var evs []events.Event
+			for e := range int64(n) {
+				k := r.IntN(40)
+				if r.IntN(5) == 0 {
+					k = 0 // an empty epoch
+				}
+				for i := range k {
+					node := ""
+					if r.IntN(4) > 0 {
+						node = settletest.Nodes[r.IntN(len(settletest.Nodes))]
+					}
+					calls := 1 + r.IntN(5)
+					evs = append(evs, rev(fmt.Sprintf("s%d-e%d-%d", seed, e, i),
+						epochStart(e0+e).Add(time.Duration(i)*time.Second), node, money.Units(30*calls), calls))
+				}
+			}
+			settletest.XAddIDs(t, w.rdb, w.stream, settletest.TimeIDs(evs), evs...)
+			w.ingest(t)
+			w.drained(t)
+			mid := e0 + int64(r.IntN(n))
+			w.closeUntil(t, epochEnd(mid).Add(5*time.Second))
+
+			// Late events for random past epochs (some already CLOSED), plus
+			// duplicates of events already stored.
+			var late []events.Event
+			for i := range 1 + r.IntN(15) {
+				e := e0 + int64(r.IntN(n))
+				late = append(late, rev(fmt.Sprintf("s%d-late-%d", seed, i), epochStart(e).Add(30*time.Second),
+					settletest.Nodes[r.IntN(len(settletest.Nodes))], 30, 1))
+			}
+			if len(evs) > 0 {
+				late = append(late, evs[r.IntN(len(evs))])
+			}
+			settletest.XAdd(t, w.rdb, w.stream, late...)
+			w.drained(t)
+			if got := settletest.Count(t, w.pool, `SELECT count(*) FROM revenue_events r JOIN epochs e ON e.id = r.epoch_id
+				WHERE r.booked_epoch <> r.epoch_id AND e.state <> 'CLOSED'`); got != 0 {
+				t.Fatalf("%d events booked forward although their epoch was open", got)
+			}
+			w.closeUntil(t, epochEnd(e0+int64(n)+1).Add(5*time.Second))
+
+			rows := w.epochs(t)
+			var carry, totals int64
+			for i, e := range rows {
+				if i > 0 && e.ID != rows[i-1].ID+1 {
+					t.Fatalf("gap between epochs %d and %d", rows[i-1].ID, e.ID)
+				}
+				if e.CarryIn != carry {
+					t.Fatalf("epoch %d carry in %d, previous carry out %d", e.ID, e.CarryIn, carry)
+				}
+				if e.State == "open" {
+					if i != len(rows)-1 {
+						t.Fatalf("open epoch %d is not the last", e.ID)
+					}
+					continue
+				}
+				// Recompute from the booked events with the pure function.
+				var weights []Weight
+				nodeRows, err := w.pool.Query(context.Background(), `SELECT node_id, sum(amount_units)::bigint
+					FROM revenue_events WHERE booked_epoch = $1 AND node_id IS NOT NULL GROUP BY node_id`, e.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for nodeRows.Next() {
+					var wt Weight
+					if err := nodeRows.Scan(&wt.NodeID, &wt.Units); err != nil {
+						t.Fatal(err)
+					}
+					weights = append(weights, wt)
+				}
+				nodeRows.Close()
+				total := settletest.Count(t, w.pool, `SELECT COALESCE(sum(amount_units), 0) FROM revenue_events WHERE booked_epoch = $1`, e.ID)
+				s := Compute(money.Units(total), money.Units(carry), weights)
+				checkSplit(t, s, weights)
+				if e.Total != int64(s.Total) || e.Dist != int64(s.Distributed) || e.CarryOut != int64(s.CarryOut) ||
+					e.Platform != int64(s.Platform) || e.Pool != int64(s.Pool) || e.Operators != int64(s.Operators) {
+					t.Fatalf("epoch %d row %+v, pure split %+v", e.ID, e, s)
+				}
+				shares := w.shares(t, e.ID)
+				for _, sh := range s.Shares {
+					if shares[sh.NodeID] != int64(sh.Units) {
+						t.Fatalf("epoch %d node %s share %d, want %d", e.ID, sh.NodeID, shares[sh.NodeID], sh.Units)
+					}
+				}
+				if e.Dist+e.Platform+e.Pool+e.CarryOut != e.Total+e.CarryIn {
+					t.Fatalf("epoch %d not conserved: %+v", e.ID, e)
+				}
+				carry = e.CarryOut
+				totals += e.Total
+			}
+			if all := settletest.Count(t, w.pool, `SELECT COALESCE(sum(amount_units), 0) FROM revenue_events`); all != totals {
+				t.Fatalf("revenue %d, closed epochs account for %d", all, totals)
+			}
+			if paid := settletest.Count(t, w.pool, `SELECT COALESCE(sum(amount_units), 0) FROM node_earnings`); paid !=
+				settletest.Count(t, w.pool, `SELECT COALESCE(sum(distributed_units), 0) FROM epochs`) {
+				t.Fatalf("earnings ledger %d != distributed", paid)
+			}
+		})
+	}
+}
+
+// Two closers racing on one database (a stale leader and a new one) never
+// close an epoch twice.
+func TestConcurrentClosersCloseOnce(t *testing.T) {
+	w := newWorld(t)
+	e0 := events.EpochOf(time.Now()) - 8
+	var evs []events.Event
+	for i := range 6 * 20 {
+		evs = append(evs, rev(fmt.Sprint("r", i), epochStart(e0).Add(time.Duration(i)*3*time.Second), settletest.Nodes[i%3], 30, 1))
+	}
+	settletest.XAddIDs(t, w.rdb, w.stream, settletest.TimeIDs(evs), evs...)
+	w.ingest(t)
+	w.drained(t)
+	w.now = time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		c := &Closer{Pool: w.pool, Grace: 5 * time.Second, Stream: w.stream}
+		wg.Go(func() {
+			for {
+				ok, err := c.CloseNext(context.Background())
+				if err != nil && !errorsIsNotOpen(err) {
+					errs <- err
+					return
+				}
+				if !ok && err == nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := settletest.Count(t, w.pool, `SELECT count(*) FROM node_earnings`); got != settletest.Count(t, w.pool, `SELECT count(*) FROM epoch_node_shares WHERE share_units > 0`) {
+		t.Fatalf("earnings rows %d differ from shares", got)
+	}
+	if got := settletest.Count(t, w.pool, `SELECT sum(total_units) FROM epochs`); got != 30*int64(len(evs)) {
+		t.Fatalf("closed totals %d, want %d", got, 30*len(evs))
+	}
+}
+
+func errorsIsNotOpen(err error) bool { return errors.Is(err, ErrNotOpen) }

@@ -1,0 +1,152 @@
+package epochs
+
+import (
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+	"testing/quick"
+
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// checkSplit asserts every invariant of one epoch's split.
+func checkSplit(t *testing.T, s Split, weights []Weight) {
+	t.Helper()
+	if s.Operators+s.Platform+s.Pool != s.Total {
+		t.Fatalf("50/30/20 parts %d+%d+%d != total %d", s.Operators, s.Platform, s.Pool, s.Total)
+	}
+	var sum money.Units
+	for _, sh := range s.Shares {
+		if sh.Units < 0 || sh.Weight <= 0 {
+			t.Fatalf("negative share or empty weight: %+v", sh)
+		}
+		sum += sh.Units
+		// floor(pot·w/W), checked with arbitrary precision.
+		want := new(big.Int).Mul(big.NewInt(int64(s.Pot())), big.NewInt(int64(sh.Weight)))
+		want.Quo(want, big.NewInt(int64(s.NodeUnits)))
+		if want.Int64() != int64(sh.Units) {
+			t.Fatalf("share of %s = %d, want %s", sh.NodeID, sh.Units, want)
+		}
+	}
+	if sum != s.Distributed {
+		t.Fatalf("distributed %d != Σ shares %d", s.Distributed, sum)
+	}
+	// The conservation law: nothing created, nothing lost.
+	if sum+s.Platform+s.Pool+s.CarryOut != s.Total+s.CarryIn {
+		t.Fatalf("Σshares %d + platform %d + pool %d + carry %d != total %d + carry in %d",
+			sum, s.Platform, s.Pool, s.CarryOut, s.Total, s.CarryIn)
+	}
+	for _, v := range []money.Units{s.Operators, s.Platform, s.Pool, s.CarryOut, s.Distributed, s.NodeUnits} {
+		if v < 0 {
+			t.Fatalf("negative amount in %+v", s)
+		}
+	}
+	if s.NodeUnits == 0 {
+		if s.CarryOut != s.Pot() || len(s.Shares) != 0 {
+			t.Fatalf("no node served, yet the pot was not carried: %+v", s)
+		}
+	} else if s.CarryOut >= money.Units(len(s.Shares)) {
+		// Each floor loses less than one unit.
+		t.Fatalf("carry %d not below the number of nodes %d", s.CarryOut, len(s.Shares))
+	}
+	var w money.Units
+	for _, x := range weights {
+		w += x.Units
+	}
+	if w != s.NodeUnits {
+		t.Fatalf("W %d != Σ weights %d", s.NodeUnits, w)
+	}
+	// A node that served more never gets less.
+	for i := range s.Shares {
+		for j := range s.Shares {
+			if s.Shares[i].Weight < s.Shares[j].Weight && s.Shares[i].Units > s.Shares[j].Units {
+				t.Fatalf("not monotone: %+v vs %+v", s.Shares[i], s.Shares[j])
+			}
+		}
+	}
+}
+
+// genEpoch draws one epoch from r: realistic sizes most of the time, huge
+// values (near the int64 range) sometimes, empty or node-less epochs too.
+func genEpoch(r *rand.Rand) (other money.Units, weights []Weight) {
+	scale := int64(1_000_000)
+	switch r.IntN(10) {
+	case 0:
+		scale = 1 << 58 // product pot·w far beyond int64
+	case 1:
+		scale = 3
+	}
+	n := r.IntN(6)
+	if r.IntN(8) == 0 {
+		n = 0
+	}
+	for i := range n {
+		weights = append(weights, Weight{NodeID: fmt.Sprintf("NODE-%d", r.IntN(4)), Units: money.Units(r.Int64N(scale)), Calls: int64(i + 1)})
+	}
+	if r.IntN(3) > 0 {
+		other = money.Units(r.Int64N(scale))
+	}
+	return other, weights
+}
+
+// Thousands of seeded epochs, chained so each carry feeds the next: the
+// invariants hold for every one, and over the whole chain every unit of
+// revenue ends in a share, the platform, the pool or the final carry.
+func TestSplitPropertiesSeeded(t *testing.T) {
+	r := rand.New(rand.NewPCG(20261121, 1))
+	for chain := range 200 {
+		var carry money.Units
+		revenue, out := new(big.Int), new(big.Int) // chain sums exceed int64 with the huge draws
+		for range 25 {
+			other, weights := genEpoch(r)
+			total := other
+			for _, w := range weights {
+				total += w.Units
+			}
+			s := Compute(total, carry, weights)
+			checkSplit(t, s, weights)
+			revenue.Add(revenue, big.NewInt(int64(total)))
+			out.Add(out, big.NewInt(int64(s.Distributed+s.Platform+s.Pool)))
+			carry = s.CarryOut
+		}
+		if out.Add(out, big.NewInt(int64(carry))).Cmp(revenue) != 0 {
+			t.Fatalf("chain %d: paid + carry %s != revenue %s", chain, out, revenue)
+		}
+	}
+}
+
+// testing/quick over arbitrary small inputs (including zero everything).
+func TestSplitPropertiesQuick(t *testing.T) {
+	f := func(other uint32, carry uint32, ws []uint16) bool {
+		var weights []Weight
+		total := money.Units(other)
+		for i, w := range ws {
+			weights = append(weights, Weight{NodeID: fmt.Sprintf("N%d", i%5), Units: money.Units(w)})
+			total += money.Units(w)
+		}
+		s := Compute(total, money.Units(carry), weights)
+		ok := true
+		t.Run("", func(t *testing.T) { checkSplit(t, s, weights); ok = !t.Failed() })
+		return ok
+	}
+	if err := quick.Check(f, &quick.Config{MaxCount: 5000}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSplitHandExample(t *testing.T) {
+	// Total 340: operators 170, platform 102, pool 68. Pot 170 + carry 0
+	// over W = 310: A floor(170·100/310) = 54, B floor(170·210/310) = 115,
+	// carry out 1.
+	s := Compute(340, 0, []Weight{{NodeID: "B", Units: 210}, {NodeID: "A", Units: 100}})
+	want := Split{Total: 340, Operators: 170, Platform: 102, Pool: 68, NodeUnits: 310, Distributed: 169, CarryOut: 1,
+		Shares: []Share{{NodeID: "A", Weight: 100, Units: 54}, {NodeID: "B", Weight: 210, Units: 115}}}
+	if fmt.Sprint(s) != fmt.Sprint(want) {
+		t.Fatalf("got %+v\nwant %+v", s, want)
+	}
+	// No node served: the whole pot (45 + carry 1) carries.
+	if s := Compute(90, 1, nil); s.CarryOut != 46 || s.Platform != 27 || s.Pool != 18 {
+		t.Fatalf("node-less epoch: %+v", s)
+	}
+}
