@@ -204,12 +204,12 @@ func TestUndecodableEntriesAreParked(t *testing.T) {
 	settletest.XAdd(t, e.rdb, e.stream, good[:10]...)
 	hash := strings.Repeat("cd", 32)
 	bad := []map[string]any{
-		{"t": "mystery", "v": "1", "d": "{}"},                      // unknown type
-		{"t": "revenue", "v": "9", "d": "{}"},                      // unknown version
-		{"t": "revenue", "v": "1", "d": "{not json"},               // bad JSON
-		{"t": "revenue", "v": "1", "d": `{"id":"x"}`},              // invalid
+		{"t": "mystery", "v": "1", "d": "{}"},         // unknown type
+		{"t": "revenue", "v": "9", "d": "{}"},         // unknown version
+		{"t": "revenue", "v": "1", "d": "{not json"},  // bad JSON
+		{"t": "revenue", "v": "1", "d": `{"id":"x"}`}, // invalid
 		{"t": "revenue", "v": "1", "d": "{\"id\":\"n\\u0000l\",\"ts\":1700000000000,\"chain_id\":137,\"payer\":\"free\",\"asset\":\"USDT\",\"amount_units\":\"0\",\"calls\":1,\"upstream\":\"x\"}"}, // NUL byte
-		{"t": "revenue", "v": "1", "d": `{"id":"old","ts":5,"chain_id":137,"payer":"free","asset":"USDT","amount_units":"0","calls":1,"upstream":"x"}`}, // year 1970
+		{"t": "revenue", "v": "1", "d": `{"id":"old","ts":5,"chain_id":137,"payer":"free","asset":"USDT","amount_units":"0","calls":1,"upstream":"x"}`},                                             // year 1970
 		{"junk": "\x00\xff"},
 	}
 	for _, v := range bad {

@@ -25,7 +25,6 @@ const (
 	Booking Key = 2
 )
 
-
 // XactShared takes k in shared mode until the transaction ends.
 func XactShared(ctx context.Context, tx pgx.Tx, k Key) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1, $2)`, Namespace, int32(k))
