@@ -1,0 +1,278 @@
+// Package config reads settlementd's settings from, in increasing priority:
+// built-in defaults, an optional config file (JSON, or YAML by extension),
+// the environment, and command-line flags. Every option has one name used
+// everywhere: the flag "-ingest-batch" is the file key "ingest-batch" and
+// the variable TOLLGATE_INGEST_BATCH (the connection strings keep their
+// conventional names DATABASE_URL and REDIS_URL).
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is every setting of settlementd.
+type Config struct {
+	DatabaseURL string
+	RedisURL    string
+	Prefix      string
+	HTTPAddr    string
+
+	Consumer      string
+	IngestWorkers int
+	IngestBatch   int
+	IngestBlock   time.Duration
+	ClaimMinIdle  time.Duration
+	ClaimEvery    time.Duration
+
+	EpochGrace         time.Duration
+	EpochCloseSchedule string
+
+	LeaderHeartbeat time.Duration
+	LeaderRetry     time.Duration
+
+	ShutdownTimeout time.Duration
+	Migrate         bool
+	LogLevel        string
+	LogFormat       string
+
+	Apply bool // reconcile: write the differences
+	Force bool // reconcile: run although the stream is not fully ingested
+
+	ConfigFile string
+}
+
+// Stream is the event stream key.
+func (c *Config) Stream() string { return c.Prefix + "events" }
+
+// option binds one setting to its flag, file key and environment variable.
+type option struct {
+	name, env string
+}
+
+// Usage is the text above the option list of -h.
+const Usage = `settlementd — Tollgate's settlement daemon: stream ingest, epochs, leader-elected jobs.
+
+Usage:
+  settlementd [run] [flags]     run the daemon (default)
+  settlementd migrate [flags]   apply the database migrations and exit
+  settlementd reconcile [flags] rebuild Redis key records and balances from Postgres
+                                (dry run unless -apply)
+  settlementd version           print the version
+
+Settings come from flags, then the environment, then the -config file, then
+the defaults shown. File keys are the flag names. Durations are Go durations
+("5s", "1m30s"). Secrets (DATABASE_URL, REDIS_URL passwords) are never logged.
+
+Flags:
+`
+
+// Load parses args (the flags after the subcommand) with the environment
+// from getenv. A -h/-help request returns flag.ErrHelp after writing the
+// usage to out.
+func Load(args []string, getenv func(string) string, out io.Writer) (*Config, error) {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "settlementd"
+	}
+	c := &Config{}
+	fs := flag.NewFlagSet("settlementd", flag.ContinueOnError)
+	fs.SetOutput(out)
+	var opts []option
+	add := func(name, env string) string {
+		opts = append(opts, option{name, env})
+		return " (env " + env + ")"
+	}
+	str := func(p *string, name, env, def, help string) { fs.StringVar(p, name, def, help+add(name, env)) }
+	dur := func(p *time.Duration, name, env string, def time.Duration, help string) {
+		fs.DurationVar(p, name, def, help+add(name, env))
+	}
+	num := func(p *int, name, env string, def int, help string) { fs.IntVar(p, name, def, help+add(name, env)) }
+	boo := func(p *bool, name, env string, def bool, help string) { fs.BoolVar(p, name, def, help+add(name, env)) }
+
+	str(&c.ConfigFile, "config", "TOLLGATE_CONFIG", "", "config file, JSON or YAML (.yaml/.yml); keys are these flag names")
+	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (required)")
+	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL")
+	str(&c.Prefix, "prefix", "TOLLGATE_PREFIX", "tollgate:", "Redis key prefix shared with the gateway; the event stream is <prefix>events")
+	str(&c.HTTPAddr, "http-addr", "TOLLGATE_HTTP_ADDR", "127.0.0.1:8081", "HTTP listen address (/health, /metrics, API)")
+	str(&c.Consumer, "consumer", "TOLLGATE_CONSUMER", "",
+		"consumer name in the stream's consumer group, unique per process (default <hostname>-<pid>; a stable name lets a restart recover its own pending entries at once)")
+	num(&c.IngestWorkers, "ingest-workers", "TOLLGATE_INGEST_WORKERS", 2, "stream consumers in this process")
+	num(&c.IngestBatch, "ingest-batch", "TOLLGATE_INGEST_BATCH", 1000, "stream entries per read and per Postgres transaction")
+	dur(&c.IngestBlock, "ingest-block", "TOLLGATE_INGEST_BLOCK", time.Second, "how long a stream read waits for new entries")
+	dur(&c.ClaimMinIdle, "claim-min-idle", "TOLLGATE_CLAIM_MIN_IDLE", 30*time.Second,
+		"idle time after which another consumer's pending entries are taken over (XAUTOCLAIM)")
+	dur(&c.ClaimEvery, "claim-every", "TOLLGATE_CLAIM_EVERY", 5*time.Second, "how often pending entries are checked for takeover")
+	dur(&c.EpochGrace, "epoch-grace", "TOLLGATE_EPOCH_GRACE", 5*time.Second,
+		"how long after its end an epoch waits for late stream entries before it closes")
+	str(&c.EpochCloseSchedule, "epoch-close-schedule", "TOLLGATE_EPOCH_CLOSE_SCHEDULE", "*/2 * * * * *",
+		"cron schedule of the epoch closer (seconds field first)")
+	dur(&c.LeaderHeartbeat, "leader-heartbeat", "TOLLGATE_LEADER_HEARTBEAT", time.Second,
+		"how often the leader checks its lock connection; it steps down when a check fails")
+	dur(&c.LeaderRetry, "leader-retry", "TOLLGATE_LEADER_RETRY", 2*time.Second, "how often a follower tries to become leader")
+	dur(&c.ShutdownTimeout, "shutdown-timeout", "TOLLGATE_SHUTDOWN_TIMEOUT", 30*time.Second,
+		"how long SIGINT/SIGTERM waits for running jobs and the in-flight ingest batch")
+	boo(&c.Migrate, "migrate", "TOLLGATE_MIGRATE", true, "apply database migrations on start")
+	str(&c.LogLevel, "log-level", "TOLLGATE_LOG_LEVEL", "info", "debug, info, warn or error")
+	str(&c.LogFormat, "log-format", "TOLLGATE_LOG_FORMAT", "json", "json or console")
+	boo(&c.Apply, "apply", "TOLLGATE_RECONCILE_APPLY", false, "reconcile: write the differences (default: report only)")
+	boo(&c.Force, "force", "TOLLGATE_RECONCILE_FORCE", false, "reconcile: run although the event stream is not fully ingested")
+
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), Usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+
+	// The config file's own path may come from the environment.
+	if !explicit["config"] && getenv("TOLLGATE_CONFIG") != "" {
+		c.ConfigFile = getenv("TOLLGATE_CONFIG")
+	}
+	file := map[string]string{}
+	if c.ConfigFile != "" {
+		var err error
+		if file, err = readFile(c.ConfigFile); err != nil {
+			return nil, err
+		}
+		known := map[string]bool{}
+		for _, o := range opts {
+			known[o.name] = true
+		}
+		for k := range file {
+			if !known[k] || k == "config" {
+				return nil, fmt.Errorf("config file %s: unknown key %q", c.ConfigFile, k)
+			}
+		}
+	}
+	for _, o := range opts {
+		if explicit[o.name] || o.name == "config" {
+			continue
+		}
+		v, from := getenv(o.env), "environment variable "+o.env
+		if v == "" {
+			v, from = file[o.name], "config file key "+o.name
+		}
+		if v == "" {
+			continue
+		}
+		if err := fs.Set(o.name, v); err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
+	}
+	if c.Consumer == "" {
+		c.Consumer = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	return c, c.validate()
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("DATABASE_URL (or -database-url) is required"))
+	} else if _, err := pgx.ParseConfig(c.DatabaseURL); err != nil {
+		errs = append(errs, errors.New("DATABASE_URL is not a valid PostgreSQL connection string")) // the error may quote the secret
+	}
+	if _, err := redis.ParseURL(c.RedisURL); err != nil {
+		errs = append(errs, errors.New("REDIS_URL is not a valid redis:// URL"))
+	}
+	if c.IngestWorkers < 1 || c.IngestBatch < 1 {
+		errs = append(errs, errors.New("ingest-workers and ingest-batch must be at least 1"))
+	}
+	for name, d := range map[string]time.Duration{"ingest-block": c.IngestBlock, "claim-min-idle": c.ClaimMinIdle,
+		"claim-every": c.ClaimEvery, "leader-heartbeat": c.LeaderHeartbeat, "leader-retry": c.LeaderRetry,
+		"shutdown-timeout": c.ShutdownTimeout} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	if c.EpochGrace < 0 {
+		errs = append(errs, errors.New("epoch-grace must not be negative"))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		errs = append(errs, errors.New("log-format must be json or console"))
+	}
+	return errors.Join(errs...)
+}
+
+// readFile reads a flat object of settings. Values may be strings, numbers
+// or booleans; they are applied as if given as flags.
+func readFile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	raw := map[string]any{}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml":
+		err = yaml.Unmarshal(b, &raw)
+	default:
+		d := json.NewDecoder(strings.NewReader(string(b)))
+		d.UseNumber()
+		err = d.Decode(&raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		switch v.(type) {
+		case string, bool, int, int64, uint64, float64, json.Number:
+			out[k] = fmt.Sprint(v)
+		default:
+			return nil, fmt.Errorf("config file %s: key %q must be a string, number or boolean", path, k)
+		}
+	}
+	return out, nil
+}
+
+// Describe lists the effective settings for the start-up log, with the
+// connection strings reduced to where they point (no user, no password).
+func (c *Config) Describe() map[string]string {
+	return map[string]string{
+		"database":       describeDB(c.DatabaseURL),
+		"redis":          describeRedis(c.RedisURL),
+		"prefix":         c.Prefix,
+		"http-addr":      c.HTTPAddr,
+		"consumer":       c.Consumer,
+		"ingest-workers": fmt.Sprint(c.IngestWorkers),
+		"ingest-batch":   fmt.Sprint(c.IngestBatch),
+		"claim-min-idle": c.ClaimMinIdle.String(),
+		"epoch-grace":    c.EpochGrace.String(),
+		"epoch-schedule": c.EpochCloseSchedule,
+		"config-file":    c.ConfigFile,
+	}
+}
+
+func describeDB(dsn string) string {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "(invalid)"
+	}
+	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+}
+
+func describeRedis(raw string) string {
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return "(invalid)"
+	}
+	return fmt.Sprintf("%s/%d", o.Addr, o.DB)
+}

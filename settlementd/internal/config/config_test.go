@@ -1,0 +1,91 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+const dsn = "postgres://u:secret@db:5432/t"
+
+func TestPrecedenceFlagsEnvFileDefaults(t *testing.T) {
+	dir := t.TempDir()
+	yml := filepath.Join(dir, "s.yaml")
+	os.WriteFile(yml, []byte("ingest-batch: 300\nepoch-grace: 7s\nprefix: \"file:\"\nmigrate: false\nhttp-addr: 127.0.0.1:9\n"), 0o600)
+	c, err := Load([]string{"-config", yml, "-prefix", "flag:"}, env(map[string]string{
+		"DATABASE_URL": dsn, "TOLLGATE_EPOCH_GRACE": "9s", "TOLLGATE_PREFIX": "env:",
+	}), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Prefix != "flag:" || c.EpochGrace != 9*time.Second || c.IngestBatch != 300 || c.Migrate ||
+		c.HTTPAddr != "127.0.0.1:9" || c.ClaimMinIdle != 30*time.Second || c.DatabaseURL != dsn {
+		t.Fatalf("%+v", c)
+	}
+	if c.Stream() != "flag:events" {
+		t.Fatal(c.Stream())
+	}
+
+	js := filepath.Join(dir, "s.json")
+	os.WriteFile(js, []byte(`{"ingest-workers": 4, "database-url": "`+dsn+`", "apply": true}`), 0o600)
+	c, err = Load(nil, env(map[string]string{"TOLLGATE_CONFIG": js}), &bytes.Buffer{})
+	if err != nil || c.IngestWorkers != 4 || !c.Apply || c.Consumer == "" {
+		t.Fatalf("%+v %v", c, err)
+	}
+}
+
+func TestRejectsBadSettings(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"ingest-btach": 1}`), 0o600)
+	for name, tc := range map[string]struct {
+		args []string
+		env  map[string]string
+	}{
+		"no database":      {nil, nil},
+		"unknown file key": {[]string{"-config", bad}, map[string]string{"DATABASE_URL": dsn}},
+		"bad duration env": {nil, map[string]string{"DATABASE_URL": dsn, "TOLLGATE_EPOCH_GRACE": "soon"}},
+		"zero batch":       {[]string{"-ingest-batch", "0"}, map[string]string{"DATABASE_URL": dsn}},
+		"stray argument":   {[]string{"extra"}, map[string]string{"DATABASE_URL": dsn}},
+	} {
+		if _, err := Load(tc.args, env(tc.env), &bytes.Buffer{}); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: error quotes the password: %v", name, err)
+		}
+	}
+	if _, err := Load([]string{"-database-url", "postgres://u:secret@[::1"}, env(nil), &bytes.Buffer{}); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("bad DSN: %v", err)
+	}
+}
+
+// -h documents every option with its environment variable.
+func TestHelpListsEveryOption(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := Load([]string{"-h"}, env(nil), &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"migrate", "reconcile", "version", "-database-url", "DATABASE_URL", "REDIS_URL",
+		"-ingest-batch", "TOLLGATE_INGEST_BATCH", "-epoch-grace", "-claim-min-idle", "-leader-heartbeat", "-config"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	lines := strings.Split(out.String(), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "-") && i+1 < len(lines) && !strings.Contains(lines[i+1], "(env ") {
+			t.Errorf("option %s has no environment variable", strings.TrimSpace(l))
+		}
+	}
+	if d := (&Config{DatabaseURL: dsn, RedisURL: "redis://:pw@r:6379/2"}).Describe(); strings.Contains(d["database"]+d["redis"], "secret") ||
+		strings.Contains(d["redis"], "pw") || d["database"] != "db:5432/t" {
+		t.Fatalf("describe leaks or misreports: %v", d)
+	}
+}

@@ -1,0 +1,157 @@
+// Command settlementd is Tollgate's settlement daemon: it ingests the
+// gateway's event stream into PostgreSQL, closes 60-second epochs with the
+// 50/30/20 split and node shares, and runs the leader-elected jobs.
+// `settlementd -h` lists the subcommands and every setting.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
+	"github.com/tollgate-rpc/tollgate/settlementd/migrations"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise
+// it comes from the VCS stamp Go embeds.
+var version = ""
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cmd := "run"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "version":
+		fmt.Fprintln(stdout, "settlementd", buildVersion())
+		return 0
+	case "help":
+		args = []string{"-h"}
+		cmd = "run"
+	case "run", "migrate", "reconcile":
+	default:
+		fmt.Fprintf(stderr, "settlementd: unknown command %q (run, migrate, reconcile, version; -h for help)\n", cmd)
+		return 2
+	}
+	cfg, err := config.Load(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "settlementd:", err)
+		return 2
+	}
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "settlementd:", err)
+		return 2
+	}
+	defer func() { _ = log.Sync() }()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch cmd {
+	case "migrate":
+		err = migrations.Up(cfg.DatabaseURL)
+		if err == nil {
+			log.Info("migrations applied")
+		}
+	case "reconcile":
+		err = runReconcile(ctx, cfg, log)
+	default:
+		err = runDaemon(ctx, cfg, log)
+	}
+	if err != nil {
+		log.Error("settlementd failed", zap.String("command", cmd), zap.Error(err))
+		return 1
+	}
+	return 0
+}
+
+func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
+	d, err := daemon.New(ctx, cfg, log, buildVersion())
+	if err != nil {
+		return err
+	}
+	registerJobs(d)
+	return d.Run(ctx)
+}
+
+// registerJobs is where further leader-only jobs (deposits, settlement,
+// solvency) and HTTP routes join the daemon; the epoch closer is built in.
+func registerJobs(d *daemon.Daemon) {}
+
+func runReconcile(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return errors.New("opening the PostgreSQL pool failed (check DATABASE_URL)")
+	}
+	defer pool.Close()
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return errors.New("REDIS_URL is invalid")
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	if err := daemon.Ping(ctx, pool, rdb); err != nil {
+		return err
+	}
+	rep, err := reconcile.Run(ctx, pool, rdb, reconcile.Options{Prefix: cfg.Prefix, Apply: cfg.Apply, Force: cfg.Force}, log.Named("reconcile"))
+	if err != nil {
+		return err
+	}
+	log.Info("reconcile finished", zap.Bool("applied", cfg.Apply), zap.Int("accounts", rep.Accounts),
+		zap.Int("accounts_differing", rep.Changed), zap.Any("fields_differing", rep.Fields))
+	return nil
+}
+
+func newLogger(cfg *config.Config, stderr io.Writer) (*zap.Logger, error) {
+	level, err := zapcore.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("log-level: %w", err)
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	var encoder zapcore.Encoder
+	if cfg.LogFormat == "console" {
+		encoder = zapcore.NewConsoleEncoder(enc)
+	} else {
+		encoder = zapcore.NewJSONEncoder(enc)
+	}
+	core := zapcore.NewCore(encoder, zapcore.AddSync(stderr), level)
+	return zap.New(core).Named("settlementd"), nil
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return s.Value[:12]
+			}
+		}
+	}
+	return "dev"
+}
