@@ -21,7 +21,7 @@ type env struct {
 	stream string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	_, pool := settletest.DB(t)
 	return &env{rdb: testenv.Redis(t), pool: pool, stream: testenv.KeyPrefix(t) + "events"}
 }
