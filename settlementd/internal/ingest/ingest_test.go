@@ -271,3 +271,43 @@ func TestKeyRevokedBeforeCreated(t *testing.T) {
 		t.Fatalf("key %s %s %v", gotHash, reason, revoked)
 	}
 }
+
+// Consumers of processes that went away are removed from the group once
+// idle with nothing pending; one holding entries is kept until they are
+// taken over.
+func TestStaleConsumersArePruned(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	in, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "live", Batch: 1, ClaimMinIdle: time.Hour, StaleConsumer: 50 * time.Millisecond}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.ensureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	settletest.XAdd(t, e.rdb, e.stream, settletest.Traffic(5, 1, time.Now(), time.Now().Add(time.Second))[0])
+	e.rdb.XGroupCreateConsumer(ctx, e.stream, "settlementd", "gone-empty")
+	holder := &worker{in: in, name: "gone-holding"}
+	if msgs, err := holder.read(ctx, ">"); err != nil || len(msgs) != 1 {
+		t.Fatalf("read %d %v", len(msgs), err)
+	}
+	settletest.Eventually(t, 5*time.Second, "consumers idle", func() (bool, error) {
+		for _, c := range e.rdb.XInfoConsumers(ctx, e.stream, "settlementd").Val() {
+			if c.Idle < 60*time.Millisecond {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	live := &worker{in: in, name: "live", claims: true}
+	if err := live.claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range e.rdb.XInfoConsumers(ctx, e.stream, "settlementd").Val() {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "gone-holding" {
+		t.Fatalf("consumers left: %v", names)
+	}
+}

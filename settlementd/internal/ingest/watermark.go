@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -141,8 +140,4 @@ func maxID(a, b string) string {
 		return b
 	}
 	return a
-}
-
-func describe(w Watermark) string {
-	return fmt.Sprintf("low_ms=%d pending=%d undelivered=%v", w.LowMs, w.Pending, w.Undelivered)
 }
