@@ -311,3 +311,28 @@ func TestStaleConsumersArePruned(t *testing.T) {
 		t.Fatalf("consumers left: %v", names)
 	}
 }
+
+// A consumer restarted under the same (stable) name stores what it had read
+// before it died at once, without waiting for the XAUTOCLAIM idle time.
+func TestRestartUnderSameNameRecoversOwnPending(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	now := time.Now()
+	evs := settletest.Traffic(6, 100, now.Add(-time.Minute), now)
+	settletest.XAdd(t, e.rdb, e.stream, evs...)
+	dead, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "stable", Batch: len(evs)}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.ensureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := (&worker{in: dead, name: "stable"}).read(ctx, ">"); err != nil || len(msgs) != len(evs) {
+		t.Fatalf("read %d %v", len(msgs), err)
+	}
+	e.start(t, Config{Consumer: "stable", ClaimMinIdle: time.Hour})
+	e.drained(t)
+	if got, want := e.count(t, `SELECT count(*) FROM debits`), int64(100); got != want {
+		t.Fatalf("debits %d, want %d", got, want)
+	}
+}
