@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -41,6 +42,23 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    registry_refresh 5s
 //	    cache_size       64MiB
 //	    finality_depth   64                         # blocks below head treated as final by the cache
+//
+//	    metering          on                        # off: an open gateway, no Redis needed
+//	    redis_cluster                               # redis_url is a Cluster URL; key_prefix then needs a {hash tag}
+//	    free_daily_limit  500                       # free calls per IP (IPv6 /64) per UTC day; 0 = no free tier
+//	    free_subnet_limit 2500                      # free calls per /24 (IPv6 /48) per UTC day
+//	    rate_limit_ip     50 1s 100                 # requests per period, burst (anonymous or bad key); or off
+//	    rate_limit_key    250 1s 500                # per valid API key; or off
+//	    key_create_limit  10 1h                     # key creations per IP per window; or off
+//	    ip_concurrency    32                        # requests in flight per IP on this instance; or off
+//	    vault_address     0x…                       # RevenueVault on chain 137
+//	    usdt_address      0x…                       # USDT on chain 137
+//	    min_deposit       1                         # USDT
+//	    max_deposit       1000000                   # USDT
+//	    explorer_url      https://polygonscan.com
+//	    x402_asset        0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913   # USDC on Base
+//	    x402_pay_to       0x…                       # receiver of x402 payments on Base
+//	    public_url        https://rpc.example.com   # base of the 402 answer's URLs (default: the request's)
 //	    chain 137 {
 //	        provider <name> <url> {
 //	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
@@ -55,19 +73,64 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		opt := d.Val()
 		switch opt {
-		case "redis_url", "key_prefix", "admin_token":
+		case "redis_url", "key_prefix", "admin_token", "vault_address", "usdt_address", "min_deposit", "max_deposit",
+			"explorer_url", "x402_asset", "x402_pay_to", "public_url":
 			var v string
 			if !d.Args(&v) || d.NextArg() {
 				return d.ArgErr()
 			}
-			switch opt {
-			case "redis_url":
-				h.RedisURL = v
-			case "key_prefix":
-				h.KeyPrefix = v
-			case "admin_token":
-				h.AdminToken = v
+			*map[string]*string{
+				"redis_url": &h.RedisURL, "key_prefix": &h.KeyPrefix, "admin_token": &h.AdminToken,
+				"vault_address": &h.VaultAddress, "usdt_address": &h.USDTAddress, "min_deposit": &h.MinDeposit,
+				"max_deposit": &h.MaxDeposit, "explorer_url": &h.ExplorerURL, "x402_asset": &h.X402Asset,
+				"x402_pay_to": &h.X402PayTo, "public_url": &h.PublicURL,
+			}[opt] = v
+		case "metering":
+			var v string
+			if !d.Args(&v) || d.NextArg() || (v != "on" && v != "off") {
+				return d.Errf("metering: want on or off")
 			}
+			h.MeteringOff = v == "off"
+		case "redis_cluster":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.RedisCluster = true
+		case "free_daily_limit", "free_subnet_limit":
+			var v string
+			if !d.Args(&v) || d.NextArg() {
+				return d.ArgErr()
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || n > 1<<40 {
+				return d.Errf("%s: want a non-negative integer, got %q", opt, v)
+			}
+			if opt == "free_daily_limit" {
+				h.FreeDailyLimit = &n
+			} else {
+				h.FreeSubnetLimit = &n
+			}
+		case "ip_concurrency":
+			var v string
+			if !d.Args(&v) || d.NextArg() {
+				return d.ArgErr()
+			}
+			n := 0
+			if v != "off" {
+				x, err := strconv.ParseUint(v, 10, 31)
+				if err != nil || x == 0 {
+					return d.Errf("ip_concurrency: want a positive integer or off, got %q", v)
+				}
+				n = int(x)
+			}
+			h.IPConcurrency = &n
+		case "rate_limit_ip", "rate_limit_key", "key_create_limit":
+			rc, err := parseRate(d, opt, opt != "key_create_limit")
+			if err != nil {
+				return err
+			}
+			*map[string]**RateConfig{"rate_limit_ip": &h.RateLimitIP, "rate_limit_key": &h.RateLimitKey,
+				"key_create_limit": &h.KeyCreateLimit}[opt] = rc
 		case "max_body", "cache_size":
 			var v string
 			if !d.Args(&v) || d.NextArg() {
@@ -129,6 +192,39 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	return nil
+}
+
+// parseRate reads "<rate> <period> [<burst>]" or "off" (no limit).
+func parseRate(d *caddyfile.Dispenser, opt string, burst bool) (*RateConfig, error) {
+	args := d.RemainingArgs()
+	if len(args) == 1 && args[0] == "off" {
+		return &RateConfig{}, nil
+	}
+	if len(args) < 2 || len(args) > 3 || (!burst && len(args) == 3) {
+		if burst {
+			return nil, d.Errf("%s: want <rate> <period> [<burst>] or off", opt)
+		}
+		return nil, d.Errf("%s: want <count> <period> or off", opt)
+	}
+	n, err := strconv.ParseUint(args[0], 10, 31)
+	if err != nil || n == 0 {
+		return nil, d.Errf("%s: rate %q is not a positive integer", opt, args[0])
+	}
+	per, err := caddy.ParseDuration(args[1])
+	if err != nil || per < time.Millisecond {
+		return nil, d.Errf("%s: invalid period %q", opt, args[1])
+	}
+	rc := &RateConfig{Rate: int(n), Per: caddy.Duration(per)}
+	if len(args) == 3 {
+		b, err := strconv.ParseUint(args[2], 10, 31)
+		if err != nil || b == 0 {
+			return nil, d.Errf("%s: burst %q is not a positive integer", opt, args[2])
+		}
+		rc.Burst = int(b)
+	} else {
+		rc.Burst = int(n)
+	}
+	return rc, nil
 }
 
 func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {

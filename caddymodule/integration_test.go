@@ -29,6 +29,7 @@ const gatewayCaddyfile = `{
 http://127.0.0.1:{PORT} {
 	route {
 		tollgate {
+			metering off
 			max_body 64KiB
 			max_batch 100
 			request_timeout %s

@@ -21,6 +21,11 @@ var (
 	rpcCalls    *prometheus.CounterVec
 	rpcDuration *prometheus.HistogramVec
 	cacheCalls  *prometheus.CounterVec
+
+	meterDecisions *prometheus.CounterVec
+	meterLatency   prometheus.Histogram
+	meterRefunds   *prometheus.CounterVec
+	keysCreated    *prometheus.CounterVec
 )
 
 func initMetrics() {
@@ -43,6 +48,23 @@ func initMetrics() {
 			Namespace: ns, Subsystem: sub, Name: "cache_lookups_total",
 			Help: "Edge-cache lookups by chain and result (hit, miss).",
 		}, []string{"chain_id", "result"})
+		meterDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: "meter", Name: "decisions_total",
+			Help: "Metering decisions by outcome (paid, free, payment_required, rate_limited, unauthorized, unavailable, concurrency_limited, create_limited).",
+		}, []string{"outcome"})
+		meterLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: ns, Subsystem: "meter", Name: "script_duration_seconds",
+			Help:    "Round trip of the per-request metering script.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .1, .5, 1},
+		})
+		meterRefunds = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: "meter", Name: "refunded_calls_total",
+			Help: "Calls refunded because the upstream failed, by payer (credits, free) and result (ok, error).",
+		}, []string{"payer", "result"})
+		keysCreated = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: "meter", Name: "keys_created_total",
+			Help: "API keys created, by kind (api, machine).",
+		}, []string{"kind"})
 	})
 }
 
@@ -53,7 +75,8 @@ func (h *Handler) registerMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{rpcRequests, rpcCalls, rpcDuration, cacheCalls, upstreamCollector{h}} {
+	for _, c := range []prometheus.Collector{rpcRequests, rpcCalls, rpcDuration, cacheCalls, upstreamCollector{h},
+		meterDecisions, meterLatency, meterRefunds, keysCreated, writerCollector{h}} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {
@@ -96,4 +119,32 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(upBreakerDesc, prometheus.GaugeValue, state, chainLabel(id), u.Name, string(u.Kind))
 		}
 	}
+}
+
+var (
+	eventsWrittenDesc = prometheus.NewDesc("tollgate_meter_events_written_total",
+		"Events the asynchronous writer appended to the stream.", nil, nil)
+	eventsDroppedDesc = prometheus.NewDesc("tollgate_meter_events_dropped_total",
+		"Events the asynchronous writer dropped (queue full, invalid, or unwritable at shutdown).", nil, nil)
+	eventsPendingDesc = prometheus.NewDesc("tollgate_meter_events_pending",
+		"Events waiting in the asynchronous writer's queue.", nil, nil)
+)
+
+// writerCollector reports the event writer's counters at scrape time.
+type writerCollector struct{ h *Handler }
+
+func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- eventsWrittenDesc
+	ch <- eventsDroppedDesc
+	ch <- eventsPendingDesc
+}
+
+func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.h.writer == nil {
+		return
+	}
+	written, dropped, _, pending := c.h.writer.Stats()
+	ch <- prometheus.MustNewConstMetric(eventsWrittenDesc, prometheus.CounterValue, float64(written))
+	ch <- prometheus.MustNewConstMetric(eventsDroppedDesc, prometheus.CounterValue, float64(dropped))
+	ch <- prometheus.MustNewConstMetric(eventsPendingDesc, prometheus.GaugeValue, float64(pending))
 }

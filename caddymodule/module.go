@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
@@ -64,6 +65,37 @@ type Handler struct {
 	CacheMaxBytes   int64          `json:"cache_max_bytes,omitempty"`
 	FinalityDepth   uint64         `json:"finality_depth,omitempty"`
 
+	// Metering (DESIGN §4) is on unless switched off explicitly: a missing
+	// Redis must never silently turn the gateway into a free one.
+	MeteringOff bool `json:"metering_off,omitempty"`
+	// RedisCluster makes redis_url a Cluster URL (redis.ParseClusterURL);
+	// key_prefix must then carry a hash tag (docs/decisions.md, "Metering").
+	RedisCluster bool `json:"redis_cluster,omitempty"`
+	// Free tier: calls per UTC day per IP (IPv6 /64), and per /24 (IPv6 /48).
+	// Nil means the default; 0 switches the free tier off.
+	FreeDailyLimit  *int64 `json:"free_daily_limit,omitempty"`
+	FreeSubnetLimit *int64 `json:"free_subnet_limit,omitempty"`
+	// Abuse limits. A nil rate means the default, a zero Rate no limit.
+	RateLimitIP    *RateConfig `json:"rate_limit_ip,omitempty"`
+	RateLimitKey   *RateConfig `json:"rate_limit_key,omitempty"`
+	KeyCreateLimit *RateConfig `json:"key_create_limit,omitempty"` // Rate creations per Per (an exact window; Burst unused)
+	// IPConcurrency caps one IP's requests in flight on this instance; nil
+	// means the default, 0 no cap.
+	IPConcurrency *int `json:"ip_concurrency,omitempty"`
+
+	// Deposits (chain 137) and the 402 answer. Addresses may be {env.*}
+	// placeholders.
+	VaultAddress string `json:"vault_address,omitempty"`
+	USDTAddress  string `json:"usdt_address,omitempty"`
+	MinDeposit   string `json:"min_deposit,omitempty"` // USDT, decimal
+	MaxDeposit   string `json:"max_deposit,omitempty"` // USDT, decimal
+	ExplorerURL  string `json:"explorer_url,omitempty"`
+	X402Asset    string `json:"x402_asset,omitempty"`  // USDC on Base
+	X402PayTo    string `json:"x402_pay_to,omitempty"` // receiver of x402 payments on Base
+	// PublicURL is the gateway's external base URL for the absolute URLs of
+	// the 402 answer; empty means the request's own scheme and host.
+	PublicURL string `json:"public_url,omitempty"`
+
 	logger    *zap.Logger
 	redisURL  string
 	adminTok  string
@@ -73,6 +105,20 @@ type Handler struct {
 	poolKeys  []string
 	cacheKeys []string
 	stopReg   func()
+
+	meter     *meter.Meter
+	writer    *meter.EventWriter
+	writerKey string
+	conc      *concurrency
+	pay       payConfig
+}
+
+// RateConfig is a request-rate limit: Rate requests per Per, in bursts of
+// up to Burst.
+type RateConfig struct {
+	Rate  int            `json:"rate"`
+	Per   caddy.Duration `json:"per,omitempty"`
+	Burst int            `json:"burst,omitempty"`
 }
 
 // ChainConfig is one served chain.

@@ -93,16 +93,19 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 
 	if h.redisURL != "" {
-		opts, err := redis.ParseURL(h.redisURL)
+		client, err := redisOptions(h.redisURL, h.RedisCluster)
 		if err != nil {
 			// The error text of ParseURL may echo the URL; keep the password out of logs.
 			return fmt.Errorf("tollgate: redis_url is not a valid redis:// URL")
 		}
-		sum := sha256.Sum256([]byte(h.redisURL))
+		sum := sha256.Sum256([]byte(fmt.Sprint(h.RedisCluster, h.redisURL)))
 		h.redisKey = "redis/" + hex.EncodeToString(sum[:8])
-		v, _, err := redises.LoadOrNew(h.redisKey, func() (caddy.Destructor, error) {
-			return redisHandle{redis.NewClient(opts)}, nil // lazy: no dial in Provision
+		v, loaded, err := redises.LoadOrNew(h.redisKey, func() (caddy.Destructor, error) {
+			return redisHandle{client}, nil // lazy: no dial in Provision
 		})
+		if loaded {
+			_ = client.Close() // the pooled client of an earlier config is the one in use
+		}
 		if err != nil {
 			return err
 		}
@@ -110,6 +113,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		rctx, cancel := context.WithCancel(ctx)
 		h.stopReg = cancel
 		go h.refreshRegistry(rctx)
+	}
+	if err := h.provisionMetering(repl); err != nil {
+		return err
 	}
 	h.logger.Info("tollgate provisioned",
 		zap.Int("chains", len(h.chains)),
@@ -128,6 +134,10 @@ func (h *Handler) Cleanup() error {
 	}
 	for _, k := range h.cacheKeys {
 		_, _ = caches.Delete(k)
+	}
+	// The writer goes before the client it writes with.
+	if h.writerKey != "" {
+		_, _ = writers.Delete(h.writerKey)
 	}
 	if h.redisKey != "" {
 		_, _ = redises.Delete(h.redisKey)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 )
 
@@ -44,6 +45,15 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		return nil
 	}
 	calls, index := msg.Calls()
+	var dec *meter.Decision
+	if h.meter != nil && len(calls) > 0 {
+		d, served := h.authorize(w, r, cs, msg, len(calls))
+		if !served {
+			outcome = "refused"
+			return nil
+		}
+		dec = &d
+	}
 	resps := make([]jsonrpc.Response, len(msg.Items))
 	out := h.forward(ctx, cs, calls)
 	failed := 0
@@ -70,6 +80,9 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	if failed > 0 && failed == len(calls) && status == http.StatusOK {
 		status = http.StatusServiceUnavailable
 	}
+	if dec != nil {
+		h.settle(r, w, dec, &out, failed)
+	}
 	if out.upstream != "" {
 		w.Header().Set("X-Tollgate-Upstream", out.upstream)
 	}
@@ -83,6 +96,7 @@ type forwarded struct {
 	failed   []bool             // call k got no usable answer (refund, no revenue)
 	source   []string           // "cache" or "upstream" per call
 	upstream string             // who served the forwarded part ("cache" if nothing was forwarded)
+	nodeID   string             // set when a registered node served it
 }
 
 func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.Item) forwarded {
@@ -109,7 +123,12 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 	if len(split.Upstream) == 0 {
 		out.upstream = "cache"
 	} else {
-		replies, out.upstream = h.forwardUpstream(ctx, cs, split.Upstream)
+		var ref upstream.Ref
+		replies, ref = h.forwardUpstream(ctx, cs, split.Upstream)
+		out.upstream = ref.EventName()
+		if ref.Kind == upstream.KindNode {
+			out.nodeID = ref.NodeID
+		}
 	}
 	for k, rep := range split.Merge(replies, cs.finalized(h.FinalityDepth)) {
 		out.replies[k] = rep.Response
@@ -121,7 +140,7 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 // forwardUpstream sends the calls the cache could not answer as one request
 // and returns one reply per call; a failure of the whole exchange becomes a
 // failed reply for each call.
-func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, string) {
+func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref) {
 	noRetry := false
 	for _, c := range calls {
 		if c.Method == "eth_sendRawTransaction" || c.Method == "eth_sendTransaction" {
@@ -137,15 +156,15 @@ func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []j
 	}
 	body, err := jsonrpc.EncodeUpstream(calls)
 	if err != nil { // cannot happen for valid items; answer rather than panic
-		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), ""
+		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}
 	}
 	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry})
 	if err != nil {
 		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
-		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), ""
+		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), upstream.Ref{}
 	}
 	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
-	return replies, res.Upstream.EventName()
+	return replies, res.Upstream
 }
 
 func (h *Handler) failAll(out *forwarded, e *jsonrpc.Error) {

@@ -40,6 +40,7 @@ http://127.0.0.1:{PORT} {
 	route {
 		tollgate {
 			redis_url {env.TG_TEST_REDIS_URL}
+			metering off
 			probe_interval 100ms
 			chain 137 {
 				provider keyed %s {

@@ -22,6 +22,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return h.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error {
 			return h.serveStats(w, r, strings.TrimPrefix(p, "/rpc/stats/"))
 		})
+	case p == "/api/keys":
+		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.serveCreateKey(w, r, false) })
+	case p == "/v1/machine/register":
+		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.serveCreateKey(w, r, true) })
+	case p == "/api/keys/usage":
+		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.onlyGET(w, r, h.serveUsage) })
+	case p == "/credits/initiate" || p == "/credits/deposit/initiate":
+		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error {
+			return h.onlyGET(w, r, h.serveDepositInstructions)
+		})
+	case p == "/stats/free-tier":
+		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.onlyGET(w, r, h.serveFreeTierStats) })
 	case p == "/rpc" || p == "/rpc/":
 		return h.rpcEntry(w, r, chains.Default)
 	case strings.HasPrefix(p, "/rpc/"):
@@ -43,7 +55,9 @@ func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint6
 		writeRPCError(w, http.StatusMethodNotAllowed, jsonrpc.ErrorResponse(nil, jsonrpc.InvalidRequest("JSON-RPC requests must use POST")))
 		return nil
 	}
-	return h.serveRPC(w, r, h.chains[chainID])
+	return h.meteredEntry(w, r, true, func(w http.ResponseWriter, r *http.Request) error {
+		return h.serveRPC(w, r, h.chains[chainID])
+	})
 }
 
 func (h *Handler) onlyGET(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {

@@ -31,6 +31,12 @@ const (
 	// application-defined codes.
 	CodePaymentRequired = 402
 
+	// CodeUnauthorized answers a request whose API key is unknown or revoked
+	// (HTTP 401). There is no standard code; -32001 sits in the
+	// implementation-defined server-error range next to eRPC's and
+	// web3-proxy's choices (shared/research/peers.md §4.3).
+	CodeUnauthorized = -32001
+
 	// CodeExecutionReverted is geth's code for a reverted eth_call or
 	// eth_estimateGas; error.data carries the revert data.
 	CodeExecutionReverted = 3
@@ -113,6 +119,12 @@ func RateLimited(retryAfterSeconds int) *Error {
 		e.Data = json.RawMessage(`{"retry_after":` + strconv.Itoa(retryAfterSeconds) + `}`)
 	}
 	return e
+}
+
+// Unauthorized is -32001 (HTTP 401) with a detail saying what is wrong
+// with the credential.
+func Unauthorized(detail string) *Error {
+	return &Error{Code: CodeUnauthorized, Message: withDetail("Unauthorized", detail)}
 }
 
 // PaymentRequired is CodePaymentRequired (HTTP 402). data, when non-nil,

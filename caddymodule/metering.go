@@ -1,0 +1,353 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// Defaults of the metering options that are not meter's own.
+const (
+	DefaultIPConcurrency = 32
+	DefaultMinDeposit    = "1"       // USDT; the dev vault's minDeposit
+	DefaultMaxDeposit    = "1000000" // USDT; a typo guard, not a policy
+	DefaultExplorerURL   = "https://polygonscan.com"
+	depositConfirmations = 25
+	// writerFlushTimeout bounds how long a shutdown waits for queued events.
+	writerFlushTimeout = 5 * time.Second
+)
+
+// Event writers outlive config reloads like the Redis clients they use, so
+// a reload neither loses queued events nor stalls on a flush.
+var writers = caddy.NewUsagePool()
+
+type writerHandle struct{ *meter.EventWriter }
+
+func (w writerHandle) Destruct() error {
+	ctx, cancel := context.WithTimeout(context.Background(), writerFlushTimeout)
+	defer cancel()
+	return w.Close(ctx)
+}
+
+// payConfig is the expanded, validated deposit and x402 configuration.
+type payConfig struct {
+	vault, usdt            common.Address
+	minDeposit, maxDeposit money.Units
+	explorer               string
+	asset, payTo           string
+	publicURL              string
+}
+
+// redisOptions are the connection settings of the metering Redis. Retries
+// are off: a metering script that timed out may have run, and running it
+// again would charge twice — the request fails with 503 instead.
+func redisOptions(url string, cluster bool) (redis.UniversalClient, error) {
+	const pool = 64 // one connection per request in flight; the default (10/CPU) queues under load
+	if cluster {
+		o, err := redis.ParseClusterURL(url)
+		if err != nil {
+			return nil, err
+		}
+		o.MaxRetries, o.PoolSize = -1, pool
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
+		return redis.NewClusterClient(o), nil
+	}
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	o.MaxRetries, o.PoolSize = -1, pool
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
+	return redis.NewClient(o), nil
+}
+
+func rateOf(c *RateConfig, def meter.Rate) meter.Rate {
+	if c == nil {
+		return def
+	}
+	return meter.Rate{Rate: c.Rate, Per: time.Duration(c.Per), Burst: c.Burst}
+}
+
+func int64Or(p *int64, def int64) int64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// provisionMetering builds the meter, its event writer and the limits. It
+// runs after the Redis client exists.
+func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
+	if h.MeteringOff {
+		h.logger.Warn("metering is off: every call is free and unlimited")
+		return nil
+	}
+	if h.redis == nil {
+		return errors.New("tollgate: metering needs redis_url (or `metering off` for an open gateway)")
+	}
+	addr := func(name, v string) (common.Address, error) {
+		v = repl.ReplaceAll(v, "")
+		if !common.IsHexAddress(v) {
+			return common.Address{}, fmt.Errorf("tollgate: %s %q is not an address", name, v)
+		}
+		return common.HexToAddress(v), nil
+	}
+	var err error
+	p := &h.pay
+	if p.vault, err = addr("vault_address", h.VaultAddress); err != nil {
+		return err
+	}
+	if p.usdt, err = addr("usdt_address", h.USDTAddress); err != nil {
+		return err
+	}
+	asset := h.X402Asset
+	if asset == "" {
+		asset = baseUSDCMainnet
+	}
+	a, err := addr("x402_asset", asset)
+	if err != nil {
+		return err
+	}
+	to, err := addr("x402_pay_to", h.X402PayTo)
+	if err != nil {
+		return err
+	}
+	p.asset, p.payTo = a.Hex(), to.Hex()
+	minS, maxS := h.MinDeposit, h.MaxDeposit
+	if minS == "" {
+		minS = DefaultMinDeposit
+	}
+	if maxS == "" {
+		maxS = DefaultMaxDeposit
+	}
+	if p.minDeposit, err = money.Parse(minS); err != nil || p.minDeposit <= 0 {
+		return fmt.Errorf("tollgate: min_deposit %q must be a positive USDT amount", minS)
+	}
+	if p.maxDeposit, err = money.Parse(maxS); err != nil || p.maxDeposit < p.minDeposit {
+		return fmt.Errorf("tollgate: max_deposit %q must be a USDT amount at least min_deposit", maxS)
+	}
+	p.explorer = strings.TrimRight(repl.ReplaceAll(h.ExplorerURL, ""), "/")
+	if p.explorer == "" {
+		p.explorer = DefaultExplorerURL
+	}
+	p.publicURL = strings.TrimRight(repl.ReplaceAll(h.PublicURL, ""), "/")
+	if p.publicURL != "" && !strings.HasPrefix(p.publicURL, "http://") && !strings.HasPrefix(p.publicURL, "https://") {
+		return fmt.Errorf("tollgate: public_url %q must start with http:// or https://", p.publicURL)
+	}
+
+	create := rateOf(h.KeyCreateLimit, meter.Rate{Rate: meter.DefaultCreatePerWindow, Per: meter.DefaultCreateWindow})
+	cfg := meter.Config{
+		Prefix:          h.KeyPrefix,
+		FreeDailyLimit:  int64Or(h.FreeDailyLimit, meter.DefaultFreeDailyLimit),
+		FreeSubnetLimit: int64Or(h.FreeSubnetLimit, meter.DefaultFreeSubnetLimit),
+		IPRate:          rateOf(h.RateLimitIP, meter.Rate{Rate: meter.DefaultIPRate, Per: time.Second, Burst: meter.DefaultIPBurst}),
+		KeyRate:         rateOf(h.RateLimitKey, meter.Rate{Rate: meter.DefaultKeyRate, Per: time.Second, Burst: meter.DefaultKeyBurst}),
+		CreateLimit:     create.Rate,
+		CreateWindow:    create.Per,
+	}
+	if h.meter, err = meter.New(h.redis, cfg); err != nil {
+		return fmt.Errorf("tollgate: %w", err)
+	}
+	stream := h.meter.Layout().Stream()
+	h.writerKey = "events/" + h.redisKey + "/" + stream
+	v, _, err := writers.LoadOrNew(h.writerKey, func() (caddy.Destructor, error) {
+		return writerHandle{meter.NewEventWriter(h.redis, meter.WriterConfig{Stream: stream, Logger: h.logger.Named("events")})}, nil
+	})
+	if err != nil {
+		return err
+	}
+	h.writer = v.(writerHandle).EventWriter
+	conc := DefaultIPConcurrency
+	if h.IPConcurrency != nil {
+		conc = *h.IPConcurrency
+	}
+	h.conc = newConcurrency(conc)
+	h.logger.Info("metering on",
+		zap.Int64("free_daily_limit", cfg.FreeDailyLimit), zap.Int64("free_subnet_limit", cfg.FreeSubnetLimit),
+		zap.Int("ip_rate", cfg.IPRate.Rate), zap.Int("key_rate", cfg.KeyRate.Rate), zap.Int("ip_concurrency", conc),
+		zap.String("min_deposit_usdt", p.minDeposit.Decimal()))
+	return nil
+}
+
+// meteredEntry wraps the metered endpoints: the per-IP concurrency cap and
+// the "metering is off" answer.
+func (h *Handler) meteredEntry(w http.ResponseWriter, r *http.Request, rpc bool, fn func(http.ResponseWriter, *http.Request) error) error {
+	if h.meter == nil {
+		if rpc {
+			return fn(w, r)
+		}
+		writeError(w, http.StatusNotFound, "metering_off", "this gateway runs without metering: keys and credits are not available")
+		return nil
+	}
+	release, ok := h.conc.acquire(clientIP(r))
+	if !ok {
+		meterDecisions.WithLabelValues("concurrency_limited").Inc()
+		w.Header().Set("Retry-After", "1")
+		if rpc {
+			writeRPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(nil, jsonrpc.RateLimited(1)))
+		} else {
+			writeError(w, http.StatusTooManyRequests, "rate_limited", "too many requests in flight from this address; retry in 1 s")
+		}
+		return nil
+	}
+	defer release()
+	return fn(w, r)
+}
+
+// writeUnavailable answers a REST request whose Redis call failed: 503,
+// never 500, and the cause only in the log (it may name an address).
+func (h *Handler) writeUnavailable(w http.ResponseWriter, err error) {
+	h.logger.Warn("metering store unavailable", zap.Error(err))
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, "unavailable", "the metering store is unavailable; retry shortly")
+}
+
+// serveFreeTierStats answers GET /stats/free-tier.
+func (h *Handler) serveFreeTierStats(w http.ResponseWriter, r *http.Request) error {
+	st, err := h.meter.Stats(r.Context())
+	if err != nil {
+		h.writeUnavailable(w, err)
+		return nil
+	}
+	cfg := h.meter.Config()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"date":                 st.Date,
+		"active_ips_today":     st.ActiveIPs,
+		"total_calls_today":    st.Calls,
+		"near_limit_ips":       st.NearLimitIPs,
+		"near_limit_threshold": st.NearThreshold,
+		"daily_limit_per_ip":   cfg.FreeDailyLimit,
+		"subnet_limit":         cfg.FreeSubnetLimit,
+		"resets_at":            meter.NextReset(h.meter.Now()).Format(time.RFC3339),
+	})
+	return nil
+}
+
+// apiKey reads X-API-Key. present is false when the header is absent.
+func apiKey(r *http.Request) (key string, present bool) {
+	v := r.Header.Values("X-API-Key")
+	if len(v) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(v[0]), true
+}
+
+// serveCreateKey answers POST /api/keys and POST /v1/machine/register.
+func (h *Handler) serveCreateKey(w http.ResponseWriter, r *http.Request, machine bool) error {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST")
+		return nil
+	}
+	body, err := readLimited(r.Body, maxKeyRequestBytes)
+	if errors.Is(err, errTooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "the body must be at most 4 KiB")
+		return nil
+	} else if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_json", "body: could not be read")
+		return nil
+	}
+	kr, ferr := parseKeyRequest(body, machine)
+	if ferr != nil {
+		ferr.write(w)
+		return nil
+	}
+	kind := events.KeyAPI
+	if machine {
+		kind = events.KeyMachine
+	}
+	k, err := h.meter.CreateKey(r.Context(), meter.NewKeyRequest{Kind: kind, Label: kr.Label, Tier: kr.Tier,
+		Email: kr.Email, EmailConsent: kr.EmailConsent, IP: clientIP(r)})
+	var lim *meter.ErrCreateLimited
+	switch {
+	case errors.As(err, &lim):
+		meterDecisions.WithLabelValues("create_limited").Inc()
+		secs := meter.RetrySeconds(lim.RetryAfter)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		cfg := h.meter.Config()
+		writeError(w, http.StatusTooManyRequests, "rate_limited",
+			fmt.Sprintf("at most %d keys per IP per %s; retry in %d s", cfg.CreateLimit, cfg.CreateWindow, secs))
+		return nil
+	case err != nil:
+		h.writeUnavailable(w, err)
+		return nil
+	}
+	keysCreated.WithLabelValues(string(kind)).Inc()
+	base := h.baseURL(r)
+	out := map[string]any{
+		"api_key":     k.Secret,
+		"key_id":      k.ID,
+		"tier":        kr.Tier,
+		"label":       kr.Label,
+		"kind":        string(kind),
+		"created_at":  k.Created.UTC().Format(time.RFC3339),
+		"note":        "store api_key now: it is shown only this once and cannot be recovered; send it as the X-API-Key header",
+		"usage_url":   base + "/api/keys/usage",
+		"deposit_url": base + "/credits/initiate?amount=" + h.pay.minDeposit.Decimal() + "&key_id=" + k.ID,
+	}
+	if !machine && kr.Email != "" {
+		out["email"], out["email_consent"] = kr.Email, kr.EmailConsent
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// serveUsage answers GET /api/keys/usage.
+func (h *Handler) serveUsage(w http.ResponseWriter, r *http.Request) error {
+	u, ok := h.authenticate(w, r)
+	if !ok {
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"key_id":                  u.KeyID,
+		"tier":                    u.Tier,
+		"daily_limit":             h.meter.Config().FreeDailyLimit,
+		"requests_today":          u.RequestsToday,
+		"total_spend_usdt":        money.USDT(u.Spent),
+		"credits_remaining_usdt":  money.USDT(u.Balance),
+		"credits_remaining_calls": int64(u.Balance / money.PricePerCall),
+	})
+	return nil
+}
+
+// authenticate resolves X-API-Key for a REST endpoint, answering 401 or 503
+// itself when it cannot.
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (meter.Usage, bool) {
+	key, present := apiKey(r)
+	if !present || key == "" {
+		w.Header().Set("WWW-Authenticate", `APIKey header="X-API-Key"`)
+		writeError(w, http.StatusUnauthorized, "missing_api_key", "send your API key in the X-API-Key header")
+		return meter.Usage{}, false
+	}
+	if !meter.WellFormedKey(key) {
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
+		return meter.Usage{}, false
+	}
+	u, st, err := h.meter.Usage(r.Context(), meter.HashKey(key))
+	switch {
+	case err != nil:
+		h.writeUnavailable(w, err)
+		return u, false
+	case st == meter.KeyUnknown:
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "unknown API key")
+		return u, false
+	case st == meter.KeyRevoked:
+		writeError(w, http.StatusUnauthorized, "revoked_api_key", "this API key has been revoked")
+		return u, false
+	}
+	return u, true
+}

@@ -1,0 +1,196 @@
+package caddymodule
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// x402 constants of the 402 answer (DESIGN §5, shared/research/x402.md).
+const (
+	x402Scheme       = "exact"
+	x402NetworkV1    = "base"        // v1 clients accept only legacy names
+	x402NetworkV2    = "eip155:8453" // CAIP-2
+	x402MaxTimeout   = 300           // seconds a signed authorization may wait for settlement
+	x402MimeType     = "application/json"
+	usdcEIP712Name   = "USD Coin" // Base USDC's EIP-712 domain
+	usdcEIP712Ver    = "2"
+	baseUSDCMainnet  = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+	exampleKeyEnvVar = "TOLLGATE_API_KEY"
+)
+
+type acceptV1 struct {
+	Scheme            string            `json:"scheme"`
+	Network           string            `json:"network"`
+	MaxAmountRequired string            `json:"maxAmountRequired"`
+	Resource          string            `json:"resource"`
+	Description       string            `json:"description"`
+	MimeType          string            `json:"mimeType"`
+	PayTo             string            `json:"payTo"`
+	MaxTimeoutSeconds int               `json:"maxTimeoutSeconds"`
+	Asset             string            `json:"asset"`
+	Extra             map[string]string `json:"extra"`
+}
+
+type endpointRef struct {
+	Method      string `json:"method"`
+	URL         string `json:"url"`
+	Body        any    `json:"body,omitempty"`
+	Description string `json:"description"`
+}
+
+type priceInfo struct {
+	PerCallUSDT    money.USDT `json:"per_call_usdt"`
+	PerCallUnits   string     `json:"per_call_units"`
+	CallsPerUSDT   int64      `json:"calls_per_usdt"`
+	X402BundleUSDC money.USDT `json:"x402_bundle_usdc"`
+	X402BundleCall int        `json:"x402_bundle_calls"`
+}
+
+type example struct {
+	Step        int    `json:"step"`
+	Description string `json:"description"`
+	Command     string `json:"command"`
+}
+
+type onboarding struct {
+	Register            endpointRef `json:"register"`
+	DepositCalldata     endpointRef `json:"deposit_calldata"`
+	MinimumDepositUSDT  money.USDT  `json:"minimum_deposit_usdt"`
+	MinimumDepositUnits string      `json:"minimum_deposit_units"`
+	Price               priceInfo   `json:"price"`
+	Examples            []example   `json:"examples"`
+	Reason              string      `json:"reason"` // ip, subnet
+	FreeTier            freeTierRef `json:"free_tier"`
+}
+
+type freeTierRef struct {
+	DailyLimitPerIP int64  `json:"daily_limit_per_ip"`
+	SubnetLimit     int64  `json:"subnet_limit"`
+	ResetsAt        string `json:"resets_at"`
+}
+
+type paymentRequiredV1 struct {
+	X402Version int        `json:"x402Version"`
+	Error       string     `json:"error"`
+	Accepts     []acceptV1 `json:"accepts"`
+	Onboarding  onboarding `json:"onboarding"`
+}
+
+type resourceV2 struct {
+	URL         string `json:"url"`
+	Description string `json:"description"`
+	MimeType    string `json:"mimeType"`
+}
+
+type acceptV2 struct {
+	Scheme            string            `json:"scheme"`
+	Network           string            `json:"network"`
+	Amount            string            `json:"amount"`
+	Asset             string            `json:"asset"`
+	PayTo             string            `json:"payTo"`
+	MaxTimeoutSeconds int               `json:"maxTimeoutSeconds"`
+	Extra             map[string]string `json:"extra"`
+}
+
+type paymentRequiredV2 struct {
+	X402Version int        `json:"x402Version"`
+	Error       string     `json:"error"`
+	Resource    resourceV2 `json:"resource"`
+	Accepts     []acceptV2 `json:"accepts"`
+}
+
+// baseURL is the gateway's external base URL: public_url, or the scheme and
+// host the request came in on.
+func (h *Handler) baseURL(r *http.Request) string {
+	if h.pay.publicURL != "" {
+		return h.pay.publicURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// writePaymentRequired answers 402 as DESIGN §5 decides: the x402 v1
+// PaymentRequired object plus onboarding as the body (v1 clients such as
+// x402-fetch read only the body), and the v2 object in PAYMENT-REQUIRED
+// (v2 clients read only the header).
+func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d *meter.Decision) {
+	base := h.baseURL(r)
+	resource := base + r.URL.Path
+	cfg := h.meter.Config()
+	why := fmt.Sprintf("Free tier exhausted: %d calls per IP per UTC day", cfg.FreeDailyLimit)
+	if d.Reason == "subnet" {
+		why = fmt.Sprintf("Free tier exhausted: the %d free calls per UTC day of this network (/24, IPv6 /48) are used up", cfg.FreeSubnetLimit)
+	}
+	if d.Account != "" {
+		why = "No credits left on this API key and " + strings.ToLower(why[:1]) + why[1:]
+	}
+	msg := why + ". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding."
+	desc := fmt.Sprintf("%d JSON-RPC calls (x402 bundle)", money.BundleCalls)
+	extra := map[string]string{"name": usdcEIP712Name, "version": usdcEIP712Ver}
+
+	v1 := paymentRequiredV1{
+		X402Version: 1,
+		Error:       msg,
+		Accepts: []acceptV1{{Scheme: x402Scheme, Network: x402NetworkV1, MaxAmountRequired: money.BundlePrice.String(),
+			Resource: resource, Description: desc, MimeType: x402MimeType, PayTo: h.pay.payTo,
+			MaxTimeoutSeconds: x402MaxTimeout, Asset: h.pay.asset, Extra: extra}},
+		Onboarding: h.onboarding(base, d.Reason),
+	}
+	v2 := paymentRequiredV2{
+		X402Version: 2,
+		Error:       msg,
+		Resource:    resourceV2{URL: resource, Description: desc, MimeType: x402MimeType},
+		Accepts: []acceptV2{{Scheme: x402Scheme, Network: x402NetworkV2, Amount: money.BundlePrice.String(), Asset: h.pay.asset,
+			PayTo: h.pay.payTo, MaxTimeoutSeconds: x402MaxTimeout, Extra: extra}},
+	}
+	hdr, _ := json.Marshal(v2)
+	w.Header().Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString(hdr))
+	w.Header().Set("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE")
+	writeJSON(w, http.StatusPaymentRequired, v1) // Cache-Control: no-store
+}
+
+// onboarding is what an autonomous client needs to go from 402 to paid
+// calls: register, get deposit calldata, send it, call with the key. The
+// examples are complete shell commands; the key travels in an environment
+// variable so the commands can be pasted as they are.
+func (h *Handler) onboarding(base, reason string) onboarding {
+	cfg := h.meter.Config()
+	min := h.pay.minDeposit
+	q := shellQuote
+	key := `"X-API-Key: $` + exampleKeyEnvVar + `"`
+	return onboarding{
+		Register: endpointRef{Method: http.MethodPost, URL: base + "/v1/machine/register", Body: map[string]string{"label": "my-agent"},
+			Description: "create an API key (returned once, in api_key); send it as X-API-Key"},
+		DepositCalldata: endpointRef{Method: http.MethodGet, URL: base + "/credits/initiate?amount=" + min.Decimal(),
+			Description: "ready-to-send approve and deposit calldata for a USDT deposit to RevenueVault on chain 137 (send X-API-Key or add &key_id=key_…)"},
+		MinimumDepositUSDT:  money.USDT(min),
+		MinimumDepositUnits: min.String(),
+		Price: priceInfo{PerCallUSDT: money.USDT(money.PricePerCall), PerCallUnits: money.PricePerCall.String(),
+			CallsPerUSDT: int64(money.Scale / money.PricePerCall), X402BundleUSDC: money.USDT(money.BundlePrice), X402BundleCall: money.BundleCalls},
+		Examples: []example{
+			{1, "Register a machine and keep the api_key it returns (shown once): export " + exampleKeyEnvVar + "=<api_key>",
+				"curl -sS -X POST " + q(base+"/v1/machine/register") + ` -H 'Content-Type: application/json' -d '{"label":"my-agent"}'`},
+			{2, "Get the approve and deposit transactions for the minimum deposit; send both from your wallet on chain 137, credits arrive after 25 confirmations",
+				"curl -sS " + q(base+"/credits/initiate?amount="+min.Decimal()) + " -H " + key},
+			{3, "Call JSON-RPC with the key; each call costs " + money.PricePerCall.Decimal() + " USDT",
+				"curl -sS -X POST " + q(base+"/rpc") + " -H 'Content-Type: application/json' -H " + key +
+					` -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`},
+			{4, "Check the key's usage and remaining credits",
+				"curl -sS " + q(base+"/api/keys/usage") + " -H " + key},
+		},
+		Reason:   reason,
+		FreeTier: freeTierRef{DailyLimitPerIP: cfg.FreeDailyLimit, SubnetLimit: cfg.FreeSubnetLimit, ResetsAt: meter.NextReset(h.meter.Now()).Format("2006-01-02T15:04:05Z")},
+	}
+}
+
+// shellQuote single-quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

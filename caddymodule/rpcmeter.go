@@ -1,0 +1,113 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// meterTimeout bounds the metering round trips. They run detached from the
+// client's context: a client hanging up mid-script must not leave a debit
+// whose outcome the gateway never learned (and so never refunds).
+const meterTimeout = 2 * time.Second
+
+// wholeID is the id a whole-request error carries: the caller's for a
+// single request, null for a batch.
+func wholeID(msg *jsonrpc.Message) json.RawMessage {
+	if !msg.Batch && len(msg.Items) == 1 {
+		return msg.Items[0].ResponseID()
+	}
+	return nil
+}
+
+// authorize books the request's calls before anything is forwarded. When
+// it returns false the answer (401, 402, 429 or 503) has been written.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainState, msg *jsonrpc.Message, calls int) (meter.Decision, bool) {
+	id := wholeID(msg)
+	req := meter.Request{ChainID: cs.chain.ID, IP: clientIP(r), Calls: calls}
+	if key, present := apiKey(r); present {
+		if !meter.WellFormedKey(key) {
+			meterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()
+			writeRPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id,
+				jsonrpc.Unauthorized("X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")))
+			return meter.Decision{}, false
+		}
+		req.KeyHash = meter.HashKey(key)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+	defer cancel()
+	start := time.Now()
+	d, err := h.meter.Authorize(ctx, req)
+	meterLatency.Observe(time.Since(start).Seconds())
+	if err != nil {
+		meterDecisions.WithLabelValues("unavailable").Inc()
+		h.logger.Warn("metering unavailable; refusing the request", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
+		w.Header().Set("Retry-After", "1")
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError("metering unavailable, retry shortly")))
+		return d, false
+	}
+	meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
+	w.Header().Set("X-Tollgate-Request-Id", d.ID)
+	switch d.Outcome {
+	case meter.Paid, meter.Free:
+		return d, true
+	case meter.PaymentRequired:
+		h.writePaymentRequired(w, r, &d)
+	case meter.RateLimited:
+		secs := meter.RetrySeconds(d.RetryAfter)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeRPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(id, jsonrpc.RateLimited(secs)))
+	case meter.Unauthorized:
+		msg := "unknown API key"
+		if d.Reason == "revoked_key" {
+			msg = "this API key has been revoked"
+		}
+		writeRPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id, jsonrpc.Unauthorized(msg)))
+	}
+	return d, false
+}
+
+// settle finishes a served request's books: a refund for the calls the
+// upstream failed (synchronously, so the answer and the balance agree), and
+// the revenue event for the rest (asynchronously).
+func (h *Handler) settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, out *forwarded, failed int) {
+	balance := d.Balance
+	if failed > 0 {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+		err := h.meter.Refund(ctx, d, failed)
+		cancel()
+		if err != nil {
+			// The debit and its failure are both on record (the Debit event,
+			// this log line); settlementd's reconciliation can repay it.
+			meterRefunds.WithLabelValues(string(d.Payer()), "error").Add(float64(failed))
+			h.logger.Error("refund failed", zap.String("request_id", d.ID), zap.String("account", d.Account),
+				zap.Int("calls", failed), zap.Error(err))
+		} else {
+			meterRefunds.WithLabelValues(string(d.Payer()), "ok").Add(float64(failed))
+			if d.Outcome == meter.Paid {
+				balance += money.PricePerCall * money.Units(failed)
+			}
+		}
+	}
+	served := out.upstream
+	if served == "" {
+		served = "cache" // the forwarded part failed; only cached calls were served
+	}
+	if ev, ok := d.Revenue(failed, served, out.nodeID, time.Now()); ok && !h.writer.Enqueue(ev) {
+		h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
+	}
+	w.Header().Set("X-Tollgate-Payer", string(d.Payer()))
+	if d.Outcome == meter.Paid {
+		w.Header().Set("X-Tollgate-Credits-Remaining", balance.Decimal())
+	} else {
+		w.Header().Set("X-Tollgate-Free-Remaining", strconv.FormatInt(d.FreeLeft, 10))
+	}
+}
