@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS deposit_checkpoints;
+DROP TABLE IF EXISTS chain_deposits;
