@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/contracts/revert"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/crashhook"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -57,6 +58,9 @@ type Intent struct {
 	Recipient common.Address // who receives tokens (records only; zero: none)
 	NodeID    string         // records only
 	Amount    money.Units    // tokens moved or allocation set (records only; 0: none)
+	// Unpack decodes the contract's custom errors (a binding's UnpackError),
+	// so a call that would revert is reported by name. Optional.
+	Unpack revert.Unpacker
 }
 
 // Tx is a recorded transaction.
@@ -216,6 +220,9 @@ func (s *Sender) Submit(ctx context.Context, signer *Signer, in Intent) (*Tx, er
 	// role, insufficient balance) fails here, before anything is recorded.
 	gas, err := s.cfg.Client.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &in.To, Data: in.Data})
 	if err != nil {
+		if reason, derr := revert.Decode(err, in.Unpack); derr == nil {
+			return nil, fmt.Errorf("chain: %s would revert: %T%+v: %w", in.Purpose, reason, reason, err)
+		}
 		return nil, fmt.Errorf("chain: %s: estimating gas: %w", in.Purpose, err)
 	}
 	gas += gas / 4 // headroom: state may change between estimate and inclusion
