@@ -238,6 +238,9 @@ func (h *Handler) serveFreeTierStats(w http.ResponseWriter, r *http.Request) err
 }
 
 // apiKey reads X-API-Key. present is false when the header is absent.
+// Caddy's access log prints request headers (it redacts only Authorization
+// and cookies), so Caddyfiles filter this header out of the log; see the
+// root Caddyfile.
 func apiKey(r *http.Request) (key string, present bool) {
 	v := r.Header.Values("X-API-Key")
 	if len(v) == 0 {

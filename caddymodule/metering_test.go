@@ -48,7 +48,12 @@ const meterCaddyfile = `{
 	@SERVERS@
 }
 http://127.0.0.1:{PORT} {
-	log
+	log {
+		format filter {
+			wrap json
+			request>headers>X-Api-Key replace REDACTED
+		}
+	}
 	route {
 		tollgate {
 			redis_url {env.TG_REDIS_URL}
@@ -882,6 +887,11 @@ func TestCreditsRefundAndRevenue(t *testing.T) {
 	}
 	if u := e.usage(t, secret); u["total_spend_usdt"] != 0.00036 {
 		t.Fatalf("spent %v, want 0.00036", u["total_spend_usdt"])
+	}
+	// The access log prints request headers; the log filter of the
+	// Caddyfile (as in the root Caddyfile) keeps the key out.
+	if out := e.gw.Output(); strings.Contains(out, secret) || !strings.Contains(out, `"X-Api-Key":"REDACTED"`) {
+		t.Fatalf("the API key leaked into Caddy's output, or the access log is missing")
 	}
 }
 
