@@ -127,13 +127,13 @@ func (s *Signer) Role() string { return s.role }
 func (s *Signer) Address() common.Address { return s.addr }
 
 // String names the signer without its key.
-func (s *Signer) String() string { return s.role + "(" + s.addr.Hex() + ")" }
+func (s Signer) String() string { return s.role + "(" + s.addr.Hex() + ")" }
 
 // GoString keeps %#v from dumping the key.
-func (s *Signer) GoString() string { return "chain.Signer{" + s.String() + "}" }
+func (s Signer) GoString() string { return "chain.Signer{" + s.String() + "}" }
 
 // Format keeps every fmt verb (%v, %+v, %#v, ...) to String.
-func (s *Signer) Format(f fmt.State, verb rune) { _, _ = f.Write([]byte(s.String())) }
+func (s Signer) Format(f fmt.State, verb rune) { _, _ = f.Write([]byte(s.String())) }
 
 // sign signs tx for chainID.
 func (s *Signer) sign(tx *types.Transaction, chainID *big.Int) (*types.Transaction, error) {
