@@ -96,8 +96,11 @@ type meterOpts struct {
 }
 
 func (o *meterOpts) defaults() {
-	if o.free == 0 {
+	switch o.free {
+	case 0:
 		o.free = 5
+	case -1: // no free tier
+		o.free = 0
 	}
 	if o.subnet == 0 {
 		o.subnet = 100
@@ -659,6 +662,36 @@ func TestTrustedProxySubnetCapAndBatches(t *testing.T) {
 	if st["active_ips_today"] != 3.0 || st["total_calls_today"] != 9.0 || st["near_limit_ips"] != 1.0 || st["near_limit_threshold"] != 4.0 {
 		t.Fatalf("stats %v", st)
 	}
+
+	// A call answered from the edge cache is metered like any other, and its
+	// revenue event names "cache" as the server.
+	block1 := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x1",false]}`
+	deadline := time.Now().Add(10 * time.Second)
+	var cached answer
+	for i := 1; ; i++ {
+		// Block 1 is cacheable once it is final (2 blocks deep); a fresh
+		// address per try keeps the polling clear of the free-tier limit.
+		cached = e.rpc(t, block1, from(fmt.Sprintf("198.18.%d.1", i)))
+		if cached.status != http.StatusOK {
+			t.Fatalf("block 1: %d %s", cached.status, cached.body)
+		}
+		if cached.header.Get("X-Tollgate-Upstream") == "cache" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("block 1 was never served from the cache")
+		}
+		time.Sleep(20 * time.Millisecond) // polling the chain's progress
+	}
+	revs := e.revenues(t, 1)
+	deadline = time.Now().Add(10 * time.Second)
+	for revs[cached.header.Get("X-Tollgate-Request-Id")] == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // polling the stream
+		revs = e.revenues(t, 1)
+	}
+	if r := revs[cached.header.Get("X-Tollgate-Request-Id")]; r == nil || r.Upstream != "cache" || r.Payer != events.PayerFree || r.Amount != 0 || r.Calls != 1 {
+		t.Fatalf("revenue of the cached call: %+v", r)
+	}
 }
 
 // TestKeyCreationValidationAndUsage covers POST /api/keys and
@@ -892,6 +925,53 @@ func TestCreditsRefundAndRevenue(t *testing.T) {
 	// Caddyfile (as in the root Caddyfile) keeps the key out.
 	if out := e.gw.Output(); strings.Contains(out, secret) || !strings.Contains(out, `"X-Api-Key":"REDACTED"`) {
 		t.Fatalf("the API key leaked into Caddy's output, or the access log is missing")
+	}
+}
+
+// TestConcurrentSpendOverHTTP races many clients of one key through the
+// real gateway: every 200 was paid for (upstream calls = answers = debits),
+// and the balance ends between 0 and one call's price, never below zero.
+func TestConcurrentSpendOverHTTP(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1})
+	secret, id := e.createKey(t)
+	const initial = 30*300 + 29
+	e.credit(t, id, initial)
+	before := e.alpha.Calls("eth_getBalance") + e.beta.Calls("eth_getBalance")
+	var mu sync.Mutex
+	status := map[int]int{}
+	var wg sync.WaitGroup
+	for range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				a := e.rpc(t, getBalance, "X-API-Key: "+secret)
+				mu.Lock()
+				status[a.status]++
+				mu.Unlock()
+				if a.status != http.StatusOK {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	served := e.alpha.Calls("eth_getBalance") + e.beta.Calls("eth_getBalance") - before
+	bal, err := balances.Balance(context.Background(), e.rdb, e.prefix, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status[http.StatusOK] != 300 || status[http.StatusPaymentRequired] != 24 || len(status) != 2 || served != 300 || bal != 29 {
+		t.Fatalf("answers %v, upstream calls %d, balance %d", status, served, bal)
+	}
+	var debits int
+	for _, ev := range e.stream(t) {
+		if d, ok := ev.(*events.Debit); ok && d.Payer == events.PayerCredits && d.Amount == 30 {
+			debits++
+		}
+	}
+	if debits != 300 {
+		t.Fatalf("%d debit events for 300 paid calls", debits)
 	}
 }
 
