@@ -39,11 +39,15 @@ CREATE INDEX chain_deposits_account ON chain_deposits (account);
 
 -- How far each vault's logs are final for us: every Deposited log in a block
 -- at or below confirmed_through has been decided (credited, orphaned or
--- unattributed). scanned_through is the newest block whose logs were read.
+-- unattributed). confirmed_hash is that block's hash: if the chain no longer
+-- has it (a reorg deeper than the confirmation window, or a different chain
+-- behind the same URL) the listener stops for an operator instead of
+-- skipping or re-deciding logs. scanned_through is the newest block read.
 CREATE TABLE deposit_checkpoints (
     chain_id          bigint      NOT NULL,
     vault             text        NOT NULL,
     confirmed_through bigint      NOT NULL,
+    confirmed_hash    text,
     scanned_through   bigint      NOT NULL,
     updated_at        timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (chain_id, vault)

@@ -21,7 +21,9 @@
 //
 // The checkpoint only advances to a block whose hash was the same before and
 // after the logs were read, so a reorg during the read cannot make the
-// listener skip a log; the pass simply retries.
+// listener skip a log; the pass simply retries. The checkpoint keeps that
+// hash, and every pass first checks it is still canonical: a reorg deeper
+// than the window stops the listener with ErrDeepReorg for an operator.
 package deposits
 
 import (
@@ -168,9 +170,10 @@ func (l *Listener) pass(ctx context.Context) error {
 	l.m.head.Set(float64(head))
 	from := l.cfg.StartBlock
 	var cpFound bool
-	var confirmed, scanned int64
-	err = l.cfg.Pool.QueryRow(ctx, `SELECT confirmed_through, scanned_through FROM deposit_checkpoints
-		WHERE chain_id = $1 AND vault = $2`, int64(l.cfg.ChainID), l.vault()).Scan(&confirmed, &scanned)
+	var confirmed int64
+	var cpHash *string
+	err = l.cfg.Pool.QueryRow(ctx, `SELECT confirmed_through, confirmed_hash FROM deposit_checkpoints
+		WHERE chain_id = $1 AND vault = $2`, int64(l.cfg.ChainID), l.vault()).Scan(&confirmed, &cpHash)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -178,6 +181,11 @@ func (l *Listener) pass(ctx context.Context) error {
 	default:
 		cpFound = true
 		from = uint64(confirmed + 1)
+	}
+	if cpHash != nil {
+		if err := l.checkAnchor(ctx, head, confirmed, *cpHash); err != nil {
+			return err
+		}
 	}
 	if from > head {
 		return nil
@@ -221,11 +229,11 @@ func (l *Listener) pass(ctx context.Context) error {
 		newConfirmed = confirmed
 	}
 	if safe >= int64(from) {
-		if err := l.decide(ctx, safe, int64(to)); err != nil {
+		if err := l.decide(ctx, safe, safeHash, int64(to)); err != nil {
 			return err
 		}
 		newConfirmed = safe
-	} else if err := l.checkpoint(ctx, l.cfg.Pool, newConfirmed, int64(to)); err != nil {
+	} else if err := l.checkpoint(ctx, l.cfg.Pool, newConfirmed, nil, int64(to)); err != nil {
 		return err
 	}
 	l.m.confirmed.Set(float64(newConfirmed))
@@ -333,7 +341,7 @@ type pending struct {
 // decide settles every seen log at or below safe, in one transaction with
 // the checkpoint: a log is credited exactly when its block is still the
 // canonical block at its height.
-func (l *Listener) decide(ctx context.Context, safe, scannedTo int64) error {
+func (l *Listener) decide(ctx context.Context, safe int64, safeHash common.Hash, scannedTo int64) error {
 	rows, err := l.cfg.Pool.Query(ctx, `SELECT tx_hash, log_index, block_number, block_hash, account, amount_units
 		FROM chain_deposits WHERE chain_id = $1 AND vault = $2 AND state = 'seen' AND block_number <= $3
 		ORDER BY block_number, log_index`, int64(l.cfg.ChainID), l.vault(), safe)
@@ -409,7 +417,8 @@ func (l *Listener) decide(ctx context.Context, safe, scannedTo int64) error {
 					zap.String("deposit", ref), zap.Int64("block", p.block))
 			}
 		}
-		if err := l.checkpoint(ctx, tx, safe, scannedTo); err != nil {
+		hash := strings.ToLower(safeHash.Hex())
+		if err := l.checkpoint(ctx, tx, safe, &hash, scannedTo); err != nil {
 			return err
 		}
 		crashhook.Point("deposits-before-commit")
@@ -424,17 +433,46 @@ func (l *Listener) decide(ctx context.Context, safe, scannedTo int64) error {
 	return nil
 }
 
+// ErrDeepReorg is returned when the block the checkpoint was confirmed at
+// is no longer on the chain: a reorg deeper than the confirmation window
+// (credits already given may be on an abandoned branch), or the RPC now
+// serves a different chain (e.g. a restarted dev chain with a kept
+// database). The listener stops deciding until an operator looks.
+var ErrDeepReorg = errors.New("deposits: the checkpoint block is no longer canonical (reorg deeper than the confirmation window, or a different chain); operator action needed")
+
+// checkAnchor verifies that the checkpoint block is still canonical.
+func (l *Listener) checkAnchor(ctx context.Context, head uint64, confirmed int64, hash string) error {
+	if confirmed < 0 {
+		return nil
+	}
+	if head < uint64(confirmed) {
+		return fmt.Errorf("%w: head %d is below the checkpoint %d", ErrDeepReorg, head, confirmed)
+	}
+	h, err := l.cfg.Client.HeaderByNumber(ctx, big.NewInt(confirmed))
+	if err != nil {
+		return fmt.Errorf("deposits: header %d: %w", confirmed, err)
+	}
+	if got := strings.ToLower(h.Hash().Hex()); got != hash {
+		return fmt.Errorf("%w: block %d is %s, the checkpoint recorded %s", ErrDeepReorg, confirmed, got, hash)
+	}
+	return nil
+}
+
 type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-func (l *Listener) checkpoint(ctx context.Context, q execer, confirmed, scanned int64) error {
-	_, err := q.Exec(ctx, `INSERT INTO deposit_checkpoints (chain_id, vault, confirmed_through, scanned_through)
-		VALUES ($1, $2, $3, $4)
+// checkpoint records progress. hash is the hash of block confirmed (nil:
+// confirmed did not move, keep the stored hash).
+func (l *Listener) checkpoint(ctx context.Context, q execer, confirmed int64, hash *string, scanned int64) error {
+	_, err := q.Exec(ctx, `INSERT INTO deposit_checkpoints (chain_id, vault, confirmed_through, confirmed_hash, scanned_through)
+		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (chain_id, vault) DO UPDATE SET
-			confirmed_through = GREATEST(deposit_checkpoints.confirmed_through, EXCLUDED.confirmed_through),
-			scanned_through = EXCLUDED.scanned_through, updated_at = now()`,
-		int64(l.cfg.ChainID), l.vault(), confirmed, scanned)
+			confirmed_through = EXCLUDED.confirmed_through,
+			confirmed_hash = COALESCE(EXCLUDED.confirmed_hash, deposit_checkpoints.confirmed_hash),
+			scanned_through = EXCLUDED.scanned_through, updated_at = now()
+		WHERE EXCLUDED.confirmed_through >= deposit_checkpoints.confirmed_through`,
+		int64(l.cfg.ChainID), l.vault(), confirmed, hash, scanned)
 	if err != nil {
 		return fmt.Errorf("deposits: writing the checkpoint: %w", err)
 	}

@@ -417,3 +417,28 @@ func TestReorgMovingDepositCreditsOnce(t *testing.T) {
 	}
 	e.expect(a, 1, 9*money.Scale)
 }
+
+// A reorg deeper than the confirmation window (or a different chain behind
+// the URL) is not silently absorbed: the listener refuses to go on, and the
+// credit already given is not repeated.
+func TestReorgDeeperThanWindowStopsTheListener(t *testing.T) {
+	e := setup(t)
+	a := accounts.NewID()
+	parent, err := e.client.HeaderByNumber(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.deposit(raw(t, a), 2*money.Scale)
+	e.commit(3)
+	e.run(e.listener(2))
+	e.expect(a, 1, 2*money.Scale)
+	if err := e.chain.Backend().Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.commit(8) // the new branch outgrows the old one
+	err = e.listener(2).Run(e.ctx)
+	if !errors.Is(err, ErrDeepReorg) {
+		t.Fatalf("run after a deep reorg: %v", err)
+	}
+	e.expect(a, 1, 2*money.Scale)
+}
