@@ -389,7 +389,7 @@ func (j *Job) allocate(ctx context.Context) error {
 		if n.wallet != "" {
 			if !common.IsHexAddress(n.wallet) {
 				j.log.Warn("node wallet is not an address; not bound", zap.String("node", n.id))
-			} else if w := common.HexToAddress(n.wallet); !strings.EqualFold(w.Hex(), n.boundWallet) {
+			} else if w := common.HexToAddress(n.wallet); !strings.EqualFold(w.Hex(), n.boundWallet) && !j.boundOnChain(ctx, n.id, w) {
 				t, err := j.sender.Submit(ctx, j.cfg.Relayer, chain.Intent{
 					Purpose: fmt.Sprintf("wallet:%s:%s", n.id, strings.ToLower(w.Hex())), Kind: chain.KindSetNodeWallet,
 					To: j.cfg.Claims, Data: j.claims.PackSetNodeWallet(n.id, w), Recipient: w, NodeID: n.id, Unpack: j.claims.UnpackError,
@@ -445,4 +445,13 @@ func (j *Job) allocate(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// boundOnChain reports whether the contract already maps node to wallet
+// (bound outside our records, e.g. before a database restore), which makes
+// a setNodeWallet pointless. A failed read answers false: binding again is
+// harmless.
+func (j *Job) boundOnChain(ctx context.Context, node string, wallet common.Address) bool {
+	w, err := bind.Call(j.claimsC, &bind.CallOpts{Context: ctx}, j.claims.PackNodeWallet(node), j.claims.UnpackNodeWallet)
+	return err == nil && w == wallet
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/big"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -385,5 +386,28 @@ func TestSettlementCrashThenRestart(t *testing.T) {
 			e.run(e.job())
 			e.check(e.snapshot(), want)
 		})
+	}
+}
+
+// A treasury holding less than a batch needs sends nothing (a transfer
+// that would revert proves nothing and costs gas); once funded, the same
+// batch goes through.
+func TestTreasuryShortSendsNothing(t *testing.T) {
+	e := setup(t)
+	before := e.snapshot()
+	s := e.closeEpoch(200, 3_000*money.Scale, epochs.Weight{NodeID: nodeA, Units: 1, Calls: 1})
+	err := e.job().Run(e.ctx)
+	if err == nil || !strings.Contains(err.Error(), "still to send") {
+		t.Fatalf("run with a short treasury: %v", err)
+	}
+	if n := e.txCount(`true`); n != 0 {
+		t.Fatalf("%d transactions recorded", n)
+	}
+	e.transact("deployer", e.usdtC, e.usdt.PackMint(e.addr("treasury"), (2_000*money.Scale).Big()))
+	before.treasury += 2_000 * money.Scale
+	e.run(e.job())
+	e.check(e.snapshot(), expected(before, s))
+	if n := settletest.Count(t, e.pool, `SELECT count(*) FROM settlement_batches WHERE state = 'forwarded'`); n != 1 {
+		t.Fatalf("%d forwarded batches", n)
 	}
 }
