@@ -54,7 +54,8 @@ type payConfig struct {
 
 // redisOptions are the connection settings of the metering Redis. Retries
 // are off: a metering script that timed out may have run, and running it
-// again would charge twice — the request fails with 503 instead.
+// again would charge twice — the request fails with 503 instead. Dialing is
+// retried once, so a down Redis answers 503 in ~0.1 s rather than ~0.5 s.
 func redisOptions(url string, cluster bool) (redis.UniversalClient, error) {
 	const pool = 64 // one connection per request in flight; the default (10/CPU) queues under load
 	if cluster {
@@ -62,7 +63,7 @@ func redisOptions(url string, cluster bool) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.MaxRetries, o.PoolSize = -1, pool
+		o.MaxRetries, o.PoolSize, o.DialerRetries, o.DialerRetryTimeout = -1, pool, 1, 50*time.Millisecond
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
 		return redis.NewClusterClient(o), nil
 	}
@@ -70,7 +71,7 @@ func redisOptions(url string, cluster bool) (redis.UniversalClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.MaxRetries, o.PoolSize = -1, pool
+	o.MaxRetries, o.PoolSize, o.DialerRetries, o.DialerRetryTimeout = -1, pool, 1, 50*time.Millisecond
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
 	return redis.NewClient(o), nil
 }
