@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chainjobs"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
@@ -79,7 +80,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	case "reconcile":
 		err = runReconcile(ctx, cfg, log)
 	default:
-		err = runDaemon(ctx, cfg, log)
+		err = runDaemon(ctx, cfg, log, getenv)
 	}
 	if err != nil {
 		log.Error("settlementd failed", zap.String("command", cmd), zap.Error(err))
@@ -88,18 +89,45 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	return 0
 }
 
-func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
+func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger, getenv func(string) string) error {
 	d, err := daemon.New(ctx, cfg, log, buildVersion())
 	if err != nil {
 		return err
 	}
-	registerJobs(d)
+	cj, err := registerChainJobs(ctx, d, cfg, log, getenv)
+	if err != nil {
+		return err
+	}
+	if cj != nil {
+		defer cj.Close()
+	}
 	return d.Run(ctx)
 }
 
-// registerJobs is where further leader-only jobs (deposits, settlement,
-// solvency) and HTTP routes join the daemon; the epoch closer is built in.
-func registerJobs(d *daemon.Daemon) {}
+// registerChainJobs adds the leader-only chain jobs (deposits, settlement,
+// solvency) that the environment configures; without a chain RPC URL there
+// are none and settlementd only ingests and closes epochs.
+func registerChainJobs(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, getenv func(string) string) (*chainjobs.Jobs, error) {
+	s, err := chainjobs.FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	cj, err := chainjobs.Build(ctx, s, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Fence: d.Elector(), Log: log})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range cj.Scheduled() {
+		if err := d.Scheduler().Add(j.Schedule, j.Job); err != nil {
+			cj.Close()
+			return nil, fmt.Errorf("schedule %s: %w", j.Job.Name(), err)
+		}
+		log.Info("chain job scheduled", zap.String("job", j.Job.Name()), zap.String("schedule", j.Schedule))
+	}
+	if cj.Deposits != nil {
+		cj.Deposits.Register(d.Registry())
+	}
+	return cj, nil
+}
 
 func runReconcile(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
