@@ -59,12 +59,12 @@ contracts-check: node-deps
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	  (cd contracts && node build.js --out $$tmp >/dev/null) && diff -r $$tmp contracts/build && echo "contract artifacts are fresh"
 
-# bin/caddy is our custom Caddy (standard modules + http.handlers.tollgate);
-# settlementd joins it here once its package exists.
+# bin/caddy is our custom Caddy (standard modules + http.handlers.tollgate),
+# bin/settlementd the settlement daemon, bin/devchain the local chains.
 build:
 	@mkdir -p bin
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/caddy ./caddymodule/cmd/caddy
-	@if [ -f settlementd/main.go ]; then CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/settlementd ./settlementd; fi
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/settlementd ./settlementd
 	$(GO) build -o bin/devchain ./contracts/devchain
 
 vet:
@@ -75,7 +75,7 @@ vet:
 # for the Solidity freshness check, so nothing is silently skipped.
 # The gateway's integration tests run the real bin/caddy built here.
 test: node-deps build
-	@scripts/services.sh start > $(RUN_DIR)/services.env.sh
+	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
 	@source $(RUN_DIR)/services.env.sh && \
 	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_CADDY_BIN=$(CURDIR)/bin/caddy && \
 	  $(GO) vet ./... && \
