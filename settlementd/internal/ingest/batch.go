@@ -46,6 +46,7 @@ type batch struct {
 	keys    []*events.KeyCreated
 	revokes []*events.KeyRevoked
 	bundles []*events.BundleGranted
+	adj     adjustmentCols
 	dead    []deadLetter
 
 	counts map[string]int // events per type, for metrics
@@ -79,8 +80,14 @@ type refundCols struct {
 	calls              []int32
 }
 
+type adjustmentCols struct {
+	id, account, reason []string
+	ts                  []time.Time
+	units               []int64
+}
+
 func (b *batch) len() int {
-	return len(b.rev.id) + len(b.deb.id) + len(b.ref.id) + len(b.keys) + len(b.revokes) + len(b.bundles) + len(b.dead)
+	return len(b.rev.id) + len(b.deb.id) + len(b.ref.id) + len(b.keys) + len(b.revokes) + len(b.bundles) + len(b.adj.id) + len(b.dead)
 }
 
 // newBatch decodes stream entries. Entries this build cannot book become dead
@@ -164,6 +171,14 @@ func (b *batch) add(m redis.XMessage) {
 	case *events.BundleGranted:
 		b.bundles = append(b.bundles, e)
 		b.seen(e.TimeMs)
+	case *events.Adjustment:
+		a := &b.adj
+		a.id = append(a.id, e.ID)
+		a.account = append(a.account, e.Account)
+		a.units = append(a.units, int64(e.Units))
+		a.reason = append(a.reason, e.Reason)
+		a.ts = append(a.ts, time.UnixMilli(e.TimeMs))
+		b.seen(e.TimeMs)
 	}
 }
 
@@ -215,6 +230,9 @@ func bookable(e events.Event) error {
 	case *events.BundleGranted:
 		ms, calls = e.TimeMs, e.Calls
 		texts = []string{e.ID, e.Wallet, e.Network}
+	case *events.Adjustment:
+		ms = e.TimeMs
+		texts = []string{e.ID, e.Account, e.Reason}
 	default:
 		return fmt.Errorf("%s: %w", e.EventType(), errNoTable)
 	}
@@ -307,6 +325,17 @@ INSERT INTO account_ledger (account, kind, ref, units, calls, ts)
 SELECT wallet, 'bundle_grant', id, amount_units, calls, ts FROM ins
 ON CONFLICT (kind, ref) DO NOTHING`
 
+	// Admin credits and debits (migration 0020): ledger kind 'adjustment'.
+	insertAdjustments = `
+WITH ins AS (
+    INSERT INTO adjustments (id, account, units, reason, ts)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::timestamptz[])
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, account, units, ts)
+INSERT INTO account_ledger (account, kind, ref, units, ts)
+SELECT account, 'adjustment', id, units, ts FROM ins
+ON CONFLICT (kind, ref) DO NOTHING`
+
 	insertDead = `
 INSERT INTO dead_letters (stream_id, reason, fields, consumer)
 SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
@@ -336,6 +365,9 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
 	}
 	for _, g := range b.bundles {
 		q.Queue(insertBundle, g.ID, g.Wallet, g.Calls, int64(g.Amount), g.Network, time.UnixMilli(g.TimeMs))
+	}
+	if a := &b.adj; len(a.id) > 0 {
+		q.Queue(insertAdjustments, a.id, a.account, a.units, a.reason, a.ts)
 	}
 	if len(b.dead) > 0 {
 		ids, reasons, fields, cons := make([]string, len(b.dead)), make([]string, len(b.dead)), make([][]byte, len(b.dead)), make([]string, len(b.dead))

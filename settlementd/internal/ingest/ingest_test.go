@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
+	"github.com/tollgate-rpc/tollgate/shared/accounts"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
@@ -334,5 +335,45 @@ func TestRestartUnderSameNameRecoversOwnPending(t *testing.T) {
 	e.drained(t)
 	if got, want := e.count(t, `SELECT count(*) FROM debits`), int64(100); got != want {
 		t.Fatalf("debits %d, want %d", got, want)
+	}
+}
+
+// Admin adjustments (credit and debit with a reason) are booked once each as
+// ledger kind 'adjustment': they move the account's balance, not its spend.
+func TestAdjustmentsAreBookedOnce(t *testing.T) {
+	e := newEnv(t)
+	now := time.Now().UnixMilli()
+	acct := accounts.NewID()
+	evs := []events.Event{
+		&events.Adjustment{ID: "adj_1", Account: acct, Units: 5_000_000, Reason: "support credit", TimeMs: now},
+		&events.Debit{ID: "req_1", TimeMs: now + 1, ChainID: 137, Payer: events.PayerCredits, Account: acct, Asset: events.AssetUSDT, Amount: 30, Calls: 1},
+		&events.Adjustment{ID: "adj_2", Account: acct, Units: -1_000_000, Reason: "chargeback", TimeMs: now + 2},
+	}
+	// Twice: a retried admin call or a redelivered entry books nothing twice.
+	settletest.XAdd(t, e.rdb, e.stream, evs...)
+	settletest.XAdd(t, e.rdb, e.stream, evs...)
+	e.start(t, Config{Batch: 2})
+	e.drained(t)
+
+	if got := e.count(t, `SELECT count(*) FROM adjustments WHERE account = $1`, acct); got != 2 {
+		t.Errorf("adjustment rows %d, want 2", got)
+	}
+	if got := e.count(t, `SELECT count(*) FROM account_ledger WHERE kind = 'adjustment' AND account = $1`, acct); got != 2 {
+		t.Errorf("adjustment ledger rows %d, want 2", got)
+	}
+	if got := e.count(t, `SELECT units FROM account_ledger WHERE kind = 'adjustment' AND ref = 'adj_2'`); got != -1_000_000 {
+		t.Errorf("debit adjustment booked as %d units", got)
+	}
+	if got := e.count(t, `SELECT credit_units FROM account_balances WHERE account = $1`, acct); got != 5_000_000-30-1_000_000 {
+		t.Errorf("balance %d", got)
+	}
+	if got := e.count(t, `SELECT spent_units FROM account_balances WHERE account = $1`, acct); got != 30 {
+		t.Errorf("spent %d: an adjustment is not spending", got)
+	}
+	if got := e.count(t, `SELECT count(*) FROM adjustments WHERE id = 'adj_2' AND reason = 'chargeback'`); got != 1 {
+		t.Errorf("reason not stored")
+	}
+	if got := e.count(t, `SELECT count(*) FROM dead_letters`); got != 0 {
+		t.Errorf("dead letters %d", got)
 	}
 }
