@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,52 @@ func TestBackoffHonoursRetryAfter(t *testing.T) {
 	}
 	if d := p.backoffFor(nil); d != DefaultRateLimitBackoff {
 		t.Fatalf("default backoff %v", d)
+	}
+}
+
+// An operator's reset closes an open breaker at once (no open timeout, no
+// trial) and clears its failure count; an unknown name is an error.
+func TestResetBreaker(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	b := newFakeRPC(t, "b", 137, 1000)
+	cfg := testConfig(provider(b))
+	cfg.Breaker.OpenTimeout = time.Hour // only a reset can close it within the test
+	p := newTestPool(t, cfg)
+	setNodes(t, p, node(a))
+	a.setMode(mode502)
+	for range 5 {
+		mustForward(t, p, balanceCall)
+	}
+	if s := upstreamState(t, p, "a"); s.Breaker != BreakerOpen {
+		t.Fatalf("breaker %s after 5 failures", s.Breaker)
+	}
+	a.setMode(modeOK)
+	if r := mustForward(t, p, balanceCall); r.Upstream.Name != "b" {
+		t.Fatalf("open breaker let a serve")
+	}
+
+	prev, err := p.ResetBreaker("a")
+	if err != nil || prev != BreakerOpen {
+		t.Fatalf("reset: %s %v", prev, err)
+	}
+	if s := upstreamState(t, p, "a"); s.Breaker != BreakerClosed {
+		t.Fatalf("breaker %s after reset", s.Breaker)
+	}
+	if r := mustForward(t, p, balanceCall); r.Upstream.Name != "a" {
+		t.Fatalf("after reset served by %s", r.Upstream.Name)
+	}
+	// The failure count starts afresh: four failures do not reopen it.
+	a.setMode(mode502)
+	for range 4 {
+		mustForward(t, p, balanceCall)
+	}
+	if s := upstreamState(t, p, "a"); s.Breaker != BreakerClosed {
+		t.Fatalf("breaker %s after 4 failures since the reset", s.Breaker)
+	}
+	if prev, err := p.ResetBreaker("b"); err != nil || prev != BreakerClosed {
+		t.Fatalf("reset of a closed breaker: %s %v", prev, err)
+	}
+	if _, err := p.ResetBreaker("nobody"); !errors.Is(err, ErrUnknownUpstream) {
+		t.Fatalf("unknown upstream: %v", err)
 	}
 }

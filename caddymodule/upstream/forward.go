@@ -99,7 +99,7 @@ func (p *Pool) acquire(exclude map[string]bool, noRetry bool) (*member, func(err
 		if m == nil {
 			return nil, nil
 		}
-		done, err := m.br.Allow()
+		done, err := m.br.Load().Allow()
 		if err == nil {
 			return m, done
 		}

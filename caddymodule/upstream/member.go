@@ -28,7 +28,11 @@ type member struct {
 	tr     *http.Transport
 	client *http.Client
 
-	br          *breaker
+	// br is swapped whole by an operator's reset (gobreaker has no reset);
+	// a call in flight reports to the breaker it was allowed by.
+	br          atomic.Pointer[breaker]
+	brCfg       BreakerConfig
+	onBreaker   func(m *member, from, to BreakerState)
 	halfOpenMax uint32
 	stats       *stats
 	health      *health
@@ -61,13 +65,23 @@ func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *membe
 		stats:       newStats(cfg.LatencySamples),
 		health:      newHealth(cfg.ProbeInterval > 0),
 	}
-	m.br = newBreaker(u.Name, cfg.Breaker, func(from, to BreakerState) {
-		if onBreaker != nil {
-			onBreaker(m, from, to)
-		}
-	})
+	m.brCfg, m.onBreaker = cfg.Breaker, onBreaker
+	m.br.Store(m.newBreaker())
 	m.setWeight(u.Weight)
 	return m
+}
+
+// newBreaker builds a breaker for m whose state changes are reported only
+// while it is m's current one: after a reset, calls still in flight on the
+// replaced breaker must not log changes of a breaker nobody consults.
+func (m *member) newBreaker() *breaker {
+	var b *breaker
+	b = newBreaker(m.up.Name, m.brCfg, func(from, to BreakerState) {
+		if m.onBreaker != nil && m.br.Load() == b {
+			m.onBreaker(m, from, to)
+		}
+	})
+	return b
 }
 
 func (m *member) setWeight(w float64) { m.weight.Store(math.Float64bits(w)) }

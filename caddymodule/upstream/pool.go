@@ -333,3 +333,23 @@ func (p *Pool) Destruct() error {
 	})
 	return nil
 }
+
+// ErrUnknownUpstream is returned for a name no member of the pool has.
+var ErrUnknownUpstream = errors.New("upstream: no such upstream")
+
+// ResetBreaker closes the named upstream's circuit breaker at once, with its
+// failure counts cleared: an operator's override after fixing an upstream,
+// instead of waiting out the open timeout and a half-open trial. It returns
+// the state the breaker was in. Health, back-off and statistics are left
+// alone: the probe loop still decides whether the upstream is healthy.
+func (p *Pool) ResetBreaker(name string) (BreakerState, error) {
+	for _, m := range p.list() {
+		if m.up.Name != name {
+			continue
+		}
+		prev := breakerState(m.br.Swap(m.newBreaker()).State())
+		p.log.Info("upstream breaker reset by operator", zap.Object("upstream", m.up), zap.String("from", string(prev)))
+		return prev, nil
+	}
+	return "", fmt.Errorf("%w: %q", ErrUnknownUpstream, name)
+}

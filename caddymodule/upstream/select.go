@@ -72,7 +72,7 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool) *member {
 		lat, known := m.stats.latency()
 		group = append(group, candidate{
 			m: m, latency: lat, known: known,
-			trialDue: halfOpen && !noRetry && trialSlotFree(m.br, m.halfOpenMax),
+			trialDue: halfOpen && !noRetry && trialSlotFree(m.br.Load(), m.halfOpenMax),
 		})
 	}
 	if len(group) == 0 {
@@ -99,7 +99,7 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool) *member {
 }
 
 func (p *Pool) tierOf(m *member, now time.Time, noRetry bool) (tier int, halfOpen, ok bool) {
-	switch breakerState(m.br.State()) {
+	switch breakerState(m.br.Load().State()) {
 	case BreakerOpen:
 		return 0, false, false
 	case BreakerHalfOpen:

@@ -61,7 +61,7 @@ func (p *Pool) Snapshot() Snapshot {
 			Name: m.up.Name, Kind: m.up.Kind, NodeID: m.up.NodeID, Host: m.host,
 			Probed: h.probed, Healthy: h.healthy, HealthReason: h.reason, Lagging: h.lagging,
 			Head: h.head, Lag: h.lag,
-			Breaker:     breakerState(m.br.State()),
+			Breaker:     breakerState(m.br.Load().State()),
 			RateLimited: m.rateLimited(now),
 			Successes:   st.successes, Failures: st.failures, Throttled: st.limited,
 			LatencySamples: st.samples, P50Ms: millis(st.p50), P99Ms: millis(st.p99),
