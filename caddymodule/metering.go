@@ -224,15 +224,14 @@ func (h *Handler) serveFreeTierStats(w http.ResponseWriter, r *http.Request) err
 		h.writeUnavailable(w, err)
 		return nil
 	}
-	cfg := h.meter.Config()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"date":                 st.Date,
 		"active_ips_today":     st.ActiveIPs,
 		"total_calls_today":    st.Calls,
 		"near_limit_ips":       st.NearLimitIPs,
 		"near_limit_threshold": st.NearThreshold,
-		"daily_limit_per_ip":   cfg.FreeDailyLimit,
-		"subnet_limit":         cfg.FreeSubnetLimit,
+		"daily_limit_per_ip":   st.Limits.DailyPerIP,
+		"subnet_limit":         st.Limits.Subnet,
 		"resets_at":            meter.NextReset(h.meter.Now()).Format(time.RFC3339),
 	})
 	return nil
@@ -319,7 +318,7 @@ func (h *Handler) serveUsage(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"key_id":                  u.KeyID,
 		"tier":                    u.Tier,
-		"daily_limit":             h.meter.Config().FreeDailyLimit,
+		"daily_limit":             u.DailyLimit,
 		"requests_today":          u.RequestsToday,
 		"total_spend_usdt":        money.USDT(u.Spent),
 		"credits_remaining_usdt":  money.USDT(u.Balance),

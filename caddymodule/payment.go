@@ -125,10 +125,10 @@ func (h *Handler) baseURL(r *http.Request) string {
 func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d *meter.Decision) {
 	base := h.baseURL(r)
 	resource := base + r.URL.Path
-	cfg := h.meter.Config()
-	why := fmt.Sprintf("Free tier exhausted: %d calls per IP per UTC day", cfg.FreeDailyLimit)
+	lim := d.Limits // in force when the request was refused (an operator may have changed them)
+	why := fmt.Sprintf("Free tier exhausted: %d calls per IP per UTC day", lim.DailyPerIP)
 	if d.Reason == "subnet" {
-		why = fmt.Sprintf("Free tier exhausted: the %d free calls per UTC day of this network (/24, IPv6 /48) are used up", cfg.FreeSubnetLimit)
+		why = fmt.Sprintf("Free tier exhausted: the %d free calls per UTC day of this network (/24, IPv6 /48) are used up", lim.Subnet)
 	}
 	if d.Account != "" {
 		why = "No credits left on this API key and " + strings.ToLower(why[:1]) + why[1:]
@@ -143,7 +143,7 @@ func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d
 		Accepts: []acceptV1{{Scheme: x402Scheme, Network: x402NetworkV1, MaxAmountRequired: money.BundlePrice.String(),
 			Resource: resource, Description: desc, MimeType: x402MimeType, PayTo: h.pay.payTo,
 			MaxTimeoutSeconds: x402MaxTimeout, Asset: h.pay.asset, Extra: extra}},
-		Onboarding: h.onboarding(base, d.Reason),
+		Onboarding: h.onboarding(base, d.Reason, lim),
 	}
 	v2 := paymentRequiredV2{
 		X402Version: 2,
@@ -162,8 +162,7 @@ func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d
 // calls: register, get deposit calldata, send it, call with the key. The
 // examples are complete shell commands; the key travels in an environment
 // variable so the commands can be pasted as they are.
-func (h *Handler) onboarding(base, reason string) onboarding {
-	cfg := h.meter.Config()
+func (h *Handler) onboarding(base, reason string, lim meter.FreeLimits) onboarding {
 	min := h.pay.minDeposit
 	q := shellQuote
 	key := `"X-API-Key: $` + exampleKeyEnvVar + `"`
@@ -188,7 +187,7 @@ func (h *Handler) onboarding(base, reason string) onboarding {
 				"curl -sS " + q(base+"/api/keys/usage") + " -H " + key},
 		},
 		Reason:   reason,
-		FreeTier: freeTierRef{DailyLimitPerIP: cfg.FreeDailyLimit, SubnetLimit: cfg.FreeSubnetLimit, ResetsAt: meter.NextReset(h.meter.Now()).Format("2006-01-02T15:04:05Z")},
+		FreeTier: freeTierRef{DailyLimitPerIP: lim.DailyPerIP, SubnetLimit: lim.Subnet, ResetsAt: meter.NextReset(h.meter.Now()).Format("2006-01-02T15:04:05Z")},
 	}
 }
 

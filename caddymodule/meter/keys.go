@@ -146,6 +146,9 @@ type Usage struct {
 	RequestsToday int64
 	Balance       money.Units
 	Spent         money.Units
+	// DailyLimit is the free-tier limit per IP in force (the key falls back
+	// on its caller's free allowance when its balance runs out).
+	DailyLimit int64
 }
 
 // KeyStatus says why a key lookup failed.
@@ -161,7 +164,7 @@ const (
 // Usage and a nil error.
 func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, error) {
 	date := balances.DateOf(m.cfg.Now())
-	res, err := usageScript.Run(ctx, m.rdb, []string{m.layout.KeyLookup(keyHash)}, m.layout.AccountPrefix(), date).Slice()
+	res, err := usageScript.Run(ctx, m.rdb, []string{m.layout.KeyLookup(keyHash), m.layout.FreeConfig()}, m.layout.AccountPrefix(), date).Slice()
 	if err != nil {
 		return Usage{}, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -173,7 +176,11 @@ func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, er
 	}
 	s := func(i int) string { v, _ := res[i].(string); return v }
 	n := func(i int) int64 { v, _ := strconv.ParseInt(s(i), 10, 64); return v }
-	return Usage{KeyID: s(1), Tier: s(2), Balance: money.Units(n(3)), Spent: money.Units(n(4)), RequestsToday: n(5)}, KeyActive, nil
+	limit := m.cfg.FreeDailyLimit
+	if len(res) > 6 && s(6) != "" {
+		limit = n(6)
+	}
+	return Usage{KeyID: s(1), Tier: s(2), Balance: money.Units(n(3)), Spent: money.Units(n(4)), RequestsToday: n(5), DailyLimit: limit}, KeyActive, nil
 }
 
 // AccountStatus reports whether an account id names an active account.

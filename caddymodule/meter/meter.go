@@ -93,7 +93,6 @@ type Meter struct {
 	cmd    redis.Cmdable
 	layout balances.Layout
 	cfg    Config
-	near   int64
 }
 
 // New returns a Meter. rdb is usually a redis.UniversalClient.
@@ -114,7 +113,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Meter, error) {
 		return nil, fmt.Errorf("meter: on Redis Cluster the key prefix %q needs a hash tag such as \"{tollgate}:\", "+
 			"so the metering script's keys share one slot", cfg.Prefix)
 	}
-	return &Meter{rdb: rdb, cmd: rdb, layout: balances.Layout{Prefix: cfg.Prefix}, cfg: cfg, near: nearThreshold(cfg.FreeDailyLimit)}, nil
+	return &Meter{rdb: rdb, cmd: rdb, layout: balances.Layout{Prefix: cfg.Prefix}, cfg: cfg}, nil
 }
 
 // nearThreshold is the call count from which an IP is near its limit.
@@ -183,6 +182,9 @@ type Decision struct {
 	Reason string
 	// RetryAfter is when a RateLimited caller may try again.
 	RetryAfter time.Duration
+	// Limits are the free-tier limits the decision was made under (Free and
+	// PaymentRequired): the configured ones or an operator's override.
+	Limits FreeLimits
 
 	calls  int
 	amount money.Units
@@ -252,13 +254,13 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 		return d, err
 	}
 	keys := []string{l.Stream(), l.IPRate(ipKey), l.FreeIP(d.date, ipKey), l.FreeNet(d.date, netKey),
-		l.FreeStats(d.date), l.Requests(d.date)}
+		l.FreeStats(d.date), l.Requests(d.date), l.FreeConfig()}
 	if req.KeyHash != "" {
 		keys = append(keys, l.KeyLookup(req.KeyHash))
 	}
 	args := []any{
 		l.AccountPrefix(), ms, req.Calls, int64(money.PricePerCall),
-		m.cfg.FreeDailyLimit, m.cfg.FreeSubnetLimit, m.near, int64(dayTTL / time.Second),
+		m.cfg.FreeDailyLimit, m.cfg.FreeSubnetLimit, NearLimitPercent, int64(dayTTL / time.Second),
 		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
 		d.date, events.TypeDebit, events.Version, paid[5], free[5], placeholder,
 	}
@@ -276,10 +278,12 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 		d.Outcome = Free
 		d.FreeLeft = toInt(res[1])
 		d.Account, _ = res[2].(string)
+		d.Limits = m.limitsOf(res[3:])
 	case 3:
 		d.Outcome = PaymentRequired
 		d.Reason = map[int64]string{1: "ip", 2: "subnet"}[toInt(res[1])]
 		d.Account, _ = res[2].(string)
+		d.Limits = m.limitsOf(res[3:])
 	case 4:
 		d.Outcome = RateLimited
 		d.RetryAfter = time.Duration(toInt(res[1])) * time.Millisecond
@@ -290,6 +294,15 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
 	}
 	return d, nil
+}
+
+// limitsOf reads the {IP limit, subnet limit} tail of a script reply.
+func (m *Meter) limitsOf(v []any) FreeLimits {
+	l := m.configLimits()
+	if len(v) >= 2 {
+		l.DailyPerIP, l.Subnet = toInt(v[0]), toInt(v[1])
+	}
+	return l
 }
 
 func toInt(v any) int64 {
@@ -332,7 +345,7 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 		keys = append(keys, l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey), l.FreeStats(d.date))
 	}
 	err = refundScript.Run(ctx, m.rdb, keys, mode, int64(units), failed, events.TypeRefund, events.Version,
-		enc[5], m.near, int64(refundGuardTTL/time.Second)).Err()
+		enc[5], nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
 	if err != nil {
 		return fmt.Errorf("%w: refund: %v", ErrUnavailable, err)
 	}
@@ -366,21 +379,30 @@ type FreeStats struct {
 	Calls         int64
 	NearLimitIPs  int64
 	NearThreshold int64
+	Limits        FreeLimits // in force now
 }
 
-// Stats reads today's free-tier statistics.
+// Stats reads today's free-tier statistics and the limits in force.
 func (m *Meter) Stats(ctx context.Context) (FreeStats, error) {
 	date := balances.DateOf(m.cfg.Now())
-	vals, err := m.cmd.HMGet(ctx, m.layout.FreeStats(date), balances.StatIPs, balances.StatCalls, balances.StatNear).Result()
+	var stats, lims *redis.SliceCmd
+	_, err := m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
+		stats = p.HMGet(ctx, m.layout.FreeStats(date), balances.StatIPs, balances.StatCalls, balances.StatNear)
+		lims = p.HMGet(ctx, m.layout.FreeConfig(), balances.FreeConfigIP, balances.FreeConfigNet)
+		return nil
+	})
 	if err != nil {
 		return FreeStats{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
+	vals := stats.Val()
 	n := func(v any) int64 {
 		s, _ := v.(string)
 		x, _ := strconv.ParseInt(s, 10, 64)
 		return max(x, 0)
 	}
-	return FreeStats{Date: date, ActiveIPs: n(vals[0]), Calls: n(vals[1]), NearLimitIPs: n(vals[2]), NearThreshold: m.near}, nil
+	l, _ := m.mergeLimits(lims.Val())
+	return FreeStats{Date: date, ActiveIPs: n(vals[0]), Calls: n(vals[1]), NearLimitIPs: n(vals[2]),
+		NearThreshold: nearThreshold(l.DailyPerIP), Limits: l}, nil
 }
 
 // NextReset is the next UTC midnight after t.

@@ -16,19 +16,22 @@ import "github.com/redis/go-redis/v9"
 // once) and books it. Outcomes, as the first element of the reply:
 //
 //	1 paid by credits      {1, balance after, account}
-//	2 free tier            {2, free calls left for the IP today, account or ""}
-//	3 payment required     {3, 1 = IP allowance exhausted | 2 = subnet cap reached, account or ""}
+//	2 free tier            {2, free calls left for the IP today, account or "", IP limit, subnet limit}
+//	3 payment required     {3, 1 = IP allowance exhausted | 2 = subnet cap reached, account or "", IP limit, subnet limit}
 //	4 rate limited         {4, retry after ms}
 //	5 unauthorized key     {5, 1 = unknown | 2 = revoked}
 //
 // KEYS: 1 stream, 2 IP rate, 3 free IP counter, 4 free subnet counter,
-// 5 free stats, 6 requests today, [7 key lookup — only when a key was sent].
+// 5 free stats, 6 requests today, 7 runtime free-tier limits (an operator's
+// override, read only when the request reaches the free tier, so the one
+// round trip stays one), [8 key lookup — only when a key was sent].
 // The account's own keys are derived from the looked-up id (ARGV[1] is the
 // account key prefix): they cannot be named before the lookup, and they carry
 // the deployment prefix's hash tag like every other key here.
 //
 // ARGV: 1 account prefix, 2 now ms, 3 calls, 4 price per call, 5 IP daily
-// limit, 6 subnet daily limit, 7 near-limit threshold, 8 daily key TTL s,
+// limit, 6 subnet daily limit (both from the configuration: used for a field
+// KEYS[7] does not hold), 7 near-limit percent, 8 daily key TTL s,
 // 9 IP emission interval ms (0 = no limit), 10 IP burst, 11 key emission
 // interval ms, 12 key burst, 13 UTC date, 14 event type, 15 event version,
 // 16 debit payload (credits), 17 debit payload (free), 18 account placeholder.
@@ -68,8 +71,8 @@ local function book(payload)
   redis.call('XADD', KEYS[1], '*', 't', ARGV[14], 'v', ARGV[15], 'd', payload)
 end
 
-if #KEYS >= 7 then
-  id = redis.call('GET', KEYS[7])
+if #KEYS >= 8 then
+  id = redis.call('GET', KEYS[8])
   local st = false
   if id then
     acct = ARGV[1] .. id .. '}'
@@ -103,18 +106,23 @@ else
 end
 
 -- Free tier: the whole request fits in both allowances, or none of it runs.
-local iplim, netlim, near = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+-- An operator's runtime limits win over the configured ones, field by field.
+local lims = redis.call('HMGET', KEYS[7], 'ip', 'net')
+local iplim = tonumber(lims[1]) or tonumber(ARGV[5])
+local netlim = tonumber(lims[2]) or tonumber(ARGV[6])
+local near = 1
+if iplim > 0 then near = math.floor((iplim * tonumber(ARGV[7]) + 99) / 100) end
 local ipu = tonumber(redis.call('GET', KEYS[3]) or '0')
-if ipu + n > iplim then return {3, 1, id or ''} end
+if ipu + n > iplim then return {3, 1, id or '', iplim, netlim} end
 local netu = tonumber(redis.call('GET', KEYS[4]) or '0')
-if netu + n > netlim then return {3, 2, id or ''} end
+if netu + n > netlim then return {3, 2, id or '', iplim, netlim} end
 count(KEYS[3], n)
 count(KEYS[4], n)
 if redis.call('HINCRBY', KEYS[5], 'calls', n) == n then redis.call('EXPIRE', KEYS[5], ttl) end
 if ipu == 0 then redis.call('HINCRBY', KEYS[5], 'ips', 1) end
 if ipu < near and ipu + n >= near then redis.call('HINCRBY', KEYS[5], 'near', 1) end
 book(ARGV[17])
-return {2, iplim - ipu - n, id or ''}
+return {2, iplim - ipu - n, id or '', iplim, netlim}
 `)
 
 // refundScript gives back what a request was charged for calls the upstream
@@ -182,8 +190,10 @@ return {1, 0}
 // usageScript reads what GET /api/keys/usage and the key → account lookups
 // need in one round trip.
 //
-// KEYS: 1 key lookup. ARGV: 1 account prefix, 2 UTC date.
-// Reply: {0} unknown, {2} revoked, {1, id, tier, bal, spent, calls today}.
+// KEYS: 1 key lookup, 2 runtime free-tier limits. ARGV: 1 account prefix,
+// 2 UTC date.
+// Reply: {0} unknown, {2} revoked, {1, id, tier, bal, spent, calls today,
+// runtime IP limit or ""}.
 var usageScript = redis.NewScript(`
 local id = redis.call('GET', KEYS[1])
 if not id then return {0} end
@@ -194,5 +204,6 @@ if f[1] ~= 'active' then
   return {0}
 end
 local day = redis.call('GET', acct .. ':day:' .. ARGV[2])
-return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0'}
+local lim = redis.call('HGET', KEYS[2], 'ip')
+return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or ''}
 `)

@@ -19,6 +19,8 @@
 //	<p>rl:ip:<prefix>                string: GCRA state of an IP's request rate
 //	<p>rl:create:<prefix>            sorted set: key creations of an IP in the last window
 //	<p>refund:<request id>           string: guard making a request's refund happen once
+//	<p>config:free                   hash: ip, net — free-tier limits set at runtime by an operator (absent = config)
+//	<p>adjustments                   hash: admin adjustment id → "<account> <signed units>" (applies each id once)
 //
 // The {<id>} hash tag puts one account's keys in one Redis Cluster slot. A
 // Cluster deployment must also put a hash tag in the prefix itself (for
@@ -61,6 +63,12 @@ const (
 	StatusRevoked = "revoked"
 )
 
+// Fields of the runtime free-tier limits hash (Layout.FreeConfig).
+const (
+	FreeConfigIP  = "ip"  // free calls per IP (IPv6 /64) per UTC day
+	FreeConfigNet = "net" // free calls per /24 (IPv6 /48) per UTC day
+)
+
 // Fields of the daily free-tier statistics hash.
 const (
 	StatCalls = "calls" // free calls served
@@ -92,6 +100,16 @@ func (l Layout) AccountDay(id, date string) string { return l.Account(id) + ":da
 
 // AccountRate is the account's GCRA state.
 func (l Layout) AccountRate(id string) string { return l.Account(id) + ":rl" }
+
+// Adjustments records every admin adjustment applied, by its id, so a
+// retried admin call applies once. It is one hash for all accounts because
+// the id is also the adjustment's key in Postgres, where it must be unique.
+func (l Layout) Adjustments() string { return l.Prefix + "adjustments" }
+
+// FreeConfig holds free-tier limits an operator set at runtime; every
+// gateway instance's metering script reads it, falling back to its own
+// configuration for a field that is absent.
+func (l Layout) FreeConfig() string { return l.Prefix + "config:free" }
 
 // FreeIP counts an address's (IPv6: a /64's) free calls on a UTC day.
 func (l Layout) FreeIP(date, prefix string) string {
