@@ -52,11 +52,13 @@ http://127.0.0.1:{PORT} {
 		format filter {
 			wrap json
 			request>headers>X-Api-Key replace REDACTED
+			request>headers>X-Admin-Token replace REDACTED
 		}
 	}
 	route {
 		tollgate {
 			redis_url {env.TG_REDIS_URL}
+			admin_token {env.TG_ADMIN_TOKEN}
 			key_prefix @PREFIX@
 			request_timeout 5s
 			upstream_timeout 400ms
@@ -93,6 +95,8 @@ type meterOpts struct {
 	keyRate      string
 	create       string
 	conc         string
+	adminToken   string // empty: admin is disabled
+	prefix       string // Redis key prefix to share with another gateway; empty: a fresh one
 }
 
 func (o *meterOpts) defaults() {
@@ -125,7 +129,10 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 	t.Helper()
 	o.defaults()
 	rdb := testenv.Redis(t)
-	prefix := testenv.KeyPrefix(t)
+	prefix := o.prefix
+	if prefix == "" {
+		prefix = testenv.KeyPrefix(t)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d, err := devnet.Start(ctx, devnet.Config{BlockInterval: 100 * time.Millisecond})
@@ -146,7 +153,7 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 		"@IPRATE@", o.ipRate, "@KEYRATE@", o.keyRate, "@CREATE@", o.create, "@CONC@", o.conc,
 		"@VAULT@", d.Manifest.Polygon.RevenueVault, "@USDT@", d.Manifest.Polygon.USDT, "@USDC@", d.Manifest.Base.USDC,
 		"@PAYTO@", payTo.Address, "@ALPHA@", e.alpha.URL(), "@BETA@", e.beta.URL()).Replace(meterCaddyfile)
-	e.gw = caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"))
+	e.gw = caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"), "TG_ADMIN_TOKEN="+o.adminToken)
 	e.waitHealthy(t)
 	return e
 }

@@ -26,6 +26,7 @@ var (
 	meterLatency   prometheus.Histogram
 	meterRefunds   *prometheus.CounterVec
 	keysCreated    *prometheus.CounterVec
+	adminActions   *prometheus.CounterVec
 )
 
 func initMetrics() {
@@ -65,6 +66,10 @@ func initMetrics() {
 			Namespace: ns, Subsystem: "meter", Name: "keys_created_total",
 			Help: "API keys created, by kind (api, machine).",
 		}, []string{"kind"})
+		adminActions = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: "admin", Name: "actions_total",
+			Help: "Gateway admin requests by action (revoke, credit, debit, set_free_tier, clear_free_tier, reset_breaker, auth) and outcome.",
+		}, []string{"action", "outcome"})
 	})
 }
 
@@ -76,7 +81,7 @@ func (h *Handler) registerMetrics(reg prometheus.Registerer) error {
 		return nil
 	}
 	for _, c := range []prometheus.Collector{rpcRequests, rpcCalls, rpcDuration, cacheCalls, upstreamCollector{h},
-		meterDecisions, meterLatency, meterRefunds, keysCreated, writerCollector{h}} {
+		meterDecisions, meterLatency, meterRefunds, keysCreated, adminActions, writerCollector{h}} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

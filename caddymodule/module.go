@@ -99,6 +99,7 @@ type Handler struct {
 	logger    *zap.Logger
 	redisURL  string
 	adminTok  string
+	adminSum  [32]byte // SHA-256 of adminTok, what a presented token is compared with
 	chains    map[uint64]*chainState
 	redis     redis.UniversalClient
 	redisKey  string

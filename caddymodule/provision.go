@@ -61,6 +61,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	repl := caddy.NewReplacer()
 	h.redisURL = repl.ReplaceAll(h.RedisURL, "")
 	h.adminTok = repl.ReplaceAll(h.AdminToken, "")
+	h.adminSum = adminTokenSum(h.adminTok)
+	if h.adminTok != "" && len(h.adminTok) < 16 {
+		// Not fatal (a dev setup may use a short one), but worth saying:
+		// the token is all that guards balance changes.
+		h.logger.Warn("admin_token is shorter than 16 characters; use a long random token")
+	}
 
 	configured := map[uint64]ChainConfig{}
 	for _, c := range h.Chains {

@@ -34,6 +34,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		})
 	case p == "/stats/free-tier":
 		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.onlyGET(w, r, h.serveFreeTierStats) })
+	case strings.HasPrefix(p, "/admin/"):
+		return h.serveAdmin(w, r, next)
 	case p == "/rpc" || p == "/rpc/":
 		return h.rpcEntry(w, r, chains.Default)
 	case strings.HasPrefix(p, "/rpc/"):
