@@ -54,8 +54,9 @@ type proc struct {
 }
 
 // start runs the binary against dsn and prefix; hook ("point:n") blocks the
-// process at that crash point.
-func start(t *testing.T, bin, dsn, prefix, hook string) *proc {
+// process at that crash point. env ("NAME=value") is added to the process's
+// environment (the chain jobs' settings).
+func start(t *testing.T, bin, dsn, prefix, hook string, env ...string) *proc {
 	t.Helper()
 	p := &proc{marker: filepath.Join(t.TempDir(), "hook"), log: &bytes.Buffer{}}
 	p.cmd = exec.Command(bin, "run")
@@ -65,6 +66,7 @@ func start(t *testing.T, bin, dsn, prefix, hook string) *proc {
 		"TOLLGATE_CLAIM_MIN_IDLE=500ms", "TOLLGATE_CLAIM_EVERY=200ms", "TOLLGATE_EPOCH_GRACE=1s",
 		"TOLLGATE_EPOCH_CLOSE_SCHEDULE=* * * * * *", "TOLLGATE_LEADER_HEARTBEAT=200ms", "TOLLGATE_LEADER_RETRY=200ms",
 		"TOLLGATE_CRASH_HOOK="+hook, "TOLLGATE_CRASH_HOOK_FILE="+p.marker)
+	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
