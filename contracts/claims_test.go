@@ -9,6 +9,9 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	cc "github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
+
+	"github.com/tollgate-rpc/tollgate/shared/claim"
+	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 const nodeA = "node-a"
@@ -29,9 +32,13 @@ func TestClaimsHashClaimMatchesGoDigest(t *testing.T) {
 	e := newPolygonEnv(t)
 	for _, nodeID := range []string{nodeA, "node-éü-1 ノード"} {
 		amount, deadline := big.NewInt(123456789), big.NewInt(1_900_000_000)
-		_, digest := signTyped(t, e.creator.key, claimTypedData(polygonChainID, e.addrs.Claims, nodeID, amount, deadline))
+		digest, err := claim.Digest(claim.Domain{ChainID: polygonChainID, Contract: e.addrs.Claims},
+			claim.Claim{NodeID: nodeID, Amount: money.Units(amount.Int64()), Deadline: deadline.Int64()})
+		if err != nil {
+			t.Fatal(err)
+		}
 		onchain := call(t, e.claimsC, e.claims.PackHashClaim(nodeID, amount, deadline), e.claims.UnpackHashClaim)
-		if !bytes.Equal(digest, onchain[:]) {
+		if !bytes.Equal(digest[:], onchain[:]) {
 			t.Fatalf("nodeId %q: Go digest %x != hashClaim %x", nodeID, digest, onchain)
 		}
 	}

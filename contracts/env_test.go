@@ -10,7 +10,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
@@ -21,6 +20,9 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/deploy"
 	"github.com/tollgate-rpc/tollgate/contracts/revert"
 	"github.com/tollgate-rpc/tollgate/contracts/simchain"
+
+	"github.com/tollgate-rpc/tollgate/shared/claim"
+	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 const (
@@ -220,37 +222,6 @@ func (e *polygonEnv) allocate(nodeID string, wallet *account, cumulative int64, 
 	return deadline
 }
 
-// claimTypedData is the EIP-712 Claim message for this env's ClaimsContract.
-func claimTypedData(chainID uint64, contract common.Address, nodeID string, amount, deadline *big.Int) apitypes.TypedData {
-	return apitypes.TypedData{
-		Types: apitypes.Types{
-			"EIP712Domain": {
-				{Name: "name", Type: "string"},
-				{Name: "version", Type: "string"},
-				{Name: "chainId", Type: "uint256"},
-				{Name: "verifyingContract", Type: "address"},
-			},
-			"Claim": {
-				{Name: "nodeId", Type: "string"},
-				{Name: "amount", Type: "uint256"},
-				{Name: "deadline", Type: "uint256"},
-			},
-		},
-		PrimaryType: "Claim",
-		Domain: apitypes.TypedDataDomain{
-			Name:              "TollgateClaims",
-			Version:           "1",
-			ChainId:           (*math.HexOrDecimal256)(new(big.Int).SetUint64(chainID)),
-			VerifyingContract: contract.Hex(),
-		},
-		Message: apitypes.TypedDataMessage{
-			"nodeId":   nodeID,
-			"amount":   amount,
-			"deadline": deadline,
-		},
-	}
-}
-
 // signTyped signs EIP-712 typed data, returning R||S||V with V in {27, 28}, and the digest.
 func signTyped(t *testing.T, key *ecdsa.PrivateKey, td apitypes.TypedData) ([]byte, []byte) {
 	t.Helper()
@@ -266,7 +237,14 @@ func signTyped(t *testing.T, key *ecdsa.PrivateKey, td apitypes.TypedData) ([]by
 	return sig, digest
 }
 
+// signClaim signs with the production signer (shared/claim), so every claim
+// test also proves that signer against the contract.
 func (e *polygonEnv) signClaim(key *ecdsa.PrivateKey, nodeID string, amount int64, deadline *big.Int) []byte {
-	sig, _ := signTyped(e.t, key, claimTypedData(polygonChainID, e.addrs.Claims, nodeID, big.NewInt(amount), deadline))
+	e.t.Helper()
+	sig, err := claim.Sign(key, claim.Domain{ChainID: polygonChainID, Contract: e.addrs.Claims},
+		claim.Claim{NodeID: nodeID, Amount: money.Units(amount), Deadline: deadline.Int64()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	return sig
 }
