@@ -113,3 +113,11 @@ bench-settlement:
 	@source $(RUN_DIR)/services.env.sh && export TOLLGATE_REQUIRE_SERVICES=1 && \
 	  $(GO) test ./settlementd/internal/ingest -run '^$$' -bench 'BenchmarkIngest$$' -benchtime $(BENCH_EVENTS)x -count 1 && \
 	  $(GO) test ./settlementd/internal/ingest -run '^$$' -bench 'BenchmarkIngestPaced' -benchtime 250000x -count 1
+
+# Gateway data-path cost (issue 4): a fast local upstream measured directly,
+# through a plain Caddy reverse_proxy, and through our gateway with a funded
+# key and anonymously, with wrk at concurrency 16 and 64; prints req/s, p50,
+# p99 and the (c)/(b), (d)/(b) ratios. Figures and reading: docs/benchmarks.md.
+.PHONY: bench
+bench:
+	@scripts/bench.sh

@@ -1,0 +1,710 @@
+// Command bench measures what the gateway costs on the data path (`make
+// bench`, issue 4 item 9). In one run it starts a fast local JSON-RPC
+// upstream (in this process), a plain Caddy reverse_proxy to it and our
+// gateway (both the real bin/caddy), then drives each with wrk at the same
+// concurrency levels for the same duration:
+//
+//	(a) the upstream directly
+//	(b) plain Caddy reverse_proxy → upstream
+//	(c) our gateway, funded API key (metering on, Redis on)
+//	(d) our gateway, anonymous free tier (limits set so it never answers 402)
+//
+// and prints req/s, p50, p99 and the ratios (c)/(b), (d)/(b). The cells are
+// measured in rounds, the four setups back to back within each, and each
+// figure is the median over the rounds: on a shared machine other work
+// drifts in and out, and interleaving spreads it over every setup instead of
+// landing on one. The call is
+// eth_blockNumber, which the edge cache never serves, so every request of
+// (c) and (d) goes through metering and to the upstream like (b)'s.
+//
+// Environment: REDIS_URL (scripts/services.sh), CADDY_BIN (default
+// bin/caddy), WRK (default wrk), BENCH_DURATION (10s), BENCH_WARMUP (3s),
+// BENCH_CONCURRENCY ("16 64"), BENCH_ROUNDS (3), BENCH_THREADS (wrk
+// threads, default nproc),
+// BENCH_OUT (results directory, default .run/bench), BENCH_PROFILE=1 (take
+// a 10 s CPU profile of the gateway under load at the highest concurrency,
+// from Caddy's admin /debug/pprof), BENCH_UPDATE_DOCS=1 (replace the
+// results block of docs/benchmarks.md).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+const body = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	caddyBin, wrk, out string
+	duration, warmup   time.Duration
+	conc               []int
+	threads, rounds    int
+	profile, docs      bool
+	redisURL           string
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func loadConfig() (config, error) {
+	c := config{caddyBin: env("CADDY_BIN", "bin/caddy"), wrk: env("WRK", "wrk"), out: env("BENCH_OUT", ".run/bench"),
+		profile: env("BENCH_PROFILE", "") == "1", docs: env("BENCH_UPDATE_DOCS", "") == "1", redisURL: os.Getenv("REDIS_URL")}
+	var err error
+	if c.duration, err = time.ParseDuration(env("BENCH_DURATION", "10s")); err != nil {
+		return c, fmt.Errorf("BENCH_DURATION: %w", err)
+	}
+	if c.warmup, err = time.ParseDuration(env("BENCH_WARMUP", "3s")); err != nil {
+		return c, fmt.Errorf("BENCH_WARMUP: %w", err)
+	}
+	for _, f := range strings.Fields(env("BENCH_CONCURRENCY", "16 64")) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("BENCH_CONCURRENCY: %q", f)
+		}
+		c.conc = append(c.conc, n)
+	}
+	if c.threads, err = strconv.Atoi(env("BENCH_THREADS", strconv.Itoa(runtime.NumCPU()))); err != nil || c.threads < 1 {
+		return c, fmt.Errorf("BENCH_THREADS: %q", os.Getenv("BENCH_THREADS"))
+	}
+	if c.rounds, err = strconv.Atoi(env("BENCH_ROUNDS", "3")); err != nil || c.rounds < 1 {
+		return c, fmt.Errorf("BENCH_ROUNDS: %q", os.Getenv("BENCH_ROUNDS"))
+	}
+	if c.redisURL == "" {
+		return c, errors.New("REDIS_URL is not set; run: eval \"$(scripts/services.sh start)\"")
+	}
+	if c.caddyBin, err = filepath.Abs(c.caddyBin); err != nil {
+		return c, err
+	}
+	return c, os.MkdirAll(c.out, 0o755)
+}
+
+func run() error {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	up, err := startUpstream()
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+
+	ropts, err := redis.ParseURL(cfg.redisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropts)
+	defer rdb.Close()
+	prefix := fmt.Sprintf("bench:%d:", time.Now().UnixNano())
+	defer dropPrefix(rdb, prefix)
+
+	plain, err := startCaddy(ctx, cfg, "plain", plainCaddyfile, map[string]string{"UPSTREAM": up.addr})
+	if err != nil {
+		return err
+	}
+	defer plain.stop()
+	gw, err := startCaddy(ctx, cfg, "gateway", gatewayCaddyfile, map[string]string{"UPSTREAM": up.addr, "PREFIX": prefix}, "BENCH_REDIS_URL="+cfg.redisURL)
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+	if err := gw.waitUpstreamHealthy(ctx); err != nil {
+		return err
+	}
+	key, err := fundedKey(ctx, gw, rdb, prefix)
+	if err != nil {
+		return err
+	}
+
+	setups := []setup{
+		{id: "a", name: "upstream directly", url: "http://" + up.addr + "/"},
+		{id: "b", name: "plain Caddy reverse_proxy", url: plain.url + "/"},
+		{id: "c", name: "gateway, funded API key", url: gw.url + "/rpc", key: key},
+		{id: "d", name: "gateway, anonymous free tier", url: gw.url + "/rpc"},
+	}
+	load := loadAvg()
+	var results []result
+	for round := 1; round <= cfg.rounds; round++ {
+		for _, c := range cfg.conc {
+			for _, s := range setups {
+				// Each measurement starts with an empty event stream, so Redis'
+				// memory and XADD cost do not grow across the run.
+				_ = rdb.Del(ctx, balances.Layout{Prefix: prefix}.Stream()).Err()
+				if _, err := cfg.runWrk(ctx, s, c, cfg.warmup); err != nil {
+					return fmt.Errorf("warm-up %s c=%d: %w", s.id, c, err)
+				}
+				var prof chan error
+				if cfg.profile && round == 1 && s.id == "c" && c == cfg.conc[len(cfg.conc)-1] {
+					prof = gw.cpuProfile(filepath.Join(cfg.out, "gateway-cpu.pprof"), cfg.duration)
+				}
+				r, err := cfg.runWrk(ctx, s, c, cfg.duration)
+				if err != nil {
+					return fmt.Errorf("%s c=%d: %w", s.id, c, err)
+				}
+				if prof != nil {
+					if err := <-prof; err != nil {
+						fmt.Fprintln(os.Stderr, "bench: profile:", err)
+					}
+				}
+				r.setup, r.conc = s, c
+				fmt.Fprintf(os.Stderr, "bench: round %d (%s) %-30s c=%-3d %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  non-2xx %d\n",
+					round, s.id, s.name, c, r.rps(), r.P50Us/1000, r.P99Us/1000, r.Status+r.Connect+r.Read+r.Write+r.Timeout)
+				results = append(results, r)
+			}
+		}
+	}
+	for _, r := range results {
+		if bad := r.Status + r.Connect + r.Read + r.Write + r.Timeout; bad > 0 {
+			return fmt.Errorf("(%s) c=%d: %d non-2xx or socket errors: the figures would not be honest", r.setup.id, r.conc, bad)
+		}
+	}
+	report := renderReport(cfg, results, append(machine(cfg), fmt.Sprintf("1-minute load average when the run started: %s (other work on the machine shows here).", load)))
+	fmt.Print(report)
+	if err := os.WriteFile(filepath.Join(cfg.out, "latest.md"), []byte(report), 0o644); err != nil {
+		return err
+	}
+	if cfg.docs {
+		return updateDocs("docs/benchmarks.md", report)
+	}
+	return nil
+}
+
+// ---- the fast upstream ----
+
+type upstream struct {
+	srv  *http.Server
+	addr string
+}
+
+// startUpstream serves eth_chainId (Polygon, 137) and eth_blockNumber at
+// once, singly or in batches: the cheapest honest JSON-RPC server, so the
+// figures measure the proxies, not the upstream.
+func startUpstream() (*upstream, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	u := &upstream{addr: l.Addr().String()}
+	u.srv = &http.Server{Handler: http.HandlerFunc(serveRPC), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = u.srv.Serve(l) }()
+	return u, nil
+}
+
+func (u *upstream) Close() { _ = u.srv.Close() }
+
+type rpcCall struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func serveRPC(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "read", http.StatusBadRequest)
+		return
+	}
+	b = bytes.TrimSpace(b)
+	w.Header().Set("Content-Type", "application/json")
+	if len(b) > 0 && b[0] == '[' {
+		var calls []rpcCall
+		if json.Unmarshal(b, &calls) != nil {
+			http.Error(w, "bad batch", http.StatusBadRequest)
+			return
+		}
+		out := []byte{'['}
+		for i, c := range calls {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = appendAnswer(out, c)
+		}
+		_, _ = w.Write(append(out, ']'))
+		return
+	}
+	var c rpcCall
+	if json.Unmarshal(b, &c) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	_, _ = w.Write(appendAnswer(nil, c))
+}
+
+func appendAnswer(dst []byte, c rpcCall) []byte {
+	id := c.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	switch c.Method {
+	case "eth_chainId":
+		return append(dst, `,"result":"0x89"}`...)
+	case "eth_blockNumber":
+		return append(dst, `,"result":"0x4b7c3a1"}`...)
+	}
+	return append(dst, `,"error":{"code":-32601,"message":"method not found"}}`...)
+}
+
+// ---- Caddy processes ----
+
+// plainCaddyfile is Caddy's standard reverse_proxy and nothing else: the
+// baseline the gateway is compared with. No access log in either config.
+const plainCaddyfile = `{
+	admin 127.0.0.1:{ADMIN_PORT}
+	persist_config off
+	auto_https off
+}
+http://127.0.0.1:{PORT} {
+	reverse_proxy {UPSTREAM}
+}
+`
+
+// gatewayCaddyfile is our gateway with metering on against the real Redis.
+// Rate and concurrency limits are off and the free tier is effectively
+// unlimited, so (d) is never answered 402/429: the bench measures the
+// metering round trip, not a refusal.
+const gatewayCaddyfile = `{
+	admin 127.0.0.1:{ADMIN_PORT}
+	persist_config off
+	auto_https off
+}
+http://127.0.0.1:{PORT} {
+	route {
+		tollgate {
+			redis_url {env.BENCH_REDIS_URL}
+			key_prefix {PREFIX}
+			free_daily_limit 1099511627776
+			free_subnet_limit 1099511627776
+			rate_limit_ip off
+			rate_limit_key off
+			key_create_limit off
+			ip_concurrency off
+			vault_address 0x07e145A59Eb7c67fF710f75246a3ee3001B78571
+			usdt_address 0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB
+			x402_pay_to 0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5
+			chain 137 {
+				provider bench http://{UPSTREAM}
+			}
+		}
+		respond 404
+	}
+}
+`
+
+type caddyProc struct {
+	name, url, admin string
+	cmd              *exec.Cmd
+	log              *os.File
+	done             chan error
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startCaddy(ctx context.Context, cfg config, name, tmpl string, vars map[string]string, extraEnv ...string) (*caddyProc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	adminPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	vars["PORT"], vars["ADMIN_PORT"] = strconv.Itoa(port), strconv.Itoa(adminPort)
+	cf := tmpl
+	for k, v := range vars {
+		cf = strings.ReplaceAll(cf, "{"+k+"}", v)
+	}
+	dir, err := filepath.Abs(filepath.Join(cfg.out, name))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(cf), 0o644); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, "caddy.log"))
+	if err != nil {
+		return nil, err
+	}
+	p := &caddyProc{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort),
+		log: logf, done: make(chan error, 1)}
+	p.cmd = exec.CommandContext(ctx, cfg.caddyBin, "run", "--config", path, "--adapter", "caddyfile")
+	p.cmd.Env = append(append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir), extraEnv...)
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s caddy: %w", name, err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	// Ready when the admin endpoint answers /config/ (config loaded).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-p.done:
+			return nil, fmt.Errorf("%s caddy exited during start-up (%v); see %s", name, err, logf.Name())
+		default:
+		}
+		if resp, err := http.Get(p.admin + "/config/"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("%s caddy not ready after 30 s; see %s", name, logf.Name())
+		}
+		time.Sleep(25 * time.Millisecond) // polling the listener, not synchronising on time
+	}
+}
+
+func (p *caddyProc) stop() {
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	}
+	p.log.Close()
+}
+
+// waitUpstreamHealthy waits until the gateway's health probe has found the
+// upstream healthy, so no measured call waits on a first probe.
+func (p *caddyProc) waitUpstreamHealthy(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(p.url + "/rpc/stats/polygon")
+		if err == nil {
+			var s struct {
+				Breakers []struct{ Name, Health string } `json:"circuit_breakers"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&s)
+			resp.Body.Close()
+			for _, b := range s.Breakers {
+				if b.Name == "bench" && b.Health == "healthy" {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.New("the gateway never found the bench upstream healthy; see " + p.log.Name())
+		}
+		time.Sleep(25 * time.Millisecond) // polling observable state
+	}
+}
+
+// cpuProfile fetches a CPU profile from Caddy's admin /debug/pprof while
+// the measurement runs.
+func (p *caddyProc) cpuProfile(path string, d time.Duration) chan error {
+	ch := make(chan error, 1)
+	go func() {
+		secs := max(1, int(d.Seconds())-1)
+		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.admin, secs))
+		if err != nil {
+			ch <- err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			ch <- fmt.Errorf("pprof: %s", resp.Status)
+			return
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			ch <- err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			fmt.Fprintln(os.Stderr, "bench: gateway CPU profile written to", path)
+		}
+		ch <- err
+	}()
+	return ch
+}
+
+// fundedKey creates an API key through the gateway and credits it the way
+// settlementd's deposit listener does (shared/balances.Credit), with enough
+// for any run.
+func fundedKey(ctx context.Context, gw *caddyProc, rdb *redis.Client, prefix string) (string, error) {
+	resp, err := http.Post(gw.url+"/api/keys", "application/json", strings.NewReader(`{"label":"bench","tier":"free"}`))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var k struct {
+		Key string `json:"api_key"`
+		ID  string `json:"key_id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&k); err != nil || resp.StatusCode != http.StatusCreated {
+		return "", fmt.Errorf("creating the bench key: %s %v", resp.Status, err)
+	}
+	if _, _, err := balances.Credit(ctx, rdb, prefix, k.ID, 1_000_000*money.Scale, "bench:"+k.ID); err != nil {
+		return "", err
+	}
+	return k.Key, nil
+}
+
+func dropPrefix(rdb *redis.Client, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if len(keys) > 0 {
+		_ = rdb.Unlink(ctx, keys...).Err()
+	}
+}
+
+// ---- wrk ----
+
+type setup struct {
+	id, name, url, key string
+}
+
+// result is what the wrk script's done() prints (latencies in µs).
+type result struct {
+	Requests   int64   `json:"requests"`
+	DurationUs int64   `json:"duration_us"`
+	Connect    int64   `json:"connect"`
+	Read       int64   `json:"read"`
+	Write      int64   `json:"write"`
+	Status     int64   `json:"status"`
+	Timeout    int64   `json:"timeout"`
+	P50Us      float64 `json:"p50"`
+	P90Us      float64 `json:"p90"`
+	P99Us      float64 `json:"p99"`
+	MeanUs     float64 `json:"mean"`
+
+	setup setup
+	conc  int
+}
+
+func (r result) rps() float64 { return float64(r.Requests) / (float64(r.DurationUs) / 1e6) }
+
+// wrkScript POSTs the JSON-RPC call and reports the summary as one JSON
+// line (wrk's --latency table rounds; its Lua API gives exact figures).
+const wrkScript = `wrk.method = "POST"
+wrk.body = '%s'
+wrk.headers["Content-Type"] = "application/json"
+%s
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('BENCH_RESULT {"requests":%%d,"duration_us":%%d,"connect":%%d,"read":%%d,"write":%%d,"status":%%d,"timeout":%%d,"p50":%%.1f,"p90":%%.1f,"p99":%%.1f,"mean":%%f}\n',
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.mean))
+end
+`
+
+func (cfg config) runWrk(ctx context.Context, s setup, conc int, d time.Duration) (result, error) {
+	hdr := ""
+	if s.key != "" {
+		hdr = fmt.Sprintf(`wrk.headers["X-API-Key"] = %q`, s.key)
+	}
+	script := filepath.Join(cfg.out, "post-"+s.id+".lua")
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(wrkScript, body, hdr)), 0o600); err != nil {
+		return result{}, err
+	}
+	threads := min(cfg.threads, conc)
+	cmd := exec.CommandContext(ctx, cfg.wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conc),
+		"-d", fmt.Sprintf("%ds", max(1, int(d.Seconds()))), "--latency", "-s", script, s.url)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("wrk: %v\n%s", err, out)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "BENCH_RESULT "); ok {
+			var r result
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				return result{}, fmt.Errorf("wrk summary %q: %w", line, err)
+			}
+			return r, nil
+		}
+	}
+	return result{}, fmt.Errorf("no summary in wrk's output:\n%s", out)
+}
+
+// ---- report ----
+
+// cmdOut is the first line a command prints (wrk --version exits 1 after
+// printing its version, so the exit status is not consulted).
+func cmdOut(name string, args ...string) string {
+	out, _ := exec.Command(name, args...).CombinedOutput()
+	line := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	if line == "" {
+		return "unknown"
+	}
+	return line
+}
+
+func machine(cfg config) []string {
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := "unknown"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
+					mem = fmt.Sprintf("%.1f GiB", kb/1024/1024)
+				}
+			}
+		}
+	}
+	return []string{
+		fmt.Sprintf("CPU: %d × %s (`nproc` = %s)", runtime.NumCPU(), cpu, cmdOut("nproc")),
+		"Memory: " + mem,
+		"OS: " + cmdOut("uname", "-sr"),
+		"Go: " + runtime.Version() + "; Caddy: " + cmdOut(cfg.caddyBin, "version"),
+		"Redis: " + cmdOut("redis-server", "--version") + " (scripts/services.sh: no persistence)",
+		"Load generator: " + cmdOut(cfg.wrk, "--version") + fmt.Sprintf(", %d threads", cfg.threads),
+		"Load generator, upstream, Caddy and Redis all share these cores.",
+		fmt.Sprintf("Each cell: the median of %d rounds of %s of wrk, each after a %s warm-up, setups interleaved; call: eth_blockNumber (never served by the edge cache).",
+			cfg.rounds, cfg.duration, cfg.warmup),
+	}
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}
+
+// cell is one setup at one concurrency: the median of its rounds.
+type cell struct {
+	s              setup
+	conc           int
+	rps, p50, p99  float64 // req/s, ms, ms
+	minRPS, maxRPS float64
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func cells(rs []result) (order []string, out map[string]cell) {
+	out = map[string]cell{}
+	group := map[string][]result{}
+	for _, r := range rs {
+		k := fmt.Sprint(r.conc, r.setup.id)
+		if _, ok := group[k]; !ok {
+			order = append(order, k)
+		}
+		group[k] = append(group[k], r)
+	}
+	for k, g := range group {
+		var rps, p50, p99 []float64
+		for _, r := range g {
+			rps, p50, p99 = append(rps, r.rps()), append(p50, r.P50Us/1000), append(p99, r.P99Us/1000)
+		}
+		c := cell{s: g[0].setup, conc: g[0].conc, rps: median(rps), p50: median(p50), p99: median(p99), minRPS: slices.Min(rps), maxRPS: slices.Max(rps)}
+		out[k] = c
+	}
+	sort.SliceStable(order, func(i, j int) bool { return out[order[i]].conc < out[order[j]].conc })
+	return order, out
+}
+
+func renderReport(cfg config, rs []result, mach []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run of %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	for _, m := range mach {
+		fmt.Fprintf(&b, "- %s\n", m)
+	}
+	order, cs := cells(rs)
+	b.WriteString("\n| concurrency | setup | req/s (median) | req/s range | p50 ms | p99 ms |\n|---:|---|---:|---:|---:|---:|\n")
+	for _, k := range order {
+		c := cs[k]
+		fmt.Fprintf(&b, "| %d | (%s) %s | %.0f | %.0f–%.0f | %.2f | %.2f |\n", c.conc, c.s.id, c.s.name, c.rps, c.minRPS, c.maxRPS, c.p50, c.p99)
+	}
+	b.WriteString("\n| concurrency | (c)/(b) req/s | (d)/(b) req/s | (c) − (b) p99 ms | (d) − (b) p99 ms |\n|---:|---:|---:|---:|---:|\n")
+	for _, n := range cfg.conc {
+		pb, pc, pd := cs[fmt.Sprint(n, "b")], cs[fmt.Sprint(n, "c")], cs[fmt.Sprint(n, "d")]
+		fmt.Fprintf(&b, "| %d | %.2f | %.2f | %+.2f | %+.2f |\n", n, pc.rps/pb.rps, pd.rps/pb.rps, pc.p99-pb.p99, pd.p99-pb.p99)
+	}
+	return b.String()
+}
+
+const beginMark, endMark = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+// updateDocs replaces the generated block of the benchmarks page.
+func updateDocs(path, report string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %s … %s block", path, beginMark, endMark)
+	}
+	s = s[:i+len(beginMark)] + "\n" + report + s[j:]
+	return os.WriteFile(path, []byte(s), 0o644)
+}

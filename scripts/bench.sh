@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# make bench: the gateway's data-path cost against a plain Caddy
+# reverse_proxy, in one run (issue 4 item 9). Installs wrk if missing,
+# starts Redis (scripts/services.sh), builds bin/caddy and the bench driver,
+# then runs internal/bench, which starts the fast upstream and both Caddys
+# and measures (a) upstream, (b) reverse_proxy, (c) gateway + funded key,
+# (d) gateway free tier at each concurrency.
+#
+# Knobs (environment): BENCH_DURATION (10s), BENCH_WARMUP (3s),
+# BENCH_CONCURRENCY ("16 64"), BENCH_THREADS, BENCH_PROFILE=1 (CPU profile
+# of the gateway under load → .run/bench/gateway-cpu.pprof),
+# BENCH_UPDATE_DOCS=1 (rewrite the results block of docs/benchmarks.md).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+cd "$REPO"
+GO="${GO:-go}"
+RUN_DIR="${TOLLGATE_RUN_DIR:-$REPO/.run}"
+
+if ! command -v wrk >/dev/null; then
+	echo "bench: installing wrk with apt-get" >&2
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+fi
+
+mkdir -p "$RUN_DIR" bin
+scripts/services.sh start >"$RUN_DIR/services.env.sh"
+# shellcheck disable=SC1091
+source "$RUN_DIR/services.env.sh"
+
+CGO_ENABLED=0 "$GO" build -trimpath -tags nobadger,nomysql,nopgx -o bin/caddy ./caddymodule/cmd/caddy
+"$GO" build -o bin/tollgate-bench ./internal/bench
+
+export BENCH_OUT="${BENCH_OUT:-$RUN_DIR/bench}"
+exec bin/tollgate-bench
