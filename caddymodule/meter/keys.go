@@ -163,7 +163,7 @@ const (
 // Usage looks a key up by its hash. A non-active status comes with a zero
 // Usage and a nil error.
 func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, error) {
-	date := balances.DateOf(m.cfg.Now())
+	date := m.date(m.cfg.Now())
 	res, err := usageScript.Run(ctx, m.rdb, []string{m.layout.KeyLookup(keyHash), m.layout.FreeConfig()}, m.layout.AccountPrefix(), date).Slice()
 	if err != nil {
 		return Usage{}, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)

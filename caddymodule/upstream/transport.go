@@ -82,12 +82,3 @@ func newTransport(tc TransportConfig) *http.Transport {
 // to redirect a POST, and following one would send our auth headers to
 // wherever the redirect points.
 var errRedirect = errors.New("upstream answered with a redirect")
-
-func newClient(tr *http.Transport) *http.Client {
-	return &http.Client{
-		Transport: tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
-}
