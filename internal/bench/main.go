@@ -24,7 +24,10 @@
 // BENCH_OUT (results directory, default .run/bench), BENCH_PROFILE=1 (take
 // a 10 s CPU profile of the gateway under load at the highest concurrency,
 // from Caddy's admin /debug/pprof), BENCH_UPDATE_DOCS=1 (replace the
-// results block of docs/benchmarks.md).
+// results block of docs/benchmarks.md), BENCH_BASELINE_BIN (another caddy
+// build, e.g. of an earlier commit: its gateway is measured too, as (c0) and
+// (d0), interleaved with the others, so a before/after comparison sees the
+// same machine conditions).
 package main
 
 import (
@@ -65,6 +68,7 @@ func main() {
 
 type config struct {
 	caddyBin, wrk, out string
+	baselineBin        string
 	duration, warmup   time.Duration
 	conc               []int
 	threads, rounds    int
@@ -108,6 +112,11 @@ func loadConfig() (config, error) {
 	if c.caddyBin, err = filepath.Abs(c.caddyBin); err != nil {
 		return c, err
 	}
+	if b := os.Getenv("BENCH_BASELINE_BIN"); b != "" {
+		if c.baselineBin, err = filepath.Abs(b); err != nil {
+			return c, err
+		}
+	}
 	return c, os.MkdirAll(c.out, 0o755)
 }
 
@@ -134,12 +143,12 @@ func run() error {
 	prefix := fmt.Sprintf("bench:%d:", time.Now().UnixNano())
 	defer dropPrefix(rdb, prefix)
 
-	plain, err := startCaddy(ctx, cfg, "plain", plainCaddyfile, map[string]string{"UPSTREAM": up.addr})
+	plain, err := startCaddy(ctx, cfg, cfg.caddyBin, "plain", plainCaddyfile, map[string]string{"UPSTREAM": up.addr})
 	if err != nil {
 		return err
 	}
 	defer plain.stop()
-	gw, err := startCaddy(ctx, cfg, "gateway", gatewayCaddyfile, map[string]string{"UPSTREAM": up.addr, "PREFIX": prefix}, "BENCH_REDIS_URL="+cfg.redisURL)
+	gw, err := startCaddy(ctx, cfg, cfg.caddyBin, "gateway", gatewayCaddyfile, map[string]string{"UPSTREAM": up.addr, "PREFIX": prefix}, "BENCH_REDIS_URL="+cfg.redisURL)
 	if err != nil {
 		return err
 	}
@@ -151,12 +160,28 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	var base *caddyProc
+	if cfg.baselineBin != "" {
+		// Same Redis prefix: the funded key works on both gateways.
+		if base, err = startCaddy(ctx, cfg, cfg.baselineBin, "baseline", gatewayCaddyfile, map[string]string{"UPSTREAM": up.addr, "PREFIX": prefix}, "BENCH_REDIS_URL="+cfg.redisURL); err != nil {
+			return err
+		}
+		defer base.stop()
+		if err := base.waitUpstreamHealthy(ctx); err != nil {
+			return err
+		}
+	}
 
 	setups := []setup{
 		{id: "a", name: "upstream directly", url: "http://" + up.addr + "/"},
 		{id: "b", name: "plain Caddy reverse_proxy", url: plain.url + "/"},
 		{id: "c", name: "gateway, funded API key", url: gw.url + "/rpc", key: key},
 		{id: "d", name: "gateway, anonymous free tier", url: gw.url + "/rpc"},
+	}
+	if base != nil {
+		setups = append(setups,
+			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key},
+			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc"})
 	}
 	load := loadAvg()
 	var results []result
@@ -343,7 +368,7 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func startCaddy(ctx context.Context, cfg config, name, tmpl string, vars map[string]string, extraEnv ...string) (*caddyProc, error) {
+func startCaddy(ctx context.Context, cfg config, bin, name, tmpl string, vars map[string]string, extraEnv ...string) (*caddyProc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -374,7 +399,7 @@ func startCaddy(ctx context.Context, cfg config, name, tmpl string, vars map[str
 	}
 	p := &caddyProc{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort),
 		log: logf, done: make(chan error, 1)}
-	p.cmd = exec.CommandContext(ctx, cfg.caddyBin, "run", "--config", path, "--adapter", "caddyfile")
+	p.cmd = exec.CommandContext(ctx, bin, "run", "--config", path, "--adapter", "caddyfile")
 	p.cmd.Env = append(append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir), extraEnv...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
@@ -688,6 +713,13 @@ func renderReport(cfg config, rs []result, mach []string) string {
 	for _, n := range cfg.conc {
 		pb, pc, pd := cs[fmt.Sprint(n, "b")], cs[fmt.Sprint(n, "c")], cs[fmt.Sprint(n, "d")]
 		fmt.Fprintf(&b, "| %d | %.2f | %.2f | %+.2f | %+.2f |\n", n, pc.rps/pb.rps, pd.rps/pb.rps, pc.p99-pb.p99, pd.p99-pb.p99)
+	}
+	if _, ok := cs[fmt.Sprint(cfg.conc[0], "c0")]; ok {
+		b.WriteString("\nBaseline build, same rounds:\n\n| concurrency | (c0)/(b) req/s | (d0)/(b) req/s | (c0) − (b) p99 ms | (d0) − (b) p99 ms |\n|---:|---:|---:|---:|---:|\n")
+		for _, n := range cfg.conc {
+			pb, pc, pd := cs[fmt.Sprint(n, "b")], cs[fmt.Sprint(n, "c0")], cs[fmt.Sprint(n, "d0")]
+			fmt.Fprintf(&b, "| %d | %.2f | %.2f | %+.2f | %+.2f |\n", n, pc.rps/pb.rps, pd.rps/pb.rps, pc.p99-pb.p99, pd.p99-pb.p99)
+		}
 	}
 	return b.String()
 }
