@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS funding_venues;
+DROP TABLE IF EXISTS funding_snapshots;
