@@ -665,9 +665,33 @@ func TestTrustedProxySubnetCapAndBatches(t *testing.T) {
 	if a.status != http.StatusOK || a.header.Get("X-Tollgate-Free-Remaining") != "4" || !bytes.Contains(a.body, []byte("-32600")) {
 		t.Fatalf("other /24: %d %v %s", a.status, a.header, a.body)
 	}
+	otherReq := a.header.Get("X-Tollgate-Request-Id")
 	st := e.do(t, http.MethodGet, "/stats/free-tier", "").json(t)
 	if st["active_ips_today"] != 3.0 || st["total_calls_today"] != 9.0 || st["near_limit_ips"] != 1.0 || st["near_limit_threshold"] != 4.0 {
 		t.Fatalf("stats %v", st)
+	}
+	// A batch naming different methods is one revenue event labelled "batch";
+	// a batch whose one valid call is eth_blockNumber is labelled with it.
+	chainIDCall := `{"jsonrpc":"2.0","id":8,"method":"eth_chainId","params":[]}`
+	a = e.rpc(t, `[`+blockNumber+`,`+chainIDCall+`]`, from("203.0.115.1"))
+	if a.status != http.StatusOK || a.header.Get("X-Tollgate-Free-Remaining") != "3" {
+		t.Fatalf("mixed batch: %d %v %s", a.status, a.header, a.body)
+	}
+	mixedReq := a.header.Get("X-Tollgate-Request-Id")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		revs := e.revenues(t, 1)
+		mixed, other := revs[mixedReq], revs[otherReq]
+		if mixed != nil && other != nil {
+			if mixed.Method != events.MethodBatch || mixed.Calls != 2 || mixed.EpochID != events.EpochOf(mixed.Time()) ||
+				other.Method != "eth_blockNumber" || other.Calls != 1 {
+				t.Fatalf("revenue of the mixed batch %+v, of the batch with one valid call %+v", mixed, other)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("revenue events of %s and %s never arrived", mixedReq, otherReq)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the stream
 	}
 
 	// A call answered from the edge cache is metered like any other, and its
@@ -857,10 +881,12 @@ func TestCreditsRefundAndRevenue(t *testing.T) {
 	if a.status != http.StatusOK || a.header.Get("X-Tollgate-Payer") != "credits" || a.header.Get("X-Tollgate-Credits-Remaining") != "0.0003" {
 		t.Fatalf("paid call: %d %v %s", a.status, a.header, a.body)
 	}
+	singleReq := a.header.Get("X-Tollgate-Request-Id")
 	a = e.rpc(t, batchOf(10), key)
 	if a.status != http.StatusOK || a.header.Get("X-Tollgate-Credits-Remaining") != "0" {
 		t.Fatalf("paid batch: %d %v %s", a.status, a.header, a.body)
 	}
+	batchReq := a.header.Get("X-Tollgate-Request-Id")
 	if u := e.usage(t, secret); u["credits_remaining_usdt"] != 0.0 || u["total_spend_usdt"] != 0.00033 || u["requests_today"] != 11.0 {
 		t.Fatalf("usage %v", u)
 	}
@@ -914,9 +940,18 @@ func TestCreditsRefundAndRevenue(t *testing.T) {
 	}
 	for _, r := range revs {
 		revenue += r.Amount
-		if r.Account != id || (r.Payer == events.PayerCredits) != (r.Amount > 0) || (r.Upstream != "alpha" && r.Upstream != "beta") {
+		if r.Account != id || (r.Payer == events.PayerCredits) != (r.Amount > 0) || (r.Upstream != "alpha" && r.Upstream != "beta") ||
+			r.EpochID != events.EpochOf(r.Time()) || r.EpochID == 0 {
 			t.Errorf("revenue event %+v", r)
 		}
+	}
+	// One event per HTTP request, labelled with its method: a single call's
+	// own, a batch of one method's that method.
+	if r := revs[singleReq]; r == nil || r.Method != "eth_blockNumber" || r.Calls != 1 {
+		t.Errorf("revenue of the single call: %+v", r)
+	}
+	if r := revs[batchReq]; r == nil || r.Method != "eth_getBalance" || r.Calls != 10 {
+		t.Errorf("revenue of the batch: %+v", r)
 	}
 	if refund == nil || refund.ID != failedReq || refund.Amount != 300 || refund.Calls != 10 || refund.Account != id {
 		t.Fatalf("refund event %+v", refund)

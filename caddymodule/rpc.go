@@ -47,7 +47,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	calls, index := msg.Calls()
 	var dec *meter.Decision
 	if h.meter != nil && len(calls) > 0 {
-		d, served := h.authorize(w, r, cs, msg, len(calls))
+		d, served := h.authorize(w, r, cs, msg, calls)
 		if !served {
 			outcome = "refused"
 			return nil

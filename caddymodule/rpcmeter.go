@@ -28,11 +28,12 @@ func wholeID(msg *jsonrpc.Message) json.RawMessage {
 	return nil
 }
 
-// authorize books the request's calls before anything is forwarded. When
-// it returns false the answer (401, 402, 429 or 503) has been written.
-func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainState, msg *jsonrpc.Message, calls int) (meter.Decision, bool) {
+// authorize books the request's calls (its valid items) before anything is
+// forwarded. When it returns false the answer (401, 402, 429 or 503) has
+// been written.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainState, msg *jsonrpc.Message, calls []jsonrpc.Item) (meter.Decision, bool) {
 	id := wholeID(msg)
-	req := meter.Request{ChainID: cs.chain.ID, IP: clientIP(r), Calls: calls}
+	req := meter.Request{ChainID: cs.chain.ID, IP: clientIP(r), Calls: len(calls), Method: jsonrpc.RequestLabel(calls)}
 	if key, present := apiKey(r); present {
 		if !meter.WellFormedKey(key) {
 			meterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()

@@ -50,3 +50,19 @@ func MetricLabel(method string) string {
 	}
 	return "other"
 }
+
+// RequestLabel is the method label of a request's calls for its revenue
+// event: MetricLabel of the method when every call names the same one (a
+// single call included), "batch" when they differ, "" for no calls.
+func RequestLabel(calls []Item) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	m := calls[0].Method
+	for _, c := range calls[1:] {
+		if c.Method != m {
+			return "batch"
+		}
+	}
+	return MetricLabel(m)
+}

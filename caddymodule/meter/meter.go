@@ -189,6 +189,9 @@ type Request struct {
 	IP      netip.Addr
 	KeyHash string // hex SHA-256 of the X-API-Key secret; "" when none was sent
 	Calls   int    // metered calls: every valid item of a batch
+	// Method labels the request in its revenue event: jsonrpc.RequestLabel
+	// of the calls (a well-known method, "other", or "batch").
+	Method string
 }
 
 // Decision is the booked outcome of a request.
@@ -213,6 +216,7 @@ type Decision struct {
 	amount money.Units
 	time   time.Time
 	chain  uint64
+	method string
 	date   string
 	ipKey  string
 	netKey string
@@ -252,7 +256,7 @@ func NewRequestID() string { return ulid.Make().String() }
 func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 	now := m.cfg.Now()
 	ipKey, netKey := Subjects(req.IP)
-	d := Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, date: m.date(now), ipKey: ipKey, netKey: netKey}
+	d := Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, method: req.Method, date: m.date(now), ipKey: ipKey, netKey: netKey}
 	if req.Calls <= 0 {
 		return d, fmt.Errorf("meter: a request without calls is not metered")
 	}
@@ -396,8 +400,13 @@ func (d *Decision) Revenue(failed int, upstream, nodeID string, served time.Time
 	if upstream == "" {
 		upstream = "unknown"
 	}
-	return &events.Revenue{ID: d.ID, TimeMs: served.UnixMilli(), ChainID: d.chain, Payer: d.Payer(), Account: d.Account,
-		Asset: events.AssetUSDT, Amount: amount, Calls: n, Upstream: upstream, NodeID: nodeID}, true
+	method := d.method
+	if len(method) > events.MaxMethodLen {
+		method = "other" // never the case for jsonrpc.RequestLabel; the event must stay valid
+	}
+	ms := served.UnixMilli()
+	return &events.Revenue{ID: d.ID, TimeMs: ms, EpochID: events.EpochOf(time.UnixMilli(ms)), ChainID: d.chain, Method: method,
+		Payer: d.Payer(), Account: d.Account, Asset: events.AssetUSDT, Amount: amount, Calls: n, Upstream: upstream, NodeID: nodeID}, true
 }
 
 // FreeStats is the free tier's state today.

@@ -341,7 +341,7 @@ func TestRefundRestoresExactlyOnce(t *testing.T) {
 	f := newFixture(t, meter.Config{FreeDailyLimit: 10, FreeSubnetLimit: 100})
 	secret, id := f.newKey(t)
 	f.credit(t, id, 1000)
-	d := f.authorize(t, meter.Request{IP: ip("192.0.2.20"), KeyHash: meter.HashKey(secret), Calls: 10})
+	d := f.authorize(t, meter.Request{IP: ip("192.0.2.20"), KeyHash: meter.HashKey(secret), Calls: 10, Method: "eth_getLogs"})
 	if d.Outcome != meter.Paid || d.Balance != 700 {
 		t.Fatalf("%+v", d)
 	}
@@ -382,8 +382,9 @@ func TestRefundRestoresExactlyOnce(t *testing.T) {
 		refunds[0].Payer != events.PayerCredits || refunds[0].Account != id || refunds[1].Payer != events.PayerFree || refunds[1].Amount != 0 {
 		t.Fatalf("refund events %+v", refunds)
 	}
-	rev, ok := d.Revenue(4, "alpha", "", time.Now())
-	if !ok || rev.Amount != 180 || rev.Calls != 6 || rev.Validate() != nil {
+	served := time.UnixMilli(1_763_700_059_999)
+	rev, ok := d.Revenue(4, "alpha", "", served)
+	if !ok || rev.Amount != 180 || rev.Calls != 6 || rev.Method != "eth_getLogs" || rev.EpochID != 29_395_000 || rev.Validate() != nil {
 		t.Fatalf("revenue %+v", rev)
 	}
 	if _, ok := d.Revenue(10, "alpha", "", time.Now()); ok {

@@ -14,8 +14,9 @@ import (
 )
 
 func revenue(i int) *events.Revenue {
-	return &events.Revenue{ID: meter.NewRequestID(), TimeMs: time.Now().UnixMilli(), ChainID: 137, Payer: events.PayerFree,
-		Asset: events.AssetUSDT, Calls: 1 + i%3, Upstream: "alpha"}
+	now := time.Now()
+	return &events.Revenue{ID: meter.NewRequestID(), TimeMs: now.UnixMilli(), EpochID: events.EpochOf(now), ChainID: 137, Method: "eth_call",
+		Payer: events.PayerFree, Asset: events.AssetUSDT, Calls: 1 + i%3, Upstream: "alpha"}
 }
 
 func TestEventWriterWritesEverythingAndFlushesOnClose(t *testing.T) {

@@ -60,15 +60,28 @@ const (
 // TypeRevenue is the type of a Revenue event.
 const TypeRevenue = "revenue"
 
+// MaxMethodLen bounds Revenue.Method.
+const MaxMethodLen = 64
+
+// MethodBatch is Revenue.Method of a batch whose calls name different methods.
+const MethodBatch = "batch"
+
 // Revenue is one processed request (a batch counts as one request carrying
 // Calls calls): the spec's revenue_event. Amount is what the caller paid for
 // the calls that were served (its debit minus any refund), in base units.
 // It is written after the upstream answered, so it names who served it;
 // epochs sum these, and node shares are proportional to Amount per NodeID.
+//
+// EpochID is always EpochOf(Time()); Method is the request's JSON-RPC method
+// as a bounded label (the gateway's well-known names, "other", or
+// MethodBatch for a mixed batch). Entries written before these fields
+// existed decode with EpochID derived from ts and Method "".
 type Revenue struct {
 	ID       string      `json:"id"`
 	TimeMs   int64       `json:"ts"` // unix milliseconds when the request was served
+	EpochID  int64       `json:"epoch_id"`
 	ChainID  uint64      `json:"chain_id"`
+	Method   string      `json:"method"`
 	Payer    Payer       `json:"payer"`
 	Account  string      `json:"account,omitempty"` // key_… for credits, 0x wallet for bundles
 	Asset    string      `json:"asset"`
@@ -84,6 +97,41 @@ func (r *Revenue) EventID() string   { return r.ID }
 // Time returns the serving time.
 func (r *Revenue) Time() time.Time { return time.UnixMilli(r.TimeMs).UTC() }
 
+// UnmarshalJSON decodes a revenue payload; an entry without epoch_id (written
+// before the field existed) gets the epoch of its ts.
+func (r *Revenue) UnmarshalJSON(b []byte) error {
+	type plain Revenue
+	v := struct {
+		*plain
+		EpochID *int64 `json:"epoch_id"`
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch {
+	case v.EpochID != nil:
+		r.EpochID = *v.EpochID
+	case r.TimeMs > 0:
+		r.EpochID = EpochOf(r.Time())
+	}
+	return nil
+}
+
+// validMethod: a bounded label of letters, digits and underscores ("" for
+// entries older than the field).
+func validMethod(m string) bool {
+	if len(m) > MaxMethodLen {
+		return false
+	}
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // Validate rejects records that settlement must never book.
 func (r *Revenue) Validate() error {
 	switch {
@@ -91,8 +139,12 @@ func (r *Revenue) Validate() error {
 		return errors.New("revenue: id missing or too long")
 	case r.TimeMs <= 0:
 		return errors.New("revenue: ts missing")
+	case r.EpochID != EpochOf(r.Time()):
+		return fmt.Errorf("revenue: epoch_id %d is not the epoch of ts (%d)", r.EpochID, EpochOf(r.Time()))
 	case r.ChainID == 0:
 		return errors.New("revenue: chain_id missing")
+	case !validMethod(r.Method):
+		return fmt.Errorf("revenue: method %.80q is not a label of at most %d letters, digits and underscores", r.Method, MaxMethodLen)
 	case r.Amount < 0:
 		return errors.New("revenue: negative amount")
 	case r.Calls <= 0:

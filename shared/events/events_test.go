@@ -8,7 +8,7 @@ import (
 )
 
 func sample() *Revenue {
-	return &Revenue{ID: "01JABCDEF", TimeMs: 1_763_700_000_123, ChainID: 137, Payer: PayerCredits,
+	return &Revenue{ID: "01JABCDEF", TimeMs: 1_763_700_000_123, EpochID: 29_395_000, ChainID: 137, Method: "eth_call", Payer: PayerCredits,
 		Account: "key_01JABC", Asset: AssetUSDT, Amount: 60, Calls: 2, Upstream: "NODE-EU-ABCDEFGH", NodeID: "NODE-EU-ABCDEFGH"}
 }
 
@@ -34,8 +34,36 @@ func TestRoundTrip(t *testing.T) {
 	if *out.(*Revenue) != *in {
 		t.Fatalf("got %+v want %+v", out, in)
 	}
-	if d := toValues(fields)["d"].(string); !strings.Contains(d, `"amount_units":"60"`) {
+	d := toValues(fields)["d"].(string)
+	if !strings.Contains(d, `"amount_units":"60"`) {
 		t.Fatalf("amount not a decimal string: %s", d)
+	}
+	if !strings.Contains(d, `"epoch_id":29395000`) || !strings.Contains(d, `"method":"eth_call"`) {
+		t.Fatalf("epoch or method missing: %s", d)
+	}
+}
+
+// TestDecodeOlderRevenue: entries written before epoch_id and method existed
+// still decode; the epoch comes from ts and the method stays empty.
+func TestDecodeOlderRevenue(t *testing.T) {
+	old := `{"id":"01JOLD","ts":1763700000123,"chain_id":137,"payer":"credits","account":"key_01JABC",` +
+		`"asset":"USDT","amount_units":"30","calls":1,"upstream":"alpha"}`
+	e, err := Decode(map[string]any{"t": TypeRevenue, "v": Version, "d": old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.(*Revenue)
+	if r.EpochID != 29_395_000 || r.EpochID != EpochOf(r.Time()) || r.Method != "" || r.Amount != 30 || r.Upstream != "alpha" {
+		t.Fatalf("old entry decoded as %+v", r)
+	}
+	// An explicit epoch_id is checked, not overwritten, even when it is 0.
+	for _, d := range []string{
+		strings.Replace(old, `"chain_id"`, `"epoch_id":29394999,"chain_id"`, 1),
+		strings.Replace(old, `"chain_id"`, `"epoch_id":0,"chain_id"`, 1),
+	} {
+		if _, err := Decode(map[string]any{"t": TypeRevenue, "v": Version, "d": d}); err == nil {
+			t.Errorf("mismatched epoch accepted: %s", d)
+		}
 	}
 }
 
@@ -49,12 +77,25 @@ func TestValidate(t *testing.T) {
 		func(r *Revenue) { r.Account = "" },
 		func(r *Revenue) { r.Payer = PayerFree }, // free with an amount
 		func(r *Revenue) { r.ChainID = 0 },
+		func(r *Revenue) { r.EpochID++ },                        // not the epoch of ts
+		func(r *Revenue) { r.EpochID = 0 },                      // missing on a new event
+		func(r *Revenue) { r.TimeMs += 60_000 },                 // ts moved to the next epoch
+		func(r *Revenue) { r.Method = strings.Repeat("a", 65) }, // too long
+		func(r *Revenue) { r.Method = "eth_call\x00" },          // not a label
+		func(r *Revenue) { r.Method = "<script>" },              // not a label
 	}
 	for i, mut := range bad {
 		r := sample()
 		mut(r)
 		if _, err := Encode(r); err == nil {
 			t.Errorf("case %d: invalid event encoded", i)
+		}
+	}
+	for _, m := range []string{"", "other", MethodBatch, "eth_getBlockByNumber", strings.Repeat("a", MaxMethodLen)} {
+		r := sample()
+		r.Method = m
+		if _, err := Encode(r); err != nil {
+			t.Errorf("method %q: %v", m, err)
 		}
 	}
 }
@@ -89,6 +130,7 @@ func FuzzDecode(f *testing.F) {
 	fields, _ := Encode(sample())
 	f.Add(toValues(fields)["d"].(string))
 	f.Add(`{"id":"a","ts":1,"chain_id":1,"payer":"free","asset":"USDT","amount_units":"0","calls":1}`)
+	f.Add(`{"id":"a","ts":60000,"epoch_id":1,"chain_id":1,"method":"batch","payer":"free","asset":"USDT","amount_units":"0","calls":1}`)
 	f.Fuzz(func(t *testing.T, d string) {
 		e, err := Decode(map[string]any{"t": TypeRevenue, "v": Version, "d": d})
 		if err == nil {

@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -48,7 +49,7 @@ type Debit struct {
 func (d *Debit) EventType() string { return TypeDebit }
 func (d *Debit) EventID() string   { return d.ID }
 func (d *Debit) Validate() error {
-	r := Revenue{ID: d.ID, TimeMs: d.TimeMs, ChainID: d.ChainID, Payer: d.Payer, Account: d.Account, Asset: d.Asset, Amount: d.Amount, Calls: d.Calls}
+	r := Revenue{ID: d.ID, TimeMs: d.TimeMs, EpochID: EpochOf(time.UnixMilli(d.TimeMs)), ChainID: d.ChainID, Payer: d.Payer, Account: d.Account, Asset: d.Asset, Amount: d.Amount, Calls: d.Calls}
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("debit: %w", err)
 	}

@@ -125,7 +125,8 @@ func rev(id string, at time.Time, node string, amount money.Units, calls int) *e
 	if up == "" {
 		up = "cache"
 	}
-	return &events.Revenue{ID: id, TimeMs: at.UnixMilli(), ChainID: 137, Payer: events.PayerCredits, Account: "key_X",
+	return &events.Revenue{ID: id, TimeMs: at.UnixMilli(), EpochID: events.EpochOf(time.UnixMilli(at.UnixMilli())), ChainID: 137,
+		Method: "eth_call", Payer: events.PayerCredits, Account: "key_X",
 		Asset: events.AssetUSDT, Amount: amount, Calls: calls, Upstream: up, NodeID: node}
 }
 

@@ -60,10 +60,10 @@ type deadLetter struct {
 }
 
 type revenueCols struct {
-	id, payer, account, asset, upstream, node []string
-	ts                                        []time.Time
-	epoch, chain, amount                      []int64
-	calls                                     []int32
+	id, method, payer, account, asset, upstream, node []string
+	ts                                                []time.Time
+	epoch, chain, amount                              []int64
+	calls                                             []int32
 }
 
 type debitCols struct {
@@ -134,6 +134,7 @@ func (b *batch) add(m redis.XMessage) {
 		r.ts = append(r.ts, time.UnixMilli(e.TimeMs))
 		r.epoch = append(r.epoch, events.EpochOf(time.UnixMilli(e.TimeMs)))
 		r.chain = append(r.chain, int64(e.ChainID))
+		r.method = append(r.method, e.Method)
 		r.payer = append(r.payer, string(e.Payer))
 		r.account = append(r.account, e.Account)
 		r.asset = append(r.asset, e.Asset)
@@ -214,7 +215,7 @@ func bookable(e events.Event) error {
 	switch e := e.(type) {
 	case *events.Revenue:
 		ms, calls, chainID = e.TimeMs, e.Calls, e.ChainID
-		texts = []string{e.ID, string(e.Payer), e.Account, e.Asset, e.Upstream, e.NodeID}
+		texts = []string{e.ID, e.Method, string(e.Payer), e.Account, e.Asset, e.Upstream, e.NodeID}
 	case *events.Debit:
 		ms, calls, chainID = e.TimeMs, e.Calls, e.ChainID
 		texts = []string{e.ID, string(e.Payer), e.Account, e.Asset}
@@ -261,12 +262,12 @@ const (
 	// has already CLOSED (a late event is booked forward, never dropped).
 	// Runs under the shared Booking lock; see pglock.Booking.
 	insertRevenue = `
-INSERT INTO revenue_events (id, ts, epoch_id, booked_epoch, chain_id, payer, account, asset, amount_units, calls, upstream, node_id)
+INSERT INTO revenue_events (id, ts, epoch_id, booked_epoch, chain_id, payer, account, asset, amount_units, calls, upstream, node_id, method)
 SELECT r.id, r.ts, r.epoch_id, GREATEST(r.epoch_id, COALESCE(o.id, r.epoch_id)), r.chain_id, r.payer,
-       NULLIF(r.account, ''), r.asset, r.amount_units, r.calls, r.upstream, NULLIF(r.node_id, '')
+       NULLIF(r.account, ''), r.asset, r.amount_units, r.calls, r.upstream, NULLIF(r.node_id, ''), r.method
 FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[],
-            $8::bigint[], $9::int[], $10::text[], $11::text[])
-     AS r(id, ts, epoch_id, chain_id, payer, account, asset, amount_units, calls, upstream, node_id)
+            $8::bigint[], $9::int[], $10::text[], $11::text[], $12::text[])
+     AS r(id, ts, epoch_id, chain_id, payer, account, asset, amount_units, calls, upstream, node_id, method)
 LEFT JOIN (SELECT id FROM epochs WHERE state = 'open') o ON true
 ON CONFLICT (id) DO NOTHING`
 
@@ -347,7 +348,7 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
 	q := &pgx.Batch{}
 	if n := len(b.rev.id); n > 0 {
 		r := &b.rev
-		q.Queue(insertRevenue, r.id, r.ts, r.epoch, r.chain, r.payer, r.account, r.asset, r.amount, r.calls, r.upstream, r.node)
+		q.Queue(insertRevenue, r.id, r.ts, r.epoch, r.chain, r.payer, r.account, r.asset, r.amount, r.calls, r.upstream, r.node, r.method)
 	}
 	if len(b.deb.id) > 0 {
 		d := &b.deb

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -245,6 +246,46 @@ func TestUndecodableEntriesAreParked(t *testing.T) {
 	}
 	if got := e.count(t, `SELECT count(*) FROM revenue_events`); got != nRev {
 		t.Errorf("revenue rows %d, want %d", got, nRev)
+	}
+}
+
+// The method label of a revenue event is stored with it; an entry written by
+// a gateway older than epoch_id and method is booked with its ts's epoch and
+// an empty method.
+func TestRevenueMethodIsStored(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	now := time.Now()
+	evs := settletest.Traffic(5, 40, now.Add(-time.Minute), now)
+	settletest.XAdd(t, e.rdb, e.stream, evs...)
+	oldMs := now.Add(-30 * time.Second).UnixMilli()
+	old := `{"id":"req-old","ts":` + strconv.FormatInt(oldMs, 10) + `,"chain_id":137,"payer":"free","asset":"USDT",` +
+		`"amount_units":"0","calls":2,"upstream":"cache"}`
+	if err := e.rdb.XAdd(ctx, &redis.XAddArgs{Stream: e.stream, Values: map[string]any{"t": "revenue", "v": "1", "d": old}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.start(t, Config{})
+	e.drained(t)
+
+	var ids, methods []string
+	for _, ev := range evs {
+		if r, ok := ev.(*events.Revenue); ok {
+			ids, methods = append(ids, r.ID), append(methods, r.Method)
+		}
+	}
+	if got := e.count(t, `SELECT count(*) FROM revenue_events r JOIN unnest($1::text[], $2::text[]) AS w(id, method)
+		ON r.id = w.id AND r.method = w.method AND r.epoch_id = floor(extract(epoch FROM r.ts) / 60)`, ids, methods); got != int64(len(ids)) {
+		t.Errorf("%d of %d revenue rows carry their event's method and epoch", got, len(ids))
+	}
+	if got := e.count(t, `SELECT count(DISTINCT method) FROM revenue_events WHERE id = ANY($1)`, ids); got < 2 {
+		t.Errorf("%d distinct methods stored, want several", got)
+	}
+	if got := e.count(t, `SELECT count(*) FROM revenue_events WHERE id = 'req-old' AND method = '' AND epoch_id = $1 AND calls = 2`,
+		events.EpochOf(time.UnixMilli(oldMs))); got != 1 {
+		t.Errorf("older entry stored %d times with method '' and its epoch, want 1", got)
+	}
+	if got := e.count(t, `SELECT count(*) FROM dead_letters`); got != 0 {
+		t.Errorf("dead letters %d", got)
 	}
 }
 

@@ -132,6 +132,10 @@ func Count(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
 // Nodes used by the generator.
 var Nodes = []string{"NODE-EU-AAAAAAAA", "NODE-US-BBBBBBBB", "NODE-AP-CCCCCCCC", "NODE-EU-DDDDDDDD"}
 
+// methods label the generated revenue events (by index, so the random
+// sequence, and every figure derived from a seed, is unchanged).
+var methods = []string{"eth_call", "eth_getBalance", "eth_blockNumber", "batch", "other"}
+
 // Traffic generates a realistic request stream from a seed: per request a
 // debit, then (unless it failed upstream, ~5%) a revenue event naming who
 // served it, or a refund. Requests are spread evenly over [from, to).
@@ -164,7 +168,8 @@ func Traffic(seed uint64, n int, from, to time.Time) []events.Event {
 		case k == 7:
 			up = "cache"
 		}
-		out = append(out, &events.Revenue{ID: id, TimeMs: ms, ChainID: 137, Payer: payer, Account: account, Asset: asset,
+		out = append(out, &events.Revenue{ID: id, TimeMs: ms, EpochID: events.EpochOf(time.UnixMilli(ms)), ChainID: 137,
+			Method: methods[i%len(methods)], Payer: payer, Account: account, Asset: asset,
 			Amount: amount, Calls: calls, Upstream: up, NodeID: node})
 	}
 	return out

@@ -1,0 +1,1 @@
+ALTER TABLE revenue_events DROP COLUMN IF EXISTS method;
