@@ -59,6 +59,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    x402_asset        0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913   # USDC on Base
 //	    x402_pay_to       0x…                       # receiver of x402 payments on Base
 //	    public_url        https://rpc.example.com   # base of the 402 answer's URLs (default: the request's)
+//	    x402_facilitator_url https://rpc.example.com/x402  # advertised in /.well-known/service.json
+//	    heatmap_price     0.001                     # USDT per funding-rate-heatmap call
 //	    chain 137 {
 //	        provider <name> <url> {
 //	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
@@ -74,7 +76,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		opt := d.Val()
 		switch opt {
 		case "redis_url", "key_prefix", "admin_token", "vault_address", "usdt_address", "min_deposit", "max_deposit",
-			"explorer_url", "x402_asset", "x402_pay_to", "public_url":
+			"explorer_url", "x402_asset", "x402_pay_to", "public_url", "x402_facilitator_url", "heatmap_price":
 			var v string
 			if !d.Args(&v) || d.NextArg() {
 				return d.ArgErr()
@@ -83,7 +85,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				"redis_url": &h.RedisURL, "key_prefix": &h.KeyPrefix, "admin_token": &h.AdminToken,
 				"vault_address": &h.VaultAddress, "usdt_address": &h.USDTAddress, "min_deposit": &h.MinDeposit,
 				"max_deposit": &h.MaxDeposit, "explorer_url": &h.ExplorerURL, "x402_asset": &h.X402Asset,
-				"x402_pay_to": &h.X402PayTo, "public_url": &h.PublicURL,
+				"x402_pay_to": &h.X402PayTo, "public_url": &h.PublicURL, "x402_facilitator_url": &h.X402Facilitator,
+				"heatmap_price": &h.HeatmapPrice,
 			}[opt] = v
 		case "metering":
 			var v string

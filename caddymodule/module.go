@@ -95,6 +95,12 @@ type Handler struct {
 	// PublicURL is the gateway's external base URL for the absolute URLs of
 	// the 402 answer; empty means the request's own scheme and host.
 	PublicURL string `json:"public_url,omitempty"`
+	// X402Facilitator is the x402 facilitator URL service.json advertises
+	// (settlementd's /x402 by default: public_url + "/x402").
+	X402Facilitator string `json:"x402_facilitator_url,omitempty"`
+	// HeatmapPrice is the funding-rate heatmap's price per call in USDT
+	// (decimal; default DefaultHeatmapPrice), debited from credits.
+	HeatmapPrice string `json:"heatmap_price,omitempty"`
 
 	logger    *zap.Logger
 	redisURL  string
@@ -112,6 +118,7 @@ type Handler struct {
 	writerKey string
 	conc      *concurrency
 	pay       payConfig
+	intel     intelConfig
 }
 
 // RateConfig is a request-rate limit: Rate requests per Per, in bursts of

@@ -133,6 +133,12 @@ func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d
 	if d.Account != "" {
 		why = "No credits left on this API key and " + strings.ToLower(why[:1]) + why[1:]
 	}
+	if d.Reason == meter.ReasonCredits { // an intelligence metric: credits only
+		why = "This metric is paid from API-key credits only (the free tier covers JSON-RPC)"
+		if d.Account != "" {
+			why = "This API key has too few credits for this metric"
+		}
+	}
 	msg := why + ". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding."
 	desc := fmt.Sprintf("%d JSON-RPC calls (x402 bundle)", money.BundleCalls)
 	extra := map[string]string{"name": usdcEIP712Name, "version": usdcEIP712Ver}

@@ -123,6 +123,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionMetering(repl); err != nil {
 		return err
 	}
+	if err := h.provisionIntel(repl); err != nil {
+		return err
+	}
 	h.logger.Info("tollgate provisioned",
 		zap.Int("chains", len(h.chains)),
 		zap.Bool("redis", h.redis != nil),

@@ -3,50 +3,18 @@ package caddymodule
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
-	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
-// ServeHTTP routes the handler's own paths and passes everything else on, so
-// the handler can sit in front of other routes in one site block.
+// ServeHTTP routes the handler's own paths (the route table, routes.go) and
+// passes everything else on, so the handler can sit in front of other
+// routes in one site block.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	p := r.URL.Path
-	switch {
-	case p == "/rpc/health":
-		return h.onlyGET(w, r, h.serveHealth)
-	case strings.HasPrefix(p, "/rpc/stats/"):
-		return h.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error {
-			return h.serveStats(w, r, strings.TrimPrefix(p, "/rpc/stats/"))
-		})
-	case p == "/api/keys":
-		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.serveCreateKey(w, r, false) })
-	case p == "/v1/machine/register":
-		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.serveCreateKey(w, r, true) })
-	case p == "/api/keys/usage":
-		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.onlyGET(w, r, h.serveUsage) })
-	case p == "/credits/initiate" || p == "/credits/deposit/initiate":
-		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error {
-			return h.onlyGET(w, r, h.serveDepositInstructions)
-		})
-	case p == "/stats/free-tier":
-		return h.meteredEntry(w, r, false, func(w http.ResponseWriter, r *http.Request) error { return h.onlyGET(w, r, h.serveFreeTierStats) })
-	case strings.HasPrefix(p, "/admin/"):
-		return h.serveAdmin(w, r, next)
-	case p == "/rpc" || p == "/rpc/":
-		return h.rpcEntry(w, r, chains.Default)
-	case strings.HasPrefix(p, "/rpc/"):
-		seg := strings.TrimPrefix(p, "/rpc/")
-		c, err := chains.Lookup(strings.TrimSuffix(seg, "/"))
-		if err != nil || strings.Contains(strings.TrimSuffix(seg, "/"), "/") {
-			writeRPCError(w, http.StatusNotFound, jsonrpc.ErrorResponse(nil, &jsonrpc.Error{
-				Code: jsonrpc.CodeMethodNotFound, Message: "unsupported chain: " + truncate(seg, 32) + " (supported: 137, 1, 42161, 8453, 80002)"}))
-			return nil
-		}
-		return h.rpcEntry(w, r, c.ID)
+	if rt := routeFor(r.URL.Path); rt != nil {
+		return rt.serve(h, w, r, next)
 	}
 	return next.ServeHTTP(w, r)
 }

@@ -1,0 +1,102 @@
+package meter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// ReasonCredits is Decision.Reason of a metric call refused for want of
+// credits (metrics are paid from credits only, never from the free tier).
+const ReasonCredits = "credits"
+
+// AuthorizeMetric decides and books one paid intelligence call at price
+// units (req.Calls and req.ChainID are ignored: one call, chain 137;
+// req.Method labels the revenue event), with the same script — one round trip — as Authorize: the key
+// lookup and its rate, the debit of the balance and the Debit event. The
+// free tier does not pay for metrics: the script is handed a free-tier
+// limit of zero (and a limits key no operator writes), so a caller without
+// a key, or whose balance is short, gets PaymentRequired with Reason
+// ReasonCredits. Refund with RefundMetric; the revenue event is
+// d.Revenue(…) with Amount d.Amount(). The events carry the default chain
+// (137), where credits are deposited.
+func (m *Meter) AuthorizeMetric(ctx context.Context, req Request, price money.Units) (Decision, error) {
+	keyHash := req.KeyHash
+	now := m.cfg.Now()
+	ipKey, netKey := Subjects(req.IP)
+	d := Decision{ID: NewRequestID(), calls: 1, time: now, chain: chains.Default, method: req.Method, date: m.date(now), ipKey: ipKey, netKey: netKey}
+	if price <= 0 {
+		return d, errors.New("meter: a metric needs a positive price")
+	}
+	l := m.layout
+	ms := now.UnixMilli()
+	paid := []any{5: ""}
+	if keyHash != "" {
+		var err error
+		if paid, err = events.Encode(&events.Debit{ID: d.ID, TimeMs: ms, ChainID: chains.Default, Payer: events.PayerCredits,
+			Account: placeholder, Asset: events.AssetUSDT, Amount: price, Calls: 1}); err != nil {
+			return d, err
+		}
+	}
+	keys := []string{l.Stream(), l.IPRate(ipKey), l.FreeIP(d.date, ipKey), l.FreeNet(d.date, netKey),
+		l.FreeStats(d.date), l.Requests(d.date), l.Prefix + "config:metric-no-free"}
+	if keyHash != "" {
+		keys = append(keys, l.KeyLookup(keyHash))
+	}
+	args := []any{
+		l.AccountPrefix(), ms, 1, int64(price),
+		0, 0, NearLimitPercent, int64(dayTTL / time.Second),
+		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
+		d.date, events.TypeDebit, events.Version, paid[5], "", placeholder,
+	}
+	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
+	if err != nil {
+		return d, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	code, _ := res[0].(int64)
+	switch code {
+	case 1:
+		d.Outcome, d.amount = Paid, price
+		d.Balance = money.Units(toInt(res[1]))
+		d.Account, _ = res[2].(string)
+	case 3:
+		d.Outcome, d.Reason = PaymentRequired, ReasonCredits
+		d.Account, _ = res[2].(string)
+		d.Limits = m.configLimits() // for the onboarding's free-tier note: RPC's limits
+	case 4:
+		d.Outcome = RateLimited
+		d.RetryAfter = time.Duration(toInt(res[1])) * time.Millisecond
+	case 5:
+		d.Outcome = Unauthorized
+		d.Reason = map[int64]string{1: "unknown_key", 2: "revoked_key"}[toInt(res[1])]
+	default: // 2 (free) cannot happen with a zero limit
+		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
+	}
+	return d, nil
+}
+
+// RefundMetric gives back a paid metric call that could not be served, with
+// its Refund event; idempotent per request like Refund.
+func (m *Meter) RefundMetric(ctx context.Context, d *Decision) error {
+	if d.Outcome != Paid || d.calls != 1 {
+		return errors.New("meter: only a paid metric call is refunded here")
+	}
+	ev := &events.Refund{ID: d.ID, TimeMs: m.cfg.Now().UnixMilli(), Payer: events.PayerCredits, Account: d.Account, Amount: d.amount, Calls: 1}
+	enc, err := events.Encode(ev)
+	if err != nil {
+		return err
+	}
+	l := m.layout
+	keys := []string{l.Stream(), l.RefundGuard(d.ID), l.Account(d.Account)}
+	err = refundScript.Run(ctx, m.rdb, keys, "credits", int64(d.amount), 1, events.TypeRefund, events.Version,
+		enc[5], nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
+	if err != nil {
+		return fmt.Errorf("%w: refund: %v", ErrUnavailable, err)
+	}
+	return nil
+}
