@@ -95,9 +95,6 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 		if c.ID == chains.Default {
 			s["path"], s["url"], s["aliases"] = "/rpc", base+"/rpc", []string{path}
 		}
-		if cs := h.chains[c.ID]; cs != nil {
-			s["providers_configured"] = len(h.poolConfig(h.chainConfig(c.ID), caddy.NewReplacer()).Providers)
-		}
 		services = append(services, s)
 	}
 	for _, m := range metrics {
@@ -124,16 +121,6 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, doc)
 	return nil
-}
-
-// chainConfig is the configured ChainConfig of a chain (empty when none).
-func (h *Handler) chainConfig(id uint64) ChainConfig {
-	for _, c := range h.Chains {
-		if c.ID == id {
-			return c
-		}
-	}
-	return ChainConfig{ID: id}
 }
 
 // paymentMethods are the ways to pay in force.
