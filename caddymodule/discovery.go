@@ -306,6 +306,11 @@ func plainToken(s string) bool {
 // serveMetric answers GET /v1/intelligence/{metric}.
 func (h *Handler) serveMetric(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/intelligence/"), "/")
+	if r.Method == http.MethodHead { // a HEAD would be charged for a body it never gets
+		w.Header().Set("Allow", "GET")
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET: metric calls are charged")
+		return nil
+	}
 	if id != intel.FundingHeatmap {
 		writeError(w, http.StatusNotFound, "unknown_metric", "no metric "+strconv.Quote(truncate(id, 64))+"; see GET /v1/intelligence")
 		return nil

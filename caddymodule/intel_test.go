@@ -290,6 +290,10 @@ func TestHeatmapMeteredAtItsPrice(t *testing.T) {
 	if code, _, _ := errorField(t, a); a.status != http.StatusServiceUnavailable || code != "no_data" || bal(id) != 5_970 {
 		t.Fatalf("no data: %d %s, balance %d", a.status, a.body, bal(id))
 	}
+	// HEAD is refused (it would be charged for nothing).
+	if a = e.do(t, http.MethodHead, path, "", k); a.status != http.StatusMethodNotAllowed || bal(id) != 5_970 {
+		t.Fatalf("HEAD: %d, balance %d", a.status, bal(id))
+	}
 	// Unknown metric: 404 from our router, no charge.
 	if a = e.do(t, http.MethodGet, "/v1/intelligence/nope", "", k); a.status != http.StatusNotFound || fellThrough(a) || bal(id) != 5_970 {
 		t.Fatalf("unknown metric: %d %s", a.status, a.body)
