@@ -1,0 +1,52 @@
+// Package httpx holds the JSON helpers the settlementd API handlers share:
+// DESIGN §5's error body, bounded JSON request decoding and JSON answers.
+package httpx
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// MaxBody bounds every JSON request body of the API.
+const MaxBody = 64 << 10
+
+// Error writes {"error":{"code","message"}} with status.
+func Error(w http.ResponseWriter, status int, code, msg string) {
+	JSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+// JSON writes v with status, never cached.
+func JSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Decode reads one JSON object into v (unknown fields refused). On failure
+// it has answered 400 (or 413) and returns false.
+func Decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		Error(w, http.StatusBadRequest, "invalid_content_type", "the body must be application/json")
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			Error(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is over 64 KiB")
+			return false
+		}
+		Error(w, http.StatusBadRequest, "invalid_json", "the body is not the expected JSON object: "+err.Error())
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		Error(w, http.StatusBadRequest, "invalid_json", "the body must hold exactly one JSON object")
+		return false
+	}
+	return true
+}
