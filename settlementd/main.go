@@ -101,6 +101,11 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger, getenv 
 	if cj != nil {
 		defer cj.Close()
 	}
+	closeNodeAPI, err := registerNodeAPI(ctx, d, cfg, log, getenv, cj)
+	if err != nil {
+		return err
+	}
+	defer closeNodeAPI()
 	if err := registerIntelJob(d, cfg, log, getenv); err != nil {
 		return err
 	}

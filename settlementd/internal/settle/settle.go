@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
@@ -92,6 +93,8 @@ type Job struct {
 	claims  *claimscontract.ClaimsContract
 	usdtC   *bind.BoundContract
 	claimsC *bind.BoundContract
+
+	running sync.Mutex // one pass at a time: the schedule and an admin trigger
 }
 
 // New checks cfg and returns the job.
@@ -147,6 +150,8 @@ func (j *Job) Sender() *chain.Sender { return j.sender }
 
 // Run is one settlement pass. Safe to repeat and to cut short anywhere.
 func (j *Job) Run(ctx context.Context) error {
+	j.running.Lock()
+	defer j.running.Unlock()
 	// First finish whatever an earlier run (or a crashed process) started.
 	if err := j.sender.ResolvePending(ctx); err != nil {
 		return fmt.Errorf("settle: resolving pending transactions: %w", err)

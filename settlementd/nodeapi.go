@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/auth"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chainjobs"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/claims"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/nodes"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/status"
+	"github.com/tollgate-rpc/tollgate/shared/claim"
+)
+
+// Node-API settings (environment only; the keys and secrets never pass
+// through flags or files).
+const (
+	defaultNodeProbeSchedule    = "*/30 * * * * *"
+	defaultClaimWatchSchedule   = "*/5 * * * * *"
+	defaultClaimSweepSchedule   = "*/30 * * * * *"
+	defaultGatewayProbeSchedule = "*/30 * * * * *"
+	defaultClaimConfirmations   = 5
+)
+
+// registerNodeAPI adds the operator, status and admin endpoints and their
+// leader jobs:
+//
+//	TOLLGATE_JWT_SECRET           HS256 key (≥ 32 bytes) for wallet logins; unset: a random one per process (dev only, warned)
+//	TOLLGATE_AUTH_DOMAIN          EIP-4361 domain of the login message (default: the request's Host)
+//	TOLLGATE_ALLOW_PRIVATE_NODES  1: node URLs may be loopback/private (dev, tests)
+//	TOLLGATE_NODE_PROBE_SCHEDULE  node re-probe (default every 30 s); TOLLGATE_NODE_MAX_FAILURES (default 3)
+//	TOLLGATE_CLAIM_SIGNER_KEY     hex key with CLAIM_CREATOR_ROLE that signs claims; unset: claims answer 503
+//	TOLLGATE_CLAIM_VALIDITY       signature lifetime, Go duration (default 48h)
+//	TOLLGATE_CLAIM_WATCH_SCHEDULE Claimed-event watcher (default every 5 s); TOLLGATE_CLAIM_CONFIRMATIONS (default 5);
+//	                              TOLLGATE_CLAIMS_START_BLOCK (first block without a checkpoint)
+//	TOLLGATE_CLAIM_SWEEP_SCHEDULE expiry of unclaimed signatures (default every 30 s)
+//	TOLLGATE_GATEWAY_URL          gateway base URL; its /rpc is sampled for /api/status (TOLLGATE_GATEWAY_PROBE_SCHEDULE, default 30 s)
+//	TOLLGATE_ADMIN_TOKEN          X-Admin-Token of /admin/*; unset: /admin/* is 404
+func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, getenv func(string) string, cj *chainjobs.Jobs) (func(), error) {
+	log = log.Named("nodeapi")
+	handle := d.API().Handle
+	secret := []byte(getenv("TOLLGATE_JWT_SECRET"))
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		_, _ = rand.Read(secret)
+		log.Warn("TOLLGATE_JWT_SECRET is not set: a random secret is used, tokens die with this process and do not work across replicas")
+	}
+	s, err := chainjobs.FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	chainID := s.ChainID
+	if chainID == 0 {
+		chainID = 137
+	}
+	a, err := auth.New(auth.Config{Pool: d.Pool(), Secret: secret, Domain: getenv("TOLLGATE_AUTH_DOMAIN"), ChainID: chainID})
+	if err != nil {
+		return nil, err
+	}
+	a.Register(handle)
+
+	maxFail, _ := strconv.Atoi(getenv("TOLLGATE_NODE_MAX_FAILURES"))
+	ns, err := nodes.New(nodes.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Auth: a,
+		AllowPrivate: getenv("TOLLGATE_ALLOW_PRIVATE_NODES") == "1", MaxFailures: maxFail, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	ns.Register(handle)
+	var errs []error
+	add := func(env, def string, j interface {
+		Name() string
+		Run(ctx context.Context) error
+	}) {
+		spec := strings.TrimSpace(getenv(env))
+		if spec == "" {
+			spec = def
+		}
+		if err := d.Scheduler().Add(spec, j); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", env, err))
+		}
+	}
+	add("TOLLGATE_NODE_PROBE_SCHEDULE", defaultNodeProbeSchedule, ns.Prober())
+
+	// Claims: the signer, and the chain for claimed() and the watcher.
+	var signer *claim.Signer
+	var client *ethclient.Client
+	closeFn := func() {
+		if client != nil {
+			client.Close()
+		}
+	}
+	validity := time.Duration(claim.Validity) * time.Second
+	if v := getenv("TOLLGATE_CLAIM_VALIDITY"); v != "" {
+		if validity, err = time.ParseDuration(v); err != nil || validity <= 0 {
+			errs = append(errs, errors.New("TOLLGATE_CLAIM_VALIDITY must be a positive duration"))
+		}
+	}
+	if k := strings.TrimSpace(getenv("TOLLGATE_CLAIM_SIGNER_KEY")); k != "" {
+		key, err := crypto.HexToECDSA(strings.TrimPrefix(k, "0x"))
+		contract := common.HexToAddress(s.Claims)
+		switch {
+		case err != nil:
+			errs = append(errs, errors.New("TOLLGATE_CLAIM_SIGNER_KEY is not a hex private key"))
+		case !common.IsHexAddress(s.Claims) || contract == (common.Address{}):
+			errs = append(errs, errors.New("TOLLGATE_CLAIM_SIGNER_KEY needs TOLLGATE_CLAIMS_ADDRESS"))
+		default:
+			signer = claim.NewSigner(key, claim.Domain{ChainID: chainID, Contract: contract})
+		}
+	} else {
+		log.Warn("TOLLGATE_CLAIM_SIGNER_KEY is not set: claim requests answer 503")
+	}
+	if signer != nil && strings.TrimSpace(s.RPCURL) != "" {
+		if client, err = chain.Dial(ctx, s.RPCURL, chainID); err != nil {
+			return nil, err
+		}
+		checkSignerRole(ctx, client, signer, log)
+		start, _ := strconv.ParseUint(getenv("TOLLGATE_CLAIMS_START_BLOCK"), 10, 64)
+		conf := uint64(defaultClaimConfirmations)
+		if v := getenv("TOLLGATE_CLAIM_CONFIRMATIONS"); v != "" {
+			if conf, err = strconv.ParseUint(v, 10, 64); err != nil {
+				errs = append(errs, errors.New("TOLLGATE_CLAIM_CONFIRMATIONS must be a non-negative integer"))
+			}
+		}
+		add("TOLLGATE_CLAIM_WATCH_SCHEDULE", defaultClaimWatchSchedule, &claims.Watcher{Pool: d.Pool(), Client: client, ChainID: chainID,
+			Contract: signer.Domain().Contract, StartBlock: start, Confirmations: conf, Log: log})
+	}
+	cc := claims.Config{Pool: d.Pool(), Auth: a, Signer: signer, Validity: validity, Log: log}
+	if client != nil {
+		cc.Client = client
+	}
+	cs, err := claims.New(cc)
+	if err != nil {
+		closeFn()
+		return nil, err
+	}
+	cs.Register(handle)
+	add("TOLLGATE_CLAIM_SWEEP_SCHEDULE", defaultClaimSweepSchedule, claims.Sweeper{Pool: d.Pool()})
+
+	// Status, public data and admin.
+	sc := status.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, AdminToken: getenv("TOLLGATE_ADMIN_TOKEN"),
+		OnChain: s.GovernorKey != "", IsLeader: d.Elector().IsLeader, Log: log}
+	if cj != nil && cj.Solvency != nil {
+		sc.Solvency = cj.Solvency
+	}
+	if cj != nil && cj.Settlement != nil {
+		sc.Settle = cj.Settlement
+	}
+	st, err := status.New(sc)
+	if err != nil {
+		closeFn()
+		return nil, err
+	}
+	st.Register(handle)
+	if u := strings.TrimRight(strings.TrimSpace(getenv("TOLLGATE_GATEWAY_URL")), "/"); u != "" {
+		add("TOLLGATE_GATEWAY_PROBE_SCHEDULE", defaultGatewayProbeSchedule, &status.Sampler{Pool: d.Pool(), URL: u + "/rpc"})
+	} else {
+		log.Warn("TOLLGATE_GATEWAY_URL is not set: no gateway health samples (uptime and latency in /api/status stay null)")
+	}
+	if len(errs) > 0 {
+		closeFn()
+		return nil, errors.Join(errs...)
+	}
+	log.Info("node API registered", zap.Bool("claims", signer != nil), zap.Bool("claim_watcher", client != nil),
+		zap.Bool("admin", sc.AdminToken != ""), zap.Duration("claim_validity", validity))
+	return closeFn, nil
+}
+
+// checkSignerRole warns when the claim signer lacks CLAIM_CREATOR_ROLE:
+// its signatures would revert InvalidSigner.
+func checkSignerRole(ctx context.Context, client *ethclient.Client, s *claim.Signer, log *zap.Logger) {
+	cc := claimscontract.NewClaimsContract()
+	c := cc.Instance(client, s.Domain().Contract)
+	role, err := bind.Call(c, &bind.CallOpts{Context: ctx}, cc.PackCLAIMCREATORROLE(), cc.UnpackCLAIMCREATORROLE)
+	if err != nil {
+		log.Warn("could not read CLAIM_CREATOR_ROLE", zap.Error(err))
+		return
+	}
+	ok, err := bind.Call(c, &bind.CallOpts{Context: ctx}, cc.PackHasRole(role, s.Address()), cc.UnpackHasRole)
+	if err != nil || !ok {
+		log.Error("TOLLGATE_CLAIM_SIGNER_KEY does not hold CLAIM_CREATOR_ROLE: its claim signatures will revert", zap.Stringer("signer", s.Address()))
+	}
+}
