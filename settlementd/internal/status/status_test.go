@@ -1,0 +1,109 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+)
+
+func serve(t *testing.T, cfg Config) string {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(func(p string, h http.Handler) { mux.Handle(p, h) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func call(t *testing.T, method, url string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return resp.StatusCode, m
+}
+
+// Without samples uptime and p50 are null; requests_today is the gateway's
+// counter of the UTC day; with samples they are the 24 h figures.
+func TestStatusSamplesAndCounter(t *testing.T) {
+	_, pool := settletest.DB(t)
+	rdb := testenv.Redis(t)
+	prefix := testenv.KeyPrefix(t)
+	now := time.Date(2026, 11, 21, 23, 59, 30, 0, time.UTC)
+	url := serve(t, Config{Pool: pool, Redis: rdb, Prefix: prefix, Now: func() time.Time { return now }})
+	code, st := call(t, "GET", url+"/api/status")
+	if code != 200 || st["uptime_24h"] != nil || st["p50_latency_ms_24h"] != nil || st["requests_today"].(float64) != 0 {
+		t.Fatalf("empty status: %d %v", code, st)
+	}
+	ep := st["current_epoch"].(map[string]any)
+	if ep["starts_at"] != "2026-11-21T23:59:00Z" || ep["ends_at"] != "2026-11-22T00:00:00Z" || ep["state"] != "open" {
+		t.Fatalf("epoch %v", ep)
+	}
+	layout := balances.Layout{Prefix: prefix}
+	rdb.Set(context.Background(), layout.Requests("2026-11-21"), 42, 0)
+	rdb.Set(context.Background(), layout.Requests("2026-11-20"), 7, 0)
+	// Three samples in the window (one failed), one older than 24 h.
+	for _, s := range []struct {
+		ago time.Duration
+		ok  bool
+		ms  float64
+	}{{time.Hour, true, 10}, {2 * time.Hour, true, 30}, {3 * time.Hour, false, 5000}, {25 * time.Hour, false, 1}} {
+		if _, err := pool.Exec(context.Background(), `INSERT INTO health_samples (at, ok, latency_ms) VALUES ($1, $2, $3)`, now.Add(-s.ago), s.ok, s.ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, st = call(t, "GET", url+"/api/status")
+	if st["requests_today"].(float64) != 42 || st["samples_24h"].(float64) != 3 || st["p50_latency_ms_24h"].(float64) != 20 ||
+		st["uptime_24h"].(float64) < 0.66 || st["uptime_24h"].(float64) > 0.67 {
+		t.Fatalf("status %v", st)
+	}
+}
+
+// /admin/* does not exist without a token, refuses a wrong one, and pauses
+// and unpauses claims off chain when no solvency checker is configured.
+func TestAdminGate(t *testing.T) {
+	_, pool := settletest.DB(t)
+	rdb := testenv.Redis(t)
+	off := serve(t, Config{Pool: pool, Redis: rdb})
+	for _, p := range []string{"/admin/claims/pause", "/admin/claims/unpause", "/admin/settlement/run"} {
+		if code, _ := call(t, "POST", off+p, "X-Admin-Token: x"); code != 404 {
+			t.Fatalf("%s without a configured token: %d", p, code)
+		}
+	}
+	on := serve(t, Config{Pool: pool, Redis: rdb, AdminToken: "secret-token"})
+	if code, _ := call(t, "GET", on+"/admin/epochs", "X-Admin-Token: secret-tokeN"); code != 401 {
+		t.Fatalf("wrong token: %d", code)
+	}
+	if code, m := call(t, "POST", on+"/admin/claims/pause", "X-Admin-Token: secret-token"); code != 200 || m["claims"].(map[string]any)["paused"] != true {
+		t.Fatalf("pause: %d %v", code, m)
+	}
+	if code, m := call(t, "POST", on+"/admin/claims/unpause", "X-Admin-Token: secret-token"); code != 200 || m["claims"].(map[string]any)["paused"] != false {
+		t.Fatalf("unpause: %d %v", code, m)
+	}
+	if code, m := call(t, "POST", on+"/admin/settlement/run", "X-Admin-Token: secret-token"); code != 503 {
+		t.Fatalf("settlement run without the job: %d %v", code, m)
+	}
+}
