@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,9 @@ const (
 	Issuer     = "tollgate-settlementd"
 	Statement  = "Sign in to Tollgate to manage your nodes."
 	MinSecretN = 32
+	// MaxOpenChallenges is how many unused, unexpired challenges one
+	// wallet may hold.
+	MaxOpenChallenges = 10
 )
 
 // Config of the login.
@@ -95,6 +99,18 @@ func (s *Service) challenge(w http.ResponseWriter, r *http.Request) {
 	addr, ok := ParseAddress(req.Wallet)
 	if !ok {
 		httpx.Error(w, http.StatusBadRequest, "invalid_wallet", "wallet must be a 0x-prefixed 20-byte address")
+		return
+	}
+	// Bound what an anonymous caller can make us store for one wallet.
+	var open int
+	if err := s.cfg.Pool.QueryRow(r.Context(), `SELECT count(*) FROM auth_nonces WHERE wallet = $1 AND used_at IS NULL AND expires_at > now()`,
+		strings.ToLower(addr.Hex())).Scan(&open); err != nil {
+		httpx.Error(w, http.StatusServiceUnavailable, "database_unavailable", "the challenge could not be stored")
+		return
+	}
+	if open >= MaxOpenChallenges {
+		w.Header().Set("Retry-After", strconv.Itoa(int(NonceTTL.Seconds())))
+		httpx.Error(w, http.StatusTooManyRequests, "too_many_challenges", "this wallet has too many unused challenges; use one or wait for them to expire")
 		return
 	}
 	var nb [16]byte
