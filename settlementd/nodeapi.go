@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/claims"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/nodes"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/status"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
@@ -40,7 +42,7 @@ const (
 // registerNodeAPI adds the operator, status and admin endpoints and their
 // leader jobs:
 //
-//	TOLLGATE_JWT_SECRET           HS256 key (≥ 32 bytes) for wallet logins; unset: a random one per process (dev only, warned)
+//	TOLLGATE_JWT_SECRET           HS256 key (≥ 32 bytes) for wallet logins; unset: the operator routes answer 503
 //	TOLLGATE_AUTH_DOMAIN          EIP-4361 domain of the login message (default: the request's Host)
 //	TOLLGATE_ALLOW_PRIVATE_NODES  1: node URLs may be loopback/private (dev, tests)
 //	TOLLGATE_NODE_PROBE_SCHEDULE  node re-probe (default every 30 s); TOLLGATE_NODE_MAX_FAILURES (default 3)
@@ -54,11 +56,20 @@ const (
 func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, getenv func(string) string, cj *chainjobs.Jobs) (func(), error) {
 	log = log.Named("nodeapi")
 	handle := d.API().Handle
+	// The operator routes (login, nodes, earnings, claims) need the JWT
+	// secret; without it they answer 503 auth_not_configured, and the
+	// public and admin routes still work.
+	operatorHandle := handle
 	secret := []byte(getenv("TOLLGATE_JWT_SECRET"))
 	if len(secret) == 0 {
-		secret = make([]byte, 32)
+		secret = make([]byte, auth.MinSecretN) // placeholder: nothing can log in
 		_, _ = rand.Read(secret)
-		log.Warn("TOLLGATE_JWT_SECRET is not set: a random secret is used, tokens die with this process and do not work across replicas")
+		log.Warn("TOLLGATE_JWT_SECRET is not set: login, node registration, earnings and claims answer 503")
+		operatorHandle = func(pattern string, _ http.Handler) {
+			handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				httpx.Error(w, http.StatusServiceUnavailable, "auth_not_configured", "wallet login is not configured on this server (TOLLGATE_JWT_SECRET)")
+			}))
+		}
 	}
 	s, err := chainjobs.FromEnv(getenv)
 	if err != nil {
@@ -72,7 +83,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	if err != nil {
 		return nil, err
 	}
-	a.Register(handle)
+	a.Register(operatorHandle)
 
 	maxFail, _ := strconv.Atoi(getenv("TOLLGATE_NODE_MAX_FAILURES"))
 	ns, err := nodes.New(nodes.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Auth: a,
@@ -80,7 +91,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	if err != nil {
 		return nil, err
 	}
-	ns.Register(handle)
+	ns.Register(operatorHandle)
 	var errs []error
 	add := func(env, def string, j interface {
 		Name() string
@@ -148,7 +159,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 		closeFn()
 		return nil, err
 	}
-	cs.Register(handle)
+	cs.Register(operatorHandle)
 	add("TOLLGATE_CLAIM_SWEEP_SCHEDULE", defaultClaimSweepSchedule, claims.Sweeper{Pool: d.Pool()})
 
 	// Status, public data and admin.
