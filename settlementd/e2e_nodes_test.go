@@ -129,7 +129,9 @@ func e2eDo(t *testing.T, method, url, body string, headers ...string) e2eAnswer 
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return e2eAnswer{resp.StatusCode, resp.Header, b}
+	a := e2eAnswer{resp.StatusCode, resp.Header, b}
+	recordAnswer(method, url, a)
+	return a
 }
 
 func mustJSON(v any) string {
@@ -637,5 +639,6 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 	}
 	t.Logf("end to end in %v: node %s earned %s USDT, claimed on chain; status %s", time.Since(began).Round(100*time.Millisecond), nodeID,
 		want.Decimal(), st.body)
+	checkAnswersAgainstOpenAPI(t, api)
 	_ = redis.Nil
 }
