@@ -109,6 +109,11 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger, getenv 
 	if err := registerIntelJob(d, cfg, log, getenv); err != nil {
 		return err
 	}
+	closeX402, err := registerX402(ctx, d, log, getenv)
+	if err != nil {
+		return err
+	}
+	defer closeX402()
 	return d.Run(ctx)
 }
 

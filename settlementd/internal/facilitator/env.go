@@ -1,0 +1,52 @@
+package facilitator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
+)
+
+// ChainID is the network this facilitator settles on: Base, eip155:8453
+// (x402 v1 "base").
+const ChainID = 8453
+
+// FromEnv builds the facilitator from the environment:
+//
+//	TOLLGATE_X402_RPC_URL        chain-8453 JSON-RPC (chain id checked on dial); unset: no facilitator (nil, nil)
+//	TOLLGATE_X402_RELAYER_KEY    hex key that sends transferWithAuthorization and pays its gas
+//	TOLLGATE_X402_TOKEN_NAME     EIP-712 domain name of the token (default "USD Coin")
+//	TOLLGATE_X402_TOKEN_VERSION  EIP-712 domain version (default "2")
+//
+// The returned client is closed by the caller.
+func FromEnv(ctx context.Context, getenv func(string) string, log *zap.Logger) (*Facilitator, *ethclient.Client, error) {
+	url := strings.TrimSpace(getenv("TOLLGATE_X402_RPC_URL"))
+	if url == "" {
+		return nil, nil, nil
+	}
+	hexKey := strings.TrimSpace(getenv("TOLLGATE_X402_RELAYER_KEY"))
+	hexKey = strings.TrimPrefix(strings.TrimPrefix(hexKey, "0x"), "0X")
+	if hexKey == "" {
+		return nil, nil, fmt.Errorf("facilitator: TOLLGATE_X402_RPC_URL is set but TOLLGATE_X402_RELAYER_KEY is empty")
+	}
+	key, err := crypto.HexToECDSA(hexKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("facilitator: TOLLGATE_X402_RELAYER_KEY is not a valid secp256k1 private key (64 hex digits)")
+	}
+	client, err := chain.Dial(ctx, url, ChainID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("facilitator: %w", err)
+	}
+	f, err := New(Config{Backend: client, ChainID: ChainID, Relayer: key, RPCURL: url, Log: log,
+		TokenName: strings.TrimSpace(getenv("TOLLGATE_X402_TOKEN_NAME")), TokenVersion: strings.TrimSpace(getenv("TOLLGATE_X402_TOKEN_VERSION"))})
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return f, client, nil
+}

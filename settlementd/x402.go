@@ -1,0 +1,27 @@
+package main
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/facilitator"
+)
+
+// registerX402 adds the x402 facilitator routes (/x402/supported, /verify,
+// /settle) when TOLLGATE_X402_RPC_URL is set (facilitator.FromEnv).
+func registerX402(ctx context.Context, d *daemon.Daemon, log *zap.Logger, getenv func(string) string) (func(), error) {
+	log = log.Named("x402")
+	f, client, err := facilitator.FromEnv(ctx, getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		log.Info("x402 facilitator off: TOLLGATE_X402_RPC_URL is not set (no /x402 routes)")
+		return func() {}, nil
+	}
+	f.Register(d.API().Handle)
+	log.Info("x402 facilitator registered", zap.String("relayer", f.Relayer().Hex()))
+	return client.Close, nil
+}
