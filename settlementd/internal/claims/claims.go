@@ -188,16 +188,22 @@ type Signature struct {
 }
 
 // TypedData is the EIP-712 payload for eth_signTypedData_v4 / wallets
-// (uint256 values as decimal strings).
+// (uint256 values as decimal strings). The type lists come from shared/claim,
+// the structure the signer hashes, so the two cannot drift apart.
 func TypedData(d claim.Domain, c claim.Claim) map[string]any {
+	td := claim.TypedData(d, c)
+	types := make(map[string]any, len(td.Types))
+	for name, fields := range td.Types {
+		list := make([]map[string]string, len(fields))
+		for i, f := range fields {
+			list[i] = map[string]string{"name": f.Name, "type": f.Type}
+		}
+		types[name] = list
+	}
 	return map[string]any{
-		"types": map[string]any{
-			"EIP712Domain": []map[string]string{{"name": "name", "type": "string"}, {"name": "version", "type": "string"},
-				{"name": "chainId", "type": "uint256"}, {"name": "verifyingContract", "type": "address"}},
-			"Claim": []map[string]string{{"name": "nodeId", "type": "string"}, {"name": "amount", "type": "uint256"}, {"name": "deadline", "type": "uint256"}},
-		},
-		"primaryType": "Claim",
-		"domain":      map[string]any{"name": claim.DomainName, "version": claim.DomainVersion, "chainId": d.ChainID, "verifyingContract": d.Contract.Hex()},
+		"types":       types,
+		"primaryType": td.PrimaryType,
+		"domain":      map[string]any{"name": td.Domain.Name, "version": td.Domain.Version, "chainId": d.ChainID, "verifyingContract": td.Domain.VerifyingContract},
 		"message":     map[string]any{"nodeId": c.NodeID, "amount": c.Amount.String(), "deadline": fmt.Sprint(c.Deadline)},
 	}
 }
