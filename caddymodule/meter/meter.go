@@ -285,22 +285,13 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 	if err != nil {
 		return d, err
 	}
-	keys := []string{l.Stream(), l.IPRate(ipKey), l.FreeIP(d.date, ipKey), l.FreeNet(d.date, netKey),
-		l.FreeStats(d.date), l.Requests(d.date), l.FreeConfig()}
-	if req.KeyHash != "" {
-		keys = append(keys, l.KeyLookup(req.KeyHash))
-	}
-	args := []any{
-		l.AccountPrefix(), ms, req.Calls, int64(money.PricePerCall),
-		m.cfg.FreeDailyLimit, m.cfg.FreeSubnetLimit, NearLimitPercent, int64(dayTTL / time.Second),
-		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
-		d.date, events.TypeDebit, events.Version, paid[5], free[5], placeholder,
-	}
-	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
+	res, code, err := m.runMeterScript(ctx, &d, scriptCall{
+		ms: ms, keyHash: req.KeyHash, freeConfig: l.FreeConfig(), calls: req.Calls, unitPrice: money.PricePerCall,
+		freeDaily: m.cfg.FreeDailyLimit, freeSubnet: m.cfg.FreeSubnetLimit, paid: paid[5], free: free[5],
+	})
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return d, err
 	}
-	code, _ := res[0].(int64)
 	switch code {
 	case 1:
 		d.Outcome, d.amount = Paid, cost
@@ -326,6 +317,45 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
 	}
 	return d, nil
+}
+
+// scriptCall is what one metering decision hands meterScript beyond what
+// every call shares; Authorize and AuthorizeMetric differ only in these.
+type scriptCall struct {
+	ms                    int64
+	keyHash               string // "" for an anonymous caller
+	freeConfig            string // Redis key of the runtime free-tier limits
+	calls                 int
+	unitPrice             money.Units
+	freeDaily, freeSubnet int64 // 0 disables the free tier for this call
+	paid, free            any   // encoded Debit payloads ("" when not bookable)
+}
+
+// runMeterScript runs the one-round-trip metering script with the keys and
+// positional arguments it expects (their order is the script's contract, so
+// it is written down once, here) and returns the reply and its code.
+func (m *Meter) runMeterScript(ctx context.Context, d *Decision, c scriptCall) ([]any, int64, error) {
+	l := m.layout
+	keys := []string{l.Stream(), l.IPRate(d.ipKey), l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey),
+		l.FreeStats(d.date), l.Requests(d.date), c.freeConfig}
+	if c.keyHash != "" {
+		keys = append(keys, l.KeyLookup(c.keyHash))
+	}
+	args := []any{
+		l.AccountPrefix(), c.ms, c.calls, int64(c.unitPrice),
+		c.freeDaily, c.freeSubnet, NearLimitPercent, int64(dayTTL / time.Second),
+		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
+		d.date, events.TypeDebit, events.Version, c.paid, c.free, placeholder,
+	}
+	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if len(res) == 0 {
+		return nil, 0, fmt.Errorf("%w: empty script reply", ErrUnavailable)
+	}
+	code, _ := res[0].(int64)
+	return res, code, nil
 }
 
 // limitsOf reads the {IP limit, subnet limit} tail of a script reply.

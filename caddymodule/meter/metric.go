@@ -43,22 +43,13 @@ func (m *Meter) AuthorizeMetric(ctx context.Context, req Request, price money.Un
 			return d, err
 		}
 	}
-	keys := []string{l.Stream(), l.IPRate(ipKey), l.FreeIP(d.date, ipKey), l.FreeNet(d.date, netKey),
-		l.FreeStats(d.date), l.Requests(d.date), l.Prefix + "config:metric-no-free"}
-	if keyHash != "" {
-		keys = append(keys, l.KeyLookup(keyHash))
-	}
-	args := []any{
-		l.AccountPrefix(), ms, 1, int64(price),
-		0, 0, NearLimitPercent, int64(dayTTL / time.Second),
-		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
-		d.date, events.TypeDebit, events.Version, paid[5], "", placeholder,
-	}
-	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
+	res, code, err := m.runMeterScript(ctx, &d, scriptCall{
+		ms: ms, keyHash: keyHash, freeConfig: l.Prefix + "config:metric-no-free", calls: 1, unitPrice: price,
+		freeDaily: 0, freeSubnet: 0, paid: paid[5], free: "",
+	})
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return d, err
 	}
-	code, _ := res[0].(int64)
 	switch code {
 	case 1:
 		d.Outcome, d.amount = Paid, price
