@@ -17,7 +17,7 @@ GOFLAGS_BIN  := -trimpath -tags $(BUILD_TAGS)
 NORACE_PKGS  := ./contracts/...
 RACE_PKGS     = $(shell $(GO) list ./... | grep -v '/contracts')
 
-.PHONY: help services services-stop tools node-deps contracts contracts-check build test test-go vet fuzz demo devchain clean
+.PHONY: help services services-stop tools node-deps browser-deps contracts contracts-check build test test-go vet fuzz demo demo-up demo-down devchain clean
 
 help:
 	@echo "make demo          run the local stack (services + dev chains) and walk it"
@@ -43,11 +43,20 @@ tools:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 
 # npm ci only when a lockfile is newer than what is installed.
-NPM_DIRS := contracts tests/js
+# tests/x402: the independent x402 client (@x402/fetch); console: the web
+# console's pinned build toolchain; tests/browser: playwright-core.
+NPM_DIRS := contracts tests/js tests/x402 console tests/browser
 node-deps: tools
 	@for d in $(NPM_DIRS); do \
+	  [ -f $$d/package-lock.json ] || continue; \
 	  if [ ! -f $$d/node_modules/.package-lock.json ] || [ $$d/package-lock.json -nt $$d/node_modules/.package-lock.json ]; then \
 	    (cd $$d && npm ci --no-audit --no-fund --loglevel=error); fi; done
+
+# The console's browser tests drive Debian's chromium through playwright-core.
+browser-deps:
+	@command -v chromium >/dev/null || { \
+	  echo "installing chromium with apt-get" >&2; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 contracts: node-deps
 	cd contracts && node build.js
@@ -74,10 +83,12 @@ vet:
 # missing Redis/PostgreSQL into a failure, TOLLGATE_REQUIRE_NODE does the same
 # for the Solidity freshness check, so nothing is silently skipped.
 # The gateway's integration tests run the real bin/caddy built here.
-test: node-deps build
+test: node-deps browser-deps build
 	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
 	@source $(RUN_DIR)/services.env.sh && \
-	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_CADDY_BIN=$(CURDIR)/bin/caddy && \
+	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_REQUIRE_BROWSER=1 \
+	    TOLLGATE_CADDY_BIN=$(CURDIR)/bin/caddy TOLLGATE_SETTLEMENTD_BIN=$(CURDIR)/bin/settlementd \
+	    TOLLGATE_DEVCHAIN_BIN=$(CURDIR)/bin/devchain TOLLGATE_CHROMIUM=$$(command -v chromium) && \
 	  $(GO) vet ./... && \
 	  $(GO) test -count=1 -timeout 25m $(NORACE_PKGS) && \
 	  $(GO) test -count=1 -race -timeout 25m $(RACE_PKGS)
@@ -98,6 +109,13 @@ devchain:
 # the full money-loop walkthrough.
 demo: node-deps
 	@scripts/demo.sh
+
+# demo-up leaves the stack running and prints its URLs; demo-down stops it.
+demo-up: node-deps
+	@scripts/demo.sh up
+
+demo-down:
+	@scripts/demo.sh down
 
 clean:
 	rm -rf bin

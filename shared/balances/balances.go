@@ -21,6 +21,12 @@
 //	<p>refund:<request id>           string: guard making a request's refund happen once
 //	<p>config:free                   hash: ip, net — free-tier limits set at runtime by an operator (absent = config)
 //	<p>adjustments                   hash: admin adjustment id → "<account> <signed units>" (applies each id once)
+//	<p>bundle:{<wallet>}             hash: calls, granted, used — a wallet's x402 bundle (wallet = lower-case 0x hex)
+//	<p>bundle:{<wallet>}:grants      set: settlement tx hashes already granted (idempotency of a grant)
+//	<p>siwx:<nonce>                  string: a Sign-In-With-X nonce already used (expires with the message's age limit)
+//
+// An account hash of kind "bundle" (an X-Tollgate-Bundle-Key) carries the
+// field w = the wallet whose bundle it draws on; such a key has no credits.
 //
 // The {<id>} hash tag puts one account's keys in one Redis Cluster slot. A
 // Cluster deployment must also put a hash tag in the prefix itself (for
@@ -55,6 +61,16 @@ const (
 	FieldTime   = "ts"    // creation, unix milliseconds
 	FieldBal    = "bal"   // spendable credits, base units (absent = 0)
 	FieldSpent  = "spent" // credits spent over the key's life, base units
+	// FieldWallet is set on a bundle key's account: the (lower-case) wallet
+	// whose x402 bundle the key draws on.
+	FieldWallet = "w"
+)
+
+// Fields of a wallet's bundle hash (Layout.Bundle).
+const (
+	BundleCalls   = "calls"   // calls left
+	BundleGranted = "granted" // calls granted over the wallet's life
+	BundleUsed    = "used"    // calls drawn over the wallet's life
 )
 
 // Account status values.
@@ -135,6 +151,19 @@ func (l Layout) CreateRate(prefix string) string { return l.Prefix + "rl:create:
 
 // RefundGuard makes a request's refund idempotent.
 func (l Layout) RefundGuard(requestID string) string { return l.Prefix + "refund:" + requestID }
+
+// BundlePrefix is what a wallet's bundle keys start with; the metering
+// script derives them from it for a bundle key's wallet.
+func (l Layout) BundlePrefix() string { return l.Prefix + "bundle:{" }
+
+// Bundle is a wallet's x402 bundle hash. wallet is lower-case 0x hex.
+func (l Layout) Bundle(wallet string) string { return l.BundlePrefix() + wallet + "}" }
+
+// BundleGrants is the set of settlement tx hashes granted to a wallet.
+func (l Layout) BundleGrants(wallet string) string { return l.Bundle(wallet) + ":grants" }
+
+// SIWXNonce marks a Sign-In-With-X nonce as used.
+func (l Layout) SIWXNonce(nonce string) string { return l.Prefix + "siwx:" + nonce }
 
 // DateOf is the UTC day a counter is kept under: daily counters are keyed
 // by it, so they reset at UTC midnight without any job running, and expire

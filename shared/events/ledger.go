@@ -143,7 +143,10 @@ type BundleGranted struct {
 	Calls   int         `json:"calls"`
 	Amount  money.Units `json:"amount_units,string"` // USDC units paid
 	Network string      `json:"network"`             // eip155:8453
-	TimeMs  int64       `json:"ts"`
+	// KeyID is the X-Tollgate-Bundle-Key created with the grant (key_…),
+	// drawing on the same bundle; "" when none was.
+	KeyID  string `json:"key_id,omitempty"`
+	TimeMs int64  `json:"ts"`
 }
 
 func (b *BundleGranted) EventType() string { return TypeBundleGrant }
