@@ -165,6 +165,7 @@ const (
 	PaymentRequired                    // 402
 	RateLimited                        // 429
 	Unauthorized                       // 401: unknown or revoked key
+	Bundle                             // x402 bundle calls drawn (SIWX, a payment, or a bundle key)
 )
 
 func (o Outcome) String() string {
@@ -179,6 +180,8 @@ func (o Outcome) String() string {
 		return "rate_limited"
 	case Unauthorized:
 		return "unauthorized"
+	case Bundle:
+		return "bundle"
 	}
 	return "unknown"
 }
@@ -199,6 +202,10 @@ type Decision struct {
 	Outcome Outcome
 	ID      string // request id: the Debit's, later the Refund's and Revenue's
 	Account string // key_… when a valid key was sent
+	// Wallet is the (lower-case) wallet whose x402 bundle paid (Bundle).
+	Wallet string
+	// BundleLeft is the wallet's bundle calls left after the draw (Bundle).
+	BundleLeft int64
 	// Balance is the credit balance after the debit (Paid).
 	Balance money.Units
 	// FreeLeft is the IP's free calls left today (Free).
@@ -233,10 +240,27 @@ func (d *Decision) Time() time.Time { return d.time }
 
 // Payer is the event payer of a served decision.
 func (d *Decision) Payer() events.Payer {
-	if d.Outcome == Paid {
+	switch d.Outcome {
+	case Paid:
 		return events.PayerCredits
+	case Bundle:
+		return events.PayerBundle
 	}
 	return events.PayerFree
+}
+
+// served reports whether the decision let the request through (it is then
+// refundable and earns revenue).
+func (d *Decision) served() bool { return d.Outcome == Paid || d.Outcome == Free || d.Outcome == Bundle }
+
+// walletPlaceholder stands for the wallet in a bundle key's debit payload
+// until the script has looked the wallet up (like placeholder for the id).
+const walletPlaceholder = "0x0000000000000000000000000000000000000000"
+
+// bundleDebit is the Debit event of calls drawn from a wallet's bundle.
+func bundleDebit(id string, ms int64, chain uint64, wallet string, calls int) *events.Debit {
+	return &events.Debit{ID: id, TimeMs: ms, ChainID: chain, Payer: events.PayerBundle, Account: wallet,
+		Asset: events.AssetUSDC, Amount: money.BundleCallRevenue * money.Units(calls), Calls: calls}
 }
 
 // placeholder stands for the account id in the debit payloads until the
@@ -272,11 +296,14 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 	}
 	// The credits payload is only ever booked for a request with a key;
 	// an anonymous request does not pay for encoding and sending it.
-	paid := []any{5: ""}
+	paid, bundle := []any{5: ""}, []any{5: ""}
 	if req.KeyHash != "" {
 		var err error
 		if paid, err = events.Encode(&events.Debit{ID: d.ID, TimeMs: ms, ChainID: req.ChainID, Payer: events.PayerCredits,
 			Account: placeholder, Asset: events.AssetUSDT, Amount: cost, Calls: req.Calls}); err != nil {
+			return d, err
+		}
+		if bundle, err = events.Encode(bundleDebit(d.ID, ms, req.ChainID, walletPlaceholder, req.Calls)); err != nil {
 			return d, err
 		}
 	}
@@ -287,7 +314,7 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 	}
 	res, code, err := m.runMeterScript(ctx, &d, scriptCall{
 		ms: ms, keyHash: req.KeyHash, freeConfig: l.FreeConfig(), calls: req.Calls, unitPrice: money.PricePerCall,
-		freeDaily: m.cfg.FreeDailyLimit, freeSubnet: m.cfg.FreeSubnetLimit, paid: paid[5], free: free[5],
+		freeDaily: m.cfg.FreeDailyLimit, freeSubnet: m.cfg.FreeSubnetLimit, paid: paid[5], free: free[5], bundle: bundle[5],
 	})
 	if err != nil {
 		return d, err
@@ -313,6 +340,11 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 	case 5:
 		d.Outcome = Unauthorized
 		d.Reason = map[int64]string{1: "unknown_key", 2: "revoked_key"}[toInt(res[1])]
+	case 6:
+		d.Outcome = Bundle
+		d.BundleLeft = toInt(res[1])
+		d.Account, _ = res[2].(string)
+		d.Wallet, _ = res[3].(string)
 	default:
 		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
 	}
@@ -329,6 +361,7 @@ type scriptCall struct {
 	unitPrice             money.Units
 	freeDaily, freeSubnet int64 // 0 disables the free tier for this call
 	paid, free            any   // encoded Debit payloads ("" when not bookable)
+	bundle                any   // a bundle key's Debit payload ("" or nil: bundle keys may not draw)
 }
 
 // runMeterScript runs the one-round-trip metering script with the keys and
@@ -346,6 +379,7 @@ func (m *Meter) runMeterScript(ctx context.Context, d *Decision, c scriptCall) (
 		c.freeDaily, c.freeSubnet, NearLimitPercent, int64(dayTTL / time.Second),
 		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
 		d.date, events.TypeDebit, events.Version, c.paid, c.free, placeholder,
+		l.BundlePrefix(), bundleArg(c.bundle), walletPlaceholder,
 	}
 	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
 	if err != nil {
@@ -367,6 +401,13 @@ func (m *Meter) limitsOf(v []any) FreeLimits {
 	return l
 }
 
+func bundleArg(v any) any {
+	if v == nil {
+		return ""
+	}
+	return v
+}
+
 func toInt(v any) int64 {
 	switch x := v.(type) {
 	case int64:
@@ -382,17 +423,21 @@ func toInt(v any) int64 {
 // upstream did not answer) and records the Refund event. It is idempotent
 // per request. Only Paid and Free decisions are refundable.
 func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
-	if d.Outcome != Paid && d.Outcome != Free {
+	if !d.served() {
 		return errors.New("meter: only served decisions are refunded")
 	}
 	if failed <= 0 || failed > d.calls {
 		return fmt.Errorf("meter: refund of %d of %d calls", failed, d.calls)
 	}
 	var units money.Units
-	if d.Outcome == Paid {
+	account := d.Account
+	switch d.Outcome {
+	case Paid:
 		units = money.PricePerCall * money.Units(failed)
+	case Bundle:
+		units, account = money.BundleCallRevenue*money.Units(failed), d.Wallet
 	}
-	ev := &events.Refund{ID: d.ID, TimeMs: m.cfg.Now().UnixMilli(), Payer: d.Payer(), Account: d.Account, Amount: units, Calls: failed}
+	ev := &events.Refund{ID: d.ID, TimeMs: m.cfg.Now().UnixMilli(), Payer: d.Payer(), Account: account, Amount: units, Calls: failed}
 	enc, err := events.Encode(ev)
 	if err != nil {
 		return err
@@ -400,10 +445,14 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 	l := m.layout
 	keys := []string{l.Stream(), l.RefundGuard(d.ID)}
 	mode := "free"
-	if d.Outcome == Paid {
+	switch d.Outcome {
+	case Paid:
 		mode = "credits"
 		keys = append(keys, l.Account(d.Account))
-	} else {
+	case Bundle:
+		mode = "bundle"
+		keys = append(keys, l.Bundle(d.Wallet))
+	default:
 		keys = append(keys, l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey), l.FreeStats(d.date))
 	}
 	err = refundScript.Run(ctx, m.rdb, keys, mode, int64(units), failed, events.TypeRefund, events.Version,
@@ -420,12 +469,16 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 // records no revenue.
 func (d *Decision) Revenue(failed int, upstream, nodeID string, served time.Time) (ev *events.Revenue, ok bool) {
 	n := d.calls - failed
-	if n <= 0 || (d.Outcome != Paid && d.Outcome != Free) {
+	if n <= 0 || !d.served() {
 		return nil, false
 	}
 	var amount money.Units
-	if d.Outcome == Paid {
+	asset, account := events.AssetUSDT, d.Account
+	switch d.Outcome {
+	case Paid:
 		amount = money.PricePerCall * money.Units(n)
+	case Bundle:
+		amount, asset, account = money.BundleCallRevenue*money.Units(n), events.AssetUSDC, d.Wallet
 	}
 	if upstream == "" {
 		upstream = "unknown"
@@ -436,7 +489,7 @@ func (d *Decision) Revenue(failed int, upstream, nodeID string, served time.Time
 	}
 	ms := served.UnixMilli()
 	return &events.Revenue{ID: d.ID, TimeMs: ms, EpochID: events.EpochOf(time.UnixMilli(ms)), ChainID: d.chain, Method: method,
-		Payer: d.Payer(), Account: d.Account, Asset: events.AssetUSDT, Amount: amount, Calls: n, Upstream: upstream, NodeID: nodeID}, true
+		Payer: d.Payer(), Account: account, Asset: asset, Amount: amount, Calls: n, Upstream: upstream, NodeID: nodeID}, true
 }
 
 // FreeStats is the free tier's state today.

@@ -20,6 +20,7 @@ import "github.com/redis/go-redis/v9"
 //	3 payment required     {3, 1 = IP allowance exhausted | 2 = subnet cap reached, account or "", IP limit, subnet limit}
 //	4 rate limited         {4, retry after ms}
 //	5 unauthorized key     {5, 1 = unknown | 2 = revoked}
+//	6 paid by an x402 bundle {6, bundle calls left, account, wallet} (a bundle key)
 //
 // KEYS: 1 stream, 2 IP rate, 3 free IP counter, 4 free subnet counter,
 // 5 free stats, 6 requests today, 7 runtime free-tier limits (an operator's
@@ -34,7 +35,14 @@ import "github.com/redis/go-redis/v9"
 // KEYS[7] does not hold), 7 near-limit percent, 8 daily key TTL s,
 // 9 IP emission interval ms (0 = no limit), 10 IP burst, 11 key emission
 // interval ms, 12 key burst, 13 UTC date, 14 event type, 15 event version,
-// 16 debit payload (credits), 17 debit payload (free), 18 account placeholder.
+// 16 debit payload (credits), 17 debit payload (free), 18 account placeholder,
+// 19 bundle key prefix, 20 debit payload (bundle; "" = a bundle key may not
+// draw here), 21 wallet placeholder.
+//
+// A bundle key (an X-Tollgate-Bundle-Key; its account hash holds w = the
+// wallet) draws on the wallet's bundle instead of credits; it has no credit
+// balance, so with no bundle calls left it falls through to the free tier
+// like any key without credits.
 var meterScript = redis.NewScript(`
 local now = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
@@ -59,12 +67,16 @@ local id, acct = false, false
 local function count(key, by)
   if redis.call('INCRBY', key, by) == by then redis.call('EXPIRE', key, ttl) end
 end
+local function subst(payload, ph, v)
+  local s, e = string.find(payload, ph, 1, true)
+  if s then payload = string.sub(payload, 1, s - 1) .. v .. string.sub(payload, e + 1) end
+  return payload
+end
 local function book(payload)
   if id then
     -- The debit payloads are encoded (and validated) by the gateway, with a
     -- placeholder where the account id goes: the id is only known here.
-    local s, e = string.find(payload, ARGV[18], 1, true)
-    if s then payload = string.sub(payload, 1, s - 1) .. id .. string.sub(payload, e + 1) end
+    payload = subst(payload, ARGV[18], id)
     count(acct .. ':day:' .. ARGV[13], n)
   end
   count(KEYS[6], n)
@@ -91,6 +103,17 @@ if #KEYS >= 8 then
   local wait, new = gcra(rl, tonumber(ARGV[11]), tonumber(ARGV[12]))
   if wait > 0 then return {4, math.ceil(wait)} end
   commit(rl, new)
+  local w = redis.call('HGET', acct, 'w')
+  if w and ARGV[20] ~= '' then
+    local b = ARGV[19] .. w .. '}'
+    local left = tonumber(redis.call('HGET', b, 'calls') or '0')
+    if left >= n then
+      left = redis.call('HINCRBY', b, 'calls', -n)
+      redis.call('HINCRBY', b, 'used', n)
+      book(subst(ARGV[20], ARGV[21], w))
+      return {6, left, id, w}
+    end
+  end
   local cost = n * tonumber(ARGV[4])
   local bal = tonumber(redis.call('HGET', acct, 'bal') or '0')
   if cost > 0 and bal >= cost then
@@ -128,9 +151,10 @@ return {2, iplim - ipu - n, id or '', iplim, netlim}
 // refundScript gives back what a request was charged for calls the upstream
 // failed, once per request (the guard key), and records the Refund event.
 //
-// KEYS: 1 stream, 2 guard, then either 3 account hash (credits) or 3 free IP
-// counter, 4 free subnet counter, 5 free stats (free tier).
-// ARGV: 1 "credits" | "free", 2 units, 3 calls, 4 event type, 5 event
+// KEYS: 1 stream, 2 guard, then either 3 account hash (credits), 3 the
+// wallet's bundle hash (bundle), or 3 free IP counter, 4 free subnet
+// counter, 5 free stats (free tier).
+// ARGV: 1 "credits" | "bundle" | "free", 2 units, 3 calls, 4 event type, 5 event
 // version, 6 refund payload, 7 near-limit threshold, 8 guard TTL s.
 var refundScript = redis.NewScript(`
 if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[8]) then return 0 end
@@ -139,6 +163,9 @@ if ARGV[1] == 'credits' then
   local units = tonumber(ARGV[2])
   redis.call('HINCRBY', KEYS[3], 'bal', units)
   redis.call('HINCRBY', KEYS[3], 'spent', -units)
+elseif ARGV[1] == 'bundle' then
+  redis.call('HINCRBY', KEYS[3], 'calls', k)
+  redis.call('HINCRBY', KEYS[3], 'used', -k)
 else
   -- Counters that expired meanwhile (a refund across UTC midnight) stay gone.
   local ipu = tonumber(redis.call('GET', KEYS[3]) or '0')
@@ -206,4 +233,73 @@ end
 local day = redis.call('GET', acct .. ':day:' .. ARGV[2])
 local lim = redis.call('HGET', KEYS[2], 'ip')
 return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or ''}
+`)
+
+// siwxScript serves a request from a wallet's x402 bundle for a verified
+// Sign-In-With-X message: the caller's IP rate, the message's nonce unused
+// (it becomes used only when the request is served, as the x402 reference
+// server records it), the bundle covering every call of the request.
+//
+// KEYS: 1 stream, 2 IP rate, 3 bundle hash, 4 nonce key, 5 requests today.
+// ARGV: 1 now ms, 2 calls, 3 IP emission interval ms, 4 IP burst, 5 nonce
+// TTL s, 6 event type, 7 event version, 8 debit payload, 9 daily key TTL s.
+// Reply: {1, calls left} served, {3, calls left} too few calls left,
+// {4, retry after ms} rate limited, {7, 0} nonce already used.
+var siwxScript = redis.NewScript(`
+local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local interval, burst = tonumber(ARGV[3]), tonumber(ARGV[4])
+local new = nil
+if interval > 0 then
+  local tat = tonumber(redis.call('GET', KEYS[2]) or now)
+  if tat < now then tat = now end
+  new = tat + interval
+  local wait = new - interval * burst - now
+  if wait > 0 then return {4, math.ceil(wait)} end
+end
+if redis.call('EXISTS', KEYS[4]) == 1 then return {7, 0} end
+if new then redis.call('SET', KEYS[2], new, 'PX', math.max(1, math.ceil(new - now))) end
+local left = tonumber(redis.call('HGET', KEYS[3], 'calls') or '0')
+if left < n then return {3, left} end
+redis.call('SET', KEYS[4], '1', 'EX', ARGV[5])
+left = redis.call('HINCRBY', KEYS[3], 'calls', -n)
+redis.call('HINCRBY', KEYS[3], 'used', n)
+if redis.call('INCRBY', KEYS[5], n) == n then redis.call('EXPIRE', KEYS[5], ARGV[9]) end
+redis.call('XADD', KEYS[1], '*', 't', ARGV[6], 'v', ARGV[7], 'd', ARGV[8])
+return {1, left}
+`)
+
+// grantScript books a settled x402 payment: the wallet's bundle grows by the
+// bundle's calls once per settlement transaction (the grants set), a bundle
+// key drawing on it is created, the BundleGranted and KeyCreated events are
+// recorded, and the paying request's calls are drawn — all or nothing. A
+// transaction already granted grants nothing again and only draws.
+//
+// KEYS: 1 stream, 2 bundle hash, 3 grants set, 4 key lookup, 5 bundle key's
+// account hash, 6 requests today.
+// ARGV: 1 tx hash, 2 calls granted, 3 calls drawn, 4 now ms, 5 key id,
+// 6 key label, 7 wallet, 8 event version, 9 bundle_granted type, 10 its
+// payload, 11 key_created type, 12 its payload, 13 debit type, 14 its
+// payload, 15 daily key TTL s.
+// Reply: {1, calls left, granted 0|1} served, {3, calls left, granted 0|1}
+// too few calls left, {-1} the key's hash is taken (a fresh key is tried).
+var grantScript = redis.NewScript(`
+local n = tonumber(ARGV[3])
+local granted = 0
+if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 then
+  if not redis.call('SET', KEYS[4], ARGV[5], 'NX') then return {-1} end
+  redis.call('SADD', KEYS[3], ARGV[1])
+  redis.call('HINCRBY', KEYS[2], 'calls', ARGV[2])
+  redis.call('HINCRBY', KEYS[2], 'granted', ARGV[2])
+  redis.call('HSET', KEYS[5], 'st', 'active', 'tier', 'free', 'kind', 'bundle', 'label', ARGV[6], 'ts', ARGV[4], 'w', ARGV[7])
+  redis.call('XADD', KEYS[1], '*', 't', ARGV[9], 'v', ARGV[8], 'd', ARGV[10])
+  redis.call('XADD', KEYS[1], '*', 't', ARGV[11], 'v', ARGV[8], 'd', ARGV[12])
+  granted = 1
+end
+local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
+if left < n then return {3, left, granted} end
+left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
+redis.call('HINCRBY', KEYS[2], 'used', n)
+if redis.call('INCRBY', KEYS[6], n) == n then redis.call('EXPIRE', KEYS[6], ARGV[15]) end
+redis.call('XADD', KEYS[1], '*', 't', ARGV[13], 'v', ARGV[8], 'd', ARGV[14])
+return {1, left, granted}
 `)
