@@ -251,7 +251,9 @@ func (d *Decision) Payer() events.Payer {
 
 // served reports whether the decision let the request through (it is then
 // refundable and earns revenue).
-func (d *Decision) served() bool { return d.Outcome == Paid || d.Outcome == Free || d.Outcome == Bundle }
+func (d *Decision) served() bool {
+	return d.Outcome == Paid || d.Outcome == Free || d.Outcome == Bundle
+}
 
 // walletPlaceholder stands for the wallet in a bundle key's debit payload
 // until the script has looked the wallet up (like placeholder for the id).
