@@ -43,41 +43,46 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/revert"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
+	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
 
-// Reasons of isValid:false / success:false (x402 spec §1.6 names where the
-// spec has one).
+// Reasons of isValid:false / success:false (shared/x402 defines them; these
+// names keep the package's API).
 const (
-	ReasonVersion        = "invalid_x402_version"
-	ReasonScheme         = "unsupported_scheme"
-	ReasonNetwork        = "invalid_network"
-	ReasonPayload        = "invalid_payload"
-	ReasonRequirements   = "invalid_payment_requirements"
-	ReasonAsset          = "invalid_exact_evm_payload_asset_mismatch"
-	ReasonSignature      = "invalid_exact_evm_payload_signature"
-	ReasonRecipient      = "invalid_exact_evm_payload_recipient_mismatch"
-	ReasonValueV1        = "invalid_exact_evm_payload_authorization_value"
-	ReasonValueV2        = "invalid_exact_evm_payload_authorization_value_mismatch"
-	ReasonValidAfter     = "invalid_exact_evm_payload_authorization_valid_after"
-	ReasonValidBefore    = "invalid_exact_evm_payload_authorization_valid_before"
-	ReasonNonceUsed      = "invalid_exact_evm_payload_authorization_nonce_used"
-	ReasonFunds          = "insufficient_funds"
-	ReasonTxState        = "invalid_transaction_state"
-	ReasonUnexpectedSett = "unexpected_settle_error"
+	ReasonVersion        = x402.ReasonVersion
+	ReasonScheme         = x402.ReasonScheme
+	ReasonNetwork        = x402.ReasonNetwork
+	ReasonPayload        = x402.ReasonPayload
+	ReasonRequirements   = x402.ReasonRequirements
+	ReasonAsset          = x402.ReasonAsset
+	ReasonSignature      = x402.ReasonSignature
+	ReasonRecipient      = x402.ReasonRecipient
+	ReasonValueV1        = x402.ReasonValueV1
+	ReasonValueV2        = x402.ReasonValueV2
+	ReasonValidAfter     = x402.ReasonValidAfter
+	ReasonValidBefore    = x402.ReasonValidBefore
+	ReasonNonceUsed      = x402.ReasonNonceUsed
+	ReasonFunds          = x402.ReasonFunds
+	ReasonTxState        = x402.ReasonTxState
+	ReasonUnexpectedSett = x402.ReasonUnexpectedSett
 )
 
-// v1 network names → chain id (the legacy names x402 v1 uses).
-var v1Networks = map[string]uint64{"base": 8453, "base-sepolia": 84532}
+// The wire types are shared/x402's.
+type (
+	Requirements   = x402.Requirements
+	Authorization  = x402.Authorization
+	ExactPayload   = x402.ExactPayload
+	Payload        = x402.Payload
+	Request        = x402.Request
+	VerifyResponse = x402.VerifyResponse
+	SettleResponse = x402.SettleResponse
+)
 
-// v1Name is the v1 network name of chainID ("" if none).
-func v1Name(chainID uint64) string {
-	for n, id := range v1Networks {
-		if id == chainID {
-			return n
-		}
-	}
-	return ""
-}
+// Digest and DomainSeparator are shared/x402's EIP-712 hashes.
+var (
+	Digest          = x402.Digest
+	DomainSeparator = x402.DomainSeparator
+)
 
 // Backend is the JSON-RPC surface used (*ethclient.Client satisfies it).
 type Backend interface {
@@ -150,8 +155,6 @@ func (f *Facilitator) Register(handle func(pattern string, h http.Handler)) {
 	handle("POST /x402/settle", http.HandlerFunc(f.settle))
 }
 
-func (f *Facilitator) caip2() string { return fmt.Sprintf("eip155:%d", f.cfg.ChainID) }
-
 // Kind is one entry of /x402/supported.
 type Kind struct {
 	X402Version int    `json:"x402Version"`
@@ -161,73 +164,11 @@ type Kind struct {
 
 func (f *Facilitator) supported(w http.ResponseWriter, _ *http.Request) {
 	var kinds []Kind
-	if n := v1Name(f.cfg.ChainID); n != "" {
+	if n := x402.V1Name(f.cfg.ChainID); n != "" {
 		kinds = append(kinds, Kind{1, "exact", n})
 	}
-	kinds = append(kinds, Kind{2, "exact", f.caip2()})
+	kinds = append(kinds, Kind{2, "exact", f.domain().CAIP2()})
 	httpx.JSON(w, http.StatusOK, map[string]any{"kinds": kinds})
-}
-
-// Requirements is a PaymentRequirements of v1 or v2 (the fields this
-// facilitator reads; others are ignored).
-type Requirements struct {
-	Scheme            string `json:"scheme"`
-	Network           string `json:"network"`
-	Amount            string `json:"amount,omitempty"`            // v2
-	MaxAmountRequired string `json:"maxAmountRequired,omitempty"` // v1
-	Asset             string `json:"asset"`
-	PayTo             string `json:"payTo"`
-}
-
-// Authorization is the EIP-3009 authorization as x402 sends it.
-type Authorization struct {
-	From        string `json:"from"`
-	To          string `json:"to"`
-	Value       string `json:"value"`
-	ValidAfter  string `json:"validAfter"`
-	ValidBefore string `json:"validBefore"`
-	Nonce       string `json:"nonce"`
-}
-
-// ExactPayload is the scheme payload.
-type ExactPayload struct {
-	Signature     string        `json:"signature"`
-	Authorization Authorization `json:"authorization"`
-}
-
-// Payload is a PaymentPayload of v1 (scheme, network at the top) or v2
-// (accepted).
-type Payload struct {
-	X402Version int           `json:"x402Version"`
-	Scheme      string        `json:"scheme,omitempty"`
-	Network     string        `json:"network,omitempty"`
-	Accepted    *Requirements `json:"accepted,omitempty"`
-	Payload     ExactPayload  `json:"payload"`
-}
-
-// Request is the body of /verify and /settle.
-type Request struct {
-	X402Version         int           `json:"x402Version"`
-	PaymentPayload      *Payload      `json:"paymentPayload"`
-	PaymentRequirements *Requirements `json:"paymentRequirements"`
-}
-
-// VerifyResponse is the /verify answer.
-type VerifyResponse struct {
-	IsValid        bool   `json:"isValid"`
-	InvalidReason  string `json:"invalidReason,omitempty"`
-	InvalidMessage string `json:"invalidMessage,omitempty"`
-	Payer          string `json:"payer"`
-}
-
-// SettleResponse is the /settle answer.
-type SettleResponse struct {
-	Success      bool   `json:"success"`
-	ErrorReason  string `json:"errorReason,omitempty"`
-	ErrorMessage string `json:"errorMessage,omitempty"`
-	Transaction  string `json:"transaction"`
-	Network      string `json:"network"`
-	Payer        string `json:"payer"`
 }
 
 // decode reads the body; on failure it has answered 400 (413).
@@ -254,236 +195,55 @@ func decode(w http.ResponseWriter, r *http.Request) (*Request, bool) {
 	return &req, true
 }
 
-// checked is an authorization that passed the offline checks.
-type checked struct {
-	from, to                       common.Address
-	value, validAfter, validBefore *big.Int
-	nonce                          [32]byte
-	sig                            []byte
-	asset                          common.Address
-	network                        string
-}
-
-// invalid is a failed check.
-type invalid struct{ reason, msg string }
-
-func (e *invalid) Error() string { return e.reason + ": " + e.msg }
-
-func bad(reason, format string, a ...any) error {
-	return &invalid{reason: reason, msg: fmt.Sprintf(format, a...)}
-}
-
 // errRPC marks a chain RPC failure (→ 503).
 var errRPC = errors.New("chain RPC unavailable")
 
-var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
-
-func parseUint256(s string) (*big.Int, bool) {
-	if s == "" || len(s) > 78 {
-		return nil, false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return nil, false
-		}
-	}
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok || v.Cmp(maxUint256) > 0 {
-		return nil, false
-	}
-	return v, true
+// check runs shared/x402's offline checks with this facilitator's chain,
+// token domain and clock.
+func (f *Facilitator) check(req *Request) (*x402.Checked, error) {
+	return x402.Check(req, f.domain(), f.cfg.Now())
 }
 
-func parseAddr(s string) (common.Address, bool) {
-	if !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") || !common.IsHexAddress(s) {
-		return common.Address{}, false
-	}
-	return common.HexToAddress(s), true
-}
-
-// payerOf is authorization.from when it is an address.
-func payerOf(req *Request) string {
-	if a, ok := parseAddr(req.PaymentPayload.Payload.Authorization.From); ok {
-		return a.Hex()
-	}
-	return ""
-}
-
-// check runs the offline checks: versions, scheme, network, asset,
-// authorization fields, recipient, value, time window and (65-byte)
-// signature recovery.
-func (f *Facilitator) check(req *Request) (*checked, error) {
-	p, rq := req.PaymentPayload, req.PaymentRequirements
-	v := req.X402Version
-	if (v != 1 && v != 2) || p.X402Version != v {
-		return nil, bad(ReasonVersion, "x402Version %d (payload %d); 1 and 2 are supported", v, p.X402Version)
-	}
-	scheme, network := p.Scheme, p.Network
-	if v == 2 {
-		if p.Accepted == nil {
-			return nil, bad(ReasonPayload, "a v2 payload carries the accepted requirement")
-		}
-		scheme, network = p.Accepted.Scheme, p.Accepted.Network
-	}
-	if scheme != "exact" || rq.Scheme != "exact" {
-		return nil, bad(ReasonScheme, "scheme %q / %q; only exact is supported", scheme, rq.Scheme)
-	}
-	want := f.caip2()
-	if v == 1 {
-		want = v1Name(f.cfg.ChainID)
-	}
-	if network != rq.Network || network != want {
-		return nil, bad(ReasonNetwork, "network %q / %q; x402 v%d here is %q", network, rq.Network, v, want)
-	}
-	asset, ok := parseAddr(rq.Asset)
-	if !ok {
-		return nil, bad(ReasonRequirements, "asset %q is not an address", rq.Asset)
-	}
-	if v == 2 && !strings.EqualFold(p.Accepted.Asset, rq.Asset) {
-		return nil, bad(ReasonAsset, "payload asset %s, required %s", p.Accepted.Asset, rq.Asset)
-	}
-	payTo, ok := parseAddr(rq.PayTo)
-	if !ok {
-		return nil, bad(ReasonRequirements, "payTo %q is not an address", rq.PayTo)
-	}
-	amountStr, valueReason := rq.Amount, ReasonValueV2
-	if v == 1 {
-		amountStr, valueReason = rq.MaxAmountRequired, ReasonValueV1
-	}
-	amount, ok := parseUint256(amountStr)
-	if !ok {
-		return nil, bad(ReasonRequirements, "required amount %q is not a decimal integer", amountStr)
-	}
-
-	a := p.Payload.Authorization
-	c := &checked{asset: asset, network: network}
-	var okF, okT, okV, okA, okB bool
-	c.from, okF = parseAddr(a.From)
-	c.to, okT = parseAddr(a.To)
-	c.value, okV = parseUint256(a.Value)
-	c.validAfter, okA = parseUint256(a.ValidAfter)
-	c.validBefore, okB = parseUint256(a.ValidBefore)
-	if !okF || !okT || !okV || !okA || !okB {
-		return nil, bad(ReasonPayload, "authorization from/to must be addresses and value/validAfter/validBefore decimal integers")
-	}
-	nonce, err := hexutil.Decode(a.Nonce)
-	if err != nil || len(nonce) != 32 {
-		return nil, bad(ReasonPayload, "authorization nonce must be 32 bytes of 0x-hex")
-	}
-	copy(c.nonce[:], nonce)
-	if c.sig, err = hexutil.Decode(p.Payload.Signature); err != nil || len(c.sig) == 0 {
-		return nil, bad(ReasonSignature, "signature is not 0x-hex")
-	}
-	if c.to != payTo {
-		return nil, bad(ReasonRecipient, "authorization to %s, payTo %s", c.to.Hex(), payTo.Hex())
-	}
-	if c.value.Cmp(amount) != 0 {
-		return nil, bad(valueReason, "authorization value %s, required %s", c.value, amount)
-	}
-	// The token's own rule: validAfter < block.timestamp < validBefore.
-	now := big.NewInt(f.cfg.Now().Unix())
-	if c.validAfter.Cmp(now) >= 0 {
-		return nil, bad(ReasonValidAfter, "not valid before %s (now %s)", c.validAfter, now)
-	}
-	if now.Cmp(c.validBefore) >= 0 {
-		return nil, bad(ReasonValidBefore, "expired at %s (now %s)", c.validBefore, now)
-	}
-	if len(c.sig) == 65 {
-		signer, err := f.recover(c)
-		if err != nil {
-			return nil, bad(ReasonSignature, "%v", err)
-		}
-		if signer != c.from {
-			return nil, bad(ReasonSignature, "signed by %s, authorization from %s", signer.Hex(), c.from.Hex())
-		}
-	}
-	return c, nil
-}
-
-var (
-	domainTypeHash = crypto.Keccak256([]byte("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"))
-	twaTypeHash    = crypto.Keccak256([]byte("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"))
-	secpHalfN      = new(big.Int).Rsh(crypto.S256().Params().N, 1)
-)
-
-func word(b *big.Int) []byte { return common.LeftPadBytes(b.Bytes(), 32) }
-
-// DomainSeparator is the token's EIP-712 domain separator.
-func DomainSeparator(name, version string, chainID uint64, asset common.Address) []byte {
-	return crypto.Keccak256(domainTypeHash, crypto.Keccak256([]byte(name)), crypto.Keccak256([]byte(version)),
-		word(new(big.Int).SetUint64(chainID)), common.LeftPadBytes(asset.Bytes(), 32))
-}
-
-// Digest is the EIP-712 hash of a TransferWithAuthorization for the token
-// at asset on chainID with the given domain name and version.
-func Digest(name, version string, chainID uint64, asset, from, to common.Address, value, validAfter, validBefore *big.Int, nonce [32]byte) []byte {
-	domain := DomainSeparator(name, version, chainID, asset)
-	st := crypto.Keccak256(twaTypeHash, common.LeftPadBytes(from.Bytes(), 32), common.LeftPadBytes(to.Bytes(), 32),
-		word(value), word(validAfter), word(validBefore), nonce[:])
-	return crypto.Keccak256([]byte{0x19, 0x01}, domain, st)
-}
-
-// recover returns the signer of a 65-byte r‖s‖v signature, enforcing what
-// the token's ecrecover does: v ∈ {27, 28} and low s.
-func (f *Facilitator) recover(c *checked) (common.Address, error) {
-	v := c.sig[64]
-	if v != 27 && v != 28 {
-		return common.Address{}, fmt.Errorf("signature v is %d, want 27 or 28", v)
-	}
-	r, s := new(big.Int).SetBytes(c.sig[:32]), new(big.Int).SetBytes(c.sig[32:64])
-	if s.Cmp(secpHalfN) > 0 {
-		return common.Address{}, errors.New("signature s is not in the lower half order")
-	}
-	if !crypto.ValidateSignatureValues(v-27, r, s, true) {
-		return common.Address{}, errors.New("signature r or s out of range")
-	}
-	sig := make([]byte, 65)
-	copy(sig, c.sig)
-	sig[64] = v - 27
-	d := Digest(f.cfg.TokenName, f.cfg.TokenVersion, f.cfg.ChainID, c.asset, c.from, c.to, c.value, c.validAfter, c.validBefore, c.nonce)
-	pub, err := crypto.SigToPub(d, sig)
-	if err != nil {
-		return common.Address{}, fmt.Errorf("signature does not recover: %v", err)
-	}
-	return crypto.PubkeyToAddress(*pub), nil
+func (f *Facilitator) domain() x402.Domain {
+	return x402.Domain{ChainID: f.cfg.ChainID, Name: f.cfg.TokenName, Version: f.cfg.TokenVersion}
 }
 
 // callData is the transferWithAuthorization call: v,r,s for 65 bytes, the
 // bytes overload (ERC-1271 wallets) otherwise.
-func (f *Facilitator) callData(c *checked) []byte {
-	if len(c.sig) == 65 {
+func (f *Facilitator) callData(c *x402.Checked) []byte {
+	if len(c.Sig) == 65 {
 		var r, s [32]byte
-		copy(r[:], c.sig[:32])
-		copy(s[:], c.sig[32:64])
-		return f.usdc.PackTransferWithAuthorization0(c.from, c.to, c.value, c.validAfter, c.validBefore, c.nonce, c.sig[64], r, s)
+		copy(r[:], c.Sig[:32])
+		copy(s[:], c.Sig[32:64])
+		return f.usdc.PackTransferWithAuthorization0(c.From, c.To, c.Value, c.ValidAfter, c.ValidBefore, c.Nonce, c.Sig[64], r, s)
 	}
-	return f.usdc.PackTransferWithAuthorization(c.from, c.to, c.value, c.validAfter, c.validBefore, c.nonce, c.sig)
+	return f.usdc.PackTransferWithAuthorization(c.From, c.To, c.Value, c.ValidAfter, c.ValidBefore, c.Nonce, c.Sig)
 }
 
 // onChain runs the checks that read the chain: nonce unused, balance, and
 // for signatures other than 65 bytes a simulation of the transfer (the
 // token checks the signature with ERC-1271). An RPC failure wraps errRPC.
-func (f *Facilitator) onChain(ctx context.Context, c *checked) error {
-	tok := f.usdc.Instance(f.cfg.Backend, c.asset)
+func (f *Facilitator) onChain(ctx context.Context, c *x402.Checked) error {
+	tok := f.usdc.Instance(f.cfg.Backend, c.Asset)
 	opts := &bind.CallOpts{Context: ctx}
-	used, err := bind.Call(tok, opts, f.usdc.PackAuthorizationState(c.from, c.nonce), f.usdc.UnpackAuthorizationState)
+	used, err := bind.Call(tok, opts, f.usdc.PackAuthorizationState(c.From, c.Nonce), f.usdc.UnpackAuthorizationState)
 	if err != nil {
 		return f.callErr("authorizationState", err)
 	}
 	if used {
-		return bad(ReasonNonceUsed, "authorization nonce %s of %s is already used", hexutil.Encode(c.nonce[:]), c.from.Hex())
+		return x402.Bad(ReasonNonceUsed, "authorization nonce %s of %s is already used", hexutil.Encode(c.Nonce[:]), c.From.Hex())
 	}
-	bal, err := bind.Call(tok, opts, f.usdc.PackBalanceOf(c.from), f.usdc.UnpackBalanceOf)
+	bal, err := bind.Call(tok, opts, f.usdc.PackBalanceOf(c.From), f.usdc.UnpackBalanceOf)
 	if err != nil {
 		return f.callErr("balanceOf", err)
 	}
-	if bal.Cmp(c.value) < 0 {
-		return bad(ReasonFunds, "balance %s < value %s", bal, c.value)
+	if bal.Cmp(c.Value) < 0 {
+		return x402.Bad(ReasonFunds, "balance %s < value %s", bal, c.Value)
 	}
-	if len(c.sig) != 65 {
+	if len(c.Sig) != 65 {
 		if _, err := tok.CallRaw(&bind.CallOpts{Context: ctx, From: f.relayer}, f.callData(c)); err != nil {
 			if reason, ok := revertReason(err, f.usdc.UnpackError); ok {
-				return bad(ReasonSignature, "the token refuses the signature: %s", reason)
+				return x402.Bad(ReasonSignature, "the token refuses the signature: %s", reason)
 			}
 			return fmt.Errorf("%w: simulate transferWithAuthorization: %v", errRPC, err)
 		}
@@ -495,10 +255,10 @@ func (f *Facilitator) onChain(ctx context.Context, c *checked) error {
 // token; anything else is the RPC.
 func (f *Facilitator) callErr(what string, err error) error {
 	if reason, ok := revertReason(err, f.usdc.UnpackError); ok {
-		return bad(ReasonRequirements, "%s on the asset reverted: %s", what, reason)
+		return x402.Bad(ReasonRequirements, "%s on the asset reverted: %s", what, reason)
 	}
 	if errors.Is(err, bind.ErrNoCode) {
-		return bad(ReasonRequirements, "the asset has no contract code")
+		return x402.Bad(ReasonRequirements, "the asset has no contract code")
 	}
 	return fmt.Errorf("%w: %s: %v", errRPC, what, err)
 }
@@ -520,9 +280,9 @@ func revertReason(err error, unpack revert.Unpacker) (string, bool) {
 	return "", false
 }
 
-// Verify runs every check. The error is *invalid (a payment failure) or
+// Verify runs every check. The error is *x402.Invalid (a payment failure) or
 // wraps errRPC.
-func (f *Facilitator) Verify(ctx context.Context, req *Request) (*checked, error) {
+func (f *Facilitator) Verify(ctx context.Context, req *Request) (*x402.Checked, error) {
 	c, err := f.check(req)
 	if err != nil {
 		return nil, err
@@ -538,14 +298,14 @@ func (f *Facilitator) verify(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	payer := payerOf(req)
+	payer := x402.PayerOf(req)
 	_, err := f.Verify(r.Context(), req)
-	var inv *invalid
+	var inv *x402.Invalid
 	switch {
 	case err == nil:
 		httpx.JSON(w, http.StatusOK, VerifyResponse{IsValid: true, Payer: payer})
 	case errors.As(err, &inv):
-		httpx.JSON(w, http.StatusOK, VerifyResponse{InvalidReason: inv.reason, InvalidMessage: inv.msg, Payer: payer})
+		httpx.JSON(w, http.StatusOK, VerifyResponse{InvalidReason: inv.Reason, InvalidMessage: inv.Msg, Payer: payer})
 	default:
 		f.cfg.Log.Warn("x402 verify: chain RPC failed", zap.Error(f.scrub(err)))
 		httpx.Error(w, http.StatusServiceUnavailable, "rpc_unavailable", "the chain RPC is unavailable")
@@ -586,15 +346,15 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	resp := SettleResponse{Network: req.PaymentRequirements.Network, Payer: payerOf(req)}
+	resp := SettleResponse{Network: req.PaymentRequirements.Network, Payer: x402.PayerOf(req)}
 	a := req.PaymentPayload.Payload.Authorization
 	unlock := f.lock(strings.ToLower(a.From) + "/" + strings.ToLower(a.Nonce))
 	defer unlock()
 
-	var inv *invalid
+	var inv *x402.Invalid
 	c, err := f.Verify(r.Context(), req)
 	if errors.As(err, &inv) {
-		resp.ErrorReason, resp.ErrorMessage = inv.reason, inv.msg
+		resp.ErrorReason, resp.ErrorMessage = inv.Reason, inv.Msg
 		httpx.JSON(w, http.StatusOK, resp)
 		return
 	}
@@ -605,7 +365,7 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 	}
 	hash, err := f.submit(r.Context(), c)
 	if errors.As(err, &inv) {
-		resp.ErrorReason, resp.ErrorMessage = inv.reason, inv.msg
+		resp.ErrorReason, resp.ErrorMessage = inv.Reason, inv.Msg
 		httpx.JSON(w, http.StatusOK, resp)
 		return
 	}
@@ -629,23 +389,23 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 		httpx.JSON(w, http.StatusOK, resp)
 	default:
 		resp.Success = true
-		f.cfg.Log.Info("x402 payment settled", zap.String("tx", hash.Hex()), zap.String("payer", c.from.Hex()),
-			zap.String("to", c.to.Hex()), zap.String("value", c.value.String()))
+		f.cfg.Log.Info("x402 payment settled", zap.String("tx", hash.Hex()), zap.String("payer", c.From.Hex()),
+			zap.String("to", c.To.Hex()), zap.String("value", c.Value.String()))
 		httpx.JSON(w, http.StatusOK, resp)
 	}
 }
 
 // submit sends transferWithAuthorization from the relayer. A revert found
-// by gas estimation is an *invalid with the decoded reason.
-func (f *Facilitator) submit(ctx context.Context, c *checked) (common.Hash, error) {
+// by gas estimation is an *x402.Invalid with the decoded reason.
+func (f *Facilitator) submit(ctx context.Context, c *x402.Checked) (common.Hash, error) {
 	f.sendMu.Lock()
 	defer f.sendMu.Unlock()
 	opts := bind.NewKeyedTransactor(f.cfg.Relayer, new(big.Int).SetUint64(f.cfg.ChainID))
 	opts.Context = ctx
-	tx, err := bind.Transact(f.usdc.Instance(f.cfg.Backend, c.asset), opts, f.callData(c))
+	tx, err := bind.Transact(f.usdc.Instance(f.cfg.Backend, c.Asset), opts, f.callData(c))
 	if err != nil {
 		if reason, ok := revertReason(err, f.usdc.UnpackError); ok {
-			return common.Hash{}, bad(ReasonTxState, "transferWithAuthorization reverts: %s", reason)
+			return common.Hash{}, x402.Bad(ReasonTxState, "transferWithAuthorization reverts: %s", reason)
 		}
 		return common.Hash{}, fmt.Errorf("%w: send transferWithAuthorization: %v", errRPC, err)
 	}
