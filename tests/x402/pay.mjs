@@ -1,0 +1,198 @@
+// pay.mjs: an independent x402 client for Tollgate's /rpc, built only from
+// the published npm packages pinned in package-lock.json (@x402/fetch,
+// @x402/evm, @x402/extensions' sign-in-with-x, a viem local account).
+//
+// Environment:
+//   URL              the gateway's JSON-RPC URL (loopback only), e.g. http://127.0.0.1:8080/rpc
+//   EVM_PRIVATE_KEY  0x… payer key (holds TestUSDC on the chain-8453 dev chain)
+//   CALLS            JSON-RPC calls made one after the other (default 1)
+//   MODE             siwx (default): every call goes through wrapFetchWithPayment with the
+//                    SIWX client extension registered, so a 402 is first answered with a
+//                    SIGN-IN-WITH-X proof (served from the wallet's bundle) and paid only
+//                    when that is refused;
+//                    key: pay once with wrapFetchWithPayment, then send the returned
+//                    X-Tollgate-Bundle-Key as X-API-Key with plain fetch (a 402 on the key,
+//                    i.e. the bundle is used up, is paid again the same way)
+//   METHOD           JSON-RPC method (default eth_blockNumber); PARAMS: its JSON params (default [])
+//   MAX_UNITS        the most this client pays per payment, in atomic units (default 100000)
+//
+// It prints one JSON line at the end:
+//   {calls, ok, payments, transactions, bundle_key_present, last_result, statuses, ...}
+// and exits 1 when any call's final status is not 200 (2 on a usage error or a
+// thrown client error). Every request is checked to go to a loopback address.
+import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from "@x402/fetch";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { createSIWxClientExtension, createSIWxPayload, SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { privateKeyToAccount } from "viem/accounts";
+
+const NETWORK = "eip155:8453";
+
+function usage(msg) {
+  process.stderr.write(`pay.mjs: ${msg}\n`);
+  process.exit(2);
+}
+
+const url = process.env.URL;
+if (!url) usage("URL is required (the gateway's /rpc URL)");
+const pk = process.env.EVM_PRIVATE_KEY;
+if (!/^0x[0-9a-fA-F]{64}$/.test(pk ?? "")) usage("EVM_PRIVATE_KEY must be 0x + 64 hex digits");
+const calls = Number(process.env.CALLS ?? "1");
+if (!Number.isInteger(calls) || calls < 1) usage(`CALLS must be a positive integer, got ${process.env.CALLS}`);
+const mode = process.env.MODE ?? "siwx";
+if (mode !== "siwx" && mode !== "key") usage(`MODE must be siwx or key, got ${mode}`);
+const maxUnits = process.env.MAX_UNITS ?? "100000";
+if (!/^\d+$/.test(maxUnits)) usage("MAX_UNITS must be an integer");
+const method = process.env.METHOD ?? "eth_blockNumber";
+const params = JSON.parse(process.env.PARAMS ?? "[]");
+
+// --- No call leaves the machine: every fetch (ours and the libraries') must
+// target a loopback host.
+function isLoopback(u) {
+  const h = new URL(u).hostname.replace(/^\[|\]$/g, "");
+  return h === "localhost" || h.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::1";
+}
+if (!isLoopback(url)) usage(`URL ${url} is not a loopback address`);
+const realFetch = globalThis.fetch;
+const guardedFetch = async (input, init) => {
+  const target = input instanceof Request ? input.url : String(input);
+  if (!isLoopback(target)) throw new Error(`pay.mjs refuses a non-loopback request to ${target}`);
+  return realFetch(input, init);
+};
+globalThis.fetch = guardedFetch;
+
+// --- What went over the wire (the wrappers hide their intermediate answers).
+const wire = { requests: 0, status402: 0, siwxAttempts: 0, siwxOk: 0, paymentAttempts: 0 };
+let lastRequired = null; // the last PAYMENT-REQUIRED seen, for the SIWX diagnostic
+const observedFetch = async (input, init) => {
+  const req = new Request(input, init);
+  const res = await guardedFetch(req);
+  wire.requests++;
+  if (res.status === 402) {
+    wire.status402++;
+    const h = res.headers.get("PAYMENT-REQUIRED");
+    if (h) lastRequired = h;
+  }
+  if (req.headers.has(SIGN_IN_WITH_X)) {
+    wire.siwxAttempts++;
+    if (res.status === 200) wire.siwxOk++;
+  }
+  if (req.headers.has("PAYMENT-SIGNATURE") || req.headers.has("X-PAYMENT")) wire.paymentAttempts++;
+  return res;
+};
+
+const account = privateKeyToAccount(pk);
+const client = new x402Client();
+client.register(NETWORK, new ExactEvmScheme(account));
+// Our dev TestUSDC is not one of @x402/evm's default assets: allow any asset
+// on eip155:8453, but never pay more than MAX_UNITS for one payment.
+client.setSpendControls({ allowedAssets: true });
+client.onBeforePaymentCreation(async ({ selectedRequirements: r }) => {
+  const amount = r.amount ?? r.maxAmountRequired;
+  if (!/^\d+$/.test(String(amount)) || BigInt(amount) > BigInt(maxUnits)) {
+    return { abort: true, reason: `asked for ${amount} units, more than MAX_UNITS=${maxUnits}` };
+  }
+});
+if (mode === "siwx") client.registerExtension(createSIWxClientExtension({ signers: [account] }));
+const fetchWithPay = wrapFetchWithPayment(observedFetch, client);
+
+const out = {
+  calls: 0,
+  ok: 0,
+  payments: 0,
+  transactions: [],
+  bundle_key_present: false,
+  last_result: null,
+  statuses: {},
+  mode,
+  payer: account.address,
+  payers: {}, // X-Tollgate-Payer of the final answers
+  remaining: null, // X-Tollgate-Bundle-Remaining of the last answer that had one
+  settlements: [], // decoded PAYMENT-RESPONSE / X-PAYMENT-RESPONSE
+  wire,
+};
+
+let bundleKey = null;
+let lastError = null;
+
+async function rpcCall(i) {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: i + 1, method, params });
+  const init = { method: "POST", headers: { "content-type": "application/json" }, body };
+  if (mode === "key" && bundleKey) {
+    const res = await observedFetch(url, { ...init, headers: { ...init.headers, "X-API-Key": bundleKey } });
+    if (res.status !== 402) return res;
+    await res.arrayBuffer(); // the bundle is used up: pay again below, without the key
+  }
+  return fetchWithPay(url, init);
+}
+
+for (let i = 0; i < calls; i++) {
+  let res;
+  try {
+    res = await rpcCall(i);
+  } catch (e) {
+    lastError = `call ${i + 1}: ${e instanceof Error ? e.message : String(e)}`;
+    out.statuses.error = (out.statuses.error ?? 0) + 1;
+    out.calls++;
+    break;
+  }
+  out.calls++;
+  out.statuses[res.status] = (out.statuses[res.status] ?? 0) + 1;
+  const payerHdr = res.headers.get("X-Tollgate-Payer");
+  if (payerHdr) out.payers[payerHdr] = (out.payers[payerHdr] ?? 0) + 1;
+  const rem = res.headers.get("X-Tollgate-Bundle-Remaining");
+  if (rem !== null) out.remaining = Number(rem);
+  const pr = res.headers.get("PAYMENT-RESPONSE") ?? res.headers.get("X-PAYMENT-RESPONSE");
+  if (pr) {
+    out.payments++;
+    try {
+      const s = decodePaymentResponseHeader(pr);
+      out.settlements.push(s);
+      if (s.transaction) out.transactions.push(s.transaction);
+    } catch (e) {
+      out.settlements.push({ undecodable: pr, error: String(e) });
+    }
+  }
+  const key = res.headers.get("X-Tollgate-Bundle-Key");
+  if (key && /^tg_[0-9A-Za-z]+$/.test(key)) {
+    out.bundle_key_present = true;
+    bundleKey = key;
+  }
+  const text = await res.text();
+  if (res.status !== 200) {
+    lastError = `call ${i + 1}: HTTP ${res.status}: ${text.slice(0, 2000)}`;
+    break;
+  }
+  try {
+    const j = JSON.parse(text);
+    if (j.error) {
+      lastError = `call ${i + 1}: JSON-RPC error ${JSON.stringify(j.error)}`;
+      break;
+    }
+    out.last_result = j.result;
+    out.ok++;
+  } catch {
+    lastError = `call ${i + 1}: not JSON: ${text.slice(0, 200)}`;
+    break;
+  }
+}
+
+// The SIWX client hook swallows its own errors; when no SIWX proof was ever
+// sent in siwx mode, say why.
+if (mode === "siwx" && wire.siwxAttempts === 0 && lastRequired) {
+  try {
+    const pr = decodePaymentRequiredHeader(lastRequired);
+    const ext = pr.extensions?.[SIGN_IN_WITH_X];
+    if (!ext?.supportedChains) out.siwx_error = "the 402 carries no sign-in-with-x extension with supportedChains";
+    else {
+      const chain = ext.supportedChains.find(c => c.type === "eip191");
+      if (!chain) out.siwx_error = "no eip191 chain in supportedChains";
+      else await createSIWxPayload({ ...ext.info, chainId: chain.chainId, type: chain.type }, account, url);
+    }
+  } catch (e) {
+    out.siwx_error = e instanceof Error ? e.message : String(e);
+  }
+}
+if (lastError) out.error = lastError;
+process.stdout.write(JSON.stringify(out) + "\n");
+process.exit(out.ok === calls && !lastError ? 0 : 1);
