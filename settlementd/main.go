@@ -114,6 +114,9 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger, getenv 
 		return err
 	}
 	defer closeX402()
+	if err := registerConsole(d, cfg, log, getenv); err != nil {
+		return err
+	}
 	return d.Run(ctx)
 }
 

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
+	"github.com/tollgate-rpc/tollgate/contracts/deploy"
+	"github.com/tollgate-rpc/tollgate/contracts/devnet"
+	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// consoleCaddyfile: the gateway as the root Caddyfile has it, on the test's
+// Redis prefix, passing settlementd's routes (the console and the
+// wallet-key routes among them) on to the in-process daemon. Chain 137's
+// only provider always fails, so every served call is the registered node's.
+const consoleCaddyfile = `{
+	admin {ADMIN}
+	persist_config off
+	auto_https off
+}
+http://127.0.0.1:{PORT} {
+	route {
+		tollgate {
+			redis_url {env.TG_REDIS_URL}
+			key_prefix @PREFIX@
+			request_timeout 5s
+			upstream_timeout 2s
+			max_attempts 2
+			probe_interval 100ms
+			registry_refresh 200ms
+			rate_limit_ip off
+			rate_limit_key off
+			key_create_limit off
+			ip_concurrency off
+			vault_address @VAULT@
+			usdt_address @USDT@
+			min_deposit 1
+			max_deposit 1000
+			explorer_url https://polygonscan.com
+			x402_asset @USDC@
+			x402_pay_to @PAYTO@
+			chain 137 {
+				provider broken @BROKEN@
+			}
+		}
+		@settlement path /api/nodes/* /api/auth/* /api/admin/* /api/status /health /x402/* /console /console/* /admin/* /api/keys/wallet /api/keys/wallet/*
+		reverse_proxy @settlement @API@
+		respond 404
+	}
+}
+`
+
+// browserDeps finds chromium and the installed playwright-core, or skips
+// (fails with TOLLGATE_REQUIRE_BROWSER=1).
+func browserDeps(t *testing.T) (chromium, dir string) {
+	t.Helper()
+	miss := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("TOLLGATE_REQUIRE_BROWSER") == "1" {
+			t.Fatalf(format+" (TOLLGATE_REQUIRE_BROWSER=1; run make browser-deps node-deps)", args...)
+		}
+		t.Skipf(format, args...)
+	}
+	chromium = os.Getenv("TOLLGATE_CHROMIUM")
+	if chromium == "" {
+		chromium, _ = exec.LookPath("chromium")
+	}
+	if chromium == "" {
+		miss("no chromium (TOLLGATE_CHROMIUM or chromium on PATH)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		miss("no node")
+	}
+	dir, _ = filepath.Abs(filepath.Join("..", "tests", "browser"))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err != nil {
+		miss("tests/browser/node_modules is not installed")
+	}
+	return chromium, dir
+}
+
+// TestConsoleBrowser: in headless Chromium against the running stack (our
+// Caddy, settlementd in process, Redis, PostgreSQL, the dev chain), wallets
+// injected as EIP-1193 providers backed by dev keys: an operator signs in
+// and registers a node; a developer creates a wallet-bound key with one
+// signature (asking again names the existing key), deposits USDT through
+// the wallet and sees it credited (on the page and in /api/keys/usage); the
+// key's paid calls are served by the node; after settlement the operator
+// withdraws the earnings with claim(), and the wallet's USDT balance grows
+// by exactly the node's earnings. Screenshots go to docs/screenshots.
+func TestConsoleBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a browser against the whole stack")
+	}
+	chromium, scriptDir := browserDeps(t)
+	began := time.Now()
+	rdb := testenv.Redis(t)
+	prefix := testenv.KeyPrefix(t)
+	dsn, pool := settletest.DB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+
+	d, err := devnet.Start(ctx, devnet.Config{BlockInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	m := d.Manifest
+	client, err := ethclient.DialContext(ctx, m.Polygon.RPCURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	acct := func(name string) (common.Address, string) {
+		a, err := m.Account(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Addr(), a.PrivateKey
+	}
+	usdt := testusdt.NewTestUSDT()
+	usdtC := usdt.Instance(client, common.HexToAddress(m.Polygon.USDT))
+	balanceOf := func(a common.Address) money.Units {
+		b, err := bind.Call(usdtC, &bind.CallOpts{Context: ctx}, usdt.PackBalanceOf(a), usdt.UnpackBalanceOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := money.FromBig(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	treasury, treasuryKey := acct("treasury")
+	{ // the treasury funds the claims contract in settlement
+		opts := bind.NewKeyedTransactor(devnet.DevKey("deployer"), big.NewInt(137))
+		opts.Context = ctx
+		tx, err := bind.Transact(usdtC, opts, usdt.PackMint(treasury, (1_000*money.Scale).Big()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := deploy.WaitReceipt(ctx, client, tx.Hash(), 20*time.Millisecond); err != nil || r.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("mint: %v", err)
+		}
+	}
+	developer, developerKey := acct("developer-1")
+	operator, operatorKey := acct("operator-1")
+	if balanceOf(developer) < 10*money.Scale {
+		t.Fatalf("developer-1 holds %s USDT", balanceOf(developer).Decimal())
+	}
+
+	node := faultproxy.New(m.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	broken := faultproxy.New(m.Polygon.RPCURL)
+	broken.SetMode(faultproxy.Fail502)
+	t.Cleanup(broken.Close)
+
+	apiAddr := fmt.Sprintf("127.0.0.1:%d", caddyrun.FreePort(t))
+	cf := strings.NewReplacer("@PREFIX@", prefix, "@VAULT@", m.Polygon.RevenueVault, "@USDT@", m.Polygon.USDT, "@USDC@", m.Base.USDC,
+		"@PAYTO@", treasury.Hex(), "@BROKEN@", broken.URL(), "@API@", apiAddr).Replace(consoleCaddyfile)
+	gw := caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"))
+
+	_, relayerKey := acct("relayer")
+	_, signerKey := acct("claim-signer")
+	platform, _ := acct("platform")
+	poolW, _ := acct("pool")
+	env := map[string]string{
+		"DATABASE_URL": dsn, "REDIS_URL": os.Getenv("REDIS_URL"), "TOLLGATE_PREFIX": prefix,
+		"TOLLGATE_HTTP_ADDR": apiAddr, "TOLLGATE_EPOCH_GRACE": "1s",
+		"TOLLGATE_EPOCH_CLOSE_SCHEDULE": "* * * * * *", "TOLLGATE_INGEST_BLOCK": "200ms", "TOLLGATE_LOG_LEVEL": "warn",
+		"TOLLGATE_CHAIN_RPC_URL": m.Polygon.RPCURL, "TOLLGATE_CHAIN_ID": "137", "TOLLGATE_USDT_ADDRESS": m.Polygon.USDT,
+		"TOLLGATE_VAULT_ADDRESS": m.Polygon.RevenueVault, "TOLLGATE_CLAIMS_ADDRESS": m.Polygon.ClaimsContract,
+		"TOLLGATE_DEPOSIT_CONFIRMATIONS": "3", "TOLLGATE_DEPOSIT_SCHEDULE": "* * * * * *",
+		"TOLLGATE_PLATFORM_WALLET": platform.Hex(), "TOLLGATE_POOL_WALLET": poolW.Hex(),
+		"TOLLGATE_TREASURY_KEY": treasuryKey, "TOLLGATE_RELAYER_KEY": relayerKey, "TOLLGATE_SETTLEMENT_SCHEDULE": "* * * * * *",
+		"TOLLGATE_JWT_SECRET": "console-jwt-secret-0123456789abcdef012345", "TOLLGATE_ALLOW_PRIVATE_NODES": "1",
+		"TOLLGATE_CLAIM_SIGNER_KEY": signerKey, "TOLLGATE_CLAIM_CONFIRMATIONS": "0",
+		"TOLLGATE_CLAIM_WATCH_SCHEDULE": "* * * * * *", "TOLLGATE_NODE_PROBE_SCHEDULE": "* * * * * *",
+	}
+	getenv := func(k string) string { return env[k] }
+	cfg, err := config.Load(nil, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBuf bytes.Buffer
+	log, err := newLogger(cfg, &logBuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runDaemon(dctx, cfg, log.WithOptions(zap.IncreaseLevel(zap.WarnLevel)), getenv) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("settlementd: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("settlementd log:\n%s", logBuf.String())
+		}
+	})
+	settletest.Eventually(t, 20*time.Second, "settlementd healthy behind the gateway", func() (bool, error) {
+		resp, err := http.Get(gw.URL() + "/health")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	operatorBefore := balanceOf(operator)
+	stackUp := time.Since(began)
+
+	// The browser run.
+	shots, _ := filepath.Abs(filepath.Join("..", "docs", "screenshots"))
+	bctx, bcancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer bcancel()
+	cmd := exec.CommandContext(bctx, "node", "console.mjs")
+	cmd.Dir = scriptDir
+	cmd.Env = append(os.Environ(), "TOLLGATE_CHROMIUM="+chromium, "CONSOLE_URL="+gw.URL()+"/console", "CHAIN_RPC="+m.Polygon.RPCURL,
+		"DEVELOPER_KEY="+developerKey, "OPERATOR_KEY="+operatorKey, "NODE_URL="+node.URL(), "SHOTS="+shots,
+		"DEPOSIT_USDT=10", "PAID_CALLS=20")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	browserBegan := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("browser test: %v\n%s\n%s", err, stderr.String(), gw.Output())
+	}
+	t.Logf("browser run (%v):\n%s", time.Since(browserBegan).Round(100*time.Millisecond), stderr.String())
+	var out struct {
+		Operator, Developer, NodeID, KeyID, DepositTx, ClaimTx, ClaimableUSDT, ClaimedUSDT, BalanceAfterDeposit string
+		PaidCalls                                                                                               int
+	}
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(stdout.Bytes())))
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		t.Fatalf("browser output %q: %v", stdout.String(), err)
+	}
+	str := func(k string) string { s, _ := raw[k].(string); return s }
+	out.Operator, out.Developer, out.NodeID, out.KeyID = str("operator"), str("developer"), str("node_id"), str("key_id")
+	out.DepositTx, out.ClaimTx, out.ClaimableUSDT, out.ClaimedUSDT = str("deposit_tx"), str("claim_tx"), str("claimable_usdt"), str("claimed_usdt")
+	if n, ok := raw["paid_calls"].(float64); ok {
+		out.PaidCalls = int(n)
+	}
+	if !strings.EqualFold(out.Operator, operator.Hex()) || !strings.EqualFold(out.Developer, developer.Hex()) {
+		t.Fatalf("wallets %s %s", out.Operator, out.Developer)
+	}
+
+	// The key: a wallet key bound to the developer's wallet, in Postgres.
+	var kind, wallet string
+	settletest.Eventually(t, 10*time.Second, "the wallet key recorded", func() (bool, error) {
+		err := pool.QueryRow(ctx, `SELECT kind, wallet FROM api_keys WHERE key_id = $1 AND key_hash IS NOT NULL AND revoked_at IS NULL`, out.KeyID).Scan(&kind, &wallet)
+		return err == nil, nil
+	})
+	if kind != "wallet" || wallet != strings.ToLower(developer.Hex()) {
+		t.Fatalf("api_keys row: kind %q wallet %q", kind, wallet)
+	}
+	if n := settletest.Count(t, pool, `SELECT count(*) FROM api_keys WHERE wallet = '`+strings.ToLower(developer.Hex())+`' AND kind = 'wallet'`); n != 1 {
+		t.Fatalf("%d wallet keys for the developer, want 1", n)
+	}
+	// The deposit credited the key's account: 10 USDT, less the paid calls.
+	var depUnits int64
+	if err := pool.QueryRow(ctx, `SELECT COALESCE(sum(amount_units), 0)::bigint FROM chain_deposits WHERE account = $1 AND state = 'credited'`, out.KeyID).Scan(&depUnits); err != nil ||
+		money.Units(depUnits) != 10*money.Scale {
+		t.Fatalf("deposits to %s: %d units (%v)", out.KeyID, depUnits, err)
+	}
+	bal, err := balances.Balance(ctx, rdb, prefix, out.KeyID)
+	if err != nil || bal != 10*money.Scale-money.Units(out.PaidCalls*30) {
+		t.Fatalf("balance of %s: %s (%v) after %d paid calls", out.KeyID, bal.Decimal(), err, out.PaidCalls)
+	}
+
+	// The withdrawal: the operator's wallet received exactly the node's
+	// earnings, which are half the revenue it served.
+	var earned, claimed int64
+	if err := pool.QueryRow(ctx, `SELECT COALESCE((SELECT sum(amount_units) FROM node_earnings WHERE node_id = $1), 0)::bigint,
+		COALESCE((SELECT max(cumulative_units) FROM claim_events WHERE node_id = $1), 0)::bigint`, out.NodeID).Scan(&earned, &claimed); err != nil {
+		t.Fatal(err)
+	}
+	got := balanceOf(operator) - operatorBefore
+	if got <= 0 || got != money.Units(claimed) || got != money.Units(earned) {
+		t.Fatalf("the operator received %d units; claimed %d, earned %d", got, claimed, earned)
+	}
+	if got.Decimal() != out.ClaimableUSDT || got.Decimal() != out.ClaimedUSDT {
+		t.Fatalf("the page showed %s claimable and %s claimed; the wallet received %s", out.ClaimableUSDT, out.ClaimedUSDT, got.Decimal())
+	}
+	r, err := client.TransactionReceipt(ctx, common.HexToHash(out.ClaimTx))
+	if err != nil || r.Status != types.ReceiptStatusSuccessful {
+		t.Fatalf("claim tx %s: %v", out.ClaimTx, err)
+	}
+	for _, f := range []string{"console-key.png", "console-deposit.png", "console-withdrawal.png"} {
+		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() < 10_000 || st.ModTime().Before(browserBegan) {
+			t.Fatalf("screenshot %s: %v", f, err)
+		}
+	}
+	t.Logf("console end to end in %v (stack up in %v): key %s, deposit %s, node %s withdrew %s USDT in %s",
+		time.Since(began).Round(100*time.Millisecond), stackUp.Round(100*time.Millisecond), out.KeyID, out.DepositTx, out.NodeID, got.Decimal(), out.ClaimTx)
+}
