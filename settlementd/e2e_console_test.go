@@ -74,6 +74,9 @@ http://127.0.0.1:{PORT} {
 }
 `
 
+// secretOfNoOne is a well-formed API key no one was given.
+const secretOfNoOne = "tg_0000000000000000000000000000000000000000000"
+
 // browserDeps finds chromium and the installed playwright-core, or skips
 // (fails with TOLLGATE_REQUIRE_BROWSER=1).
 func browserDeps(t *testing.T) (chromium, dir string) {
@@ -314,6 +317,61 @@ func TestConsoleBrowser(t *testing.T) {
 			t.Fatalf("screenshot %s: %v", f, err)
 		}
 	}
+
+	// The wallet-key API through the gateway, every answer validated against
+	// docs/openapi.yaml: the same wallet again is 409 naming the key; a
+	// rotation revokes it and carries the balance over to the new key.
+	gwURL := gw.URL()
+	devKey := devnet.DevKey("developer-1")
+	challenge := func(rotate bool) string {
+		a := e2eDo(t, http.MethodPost, gwURL+"/api/keys/wallet/challenge", mustJSON(map[string]any{"wallet": developer.Hex(), "rotate": rotate}))
+		if a.status != http.StatusOK {
+			t.Fatalf("challenge: %d %s", a.status, a.body)
+		}
+		return a.obj(t)["message"].(string)
+	}
+	msg := challenge(false)
+	if a := e2eDo(t, http.MethodPost, gwURL+"/api/keys/wallet", mustJSON(map[string]string{"message": msg, "signature": personalSign(t, devKey, msg)})); a.status != http.StatusConflict ||
+		a.code() != "wallet_key_exists" || a.obj(t)["error"].(map[string]any)["key_id"] != out.KeyID {
+		t.Fatalf("the same wallet again: %d %s", a.status, a.body)
+	}
+	if a := e2eDo(t, http.MethodPost, gwURL+"/api/keys/wallet/challenge", `{"wallet":"0x12"}`); a.status != http.StatusBadRequest {
+		t.Fatalf("challenge for a bad wallet: %d %s", a.status, a.body)
+	}
+	if a := e2eDo(t, http.MethodPost, gwURL+"/api/keys/wallet", `{"message":"hello","signature":"0x00"}`); a.status != http.StatusBadRequest {
+		t.Fatalf("not a SIWE message: %d %s", a.status, a.body)
+	}
+	msg = challenge(true)
+	if a := e2eDo(t, http.MethodPost, gwURL+"/api/keys/wallet", mustJSON(map[string]any{"message": msg, "rotate": true,
+		"signature": personalSign(t, devnet.DevKey("operator-1"), msg)})); a.status != http.StatusUnauthorized {
+		t.Fatalf("signed by another wallet: %d %s", a.status, a.body)
+	}
+	msg = challenge(true)
+	rot := e2eDo(t, http.MethodPost, gwURL+"/api/keys/wallet", mustJSON(map[string]any{"message": msg, "rotate": true, "signature": personalSign(t, devKey, msg)}))
+	if rot.status != http.StatusCreated || rot.obj(t)["replaced_key_id"] != out.KeyID || rot.obj(t)["carried_over_usdt"] != bal.Decimal() {
+		t.Fatalf("rotate: %d %s", rot.status, rot.body)
+	}
+	newKey, newID := rot.obj(t)["api_key"].(string), rot.obj(t)["key_id"].(string)
+	if u := e2eDo(t, http.MethodGet, gwURL+"/api/keys/usage", "", "X-API-Key: "+newKey); u.status != http.StatusOK || u.obj(t)["key_id"] != newID ||
+		fmt.Sprint(u.obj(t)["credits_remaining_usdt"]) != bal.Decimal() {
+		t.Fatalf("usage of the rotated key: %d %s", u.status, u.body)
+	}
+	if a := e2eDo(t, http.MethodPost, gwURL+"/rpc", `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`, "X-API-Key: "+newKey); a.status != http.StatusOK {
+		t.Fatalf("a call with the rotated key: %d %s", a.status, a.body)
+	}
+	if a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/usage", "", "X-API-Key: "+secretOfNoOne); a.status != http.StatusUnauthorized {
+		t.Fatalf("usage of an unknown key: %d", a.status)
+	}
+	if a := e2eDo(t, http.MethodGet, gwURL+"/credits/initiate?amount=5", "", "X-API-Key: "+newKey); a.status != http.StatusOK || a.obj(t)["account"] != newID {
+		t.Fatalf("deposit instructions of the rotated key: %d %s", a.status, a.body)
+	}
+	for _, p := range []string{"/api/status", "/health"} {
+		if a := e2eDo(t, http.MethodGet, gwURL+p, ""); a.status != http.StatusOK {
+			t.Fatalf("%s: %d", p, a.status)
+		}
+	}
+	checkAnswersAgainstOpenAPI(t, gwURL)
+
 	t.Logf("console end to end in %v (stack up in %v): key %s, deposit %s, node %s withdrew %s USDT in %s",
 		time.Since(began).Round(100*time.Millisecond), stackUp.Round(100*time.Millisecond), out.KeyID, out.DepositTx, out.NodeID, got.Decimal(), out.ClaimTx)
 }
