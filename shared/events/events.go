@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -153,9 +154,13 @@ func (r *Revenue) Validate() error {
 		return fmt.Errorf("revenue: unknown asset %q", r.Asset)
 	}
 	switch r.Payer {
-	case PayerCredits, PayerBundle:
+	case PayerCredits:
 		if r.Account == "" {
 			return fmt.Errorf("revenue: %s payment without account", r.Payer)
+		}
+	case PayerBundle:
+		if !ValidWallet(r.Account) {
+			return fmt.Errorf("revenue: bundle payment account %.80q is not a lower-case 0x wallet", r.Account)
 		}
 	case PayerFree:
 		if r.Amount != 0 {
@@ -165,6 +170,26 @@ func (r *Revenue) Validate() error {
 		return fmt.Errorf("revenue: unknown payer %q", r.Payer)
 	}
 	return nil
+}
+
+// MaxWalletHexLen bounds the hex digits of a wallet (an address has 40).
+const MaxWalletHexLen = 40
+
+// ValidWallet reports whether s is a wallet as bundles are keyed by it: "0x"
+// and 1 to MaxWalletHexLen lower-case hex digits. The gateway writes full
+// addresses; the Redis bundle hash and the ledger account are named by this
+// exact string, so a mixed-case spelling would name a second bundle.
+func ValidWallet(s string) bool {
+	hex, ok := strings.CutPrefix(s, "0x")
+	if !ok || hex == "" || len(hex) > MaxWalletHexLen {
+		return false
+	}
+	for i := 0; i < len(hex); i++ {
+		if c := hex[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // decoders maps a type to a constructor; later event kinds register here.

@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -79,6 +80,8 @@ func (r *Refund) Validate() error {
 		return fmt.Errorf("refund: unknown payer %q", r.Payer)
 	case r.Payer != PayerFree && r.Account == "":
 		return errors.New("refund: paid refund without account")
+	case r.Payer == PayerBundle && !ValidWallet(r.Account):
+		return fmt.Errorf("refund: bundle refund account %.80q is not a lower-case 0x wallet", r.Account)
 	}
 	return nil
 }
@@ -115,6 +118,9 @@ func (k *KeyCreated) Validate() error {
 		return errors.New("key_created: key_id, key_hash (64 hex) and ts are required")
 	case k.Kind != KeyAPI && k.Kind != KeyMachine && k.Kind != KeyWallet && k.Kind != KeyBundle:
 		return fmt.Errorf("key_created: unknown kind %q", k.Kind)
+	case k.Kind == KeyBundle && !ValidWallet(k.Wallet):
+		// Its account hash's w field, rebuilt from this, names the bundle.
+		return fmt.Errorf("key_created: bundle key wallet %.80q is not a lower-case 0x wallet", k.Wallet)
 	}
 	return nil
 }
@@ -152,8 +158,18 @@ type BundleGranted struct {
 func (b *BundleGranted) EventType() string { return TypeBundleGrant }
 func (b *BundleGranted) EventID() string   { return "bundle:" + b.ID }
 func (b *BundleGranted) Validate() error {
-	if b.ID == "" || b.Wallet == "" || b.Calls <= 0 || b.Amount <= 0 || b.TimeMs <= 0 {
+	switch {
+	case b.ID == "" || b.Wallet == "" || b.Calls <= 0 || b.Amount <= 0 || b.TimeMs <= 0:
 		return errors.New("bundle_granted: id, wallet, calls, amount and ts are required")
+	case len(b.ID) > MaxBundleIDLen:
+		return fmt.Errorf("bundle_granted: id longer than %d", MaxBundleIDLen)
+	case !ValidWallet(b.Wallet):
+		return fmt.Errorf("bundle_granted: wallet %.80q is not a lower-case 0x wallet", b.Wallet)
+	case b.KeyID != "" && (!strings.HasPrefix(b.KeyID, "key_") || len(b.KeyID) > 64):
+		return fmt.Errorf("bundle_granted: key_id %.80q is not a key_… id", b.KeyID)
 	}
 	return nil
 }
+
+// MaxBundleIDLen bounds BundleGranted.ID (a transaction hash has 66).
+const MaxBundleIDLen = 100

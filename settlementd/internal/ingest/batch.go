@@ -230,7 +230,7 @@ func bookable(e events.Event) error {
 		texts = []string{e.KeyID, e.Reason}
 	case *events.BundleGranted:
 		ms, calls = e.TimeMs, e.Calls
-		texts = []string{e.ID, e.Wallet, e.Network}
+		texts = []string{e.ID, e.Wallet, e.Network, e.KeyID}
 	case *events.Adjustment:
 		ms = e.TimeMs
 		texts = []string{e.ID, e.Account, e.Reason}
@@ -316,10 +316,13 @@ ON CONFLICT (key_id) DO UPDATE SET
     revoked_at = COALESCE(api_keys.revoked_at, EXCLUDED.revoked_at),
     revoke_reason = COALESCE(api_keys.revoke_reason, EXCLUDED.revoke_reason)`
 
+	// An x402 grant (id = settlement tx hash) and the bundle key created
+	// with it (key_id, migration 0040). A replayed entry inserts nothing, so
+	// neither does its ledger row.
 	insertBundle = `
 WITH ins AS (
-    INSERT INTO bundle_grants (id, wallet, calls, amount_units, network, ts)
-    VALUES ($1, $2, $3, $4, $5, $6)
+    INSERT INTO bundle_grants (id, wallet, calls, amount_units, network, ts, key_id)
+    VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''))
     ON CONFLICT (id) DO NOTHING
     RETURNING id, wallet, calls, amount_units, ts)
 INSERT INTO account_ledger (account, kind, ref, units, calls, ts)
@@ -365,7 +368,7 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
 		q.Queue(upsertRevoke, k.KeyID, time.UnixMilli(k.TimeMs), k.Reason)
 	}
 	for _, g := range b.bundles {
-		q.Queue(insertBundle, g.ID, g.Wallet, g.Calls, int64(g.Amount), g.Network, time.UnixMilli(g.TimeMs))
+		q.Queue(insertBundle, g.ID, g.Wallet, g.Calls, int64(g.Amount), g.Network, time.UnixMilli(g.TimeMs), g.KeyID)
 	}
 	if a := &b.adj; len(a.id) > 0 {
 		q.Queue(insertAdjustments, a.id, a.account, a.units, a.reason, a.ts)

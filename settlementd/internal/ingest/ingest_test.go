@@ -69,7 +69,7 @@ func TestIngestStoresEveryEventOnce(t *testing.T) {
 	hash := strings.Repeat("ab", 32)
 	evs = append(evs,
 		&events.KeyCreated{KeyID: "key_A", KeyHash: hash, Kind: events.KeyAPI, Label: "a", Tier: "free", Email: "a@x", EmailConsent: true, TimeMs: now.UnixMilli()},
-		&events.BundleGranted{ID: "0xtx1", Wallet: "0xwallet01", Calls: 1000, Amount: 100_000, Network: "eip155:8453", TimeMs: now.UnixMilli()},
+		&events.BundleGranted{ID: "0xtx1", Wallet: settletest.Wallet(1), Calls: 1000, Amount: 100_000, Network: "eip155:8453", TimeMs: now.UnixMilli()},
 	)
 	// Every event twice: XADDed twice by a retrying writer.
 	settletest.XAdd(t, e.rdb, e.stream, evs...)
@@ -113,7 +113,7 @@ func TestIngestStoresEveryEventOnce(t *testing.T) {
 			e.count(t, `SELECT COALESCE(sum(amount_units), 0) FROM refunds WHERE payer = 'credits'`); got != want {
 		t.Errorf("credit balances sum %d, want %d", got, want)
 	}
-	if got := e.count(t, `SELECT bundle_calls FROM account_balances WHERE account = '0xwallet01'`); got > 1000 {
+	if got := e.count(t, `SELECT bundle_calls FROM account_balances WHERE account = $1`, settletest.Wallet(1)); got > 1000 {
 		t.Errorf("bundle calls %d above the grant", got)
 	}
 	if got := e.count(t, `SELECT count(*) FROM api_keys WHERE key_hash = $1 AND email_consent AND revoked_at IS NULL`, hash); got != 1 {

@@ -7,10 +7,30 @@
 // debits − refunds, from the account ledger), and the set of deposit ids
 // already credited (so a replayed deposit log still credits once).
 //
-// Each account is compared and written in one Lua script, and only fields
-// that differ are written: on a healthy system a run changes nothing. Fields
-// the gateway keeps only in Redis (daily counters, rate-limit state) are not
-// touched, and nothing is deleted.
+// A bundle key (kind "bundle", an X-Tollgate-Bundle-Key) also gets w = its
+// wallet (api_keys.wallet) and never a credit balance: its calls are the
+// wallet's x402 bundle, so bal and spent are neither compared nor written for
+// it (credit-side ledger money on one is logged, not written).
+//
+// For every wallet with an x402 bundle it writes the bundle hash
+// (<p>bundle:{<wallet>}) and the grants set (<p>bundle:{<wallet>}:grants):
+//
+//	granted = Σ bundle_grants.calls of the wallet
+//	used    = calls drawn net of refunds = −Σ ledger calls of bundle_debit and bundle_refund
+//	calls   = granted − used (= account_balances.bundle_calls)
+//	grants  = the settlement tx hashes of its bundle_grants (so a replayed
+//	          grant still grants once)
+//
+// matching the gateway's scripts: a grant HINCRBYs calls and granted, a draw
+// moves n from calls to used, a refund moves it back. As for bal and spent,
+// a field the gateway would not have created yet (calls and granted before
+// any grant, used before any draw) is not given an explicit zero.
+//
+// Each account and each wallet is compared and written in one Lua script,
+// and only fields that differ are written: on a healthy system a run changes
+// nothing. Fields the gateway keeps only in Redis (daily counters,
+// rate-limit state, used SIWX nonces) are not touched, and nothing is
+// deleted.
 //
 // Redis balances run ahead of Postgres by the events not yet ingested, so a
 // run refuses to start unless the event stream is fully ingested (or gone,
@@ -32,6 +52,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/ingest"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
 // Options of one run.
@@ -44,16 +65,18 @@ type Options struct {
 
 // Report says what a run found.
 type Report struct {
-	Accounts int            // accounts examined
-	Changed  int            // accounts with at least one difference
-	Fields   map[string]int // differences by field (lookup, st, tier, kind, label, ts, bal, spent, deposits)
+	Accounts       int            // accounts examined
+	Changed        int            // accounts with at least one difference
+	Wallets        int            // wallets with an x402 bundle examined
+	WalletsChanged int            // wallets with at least one difference
+	Fields         map[string]int // differences by field: lookup, st, tier, kind, label, ts, w, bal, spent, deposits; bundle.calls, bundle.granted, bundle.used, bundle.grants
 }
 
 // ErrNotIngested is returned when the stream still holds events Postgres
 // does not have.
 var ErrNotIngested = errors.New("reconcile: the event stream is not fully ingested; Redis balances are ahead of Postgres (use -force to run anyway)")
 
-// Run reconciles every account.
+// Run reconciles every account, then every wallet's x402 bundle.
 func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opts Options, log *zap.Logger) (Report, error) {
 	if log == nil {
 		log = zap.NewNop()
@@ -67,72 +90,147 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 			return Report{}, err
 		}
 	}
-	rows, err := pool.Query(ctx, accountsSQL)
-	if err != nil {
-		return Report{}, fmt.Errorf("reconcile: reading accounts: %w", err)
-	}
-	defer rows.Close()
-
 	rep := Report{Fields: map[string]int{}}
-	apply := "0"
-	if opts.Apply {
-		apply = "1"
+	w := &writer{rdb: rdb, l: l, apply: opts.Apply, log: log, rep: &rep}
+	if err := w.accounts(ctx, pool); err != nil {
+		return rep, err
 	}
-	var batch []account
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		p := rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(batch))
-		for i, a := range batch {
-			keys, args := a.script(l, apply)
-			cmds[i] = reconcileScript.Eval(ctx, p, keys, args...)
-		}
-		if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			// EVAL, not EVALSHA: a pipeline cannot retry on NOSCRIPT.
-			return fmt.Errorf("reconcile: writing Redis: %w", err)
-		}
-		for i, c := range cmds {
-			diffs, err := c.StringSlice()
-			if err != nil {
-				return fmt.Errorf("reconcile: account %s: %w", batch[i].id, err)
-			}
-			rep.Accounts++
-			if len(diffs) > 0 {
-				rep.Changed++
-				for _, f := range diffs {
-					rep.Fields[f]++
-				}
-				log.Info("account differs", zap.String("account", batch[i].id), zap.Strings("fields", diffs), zap.Bool("applied", opts.Apply))
-			}
-		}
-		batch = batch[:0]
+	if err := w.bundles(ctx, pool); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// writer runs reconcileScript over batches of records, pipelined.
+type writer struct {
+	rdb   redis.UniversalClient
+	l     balances.Layout
+	apply bool
+	log   *zap.Logger
+	rep   *Report
+}
+
+// record is one Redis record set to reconcile: an account or a wallet.
+type record interface {
+	name() string
+	script(l balances.Layout, apply string) (keys []string, args []any)
+}
+
+// flush reconciles batch and counts the differences; wallets says which
+// half of the report they belong to.
+func (w *writer) flush(ctx context.Context, batch []record, wallets bool) error {
+	if len(batch) == 0 {
 		return nil
 	}
+	apply := "0"
+	if w.apply {
+		apply = "1"
+	}
+	p := w.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(batch))
+	for i, r := range batch {
+		keys, args := r.script(w.l, apply)
+		cmds[i] = reconcileScript.Eval(ctx, p, keys, args...)
+	}
+	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		// EVAL, not EVALSHA: a pipeline cannot retry on NOSCRIPT.
+		return fmt.Errorf("reconcile: writing Redis: %w", err)
+	}
+	for i, c := range cmds {
+		diffs, err := c.StringSlice()
+		if err != nil {
+			return fmt.Errorf("reconcile: %s: %w", batch[i].name(), err)
+		}
+		if wallets {
+			w.rep.Wallets++
+			for j := range diffs {
+				diffs[j] = "bundle." + diffs[j]
+			}
+		} else {
+			w.rep.Accounts++
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		if wallets {
+			w.rep.WalletsChanged++
+		} else {
+			w.rep.Changed++
+		}
+		for _, f := range diffs {
+			w.rep.Fields[f]++
+		}
+		what := "account differs"
+		if wallets {
+			what = "bundle differs"
+		}
+		w.log.Info(what, zap.String("account", batch[i].name()), zap.Strings("fields", diffs), zap.Bool("applied", w.apply))
+	}
+	return nil
+}
+
+const batchSize = 500
+
+// accounts reconciles every key_… account.
+func (w *writer) accounts(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, err := pool.Query(ctx, accountsSQL)
+	if err != nil {
+		return fmt.Errorf("reconcile: reading accounts: %w", err)
+	}
+	defer rows.Close()
+	var batch []record
 	for rows.Next() {
-		var a account
+		a := &account{}
 		var created *time.Time
-		if err := rows.Scan(&a.id, &a.hash, &a.kind, &a.label, &a.tier, &created, &a.revoked, &a.bal, &a.spent, &a.hasBal, &a.hasSpent, &a.deposits); err != nil {
-			return rep, fmt.Errorf("reconcile: %w", err)
+		if err := rows.Scan(&a.id, &a.hash, &a.kind, &a.label, &a.tier, &a.wallet, &created, &a.revoked, &a.bal, &a.spent, &a.hasBal, &a.hasSpent, &a.deposits); err != nil {
+			return fmt.Errorf("reconcile: %w", err)
 		}
 		if created != nil {
 			a.ts = strconv.FormatInt(created.UnixMilli(), 10)
 		}
+		if a.kind == string(events.KeyBundle) && (a.bal != 0 || a.spent != 0) {
+			w.log.Warn("bundle key has credit-side ledger entries; a bundle key holds no credits, so they are not written to Redis",
+				zap.String("account", a.id), zap.Int64("bal", a.bal), zap.Int64("spent", a.spent))
+		}
 		batch = append(batch, a)
-		if len(batch) == 500 {
-			if err := flush(); err != nil {
-				return rep, err
+		if len(batch) == batchSize {
+			if err := w.flush(ctx, batch, false); err != nil {
+				return err
 			}
+			batch = batch[:0]
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return rep, fmt.Errorf("reconcile: %w", err)
+		return fmt.Errorf("reconcile: %w", err)
 	}
-	if err := flush(); err != nil {
-		return rep, err
+	return w.flush(ctx, batch, false)
+}
+
+// bundles reconciles every wallet that has an x402 bundle.
+func (w *writer) bundles(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, err := pool.Query(ctx, bundlesSQL)
+	if err != nil {
+		return fmt.Errorf("reconcile: reading bundles: %w", err)
 	}
-	return rep, nil
+	defer rows.Close()
+	var batch []record
+	for rows.Next() {
+		b := &bundle{}
+		if err := rows.Scan(&b.wallet, &b.granted, &b.used, &b.drawn, &b.grants); err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
+		batch = append(batch, b)
+		if len(batch) == batchSize {
+			if err := w.flush(ctx, batch, true); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	return w.flush(ctx, batch, true)
 }
 
 // checkIngested refuses while the stream holds entries not yet in Postgres.
@@ -170,7 +268,7 @@ WITH led AS (
            COALESCE(array_agg(ref ORDER BY ref) FILTER (WHERE kind = 'deposit'), '{}') AS deposits
     FROM account_ledger WHERE account LIKE 'key\_%' GROUP BY account)
 SELECT COALESCE(k.key_id, b.account), COALESCE(k.key_hash, ''), COALESCE(k.kind, ''), COALESCE(k.label, ''),
-       COALESCE(k.tier, ''), k.created_at, k.revoked_at IS NOT NULL,
+       COALESCE(k.tier, ''), COALESCE(k.wallet, ''), k.created_at, k.revoked_at IS NOT NULL,
        COALESCE(b.credit_units, 0), COALESCE(b.spent_units, 0),
        COALESCE(l.has_bal, false), COALESCE(l.has_spent, false), COALESCE(l.deposits, '{}')
 FROM api_keys k
@@ -179,12 +277,14 @@ LEFT JOIN led l ON l.account = COALESCE(k.key_id, b.account)
 ORDER BY 1`
 
 type account struct {
-	id, hash, kind, label, tier, ts string
-	revoked                         bool
-	bal, spent                      int64
-	hasBal, hasSpent                bool
-	deposits                        []string
+	id, hash, kind, label, tier, wallet, ts string
+	revoked                                 bool
+	bal, spent                              int64
+	hasBal, hasSpent                        bool
+	deposits                                []string
 }
+
+func (a *account) name() string { return a.id }
 
 // script returns the keys and arguments of reconcileScript for a.
 func (a *account) script(l balances.Layout, apply string) ([]string, []any) {
@@ -192,7 +292,7 @@ func (a *account) script(l balances.Layout, apply string) ([]string, []any) {
 	if a.hash != "" {
 		keys = append(keys, l.KeyLookup(a.hash))
 	}
-	args := []any{apply, a.id}
+	args := []any{apply, a.id, "deposits"}
 	var fields []any
 	if a.hash != "" || a.revoked {
 		st := balances.StatusActive
@@ -208,16 +308,63 @@ func (a *account) script(l balances.Layout, apply string) ([]string, []any) {
 			balances.FieldLabel, a.label, "x",
 			balances.FieldTime, a.ts, "x")
 	}
-	// Money fields: absent means 0. A field the gateway would not have
-	// created yet is not given an explicit zero (that would differ from a
-	// healthy Redis); one it would have is written even when it is 0.
-	fields = append(fields,
-		balances.FieldBal, strconv.FormatInt(a.bal, 10), mode(a.hasBal),
-		balances.FieldSpent, strconv.FormatInt(a.spent, 10), mode(a.hasSpent))
+	if a.kind == string(events.KeyBundle) {
+		// A bundle key draws on its wallet's bundle and has no credits:
+		// the gateway would pay from a bal field, so none is given.
+		if a.hash != "" && a.wallet != "" {
+			fields = append(fields, balances.FieldWallet, a.wallet, "x")
+		}
+	} else {
+		// Money fields: absent means 0. A field the gateway would not have
+		// created yet is not given an explicit zero (that would differ from a
+		// healthy Redis); one it would have is written even when it is 0.
+		fields = append(fields,
+			balances.FieldBal, strconv.FormatInt(a.bal, 10), mode(a.hasBal),
+			balances.FieldSpent, strconv.FormatInt(a.spent, 10), mode(a.hasSpent))
+	}
 	args = append(args, len(fields)/3)
 	args = append(args, fields...)
 	for _, d := range a.deposits {
 		args = append(args, d)
+	}
+	return keys, args
+}
+
+// bundlesSQL: every wallet with a grant or a bundle draw, its calls granted,
+// its calls used net of refunds, whether it ever drew (the gateway's first
+// draw creates the used field), and its grants' tx hashes.
+const bundlesSQL = `
+WITH g AS (
+    SELECT wallet, sum(calls)::bigint AS granted, array_agg(id ORDER BY id) AS grants
+    FROM bundle_grants GROUP BY wallet),
+d AS (
+    SELECT account AS wallet, (-sum(calls))::bigint AS used, bool_or(kind = 'bundle_debit') AS drawn
+    FROM account_ledger WHERE kind IN ('bundle_debit', 'bundle_refund') GROUP BY account)
+SELECT COALESCE(g.wallet, d.wallet), COALESCE(g.granted, 0), COALESCE(d.used, 0), COALESCE(d.drawn, false),
+       COALESCE(g.grants, '{}')
+FROM g FULL JOIN d ON d.wallet = g.wallet
+ORDER BY 1`
+
+// bundle is a wallet's x402 bundle as Postgres has it.
+type bundle struct {
+	wallet        string
+	granted, used int64
+	drawn         bool
+	grants        []string
+}
+
+func (b *bundle) name() string { return b.wallet }
+
+// script returns the keys and arguments of reconcileScript for b.
+func (b *bundle) script(l balances.Layout, apply string) ([]string, []any) {
+	keys := []string{l.Bundle(b.wallet), l.BundleGrants(b.wallet)}
+	granted := mode(len(b.grants) > 0)
+	args := []any{apply, b.wallet, "grants", 3,
+		balances.BundleCalls, strconv.FormatInt(b.granted-b.used, 10), granted,
+		balances.BundleGranted, strconv.FormatInt(b.granted, 10), granted,
+		balances.BundleUsed, strconv.FormatInt(b.used, 10), mode(b.drawn)}
+	for _, g := range b.grants {
+		args = append(args, g)
 	}
 	return keys, args
 }
@@ -229,14 +376,16 @@ func mode(present bool) string {
 	return "z"
 }
 
-// reconcileScript compares one account with what Postgres says and, when
-// ARGV[1] is "1", writes the differences. It returns the names of the
-// differing fields.
+// reconcileScript compares one record set (an account, or a wallet's
+// bundle) with what Postgres says and, when ARGV[1] is "1", writes the
+// differences. It returns the names of the differing fields.
 //
-// KEYS: 1 account hash, 2 deposits set, 3 the key's hash lookup (absent for
-// an account whose key_created is not in Postgres).
-// ARGV: 1 apply, 2 account id, 3 number of fields n, then n triples (field,
-// value, mode: "x" exact, "z" absent counts as "0"), then the deposit ids.
+// KEYS: 1 hash (account or bundle), 2 set (deposits or grants), 3 the key's
+// hash lookup (accounts only; absent for an account whose key_created is
+// not in Postgres, and for a bundle).
+// ARGV: 1 apply, 2 account id (the lookup's value), 3 the set's name in the
+// diffs, 4 number of fields n, then n triples (field, value, mode: "x"
+// exact, "z" absent counts as "0"), then the set's members.
 var reconcileScript = redis.NewScript(`
 local apply = ARGV[1] == '1'
 local diffs = {}
@@ -246,8 +395,8 @@ if KEYS[3] then
     if apply then redis.call('SET', KEYS[3], ARGV[2]) end
   end
 end
-local n = tonumber(ARGV[3])
-local i = 4
+local n = tonumber(ARGV[4])
+local i = 5
 for _ = 1, n do
   local f, v, mode = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   i = i + 3
@@ -265,5 +414,5 @@ for j = i, #ARGV do
     if apply then redis.call('SADD', KEYS[2], ARGV[j]) end
   end
 end
-if missing > 0 then table.insert(diffs, 'deposits') end
+if missing > 0 then table.insert(diffs, ARGV[3]) end
 return diffs`)

@@ -22,13 +22,13 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
-// dump renders every key record and balance of the prefix (not the
-// gateway's transient counters: daily calls, rate-limit state, free tier).
+// dump renders every key record, balance and x402 bundle of the prefix (not
+// the gateway's transient counters: daily calls, rate-limit state, free tier).
 func dump(t *testing.T, rdb *redis.Client, prefix string) string {
 	t.Helper()
 	ctx := context.Background()
 	var lines []string
-	for _, pat := range []string{prefix + "key:*", prefix + "acct:*"} {
+	for _, pat := range []string{prefix + "key:*", prefix + "acct:*", prefix + "bundle:*"} {
 		keys, err := rdb.Keys(ctx, pat).Result()
 		if err != nil {
 			t.Fatal(err)

@@ -129,6 +129,11 @@ func Count(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
 	return n
 }
 
+// Wallet is the i-th test wallet: a lower-case 0x address, as the gateway
+// keys x402 bundles (events.ValidWallet). The generator's bundle calls are
+// drawn by Wallet(0) to Wallet(4).
+func Wallet(i int) string { return fmt.Sprintf("0x%040x", 0xa11e7000+i) }
+
 // Nodes used by the generator.
 var Nodes = []string{"NODE-EU-AAAAAAAA", "NODE-US-BBBBBBBB", "NODE-AP-CCCCCCCC", "NODE-EU-DDDDDDDD"}
 
@@ -150,7 +155,7 @@ func Traffic(seed uint64, n int, from, to time.Time) []events.Event {
 		payer, asset, unit, account := events.PayerCredits, events.AssetUSDT, money.PricePerCall, fmt.Sprintf("key_ACCOUNT%02d", r.IntN(20))
 		switch r.IntN(10) {
 		case 0:
-			payer, asset, unit, account = events.PayerBundle, events.AssetUSDC, money.BundleCallRevenue, fmt.Sprintf("0xwallet%02d", r.IntN(5))
+			payer, asset, unit, account = events.PayerBundle, events.AssetUSDC, money.BundleCallRevenue, Wallet(r.IntN(5))
 		case 1:
 			payer, unit, account = events.PayerFree, 0, ""
 		}

@@ -1,0 +1,1 @@
+ALTER TABLE bundle_grants DROP COLUMN IF EXISTS key_id;
