@@ -267,7 +267,7 @@ func TestMalformedInputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST, OPTIONS" {
 			t.Fatalf("status %d allow %q", resp.StatusCode, resp.Header.Get("Allow"))
 		}
 	})

@@ -27,6 +27,8 @@ var (
 	meterRefunds   *prometheus.CounterVec
 	keysCreated    *prometheus.CounterVec
 	adminActions   *prometheus.CounterVec
+	x402Payments   *prometheus.CounterVec
+	siwxOutcomes   *prometheus.CounterVec
 )
 
 func initMetrics() {
@@ -70,6 +72,14 @@ func initMetrics() {
 			Namespace: ns, Subsystem: "admin", Name: "actions_total",
 			Help: "Gateway admin requests by action (revoke, credit, debit, set_free_tier, clear_free_tier, reset_breaker, auth) and outcome.",
 		}, []string{"action", "outcome"})
+		x402Payments = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: "x402", Name: "payments_total",
+			Help: "x402 payment headers by outcome (settled, invalid, settle_failed, facilitator_unavailable, grant_failed).",
+		}, []string{"outcome"})
+		siwxOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: "x402", Name: "siwx_total",
+			Help: "Sign-In-With-X headers by outcome (served, invalid, bundle_exhausted, siwx_nonce_used, rate_limited).",
+		}, []string{"outcome"})
 	})
 }
 
@@ -81,7 +91,7 @@ func (h *Handler) registerMetrics(reg prometheus.Registerer) error {
 		return nil
 	}
 	for _, c := range []prometheus.Collector{rpcRequests, rpcCalls, rpcDuration, cacheCalls, upstreamCollector{h},
-		meterDecisions, meterLatency, meterRefunds, keysCreated, adminActions, writerCollector{h}} {
+		meterDecisions, meterLatency, meterRefunds, keysCreated, adminActions, x402Payments, siwxOutcomes, writerCollector{h}} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

@@ -99,11 +99,20 @@ type acceptV2 struct {
 }
 
 type paymentRequiredV2 struct {
-	X402Version int        `json:"x402Version"`
-	Error       string     `json:"error"`
-	Resource    resourceV2 `json:"resource"`
-	Accepts     []acceptV2 `json:"accepts"`
+	X402Version int            `json:"x402Version"`
+	Error       string         `json:"error"`
+	Resource    resourceV2     `json:"resource"`
+	Accepts     []acceptV2     `json:"accepts"`
+	Extensions  map[string]any `json:"extensions,omitempty"`
 }
+
+// bundleDescription describes what an x402 payment buys.
+var bundleDescription = fmt.Sprintf("%d JSON-RPC calls (x402 bundle)", money.BundleCalls)
+
+// exposedHeaders are the response headers a browser client may read (x402
+// clients must read the first three; research x402.md §5.3).
+const exposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Tollgate-Bundle-Key, X-Tollgate-Bundle-Remaining, " +
+	"X-Tollgate-Payer, X-Tollgate-Credits-Remaining, X-Tollgate-Free-Remaining, X-Tollgate-Request-Id, X-Tollgate-Upstream, Retry-After"
 
 // baseURL is the gateway's external base URL: public_url, or the scheme and
 // host the request came in on.
@@ -121,10 +130,8 @@ func (h *Handler) baseURL(r *http.Request) string {
 // writePaymentRequired answers 402 as DESIGN §5 decides: the x402 v1
 // PaymentRequired object plus onboarding as the body (v1 clients such as
 // x402-fetch read only the body), and the v2 object in PAYMENT-REQUIRED
-// (v2 clients read only the header).
+// (v2 clients read only the header), with a fresh Sign-In-With-X challenge.
 func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d *meter.Decision) {
-	base := h.baseURL(r)
-	resource := base + r.URL.Path
 	lim := d.Limits // in force when the request was refused (an operator may have changed them)
 	why := fmt.Sprintf("Free tier exhausted: %d calls per IP per UTC day", lim.DailyPerIP)
 	if d.Reason == "subnet" {
@@ -139,28 +146,35 @@ func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d
 			why = "This API key has too few credits for this metric"
 		}
 	}
-	msg := why + ". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding."
-	desc := fmt.Sprintf("%d JSON-RPC calls (x402 bundle)", money.BundleCalls)
-	extra := map[string]string{"name": usdcEIP712Name, "version": usdcEIP712Ver}
+	h.write402(w, r, why+". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding.", d.Reason, lim)
+}
 
-	v1 := paymentRequiredV1{
-		X402Version: 1,
-		Error:       msg,
-		Accepts: []acceptV1{{Scheme: x402Scheme, Network: x402NetworkV1, MaxAmountRequired: money.BundlePrice.String(),
-			Resource: resource, Description: desc, MimeType: x402MimeType, PayTo: h.pay.payTo,
-			MaxTimeoutSeconds: x402MaxTimeout, Asset: h.pay.asset, Extra: extra}},
-		Onboarding: h.onboarding(base, d.Reason, lim),
+// writePaymentRefused answers 402 to a payment or Sign-In-With-X header
+// that was not accepted: the same challenge, with the reason in the v1
+// body's error and the v2 object's error, and the settlement answer when
+// the facilitator refused to settle.
+func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, ref *paymentRefusal, s *settled) {
+	if s != nil {
+		setSettlement(w, s)
 	}
+	h.write402(w, r, ref.reason+": "+ref.msg, ref.reason, h.meter.ConfigLimits())
+}
+
+func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits) {
+	base := h.baseURL(r)
+	resource := base + r.URL.Path
+	v1req, _ := h.requirement(1, resource)
+	v2req, _ := h.requirement(2, resource)
+	v1 := paymentRequiredV1{X402Version: 1, Error: msg, Accepts: []acceptV1{v1req.(acceptV1)}, Onboarding: h.onboarding(base, reason, lim)}
 	v2 := paymentRequiredV2{
 		X402Version: 2,
 		Error:       msg,
-		Resource:    resourceV2{URL: resource, Description: desc, MimeType: x402MimeType},
-		Accepts: []acceptV2{{Scheme: x402Scheme, Network: x402NetworkV2, Amount: money.BundlePrice.String(), Asset: h.pay.asset,
-			PayTo: h.pay.payTo, MaxTimeoutSeconds: x402MaxTimeout, Extra: extra}},
+		Resource:    resourceV2{URL: resource, Description: bundleDescription, MimeType: x402MimeType},
+		Accepts:     []acceptV2{v2req.(acceptV2)},
+		Extensions:  map[string]any{siwxExtension: siwxChallenge(base, resource, h.meter.Now())},
 	}
 	hdr, _ := json.Marshal(v2)
-	w.Header().Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString(hdr))
-	w.Header().Set("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE")
+	w.Header().Set(headerRequired, base64.StdEncoding.EncodeToString(hdr))
 	writeJSON(w, http.StatusPaymentRequired, v1) // Cache-Control: no-store
 }
 

@@ -29,12 +29,16 @@ func wholeID(msg *jsonrpc.Message) json.RawMessage {
 }
 
 // authorize books the request's calls (its valid items) before anything is
-// forwarded. When it returns false the answer (401, 402, 429 or 503) has
+// forwarded, deciding who pays in DESIGN §4's order: an API key (credits,
+// or a bundle key's bundle), a Sign-In-With-X message (the wallet's
+// bundle), an x402 payment (settled, then a new bundle), the IP's free
+// allowance. When it returns false the answer (401, 402, 429 or 503) has
 // been written.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainState, msg *jsonrpc.Message, calls []jsonrpc.Item) (meter.Decision, bool) {
 	id := wholeID(msg)
 	req := meter.Request{ChainID: cs.chain.ID, IP: clientIP(r), Calls: len(calls), Method: jsonrpc.RequestLabel(calls)}
-	if key, present := apiKey(r); present {
+	key, keyed := apiKey(r)
+	if keyed {
 		if !meter.WellFormedKey(key) {
 			meterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()
 			writeRPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id,
@@ -42,6 +46,25 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 			return meter.Decision{}, false
 		}
 		req.KeyHash = meter.HashKey(key)
+	} else {
+		payName, payValue := paymentHeader(r)
+		if siwx := r.Header.Get(headerSIWX); siwx != "" {
+			if d, ok, handled := h.authorizeSIWX(w, r, req, id, siwx, payName != ""); handled {
+				if ok {
+					meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
+					w.Header().Set("X-Tollgate-Request-Id", d.ID)
+				}
+				return d, ok
+			}
+		}
+		if payName != "" {
+			d, ok := h.authorizePayment(w, r, req, id, payName, payValue)
+			if ok {
+				meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
+				w.Header().Set("X-Tollgate-Request-Id", d.ID)
+			}
+			return d, ok
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
 	defer cancel()
@@ -49,23 +72,18 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 	d, err := h.meter.Authorize(ctx, req)
 	meterLatency.Observe(time.Since(start).Seconds())
 	if err != nil {
-		meterDecisions.WithLabelValues("unavailable").Inc()
-		h.logger.Warn("metering unavailable; refusing the request", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
-		w.Header().Set("Retry-After", "1")
-		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError("metering unavailable, retry shortly")))
+		h.meterDown(w, id, req, err)
 		return d, false
 	}
 	meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
 	w.Header().Set("X-Tollgate-Request-Id", d.ID)
 	switch d.Outcome {
-	case meter.Paid, meter.Free:
+	case meter.Paid, meter.Free, meter.Bundle:
 		return d, true
 	case meter.PaymentRequired:
 		h.writePaymentRequired(w, r, &d)
 	case meter.RateLimited:
-		secs := meter.RetrySeconds(d.RetryAfter)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeRPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(id, jsonrpc.RateLimited(secs)))
+		h.writeRateLimited(w, id, &d)
 	case meter.Unauthorized:
 		msg := "unknown API key"
 		if d.Reason == "revoked_key" {
@@ -76,11 +94,36 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 	return d, false
 }
 
+// meterSIWX runs the SIWX draw with the metering deadline and latency metric.
+func (h *Handler) meterSIWX(r *http.Request, req meter.Request, wallet, nonce string) (meter.Decision, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+	defer cancel()
+	start := time.Now()
+	d, err := h.meter.AuthorizeSIWX(ctx, req, wallet, nonce, siwxNonceTTL)
+	meterLatency.Observe(time.Since(start).Seconds())
+	return d, err
+}
+
+// meterDown answers 503 when metering failed: nothing was booked.
+func (h *Handler) meterDown(w http.ResponseWriter, id json.RawMessage, req meter.Request, err error) {
+	meterDecisions.WithLabelValues("unavailable").Inc()
+	h.logger.Warn("metering unavailable; refusing the request", zap.Uint64("chain_id", req.ChainID), zap.Error(err))
+	w.Header().Set("Retry-After", "1")
+	writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError("metering unavailable, retry shortly")))
+}
+
+func (h *Handler) writeRateLimited(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
+	secs := meter.RetrySeconds(d.RetryAfter)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeRPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(id, jsonrpc.RateLimited(secs)))
+}
+
 // settle finishes a served request's books: a refund for the calls the
 // upstream failed (synchronously, so the answer and the balance agree), and
 // the revenue event for the rest (asynchronously).
 func (h *Handler) settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, out *forwarded, failed int) {
 	balance := d.Balance
+	refunded := false
 	if failed > 0 {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
 		err := h.meter.Refund(ctx, d, failed)
@@ -93,6 +136,7 @@ func (h *Handler) settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 				zap.Int("calls", failed), zap.Error(err))
 		} else {
 			meterRefunds.WithLabelValues(string(d.Payer()), "ok").Add(float64(failed))
+			refunded = true
 			if d.Outcome == meter.Paid {
 				balance += money.PricePerCall * money.Units(failed)
 			}
@@ -106,9 +150,16 @@ func (h *Handler) settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 		h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
 	}
 	w.Header().Set("X-Tollgate-Payer", string(d.Payer()))
-	if d.Outcome == meter.Paid {
+	switch d.Outcome {
+	case meter.Paid:
 		w.Header().Set("X-Tollgate-Credits-Remaining", balance.Decimal())
-	} else {
+	case meter.Bundle:
+		left := d.BundleLeft
+		if failed > 0 && refunded {
+			left += int64(failed)
+		}
+		w.Header().Set(headerBundleLeft, strconv.FormatInt(left, 10))
+	default:
 		w.Header().Set("X-Tollgate-Free-Remaining", strconv.FormatInt(d.FreeLeft, 10))
 	}
 }

@@ -19,9 +19,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return next.ServeHTTP(w, r)
 }
 
+// corsAllowedHeaders are the request headers a browser may send to /rpc:
+// the x402 payment and sign-in headers, and Access-Control-Expose-Headers,
+// which the x402 fetch wrappers wrongly send as a request header (research
+// x402.md §5.3) — a preflight refusing it would break every browser payment.
+const corsAllowedHeaders = "Content-Type, X-API-Key, PAYMENT-SIGNATURE, X-PAYMENT, SIGN-IN-WITH-X, Access-Control-Expose-Headers"
+
 func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint64) error {
+	// CORS: /rpc takes no cookies (credentials are headers the caller sets),
+	// so any origin may call it and read the payment headers.
+	hdr := w.Header()
+	hdr.Set("Access-Control-Allow-Origin", "*")
+	hdr.Set("Access-Control-Expose-Headers", exposedHeaders)
+	if r.Method == http.MethodOptions {
+		hdr.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		hdr.Set("Access-Control-Allow-Headers", corsAllowedHeaders)
+		hdr.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
 	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
+		w.Header().Set("Allow", "POST, OPTIONS")
 		writeRPCError(w, http.StatusMethodNotAllowed, jsonrpc.ErrorResponse(nil, jsonrpc.InvalidRequest("JSON-RPC requests must use POST")))
 		return nil
 	}

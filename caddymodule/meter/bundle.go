@@ -166,3 +166,4 @@ func (m *Meter) GrantBundle(ctx context.Context, req Request, g Grant) (Decision
 		return d, created, nil
 	}
 }
+

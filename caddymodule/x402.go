@@ -1,0 +1,333 @@
+package caddymodule
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+	"github.com/tollgate-rpc/tollgate/shared/x402"
+)
+
+// x402 request and response headers (shared/research/x402.md §1.1).
+const (
+	headerPaymentV2   = "PAYMENT-SIGNATURE"
+	headerPaymentV1   = "X-PAYMENT"
+	headerResponseV2  = "PAYMENT-RESPONSE"
+	headerResponseV1  = "X-PAYMENT-RESPONSE"
+	headerRequired    = "PAYMENT-REQUIRED"
+	headerSIWX        = "SIGN-IN-WITH-X"
+	headerBundleKey   = "X-Tollgate-Bundle-Key"
+	headerBundleLeft  = "X-Tollgate-Bundle-Remaining"
+	maxPaymentHeader  = 16 << 10 // a 65-byte-signature payload is ~1.5 KiB
+	baseChainID       = 8453
+	settleMarginSecs  = 6 // an authorization must outlive the settlement (as the x402 SDKs require)
+	facilitatorVerify = 15 * time.Second
+	// facilitatorSettle outlasts settlementd's receipt wait (60 s), so the
+	// gateway hears the facilitator's verdict instead of timing out while
+	// the transfer may still land.
+	facilitatorSettle = 90 * time.Second
+	grantAttempts     = 4
+)
+
+// Reasons the gateway itself gives (the facilitator's are passed through).
+const (
+	reasonInvalidHeader  = "invalid_payment_header"
+	reasonAmountMismatch = "invalid_exact_evm_payload_amount_mismatch"
+	reasonPayToMismatch  = "invalid_exact_evm_payload_recipient_mismatch"
+)
+
+// payment is a decoded x402 payment header and the requirement it answers.
+type payment struct {
+	version int             // 1 (X-PAYMENT) or 2 (PAYMENT-SIGNATURE)
+	raw     json.RawMessage // the payload as sent, forwarded verbatim to the facilitator
+	payload x402.Payload
+	require any // the requirement we issued (acceptV1 or acceptV2), as the facilitator receives it
+	checked *x402.Checked
+}
+
+// paymentRefusal is why a payment header was not accepted: an x402 reason
+// and a human message. It is answered 402.
+type paymentRefusal struct{ reason, msg string }
+
+func (e *paymentRefusal) Error() string { return e.reason + ": " + e.msg }
+
+func refuse(reason, format string, a ...any) *paymentRefusal {
+	return &paymentRefusal{reason: reason, msg: fmt.Sprintf(format, a...)}
+}
+
+// paymentHeader returns the payment header of r: PAYMENT-SIGNATURE (v2)
+// wins over X-PAYMENT (v1). name is "" when there is none.
+func paymentHeader(r *http.Request) (name, value string) {
+	if v := r.Header.Get(headerPaymentV2); v != "" {
+		return headerPaymentV2, v
+	}
+	if v := r.Header.Get(headerPaymentV1); v != "" {
+		return headerPaymentV1, v
+	}
+	return "", ""
+}
+
+// decodeBase64JSON decodes a standard-base64 JSON header (padding optional;
+// clients must send standard base64, being lenient here costs nothing).
+func decodeBase64JSON(v string, max int) ([]byte, error) {
+	v = strings.TrimSpace(v)
+	if len(v) > max {
+		return nil, fmt.Errorf("the header is over %d bytes", max)
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(v, "=")); err != nil {
+			return nil, errors.New("the header is not standard base64")
+		}
+	}
+	if !json.Valid(b) {
+		return nil, errors.New("the header's base64 does not hold JSON")
+	}
+	return b, nil
+}
+
+// requirement is what we asked for in the 402, in the payload's version.
+func (h *Handler) requirement(version int, resource string) (any, x402.Requirements) {
+	extra := map[string]string{"name": usdcEIP712Name, "version": usdcEIP712Ver}
+	amount := money.BundlePrice.String()
+	if version == 1 {
+		return acceptV1{Scheme: x402Scheme, Network: x402NetworkV1, MaxAmountRequired: amount, Resource: resource,
+				Description: bundleDescription, MimeType: x402MimeType, PayTo: h.pay.payTo, MaxTimeoutSeconds: x402MaxTimeout,
+				Asset: h.pay.asset, Extra: extra},
+			x402.Requirements{Scheme: x402Scheme, Network: x402NetworkV1, MaxAmountRequired: amount, Asset: h.pay.asset, PayTo: h.pay.payTo}
+	}
+	return acceptV2{Scheme: x402Scheme, Network: x402NetworkV2, Amount: amount, Asset: h.pay.asset, PayTo: h.pay.payTo,
+			MaxTimeoutSeconds: x402MaxTimeout, Extra: extra},
+		x402.Requirements{Scheme: x402Scheme, Network: x402NetworkV2, Amount: amount, Asset: h.pay.asset, PayTo: h.pay.payTo}
+}
+
+// decodePayment parses a payment header and checks it, offline, against
+// the requirement we issue: version, scheme, network, asset, payee, amount,
+// the time window with room to settle, and the EIP-712 signature. Only a
+// payment that passes costs a facilitator round trip.
+func (h *Handler) decodePayment(name, value, resource string, now time.Time) (*payment, *paymentRefusal) {
+	b, err := decodeBase64JSON(value, maxPaymentHeader)
+	if err != nil {
+		return nil, refuse(reasonInvalidHeader, "%s: %v", name, err)
+	}
+	p := &payment{raw: b}
+	if err := json.Unmarshal(b, &p.payload); err != nil {
+		return nil, refuse(reasonInvalidHeader, "%s does not hold an x402 PaymentPayload: %v", name, err)
+	}
+	p.version = p.payload.X402Version
+	if p.version != 1 && p.version != 2 {
+		return nil, refuse(x402.ReasonVersion, "x402Version %d; this gateway speaks 1 (X-PAYMENT) and 2 (PAYMENT-SIGNATURE)", p.version)
+	}
+	var short x402.Requirements
+	p.require, short = h.requirement(p.version, resource)
+	if p.version == 2 && p.payload.Accepted != nil {
+		// v2 echoes the requirement it accepted: it must be ours, compared
+		// with normalised addresses and amounts (clients re-checksum).
+		acc := p.payload.Accepted
+		if v, ok := x402.ParseUint256(acc.Amount); !ok || v.Cmp(big.NewInt(int64(money.BundlePrice))) != 0 {
+			return nil, refuse(reasonAmountMismatch, "accepted amount %q; the bundle costs %s USDC units", acc.Amount, money.BundlePrice.String())
+		}
+		if !strings.EqualFold(acc.PayTo, h.pay.payTo) {
+			return nil, refuse(reasonPayToMismatch, "accepted payTo %s; payments go to %s", acc.PayTo, h.pay.payTo)
+		}
+	}
+	dom := x402.Domain{ChainID: baseChainID, Name: usdcEIP712Name, Version: usdcEIP712Ver}
+	c, err := x402.Check(&x402.Request{X402Version: p.version, PaymentPayload: &p.payload, PaymentRequirements: &short}, dom, now)
+	if err != nil {
+		var inv *x402.Invalid
+		if errors.As(err, &inv) {
+			return nil, refuse(inv.Reason, "%s", inv.Msg)
+		}
+		return nil, refuse(x402.ReasonPayload, "%v", err)
+	}
+	if c.ValidBefore.Cmp(big.NewInt(now.Unix()+settleMarginSecs)) < 0 {
+		return nil, refuse(x402.ReasonValidBefore, "the authorization expires at %s, too soon to settle (now %d)", c.ValidBefore, now.Unix())
+	}
+	p.checked = c
+	return p, nil
+}
+
+// facilitatorURL is where verify and settle go: x402_facilitator_url, or
+// settlementd's /x402 under the gateway's base URL.
+func (h *Handler) facilitatorURL(r *http.Request) string {
+	if h.intel.facilitator != "" {
+		return h.intel.facilitator
+	}
+	return h.baseURL(r) + "/x402"
+}
+
+// facilitatorClient calls facilitators; each call carries its own deadline.
+// Redirects are not followed: a payment is not re-posted somewhere else.
+var facilitatorClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// errFacilitatorDown is a facilitator that could not give an answer
+// (unreachable, timed out, 5xx, or a body that is not its wire format).
+var errFacilitatorDown = errors.New("x402 facilitator unavailable")
+
+// facilitatorCall POSTs the facilitator request and decodes its answer. A
+// 4xx whose body is the answer type (the x402 Go client's convention for a
+// refused payment) counts as an answer.
+func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, out any) error {
+	body, err := json.Marshal(map[string]any{"x402Version": p.version, "paymentPayload": p.raw, "paymentRequirements": p.require})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("%w: %v", errFacilitatorDown, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := facilitatorClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errFacilitatorDown, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return fmt.Errorf("%w: reading the answer: %v", errFacilitatorDown, err)
+	}
+	if resp.StatusCode >= 500 || (resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusPaymentRequired) {
+		return fmt.Errorf("%w: HTTP %d", errFacilitatorDown, resp.StatusCode)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%w: HTTP %d with a body that is not an x402 answer", errFacilitatorDown, resp.StatusCode)
+	}
+	return nil
+}
+
+// authorizePayment serves a request that carries an x402 payment: offline
+// checks, the facilitator's verify and settle, then the bundle grant that
+// also draws this request's calls. This is the one request in a thousand
+// that waits on the chain; everything else about it is refused with 402
+// (the payment's fault) or 503 (the facilitator's or Redis's), and in
+// neither case is anything charged or granted.
+func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req meter.Request, id json.RawMessage, name, value string) (meter.Decision, bool) {
+	now := h.meter.Now()
+	resource := h.baseURL(r) + r.URL.Path
+	p, ref := h.decodePayment(name, value, resource, now)
+	if ref != nil {
+		x402Payments.WithLabelValues("invalid").Inc()
+		h.writePaymentRefused(w, r, ref, nil)
+		return meter.Decision{}, false
+	}
+	// Settlement must finish once started, even if the client hangs up: the
+	// money may move either way, and the grant must follow it.
+	ctx := context.WithoutCancel(r.Context())
+	url := strings.TrimRight(h.facilitatorURL(r), "/")
+	vctx, cancel := context.WithTimeout(ctx, facilitatorVerify)
+	var vr x402.VerifyResponse
+	err := h.facilitatorCall(vctx, url+"/verify", p, &vr)
+	cancel()
+	if err != nil {
+		return h.facilitatorDown(w, id, "verify", err)
+	}
+	if !vr.IsValid {
+		x402Payments.WithLabelValues("invalid").Inc()
+		h.writePaymentRefused(w, r, refuse(orDefault(vr.InvalidReason, x402.ReasonPayload), "%s", orDefault(vr.InvalidMessage, "the facilitator refused the payment")), nil)
+		return meter.Decision{}, false
+	}
+	sctx, cancel := context.WithTimeout(ctx, facilitatorSettle)
+	var sr x402.SettleResponse
+	err = h.facilitatorCall(sctx, url+"/settle", p, &sr)
+	cancel()
+	if err != nil {
+		return h.facilitatorDown(w, id, "settle", err)
+	}
+	payer := strings.ToLower(p.checked.From.Hex())
+	network := x402NetworkV2
+	if p.version == 1 {
+		network = x402NetworkV1
+	}
+	if !sr.Success || sr.Transaction == "" {
+		x402Payments.WithLabelValues("settle_failed").Inc()
+		fail := x402.SettleResponse{Success: false, ErrorReason: orDefault(sr.ErrorReason, x402.ReasonUnexpectedSett),
+			ErrorMessage: sr.ErrorMessage, Transaction: "", Network: network, Payer: p.checked.From.Hex()}
+		h.writePaymentRefused(w, r, refuse(fail.ErrorReason, "%s", orDefault(sr.ErrorMessage, "settlement failed")), &settled{version: p.version, resp: fail})
+		return meter.Decision{}, false
+	}
+	g := meter.Grant{TxHash: strings.ToLower(sr.Transaction), Wallet: payer, Network: x402NetworkV2,
+		Amount: money.BundlePrice, Calls: money.BundleCalls}
+	var (
+		d   meter.Decision
+		key *meter.CreatedKey
+	)
+	for attempt := 1; ; attempt++ {
+		gctx, cancel := context.WithTimeout(ctx, meterTimeout)
+		d, key, err = h.meter.GrantBundle(gctx, req, g)
+		cancel()
+		if err == nil || attempt == grantAttempts {
+			break
+		}
+		// The grant is idempotent per transaction, so retrying is safe; the
+		// money has moved and the wallet must get its calls.
+		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+	}
+	if err != nil {
+		x402Payments.WithLabelValues("grant_failed").Inc()
+		h.logger.Error("x402 payment settled but the bundle grant failed; grant it by hand (the grant is idempotent per tx)",
+			zap.String("tx", g.TxHash), zap.String("payer", payer), zap.Error(err))
+		w.Header().Set("Retry-After", "1")
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
+			"the payment settled in transaction "+g.TxHash+" but the bundle could not be recorded; contact the operator with this transaction")))
+		return meter.Decision{}, false
+	}
+	x402Payments.WithLabelValues("settled").Inc()
+	h.logger.Info("x402 payment settled; bundle granted", zap.String("tx", g.TxHash), zap.String("payer", payer),
+		zap.Bool("new_grant", key != nil))
+	ok := x402.SettleResponse{Success: true, Transaction: sr.Transaction, Network: network, Payer: p.checked.From.Hex()}
+	setSettlement(w, &settled{version: p.version, resp: ok})
+	if key != nil {
+		w.Header().Set(headerBundleKey, key.Secret)
+	}
+	if d.Outcome != meter.Bundle { // a batch larger than the bundle: paid, but this request cannot be served
+		h.writePaymentRefused(w, r, refuse(meter.ReasonBundleExhausted, "the request has %d calls; the bundle holds %d", req.Calls, d.BundleLeft), nil)
+		return d, false
+	}
+	return d, true
+}
+
+// facilitatorDown answers 503: nothing was charged or granted.
+func (h *Handler) facilitatorDown(w http.ResponseWriter, id json.RawMessage, step string, err error) (meter.Decision, bool) {
+	x402Payments.WithLabelValues("facilitator_unavailable").Inc()
+	h.logger.Warn("x402 facilitator unavailable; payment refused with 503", zap.String("step", step), zap.Error(err))
+	w.Header().Set("Retry-After", "5")
+	writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
+		"the x402 payment facilitator is unavailable ("+step+"); nothing was charged, retry shortly")))
+	return meter.Decision{}, false
+}
+
+// settled is a settlement answer to put in PAYMENT-RESPONSE (v2) or
+// X-PAYMENT-RESPONSE (v1).
+type settled struct {
+	version int
+	resp    x402.SettleResponse
+}
+
+func setSettlement(w http.ResponseWriter, s *settled) {
+	b, _ := json.Marshal(s.resp)
+	name := headerResponseV2
+	if s.version == 1 {
+		name = headerResponseV1
+	}
+	w.Header().Set(name, base64.StdEncoding.EncodeToString(b))
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,189 @@
+package caddymodule
+
+import (
+	"crypto/ecdsa"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/shared/x402"
+)
+
+// siwxFixture is a SIGN-IN-WITH-X header made by the real x402 client
+// library (@x402/extensions 2.27.0 createSIWxPayload + encodeSIWxHeader,
+// with a viem local account of the well-known Hardhat key #0), so the
+// message layout the gateway rebuilds is the one that client signs.
+type siwxFixture struct {
+	Header  string `json:"header"`
+	Address string `json:"address"`
+	Now     string `json:"now"`
+}
+
+func loadSIWX(t *testing.T) (siwxFixture, time.Time) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/siwx_fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f siwxFixture
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	now, err := time.Parse(time.RFC3339, f.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, now
+}
+
+func reencode(t *testing.T, header string, edit func(m map[string]any)) string {
+	t.Helper()
+	b, _ := base64.StdEncoding.DecodeString(header)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	out, _ := json.Marshal(m)
+	return base64.StdEncoding.EncodeToString(out)
+}
+
+func TestSIWXAcceptsTheX402ClientsMessage(t *testing.T) {
+	f, now := loadSIWX(t)
+	wallet, nonce, ref := verifySIWX(f.Header, "http://127.0.0.1:8080", now)
+	if ref != nil {
+		t.Fatalf("refused: %v", ref)
+	}
+	if wallet != strings.ToLower(f.Address) || nonce != "5f2b8c0d9e1a4b3c7d6e5f4a3b2c1d0e" {
+		t.Fatalf("wallet %s nonce %s", wallet, nonce)
+	}
+}
+
+func TestSIWXRefusals(t *testing.T) {
+	f, now := loadSIWX(t)
+	cases := []struct {
+		name, header, base string
+		now                time.Time
+		reason             string
+	}{
+		{"garbage", "!!!", "http://127.0.0.1:8080", now, "invalid_siwx_header"},
+		{"not json", base64.StdEncoding.EncodeToString([]byte("hello")), "http://127.0.0.1:8080", now, "invalid_siwx_header"},
+		{"other domain", f.Header, "http://rpc.example.com", now, "invalid_siwx_domain_mismatch"},
+		{"other scheme", f.Header, "https://127.0.0.1:8080", now, "invalid_siwx_uri_mismatch"},
+		{"too old", f.Header, "http://127.0.0.1:8080", now.Add(6 * time.Minute), "invalid_siwx_issued_at_too_old"},
+		{"future", f.Header, "http://127.0.0.1:8080", now.Add(-2 * time.Minute), "invalid_siwx_issued_at_in_future"},
+		{"tampered nonce", reencode(t, f.Header, func(m map[string]any) { m["nonce"] = "00000000000000000000000000000000" }),
+			"http://127.0.0.1:8080", now, "invalid_siwx_signature"},
+		{"other signer claimed", reencode(t, f.Header, func(m map[string]any) { m["address"] = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" }),
+			"http://127.0.0.1:8080", now, "invalid_siwx_signature"},
+		{"wrong chain", reencode(t, f.Header, func(m map[string]any) { m["chainId"] = "eip155:1" }), "http://127.0.0.1:8080", now, "invalid_siwx_chain_id"},
+		{"smart wallet", reencode(t, f.Header, func(m map[string]any) { m["signatureScheme"] = "eip1271" }), "http://127.0.0.1:8080", now, "invalid_siwx_signature_scheme"},
+		{"line break", reencode(t, f.Header, func(m map[string]any) { m["statement"] = "hi\nURI: http://evil" }), "http://127.0.0.1:8080", now, "invalid_siwx_header"},
+		{"expired", reencode(t, f.Header, func(m map[string]any) { m["expirationTime"] = "2026-11-21T15:30:30.000Z" }),
+			"http://127.0.0.1:8080", now, "invalid_siwx_expired"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, ref := verifySIWX(c.header, c.base, c.now)
+			if ref == nil || ref.reason != c.reason {
+				t.Fatalf("got %v, want reason %s", ref, c.reason)
+			}
+		})
+	}
+}
+
+// FuzzVerifySIWX: any header is refused or accepted, never a panic.
+func FuzzVerifySIWX(f *testing.F) {
+	fx := siwxFixture{}
+	if b, err := os.ReadFile("testdata/siwx_fixture.json"); err == nil {
+		_ = json.Unmarshal(b, &fx)
+	}
+	f.Add(fx.Header)
+	f.Add("")
+	f.Add(base64.StdEncoding.EncodeToString([]byte(`{"domain":"127.0.0.1:8080","issuedAt":"x"}`)))
+	now := time.Date(2026, 11, 21, 15, 31, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, h string) {
+		w, n, ref := verifySIWX(h, "http://127.0.0.1:8080", now)
+		if ref == nil && (len(w) != 42 || n == "") {
+			t.Fatalf("accepted without a wallet and nonce: %q %q", w, n)
+		}
+	})
+}
+
+// signV1 builds an X-PAYMENT header to the x402 v1 spec.
+func signV1(t testing.TB, key *ecdsa.PrivateKey, asset, to common.Address, value, after, before int64, network string) string {
+	var nonce [32]byte
+	copy(nonce[:], crypto.Keccak256([]byte(time.Now().String())))
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	d := x402.Digest("USD Coin", "2", 8453, asset, from, to, big.NewInt(value), big.NewInt(after), big.NewInt(before), nonce)
+	sig, err := crypto.Sign(d, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig[64] += 27
+	p := map[string]any{"x402Version": 1, "scheme": "exact", "network": network, "payload": map[string]any{
+		"signature": hexutil.Encode(sig),
+		"authorization": map[string]string{"from": from.Hex(), "to": to.Hex(), "value": big.NewInt(value).String(),
+			"validAfter": big.NewInt(after).String(), "validBefore": big.NewInt(before).String(), "nonce": hexutil.Encode(nonce[:])}}}
+	b, _ := json.Marshal(p)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func TestDecodePaymentOffline(t *testing.T) {
+	key, _ := crypto.GenerateKey()
+	asset := common.HexToAddress("0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB")
+	payTo := common.HexToAddress("0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5")
+	h := &Handler{pay: payConfig{asset: asset.Hex(), payTo: payTo.Hex()}}
+	now := time.Unix(1_795_000_000, 0)
+	n := now.Unix()
+	ok := signV1(t, key, asset, payTo, 100_000, 0, n+300, "base")
+	if p, ref := h.decodePayment(headerPaymentV1, ok, "http://x/rpc", now); ref != nil || p.version != 1 || p.checked.From != crypto.PubkeyToAddress(key.PublicKey) {
+		t.Fatalf("valid v1 payment refused: %v", ref)
+	}
+	other := common.HexToAddress("0x000000000000000000000000000000000000dEaD")
+	cases := []struct{ name, header, reason string }{
+		{"garbage", "%%%", reasonInvalidHeader},
+		{"not a payload", base64.StdEncoding.EncodeToString([]byte(`[1,2]`)), reasonInvalidHeader},
+		{"version 3", base64.StdEncoding.EncodeToString([]byte(`{"x402Version":3}`)), x402.ReasonVersion},
+		{"amount", signV1(t, key, asset, payTo, 99_999, 0, n+300, "base"), x402.ReasonValueV1},
+		{"payee", signV1(t, key, asset, other, 100_000, 0, n+300, "base"), x402.ReasonRecipient},
+		{"network", signV1(t, key, asset, payTo, 100_000, 0, n+300, "ethereum"), x402.ReasonNetwork},
+		{"other token's domain", signV1(t, key, other, payTo, 100_000, 0, n+300, "base"), x402.ReasonSignature},
+		{"expired", signV1(t, key, asset, payTo, 100_000, 0, n-1, "base"), x402.ReasonValidBefore},
+		{"too close to expiry to settle", signV1(t, key, asset, payTo, 100_000, 0, n+3, "base"), x402.ReasonValidBefore},
+		{"not yet valid", signV1(t, key, asset, payTo, 100_000, n+60, n+300, "base"), x402.ReasonValidAfter},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, ref := h.decodePayment(headerPaymentV1, c.header, "http://x/rpc", now)
+			if ref == nil || ref.reason != c.reason {
+				t.Fatalf("got %v, want reason %s", ref, c.reason)
+			}
+		})
+	}
+}
+
+// FuzzDecodePayment: any header is refused or accepted, never a panic.
+func FuzzDecodePayment(f *testing.F) {
+	key, _ := crypto.GenerateKey()
+	asset := common.HexToAddress("0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB")
+	payTo := common.HexToAddress("0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5")
+	h := &Handler{pay: payConfig{asset: asset.Hex(), payTo: payTo.Hex()}}
+	now := time.Unix(1_795_000_000, 0)
+	f.Add(signV1(f, key, asset, payTo, 100_000, 0, now.Unix()+300, "base"))
+	f.Add(base64.StdEncoding.EncodeToString([]byte(`{"x402Version":2,"accepted":{"amount":"1e5"},"payload":{}}`)))
+	f.Fuzz(func(t *testing.T, hdr string) {
+		p, ref := h.decodePayment(headerPaymentV2, hdr, "http://x/rpc", now)
+		if ref == nil && (p == nil || p.checked == nil) {
+			t.Fatal("accepted without a checked authorization")
+		}
+	})
+}
