@@ -166,4 +166,3 @@ func (m *Meter) GrantBundle(ctx context.Context, req Request, g Grant) (Decision
 		return d, created, nil
 	}
 }
-
