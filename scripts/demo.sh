@@ -1,66 +1,105 @@
 #!/usr/bin/env bash
-# make demo: bring up everything Tollgate runs on, locally, and walk what exists.
-# At the foundation stage that is: throwaway Redis + PostgreSQL, the two dev
-# chains with the contracts deployed, and a real deposit sent over HTTP by a
-# dev account that is mined and emits Deposited. Exits non-zero if any step fails.
+# make demo:      scripts/demo.sh        start everything, walk the whole money loop, tear down
+# make demo-up:   scripts/demo.sh up     start everything and leave it running; prints the URLs
+# make demo-down: scripts/demo.sh down   stop what `up` started
+#
+# On a fresh Debian machine this installs what is missing (Redis, PostgreSQL
+# via scripts/services.sh), builds bin/caddy, bin/settlementd, bin/devchain and
+# bin/tollgate-demo, and runs cmd/tollgate-demo, which starts the dev chains
+# (contracts deployed, dev accounts funded), settlementd (every job on, keys
+# from the dev-chain manifest, never printed) and our Caddy with the root
+# Caddyfile, then walks the steps of internal/walkthrough — the same code the
+# end-to-end test runs. Exits non-zero if any step fails.
+#
+# The demo has its own Redis and PostgreSQL (ports 26379 and 25432, data under
+# .run/demo/services) and its own ports (gateway 28080, settlementd 28081,
+# Caddy admin 22019, chains 28545/28546), so a stack left running by `up`
+# never meets `make test`'s services (16379/15432) or default ports.
+# Override with TOLLGATE_DEMO_{HTTP,SETTLEMENTD,ADMIN,POLYGON,BASE,REDIS,PG}_PORT;
+# TOLLGATE_DEMO_BIN (default bin) is where the binaries are built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUN_DIR="${TOLLGATE_RUN_DIR:-$PWD/.run}"
-mkdir -p "$RUN_DIR" bin
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+REPO="$PWD"
+RUN_DIR="${TOLLGATE_RUN_DIR:-$REPO/.run}"
+DEMO_DIR="$RUN_DIR/demo"
+PIDS="$DEMO_DIR/stack.pids"
+BIN="${TOLLGATE_DEMO_BIN:-bin}"
+mkdir -p "$DEMO_DIR" "$BIN"
+cmd="${1:-run}"
 
-step "1/6 services: Redis and PostgreSQL under $RUN_DIR"
-eval "$(scripts/services.sh start)"
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+services() {
+	TOLLGATE_RUN_DIR="$DEMO_DIR/services" TOLLGATE_REDIS_PORT="${TOLLGATE_DEMO_REDIS_PORT:-26379}" \
+		TOLLGATE_PG_PORT="${TOLLGATE_DEMO_PG_PORT:-25432}" scripts/services.sh "$@"
+}
+ports=(-http-port "${TOLLGATE_DEMO_HTTP_PORT:-28080}" -settlementd-port "${TOLLGATE_DEMO_SETTLEMENTD_PORT:-28081}"
+	-admin-port "${TOLLGATE_DEMO_ADMIN_PORT:-22019}" -polygon-port "${TOLLGATE_DEMO_POLYGON_PORT:-28545}"
+	-base-port "${TOLLGATE_DEMO_BASE_PORT:-28546}")
+
+# alive PID NAME: the pid runs our binary NAME (guards against a reused pid).
+alive() { [[ -r /proc/$1/cmdline ]] && tr '\0' ' ' </proc/"$1"/cmdline | grep -q "/$2 "; }
+
+down() {
+	if [[ -f "$PIDS" ]]; then
+		# Stop in reverse start order: gateway, settlementd, chains.
+		for name in caddy settlementd devchain; do
+			pid=$(awk -v n="$name" '$1 == n {print $2}' "$PIDS")
+			[[ -n "$pid" ]] && alive "$pid" "$name" || continue
+			kill -TERM "$pid" 2>/dev/null || true
+			for _ in $(seq 1 150); do alive "$pid" "$name" || break; sleep 0.1; done
+			if alive "$pid" "$name"; then kill -KILL "$pid" 2>/dev/null || true; fi
+			echo "stopped $name (pid $pid)"
+		done
+		rm -f "$PIDS" "$DEMO_DIR/gateway.url" "$DEMO_DIR/admin.token"
+	else
+		echo "no demo stack is running (no $PIDS)"
+	fi
+	services stop
+}
+
+running() {
+	[[ -f "$PIDS" ]] || return 1
+	while read -r name pid; do alive "$pid" "$name" && return 0; done <"$PIDS"
+	return 1
+}
+
+case "$cmd" in
+down)
+	down
+	exit 0
+	;;
+run | up) ;;
+*)
+	echo "usage: scripts/demo.sh [run|up|down]" >&2
+	exit 2
+	;;
+esac
+
+if running; then
+	echo "a demo stack from 'make demo-up' is running ($(cat "$DEMO_DIR/gateway.url" 2>/dev/null)); 'make demo-down' first" >&2
+	exit 1
+fi
+
+step "services: the demo's own Redis and PostgreSQL under $DEMO_DIR/services"
+eval "$(services start)"
 echo "REDIS_URL=$REDIS_URL"
 echo "DATABASE_URL=$DATABASE_URL"
 
-step "2/6 building the dev chain and our Caddy"
-go build -o bin/devchain ./contracts/devchain
-CGO_ENABLED=0 go build -trimpath -tags nobadger,nomysql,nopgx -o bin/caddy ./caddymodule/cmd/caddy
-bin/caddy list-modules | grep -x http.handlers.tollgate
+step "building $BIN/caddy (our Caddy), $BIN/settlementd, $BIN/devchain, $BIN/tollgate-demo"
+started=$SECONDS
+CGO_ENABLED=0 go build -trimpath -tags nobadger,nomysql,nopgx -o "$BIN/caddy" ./caddymodule/cmd/caddy
+CGO_ENABLED=0 go build -trimpath -tags nobadger,nomysql,nopgx -o "$BIN/settlementd" ./settlementd
+go build -o "$BIN/devchain" ./contracts/devchain
+go build -o "$BIN/tollgate-demo" ./cmd/tollgate-demo
+"$BIN/caddy" list-modules | grep -x http.handlers.tollgate
+echo "built in $((SECONDS - started)) s"
 
-step "3/6 starting chains 137 and 8453 (contracts deployed, dev accounts funded)"
-manifest="$RUN_DIR/devchain.json"
-rm -f "$manifest"
-bin/devchain -manifest "$manifest" >"$RUN_DIR/devchain.log" 2>&1 &
-chain_pid=$!
-caddy_pid=""
-cleanup() {
-  [ -n "$caddy_pid" ] && { kill "$caddy_pid" 2>/dev/null || true; wait "$caddy_pid" 2>/dev/null || true; }
-  kill $chain_pid 2>/dev/null || true; wait $chain_pid 2>/dev/null || true
-}
-trap cleanup EXIT
-for _ in $(seq 1 150); do
-  [ -s "$manifest" ] && break
-  kill -0 $chain_pid 2>/dev/null || { cat "$RUN_DIR/devchain.log"; echo "dev chain exited" >&2; exit 1; }
-  sleep 0.2
-done
-[ -s "$manifest" ] || { cat "$RUN_DIR/devchain.log"; echo "dev chain did not write its manifest" >&2; exit 1; }
-bin/devchain summary -manifest "$manifest"
+if [[ "$cmd" == up ]]; then
+	step "starting the stack (it keeps running; make demo-down stops it)"
+	"$BIN/tollgate-demo" up -fresh -repo "$REPO" -run-dir "$DEMO_DIR" -bin "$BIN" "${ports[@]}"
+	exit 0
+fi
 
-step "4/6 a developer deposits 5 USDT into RevenueVault over JSON-RPC"
-bin/devchain deposit -manifest "$manifest" -from developer-1 -amount 5
-
-step "5/6 the gateway: our Caddy with the root Caddyfile, the dev chains as providers"
-export TOLLGATE_HTTP_PORT="${TOLLGATE_HTTP_PORT:-18080}" TOLLGATE_ADMIN_LISTEN="${TOLLGATE_ADMIN_LISTEN:-127.0.0.1:12019}"
-TOLLGATE_RPC_137=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["polygon"]["rpc_url"])' "$manifest")
-TOLLGATE_RPC_8453=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["base"]["rpc_url"])' "$manifest")
-export TOLLGATE_RPC_137 TOLLGATE_RPC_8453
-bin/caddy run --config Caddyfile --adapter caddyfile >"$RUN_DIR/caddy.log" 2>&1 &
-caddy_pid=$!
-gw="http://localhost:$TOLLGATE_HTTP_PORT"
-for _ in $(seq 1 150); do
-  curl -fsS "$gw/rpc/health" >/dev/null 2>&1 && break
-  kill -0 $caddy_pid 2>/dev/null || { tail -20 "$RUN_DIR/caddy.log"; echo "caddy exited" >&2; exit 1; }
-  sleep 0.2
-done
-rpc() { curl -fsS "$gw$1" -H 'content-type: application/json' -d "$2"; echo; }
-check() { grep -q "$2" <<<"$1" || { echo "unexpected answer: $1" >&2; exit 1; }; }
-out=$(rpc /rpc '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'); echo "POST /rpc eth_chainId      -> $out"; check "$out" '"0x89"'
-out=$(rpc /rpc/8453 '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'); echo "POST /rpc/8453 eth_chainId -> $out"; check "$out" '"0x2105"'
-out=$(rpc /rpc '[{"jsonrpc":"2.0","id":"a","method":"eth_blockNumber"},{"jsonrpc":"2.0","id":"b","method":"net_version"}]'); echo "POST /rpc batch            -> $out"; check "$out" '"id":"b"'
-
-step "6/6 observability"
-echo "GET /rpc/stats/polygon -> $(curl -fsS "$gw/rpc/stats/polygon")"
-
-printf '\n\033[1mdemo: every step checked out\033[0m (the full money loop arrives with the gateway and settlementd)\n'
+trap 'services stop >/dev/null 2>&1 || true' EXIT
+step "the stack and the walkthrough (internal/walkthrough; the e2e test runs the same steps)"
+"$BIN/tollgate-demo" run -fresh -repo "$REPO" -run-dir "$DEMO_DIR" -bin "$BIN" "${ports[@]}" ${TOLLGATE_DEMO_FLAGS:-}

@@ -1,0 +1,186 @@
+package walkthrough
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// binary returns $env, or builds pkg into a temp dir.
+func binary(t *testing.T, env, pkg, root string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s=%s: %v", env, p, err)
+		}
+		return p
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+func requireNode() bool {
+	v := strings.TrimSpace(os.Getenv("TOLLGATE_REQUIRE_NODE"))
+	return v != "" && v != "0" && !strings.EqualFold(v, "false")
+}
+
+// TestWalkthroughEndToEnd runs the walkthrough of `make demo` on the real
+// stack — the dev chains, settlementd and our Caddy with the root Caddyfile
+// (plus a key_prefix line, so it shares Redis with other tests), as
+// processes — and checks the Summary to the base unit. Then every curl
+// example of README.md runs against the same stack (the docs check).
+func TestWalkthroughEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole stack and waits for a 60 s epoch")
+	}
+	_ = testenv.Redis(t) // skips (or fails with TOLLGATE_REQUIRE_SERVICES) without Redis
+	prefix := testenv.KeyPrefix(t)
+	dsn := testenv.Postgres(t)
+	root := repoRoot(t)
+	x402 := X402Auto
+	if _, err := exec.LookPath("node"); err != nil && requireNode() {
+		t.Fatal("node is required (TOLLGATE_REQUIRE_NODE) for the x402 step")
+	}
+	if _, err := exec.LookPath("curl"); err != nil && testenv.Required() {
+		t.Fatal("curl is required for the README examples")
+	}
+	sc := StackConfig{
+		Caddy:       caddyrun.Binary(t),
+		Settlementd: binary(t, "TOLLGATE_SETTLEMENTD_BIN", "./settlementd", root),
+		Devchain:    binary(t, "TOLLGATE_DEVCHAIN_BIN", "./contracts/devchain", root),
+		RepoRoot:    root, RunDir: t.TempDir(), RedisURL: os.Getenv("REDIS_URL"), DatabaseURL: dsn, Prefix: prefix,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	st, err := StartStack(ctx, sc, &log)
+	if err != nil {
+		t.Fatalf("start the stack: %v\n%s", err, log.String())
+	}
+	t.Cleanup(st.Stop)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range []string{"devchain", "settlementd", "caddy"} {
+				t.Logf("--- %s.log (tail) ---\n%s", p, st.Log(p))
+			}
+		}
+	})
+
+	sum, err := Run(ctx, Config{Gateway: st.Gateway, Manifest: st.Manifest, RepoRoot: root, X402: x402}, &log)
+	t.Logf("walkthrough output:\n%s", log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The Summary, exactly.
+	const price = money.PricePerCall
+	deposit := 5 * money.Scale
+	if sum.FreeCalls != 500 || sum.Deposit != deposit || sum.Credited != deposit || sum.PaidCalls != 10 || sum.NodeCalls != 20 {
+		t.Fatalf("summary %+v", sum)
+	}
+	x402Revenue := money.Units(0)
+	if sum.X402.Ran {
+		if sum.X402.Payments != 1 || sum.X402.OK != 3 || sum.X402.PayerPaid != money.BundlePrice {
+			t.Fatalf("x402 %+v", sum.X402)
+		}
+		x402Revenue = 3 * (money.BundlePrice / money.BundleCalls)
+	} else {
+		t.Logf("x402 step NOT CHECKED: %s", sum.X402.NotRunWhy)
+	}
+	revenue := 30*price + x402Revenue
+	ops, plat, pool := revenue/2, revenue*3/10, revenue-revenue/2-revenue*3/10
+	if sum.Revenue != revenue || sum.Operators != ops || sum.Platform != plat || sum.Pool != pool || sum.Claimed != ops {
+		t.Fatalf("revenue %d split %d/%d/%d claimed %d; want %d split %d/%d/%d", sum.Revenue, sum.Operators, sum.Platform, sum.Pool,
+			sum.Claimed, revenue, ops, plat, pool)
+	}
+	if sum.CreditsLeft != deposit-30*price {
+		t.Fatalf("credits left %d", sum.CreditsLeft)
+	}
+	want := map[string]money.Units{
+		"developer-1 (deposits)/USDT": -deposit, "treasury/USDT": deposit - revenue,
+		"platform wallet (30 %)/USDT": plat, "pool wallet (20 %)/USDT": pool, "node operator-1 (50 %)/USDT": ops,
+		"ClaimsContract/USDT": 0, "x402 payer/USDC": -sum.X402.PayerPaid, "x402 payTo (treasury)/USDC": sum.X402.PayerPaid,
+	}
+	for _, b := range sum.Balances {
+		if w, ok := want[b.Who+"/"+b.Asset]; ok {
+			if b.Delta() != w {
+				t.Errorf("%s %s: %d → %d, change %d, want %d", b.Who, b.Asset, b.Before, b.After, b.Delta(), w)
+			}
+			delete(want, b.Who+"/"+b.Asset)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("balances not in the summary: %v", want)
+	}
+
+	t.Run("README curl examples", func(t *testing.T) {
+		readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exs, err := CurlExamples(readme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(exs) < 10 {
+			t.Fatalf("README.md has %d curl examples; the docs check expects the API reference's (at least 10)", len(exs))
+		}
+		env := []string{"TOLLGATE_API_KEY=" + sum.APIKey, "KEY_ID=" + sum.KeyID, "TOLLGATE_JWT=" + sum.OperatorJWT,
+			"NODE_ID=" + sum.NodeID, "TOLLGATE_ADMIN_TOKEN=" + st.AdminToken}
+		for _, ex := range exs {
+			res := RunCurl(ctx, ex, st.Gateway, env)
+			want := "2xx"
+			if ex.Expect != 0 {
+				want = strconv.Itoa(ex.Expect)
+			}
+			if !res.OK() {
+				body := res.Body
+				if len(body) > 300 {
+					body = body[:300] + "…"
+				}
+				t.Errorf("README.md:%d %s\n  → %d (want %s) %v %s", ex.Line, ex.Command, res.Status, want, res.Err, body)
+			} else {
+				t.Logf("README.md:%d → %d", ex.Line, res.Status)
+			}
+		}
+	})
+}
+
+func TestCurlExamples(t *testing.T) {
+	md := "text\n```sh\n# expect 402\ncurl -s localhost:8080/rpc \\\n  -d '{}'\necho hi\ncurl -s http://localhost:8080/health\n```\n" +
+		"```sh no-check\ncurl -s localhost:8080/x\n```\n```caddyfile\ncurl no\n```\n"
+	exs, err := CurlExamples([]byte(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exs) != 2 || exs[0].Expect != 402 || exs[0].Command != "curl -s localhost:8080/rpc  -d '{}'" || exs[0].Line != 4 ||
+		exs[1].Expect != 0 || exs[1].Command != "curl -s http://localhost:8080/health" {
+		t.Fatalf("%+v", exs)
+	}
+	if _, err := CurlExamples([]byte("```sh\ncurl -s localhost:8080/x -o out\n```\n")); err == nil {
+		t.Fatal("-o accepted")
+	}
+}
