@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+)
+
+// payOut is the JSON line tests/x402/pay.mjs prints.
+type payOut struct {
+	Calls            int            `json:"calls"`
+	OK               int            `json:"ok"`
+	Payments         int            `json:"payments"`
+	Transactions     []string       `json:"transactions"`
+	BundleKeyPresent bool           `json:"bundle_key_present"`
+	LastResult       any            `json:"last_result"`
+	Statuses         map[string]int `json:"statuses"`
+	Payers           map[string]int `json:"payers"`
+	Remaining        *int           `json:"remaining"` // X-Tollgate-Bundle-Remaining of the last answer
+	Settlements      []struct {
+		Success     bool   `json:"success"`
+		Transaction string `json:"transaction"`
+		Network     string `json:"network"`
+		Payer       string `json:"payer"`
+	} `json:"settlements"`
+	Wire struct {
+		Requests        int `json:"requests"`
+		Status402       int `json:"status402"`
+		SIWxAttempts    int `json:"siwxAttempts"`
+		SIWxOK          int `json:"siwxOk"`
+		PaymentAttempts int `json:"paymentAttempts"`
+	} `json:"wire"`
+	SIWxError string `json:"siwx_error"`
+	Error     string `json:"error"`
+}
+
+// x402Client finds node and the installed tests/x402 packages; a missing one
+// skips, or fails under TOLLGATE_REQUIRE_NODE.
+func x402Client(t *testing.T) (node, dir string) {
+	t.Helper()
+	dir, _ = filepath.Abs("../tests/x402")
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch", "package.json"))
+	}
+	if err != nil {
+		if os.Getenv("TOLLGATE_REQUIRE_NODE") != "" {
+			t.Fatalf("node or tests/x402/node_modules missing (run make test, which runs npm ci there): %v", err)
+		}
+		t.Skipf("node or tests/x402/node_modules missing: %v", err)
+	}
+	return node, dir
+}
+
+// pay runs the independent client against gw and returns its report; it
+// fails the test when the client exits non-zero.
+func pay(t *testing.T, node, dir string, gw *caddyrun.Server, key, mode string, calls int) payOut {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "pay.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "URL="+gw.URL()+"/rpc", "EVM_PRIVATE_KEY="+key, "MODE="+mode, fmt.Sprintf("CALLS=%d", calls))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	began := time.Now()
+	err := cmd.Run()
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var out payOut
+	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &out); jerr != nil || err != nil {
+		t.Fatalf("pay.mjs MODE=%s CALLS=%d: %v (%v)\nstdout: %s\nstderr: %s", mode, calls, err, jerr, stdout.String(), stderr.String())
+	}
+	t.Logf("pay.mjs MODE=%s CALLS=%d: %v, %d HTTP requests, %d payments", mode, calls, time.Since(began).Round(time.Millisecond),
+		out.Wire.Requests, out.Payments)
+	return out
+}
+
+// left is Remaining, -1 when no answer carried it.
+func (o payOut) left() int {
+	if o.Remaining == nil {
+		return -1
+	}
+	return *o.Remaining
+}
+
+// checkSettled checks tx is a successful TestUSDC transfer of the price
+// from payer to payTo on the chain-8453 dev chain.
+func (e *x402Env) checkSettled(tx string, payer common.Address) {
+	e.t.Helper()
+	r, err := e.base.TransactionReceipt(e.ctx, common.HexToHash(tx))
+	if err != nil || r.Status != types.ReceiptStatusSuccessful {
+		e.t.Fatalf("settlement tx %s: receipt %v, %v", tx, r, err)
+	}
+	for _, l := range r.Logs {
+		if ev, err := e.usdc.UnpackTransferEvent(l); err == nil && l.Address == e.asset &&
+			ev.From == payer && ev.To == e.payTo && ev.Value.Int64() == x402Price {
+			return
+		}
+	}
+	e.t.Fatalf("settlement tx %s has no TestUSDC Transfer %s → %s of %d", tx, payer.Hex(), e.payTo.Hex(), x402Price)
+}
+
+// TestX402IndependentClientEndToEnd is issue 7's must-show. A real,
+// independent client — tests/x402/pay.mjs: @x402/fetch 2.27 with @x402/evm,
+// the @x402/extensions sign-in-with-x client extension and a viem local
+// account, pinned in tests/x402/package-lock.json — calls our Caddy's /rpc
+// with no key and no free tier: it gets a 402, pays 0.1 TestUSDC on the
+// chain-8453 dev chain through settlementd's facilitator and gets the
+// JSON-RPC result (from the chain-137 dev chain); the payer's balance drops
+// by exactly 100,000 units and payTo's rises by as much; the next 999 calls
+// are served from the bundle through SIWX without another payment; the
+// 1,001st pays again. The bundle key works the same for a second wallet.
+// Postgres records each grant (payer, amount, settlement tx hash) and the
+// bundle calls' revenue (USDC, 100 units a call) through the stream ingest.
+func TestX402IndependentClientEndToEnd(t *testing.T) {
+	node, dir := x402Client(t)
+	began := time.Now()
+	e := startX402Env(t)
+	m := e.net.Manifest
+	payerAcct, err := m.Account("payer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	devAcct, err := m.Account("developer-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer, dev := payerAcct.Addr(), devAcct.Addr()
+	payerStart, devStart, payToStart := e.balance(payer), e.balance(dev), e.balance(e.payTo)
+	if payerStart < 3*x402Price || devStart < x402Price {
+		t.Fatalf("dev accounts hold too little TestUSDC: payer %d, developer-1 %d", payerStart, devStart)
+	}
+	t.Logf("set-up in %v", time.Since(began).Round(time.Millisecond))
+	wantBundle := func(w common.Address, calls, granted, used int) {
+		t.Helper()
+		want := map[string]string{balances.BundleCalls: fmt.Sprint(calls), balances.BundleGranted: fmt.Sprint(granted),
+			balances.BundleUsed: fmt.Sprint(used)}
+		if got := e.bundle(w); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("bundle of %s in Redis: %v, want %v", w.Hex(), got, want)
+		}
+	}
+	checkRun := func(out payOut, calls, payments int, w common.Address, v2 bool) {
+		t.Helper()
+		if out.Calls != calls || out.OK != calls || out.Payments != payments || len(out.Transactions) != payments ||
+			fmt.Sprint(out.Statuses) != fmt.Sprint(map[string]int{"200": calls}) || out.Payers["bundle"] != calls ||
+			!out.BundleKeyPresent || out.Error != "" {
+			t.Fatalf("client report %+v: want %d calls, all 200 from the bundle, %d payment(s)", out, calls, payments)
+		}
+		if r, ok := out.LastResult.(string); !ok || !strings.HasPrefix(r, "0x") {
+			t.Fatalf("last JSON-RPC result %v, want a block number", out.LastResult)
+		}
+		for _, s := range out.Settlements {
+			if !s.Success || (v2 && s.Network != x402NetworkV2) || !strings.EqualFold(s.Payer, w.Hex()) {
+				t.Fatalf("PAYMENT-RESPONSE %+v, want success on %s by %s", s, x402NetworkV2, w.Hex())
+			}
+		}
+		for _, tx := range out.Transactions {
+			e.checkSettled(tx, w)
+		}
+	}
+
+	// 1,000 calls through SIWX: one payment, then 999 calls drawn from the
+	// bundle by a fresh SIGN-IN-WITH-X proof each, no second payment.
+	run1 := pay(t, node, dir, e.gw, payerAcct.PrivateKey, "siwx", x402Bundle)
+	checkRun(run1, x402Bundle, 1, payer, true)
+	if run1.Wire.SIWxOK != x402Bundle-1 || run1.Wire.PaymentAttempts != 1 || run1.left() != 0 {
+		t.Fatalf("SIWX: %d calls served by a SIGN-IN-WITH-X proof, %d payment attempts, %v left; want %d, 1, 0 (siwx_error %q)",
+			run1.Wire.SIWxOK, run1.Wire.PaymentAttempts, run1.left(), x402Bundle-1, run1.SIWxError)
+	}
+	if got := e.balance(payer); got != payerStart-x402Price {
+		t.Fatalf("payer TestUSDC %d → %d, want exactly −%d", payerStart, got, x402Price)
+	}
+	if got := e.balance(e.payTo); got != payToStart+x402Price {
+		t.Fatalf("payTo TestUSDC %d → %d, want exactly +%d", payToStart, got, x402Price)
+	}
+	wantBundle(payer, 0, x402Bundle, x402Bundle)
+
+	// The 1,001st call: SIWX is refused (no calls left), the client pays again.
+	run2 := pay(t, node, dir, e.gw, payerAcct.PrivateKey, "siwx", 1)
+	checkRun(run2, 1, 1, payer, true)
+	if run2.Wire.SIWxOK != 0 || run2.Wire.SIWxAttempts != 1 || run2.Transactions[0] == run1.Transactions[0] {
+		t.Fatalf("1,001st call: %+v", run2.Wire)
+	}
+	if got := e.balance(payer); got != payerStart-2*x402Price {
+		t.Fatalf("payer TestUSDC after the second payment %d, want %d", got, payerStart-2*x402Price)
+	}
+	if got := e.balance(e.payTo); got != payToStart+2*x402Price {
+		t.Fatalf("payTo TestUSDC after the second payment %d, want %d", got, payToStart+2*x402Price)
+	}
+	wantBundle(payer, x402Bundle-1, 2*x402Bundle, x402Bundle+1)
+
+	// Key mode, another wallet: pay once, then X-API-Key: <bundle key>.
+	const keyCalls = 5
+	run3 := pay(t, node, dir, e.gw, devAcct.PrivateKey, "key", keyCalls)
+	checkRun(run3, keyCalls, 1, dev, true)
+	if run3.left() != x402Bundle-keyCalls || run3.Wire.SIWxAttempts != 0 {
+		t.Fatalf("key mode: %v calls left, %d SIWX attempts; want %d, 0", run3.left(), run3.Wire.SIWxAttempts, x402Bundle-keyCalls)
+	}
+	if got := e.balance(dev); got != devStart-x402Price {
+		t.Fatalf("developer-1 TestUSDC %d → %d, want −%d", devStart, got, x402Price)
+	}
+	if got := e.balance(e.payTo); got != payToStart+3*x402Price {
+		t.Fatalf("payTo TestUSDC %d, want %d", got, payToStart+3*x402Price)
+	}
+	wantBundle(dev, x402Bundle-keyCalls, x402Bundle, keyCalls)
+
+	// Postgres, through the stream ingest: one bundle_grants row per
+	// settlement, named by its tx hash; the ledger; the bundle calls' revenue.
+	type grant struct {
+		id, wallet, network string
+		calls, amount       int64
+	}
+	wantGrants := []grant{
+		{strings.ToLower(run1.Transactions[0]), strings.ToLower(payer.Hex()), x402NetworkV2, x402Bundle, x402Price},
+		{strings.ToLower(run2.Transactions[0]), strings.ToLower(payer.Hex()), x402NetworkV2, x402Bundle, x402Price},
+		{strings.ToLower(run3.Transactions[0]), strings.ToLower(dev.Hex()), x402NetworkV2, x402Bundle, x402Price},
+	}
+	sort.Slice(wantGrants, func(i, j int) bool { return wantGrants[i].id < wantGrants[j].id })
+	var got []grant
+	settletest.Eventually(t, 20*time.Second, "three bundle_grants rows", func() (bool, error) {
+		got = nil
+		rows, err := e.pool.Query(e.ctx, `SELECT lower(id), lower(wallet), network, calls, amount_units FROM bundle_grants ORDER BY lower(id)`)
+		if err != nil {
+			return false, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var g grant
+			if err := rows.Scan(&g.id, &g.wallet, &g.network, &g.calls, &g.amount); err != nil {
+				return false, err
+			}
+			got = append(got, g)
+		}
+		return len(got) >= len(wantGrants), rows.Err()
+	})
+	if fmt.Sprint(got) != fmt.Sprint(wantGrants) {
+		t.Fatalf("bundle_grants %v, want %v", got, wantGrants)
+	}
+	if n := settletest.Count(t, e.pool, `SELECT count(*) FROM account_ledger WHERE kind = 'bundle_grant' AND units = $1 AND calls = $2`,
+		x402Price, x402Bundle); n != 3 {
+		t.Fatalf("%d bundle_grant ledger rows, want 3", n)
+	}
+	const served = x402Bundle + 1 + keyCalls
+	settletest.Eventually(t, 20*time.Second, fmt.Sprintf("revenue of %d bundle calls ingested", served), func() (bool, error) {
+		return settletest.Count(t, e.pool, `SELECT COALESCE(sum(calls), 0)::bigint FROM revenue_events WHERE payer = 'bundle'`) >= served, nil
+	})
+	var calls, units, off int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT sum(calls)::bigint, sum(amount_units)::bigint,
+		count(*) FILTER (WHERE asset <> 'USDC' OR amount_units <> 100 * calls) FROM revenue_events WHERE payer = 'bundle'`).Scan(&calls, &units, &off); err != nil {
+		t.Fatal(err)
+	}
+	if calls != served || units != 100*served || off != 0 {
+		t.Fatalf("bundle revenue: %d calls, %d units, %d rows not USDC at 100 units a call; want %d calls, %d units", calls, units, off,
+			served, 100*served)
+	}
+	t.Logf("end to end in %v: payer paid %d units twice (txs %s, %s), developer-1 once (%s); %d bundle calls, %d units of USDC revenue",
+		time.Since(began).Round(time.Millisecond), x402Price, run1.Transactions[0], run2.Transactions[0], run3.Transactions[0], calls, units)
+}
