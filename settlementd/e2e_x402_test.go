@@ -154,7 +154,7 @@ func TestX402IndependentClientEndToEnd(t *testing.T) {
 			t.Fatalf("bundle of %s in Redis: %v, want %v", w.Hex(), got, want)
 		}
 	}
-	checkRun := func(out payOut, calls, payments int, w common.Address, v2 bool) {
+	checkRun := func(out payOut, calls, payments int, w common.Address) {
 		t.Helper()
 		if out.Calls != calls || out.OK != calls || out.Payments != payments || len(out.Transactions) != payments ||
 			fmt.Sprint(out.Statuses) != fmt.Sprint(map[string]int{"200": calls}) || out.Payers["bundle"] != calls ||
@@ -165,7 +165,7 @@ func TestX402IndependentClientEndToEnd(t *testing.T) {
 			t.Fatalf("last JSON-RPC result %v, want a block number", out.LastResult)
 		}
 		for _, s := range out.Settlements {
-			if !s.Success || (v2 && s.Network != x402NetworkV2) || !strings.EqualFold(s.Payer, w.Hex()) {
+			if !s.Success || s.Network != x402NetworkV2 || !strings.EqualFold(s.Payer, w.Hex()) {
 				t.Fatalf("PAYMENT-RESPONSE %+v, want success on %s by %s", s, x402NetworkV2, w.Hex())
 			}
 		}
@@ -177,7 +177,7 @@ func TestX402IndependentClientEndToEnd(t *testing.T) {
 	// 1,000 calls through SIWX: one payment, then 999 calls drawn from the
 	// bundle by a fresh SIGN-IN-WITH-X proof each, no second payment.
 	run1 := pay(t, node, dir, e.gw, payerAcct.PrivateKey, "siwx", x402Bundle)
-	checkRun(run1, x402Bundle, 1, payer, true)
+	checkRun(run1, x402Bundle, 1, payer)
 	if run1.Wire.SIWxOK != x402Bundle-1 || run1.Wire.PaymentAttempts != 1 || run1.left() != 0 {
 		t.Fatalf("SIWX: %d calls served by a SIGN-IN-WITH-X proof, %d payment attempts, %v left; want %d, 1, 0 (siwx_error %q)",
 			run1.Wire.SIWxOK, run1.Wire.PaymentAttempts, run1.left(), x402Bundle-1, run1.SIWxError)
@@ -192,7 +192,7 @@ func TestX402IndependentClientEndToEnd(t *testing.T) {
 
 	// The 1,001st call: SIWX is refused (no calls left), the client pays again.
 	run2 := pay(t, node, dir, e.gw, payerAcct.PrivateKey, "siwx", 1)
-	checkRun(run2, 1, 1, payer, true)
+	checkRun(run2, 1, 1, payer)
 	if run2.Wire.SIWxOK != 0 || run2.Wire.SIWxAttempts != 1 || run2.Transactions[0] == run1.Transactions[0] {
 		t.Fatalf("1,001st call: %+v", run2.Wire)
 	}
@@ -207,7 +207,7 @@ func TestX402IndependentClientEndToEnd(t *testing.T) {
 	// Key mode, another wallet: pay once, then X-API-Key: <bundle key>.
 	const keyCalls = 5
 	run3 := pay(t, node, dir, e.gw, devAcct.PrivateKey, "key", keyCalls)
-	checkRun(run3, keyCalls, 1, dev, true)
+	checkRun(run3, keyCalls, 1, dev)
 	if run3.left() != x402Bundle-keyCalls || run3.Wire.SIWxAttempts != 0 {
 		t.Fatalf("key mode: %v calls left, %d SIWX attempts; want %d, 0", run3.left(), run3.Wire.SIWxAttempts, x402Bundle-keyCalls)
 	}
