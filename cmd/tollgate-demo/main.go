@@ -3,7 +3,8 @@
 //
 //	tollgate-demo run   start the stack, walk, stop (exit 1 if a step fails)
 //	tollgate-demo up    start the stack and leave it running (pid file in -run-dir)
-//	tollgate-demo walk  walk against a stack started by `up`
+//	tollgate-demo walk  walk once against a fresh stack started by `up` (a second walk finds
+//	                   the x402 payer's bundle and earlier epochs, and fails its exact checks)
 //
 // Redis and PostgreSQL come from REDIS_URL and DATABASE_URL; the binaries
 // from -caddy, -settlementd, -devchain (default bin/…).

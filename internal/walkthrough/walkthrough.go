@@ -20,6 +20,7 @@ import (
 	"crypto/ecdsa"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -147,6 +148,9 @@ type run struct {
 	step   int
 	steps  int
 	secret string // the developer's API key: never printed
+	// x402Offered: the 402's PAYMENT-REQUIRED carries the sign-in-with-x
+	// extension, i.e. the gateway takes x402 payments and SIWX.
+	x402Offered bool
 }
 
 // Run walks the money loop once against a running stack.
@@ -516,7 +520,8 @@ func (r *run) walk() error {
 	r.say("onboarding: register %s %s; deposit calldata %s; minimum deposit %s USDT; %d curl examples",
 		str(obj(ob, "register"), "method"), str(obj(ob, "register"), "url"), str(obj(ob, "deposit_calldata"), "url"),
 		str(ob, "minimum_deposit_usdt"), len(examples))
-	r.say("PAYMENT-REQUIRED header: x402 v2 (network %s)", str(firstOf(v2["accepts"]), "network"))
+	_, r.x402Offered = obj(v2, "extensions")["sign-in-with-x"]
+	r.say("PAYMENT-REQUIRED header: x402 v2 (network %s), sign-in-with-x offered: %v", str(firstOf(v2["accepts"]), "network"), r.x402Offered)
 
 	// 4. Machine registration.
 	r.header("Machine registration: POST /v1/machine/register")
@@ -994,12 +999,19 @@ func (r *run) checkBalances() error {
 
 // ---------------------------------------------------------------- x402
 
-// x402 runs the x402 step. In X402Auto mode a missing client or a failed
-// check is reported as NOT CHECKED and the walk goes on (Summary.X402.Ran
-// is false); in X402Require mode it is an error.
+// x402 runs the x402 step. In X402Require mode every failure is an
+// error. In X402Auto mode too, once the gateway offers x402 (its 402 carries
+// the sign-in-with-x extension); before that, or without the client, the
+// step is reported as NOT CHECKED and the walk goes on (Summary.X402.Ran is
+// false).
 func (r *run) x402() error {
-	err := r.x402Try()
-	if err == nil || r.cfg.X402 != X402Auto {
+	var err error
+	if r.cfg.X402 == X402Auto && !r.x402Offered {
+		err = errors.New("the gateway's 402 offers no x402 payment with sign-in-with-x (PAYMENT-REQUIRED has no extension)")
+	} else {
+		err = r.x402Try()
+	}
+	if err == nil || r.cfg.X402 != X402Auto || (r.x402Offered && !errors.Is(err, errNoClient)) {
 		return err
 	}
 	why := err.Error()
@@ -1014,7 +1026,7 @@ func (r *run) x402() error {
 func (r *run) x402Try() error {
 	s := r.sum
 	script := filepath.Join(r.cfg.RepoRoot, "tests", "x402", "pay.mjs")
-	notRun := func(why string) error { return r.fail("x402 not run: %s", why) }
+	notRun := func(why string) error { return r.fail("x402 not run: %w: %s", errNoClient, why) }
 	if r.cfg.X402 == X402Off {
 		s.X402.NotRunWhy = "switched off (-x402 off)"
 		r.say("NOT RUN: switched off")
@@ -1099,6 +1111,9 @@ func (r *run) x402Try() error {
 		pBefore.Decimal(), pAfter.Decimal(), res.OK)
 	return nil
 }
+
+// errNoClient: the x402 client (Node.js, tests/x402) is not available.
+var errNoClient = errors.New("no x402 client")
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

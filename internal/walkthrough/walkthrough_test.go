@@ -60,9 +60,15 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 	prefix := testenv.KeyPrefix(t)
 	dsn := testenv.Postgres(t)
 	root := repoRoot(t)
+	// With TOLLGATE_REQUIRE_NODE (make test) the x402 step must run and
+	// check out; otherwise it is checked whenever the gateway offers x402
+	// and the Node client is there (X402Auto).
 	x402 := X402Auto
-	if _, err := exec.LookPath("node"); err != nil && requireNode() {
-		t.Fatal("node is required (TOLLGATE_REQUIRE_NODE) for the x402 step")
+	if requireNode() {
+		x402 = X402Require
+		if _, err := exec.LookPath("node"); err != nil {
+			t.Fatal("node is required (TOLLGATE_REQUIRE_NODE) for the x402 step")
+		}
 	}
 	if _, err := exec.LookPath("curl"); err != nil && testenv.Required() {
 		t.Fatal("curl is required for the README examples")
