@@ -93,7 +93,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "fresh state: Redis flushed, database tollgate_demo created")
 		}
 		fmt.Fprintln(stdout, "starting the stack (logs in "+absRun+")")
-		sc.Detach = cmd == "up"
 		st, err := walkthrough.StartStack(ctx, sc, stdout)
 		if err != nil {
 			return fail(err)

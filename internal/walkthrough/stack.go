@@ -41,10 +41,6 @@ type StackConfig struct {
 	// BlockInterval is the dev chains' empty-block cadence (default 200ms, so
 	// the 25 deposit confirmations take about 5 s).
 	BlockInterval time.Duration
-
-	// Detach starts the processes in their own process groups, so they
-	// outlive this process (`demo.sh up`); Stop still ends them.
-	Detach bool
 }
 
 // Stack is the running stack.
@@ -68,7 +64,6 @@ type proc struct {
 	done chan error
 }
 
-// Procs in start order; Stop ends them in reverse.
 func (s *Stack) logTail(name string) string {
 	for _, p := range s.procs {
 		if p.name == name {
@@ -280,6 +275,8 @@ func (s *Stack) start(name, bin string, args, env []string) (*proc, error) {
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Dir = s.cfg.RepoRoot
+	// Its own process group: a terminal's Ctrl-C reaches only us (Stop ends
+	// the parts in order), and after Release the parts outlive us.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
