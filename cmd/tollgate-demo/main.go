@@ -52,7 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sdPort := fs.Int("settlementd-port", 28081, "settlementd port (127.0.0.1)")
 	polyPort := fs.Int("polygon-port", 28545, "dev chain 137 port")
 	basePort := fs.Int("base-port", 28546, "dev chain 8453 port")
-	blocks := fs.Duration("block-interval", 200*time.Millisecond, "dev chains' empty-block cadence (25 confirmations take 25 of these)")
+	blocks := fs.Duration("block-interval", 0, "dev chains' empty-block cadence; 25 confirmations take 25 of these "+
+		"(default: run 500ms; up 1s, which keeps the chains' clocks with real time)")
 	x402 := fs.String("x402", walkthrough.X402Auto, "x402 step: auto (NOT RUN without the client), require, off")
 	timeout := fs.Duration("timeout", 6*time.Minute, "the whole walkthrough")
 	fresh := fs.Bool("fresh", false, "run/up: start from an empty state: FLUSHDB on REDIS_URL and a new database tollgate_demo "+
@@ -65,6 +66,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *blocks == 0 && cmd == "up" {
+		*blocks = time.Second
+	}
 	absRepo, _ := filepath.Abs(*repo)
 	absRun, _ := filepath.Abs(*runDir)
 	absBin, _ := filepath.Abs(*bin)

@@ -38,8 +38,12 @@ type StackConfig struct {
 
 	HTTPPort, AdminPort, SettlementdPort, PolygonPort, BasePort int
 
-	// BlockInterval is the dev chains' empty-block cadence (default 200ms, so
-	// the 25 deposit confirmations take about 5 s).
+	// BlockInterval is the dev chains' empty-block cadence (default 500ms, so
+	// the 25 deposit confirmations take about 12 s). A simulated block's
+	// timestamp is max(now, parent + 1 s), so below 1 s the chains' clocks
+	// run ahead of real time (here by up to 1 s per second): fine for a run
+	// of a few minutes (x402 authorizations allow 300 s, claims 48 h), not for
+	// a stack left running — `up` uses 1 s.
 	BlockInterval time.Duration
 }
 
@@ -110,7 +114,7 @@ func randomHex(n int) string {
 // error, whatever was started is stopped again.
 func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, err error) {
 	if cfg.BlockInterval == 0 {
-		cfg.BlockInterval = 200 * time.Millisecond
+		cfg.BlockInterval = 500 * time.Millisecond
 	}
 	for _, p := range []*int{&cfg.HTTPPort, &cfg.AdminPort, &cfg.SettlementdPort, &cfg.PolygonPort, &cfg.BasePort} {
 		if *p == 0 {
