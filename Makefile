@@ -100,8 +100,8 @@ fuzz:
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzMatchReplies -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/cache -run '^$$' -fuzz FuzzKey -fuzztime $(FUZZTIME)
-	$(GO) test ./caddymodule -run '^$$' -fuzz FuzzDecodePayment -fuzztime $(FUZZTIME)
-	$(GO) test ./caddymodule -run '^$$' -fuzz FuzzVerifySIWX -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzDecodePayment -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzVerifySIWX -fuzztime $(FUZZTIME)
 
 devchain:
 	$(GO) run ./contracts/devchain

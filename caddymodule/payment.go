@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -153,11 +154,11 @@ func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d
 // that was not accepted: the same challenge, with the reason in the v1
 // body's error and the v2 object's error, and the settlement answer when
 // the facilitator refused to settle.
-func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, ref *paymentRefusal, s *settled) {
+func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, ref *paycheck.Refusal, s *settled) {
 	if s != nil {
 		setSettlement(w, s)
 	}
-	h.write402(w, r, ref.reason+": "+ref.msg, ref.reason, h.meter.ConfigLimits())
+	h.write402(w, r, ref.Reason+": "+ref.Msg, ref.Reason, h.meter.ConfigLimits())
 }
 
 func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits) {
@@ -171,7 +172,7 @@ func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason s
 		Error:       msg,
 		Resource:    resourceV2{URL: resource, Description: bundleDescription, MimeType: x402MimeType},
 		Accepts:     []acceptV2{v2req.(acceptV2)},
-		Extensions:  map[string]any{siwxExtension: siwxChallenge(base, resource, h.meter.Now())},
+		Extensions:  map[string]any{paycheck.SIWXExtension: paycheck.SIWXChallenge(base, resource, h.meter.Now())},
 	}
 	hdr, _ := json.Marshal(v2)
 	w.Header().Set(headerRequired, base64.StdEncoding.EncodeToString(hdr))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -99,7 +100,7 @@ func (h *Handler) meterSIWX(r *http.Request, req meter.Request, wallet, nonce st
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
 	defer cancel()
 	start := time.Now()
-	d, err := h.meter.AuthorizeSIWX(ctx, req, wallet, nonce, siwxNonceTTL)
+	d, err := h.meter.AuthorizeSIWX(ctx, req, wallet, nonce, paycheck.SIWXNonceTTL)
 	meterLatency.Observe(time.Since(start).Seconds())
 	return d, err
 }

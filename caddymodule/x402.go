@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
@@ -31,9 +31,6 @@ const (
 	headerSIWX        = "SIGN-IN-WITH-X"
 	headerBundleKey   = "X-Tollgate-Bundle-Key"
 	headerBundleLeft  = "X-Tollgate-Bundle-Remaining"
-	maxPaymentHeader  = 16 << 10 // a 65-byte-signature payload is ~1.5 KiB
-	baseChainID       = 8453
-	settleMarginSecs  = 6 // an authorization must outlive the settlement (as the x402 SDKs require)
 	facilitatorVerify = 15 * time.Second
 	// facilitatorSettle outlasts settlementd's receipt wait (60 s), so the
 	// gateway hears the facilitator's verdict instead of timing out while
@@ -42,30 +39,10 @@ const (
 	grantAttempts     = 4
 )
 
-// Reasons the gateway itself gives (the facilitator's are passed through).
-const (
-	reasonInvalidHeader  = "invalid_payment_header"
-	reasonAmountMismatch = "invalid_exact_evm_payload_amount_mismatch"
-	reasonPayToMismatch  = "invalid_exact_evm_payload_recipient_mismatch"
-)
-
-// payment is a decoded x402 payment header and the requirement it answers.
+// payment is a checked payment header and the requirement it answers.
 type payment struct {
-	version int             // 1 (X-PAYMENT) or 2 (PAYMENT-SIGNATURE)
-	raw     json.RawMessage // the payload as sent, forwarded verbatim to the facilitator
-	payload x402.Payload
+	*paycheck.Payment
 	require any // the requirement we issued (acceptV1 or acceptV2), as the facilitator receives it
-	checked *x402.Checked
-}
-
-// paymentRefusal is why a payment header was not accepted: an x402 reason
-// and a human message. It is answered 402.
-type paymentRefusal struct{ reason, msg string }
-
-func (e *paymentRefusal) Error() string { return e.reason + ": " + e.msg }
-
-func refuse(reason, format string, a ...any) *paymentRefusal {
-	return &paymentRefusal{reason: reason, msg: fmt.Sprintf(format, a...)}
 }
 
 // paymentHeader returns the payment header of r: PAYMENT-SIGNATURE (v2)
@@ -80,84 +57,29 @@ func paymentHeader(r *http.Request) (name, value string) {
 	return "", ""
 }
 
-// decodeBase64JSON decodes a standard-base64 JSON header (padding optional;
-// clients must send standard base64, being lenient here costs nothing).
-func decodeBase64JSON(v string, max int) ([]byte, error) {
-	v = strings.TrimSpace(v)
-	if len(v) > max {
-		return nil, fmt.Errorf("the header is over %d bytes", max)
-	}
-	b, err := base64.StdEncoding.DecodeString(v)
-	if err != nil {
-		if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(v, "=")); err != nil {
-			return nil, errors.New("the header is not standard base64")
-		}
-	}
-	if !json.Valid(b) {
-		return nil, errors.New("the header's base64 does not hold JSON")
-	}
-	return b, nil
-}
-
 // requirement is what we asked for in the 402, in the payload's version.
 func (h *Handler) requirement(version int, resource string) (any, x402.Requirements) {
+	short := paycheck.Offer{Asset: h.pay.asset, PayTo: h.pay.payTo}.Short(version)
 	extra := map[string]string{"name": usdcEIP712Name, "version": usdcEIP712Ver}
 	amount := money.BundlePrice.String()
 	if version == 1 {
 		return acceptV1{Scheme: x402Scheme, Network: x402NetworkV1, MaxAmountRequired: amount, Resource: resource,
-				Description: bundleDescription, MimeType: x402MimeType, PayTo: h.pay.payTo, MaxTimeoutSeconds: x402MaxTimeout,
-				Asset: h.pay.asset, Extra: extra},
-			x402.Requirements{Scheme: x402Scheme, Network: x402NetworkV1, MaxAmountRequired: amount, Asset: h.pay.asset, PayTo: h.pay.payTo}
+			Description: bundleDescription, MimeType: x402MimeType, PayTo: h.pay.payTo, MaxTimeoutSeconds: x402MaxTimeout,
+			Asset: h.pay.asset, Extra: extra}, short
 	}
 	return acceptV2{Scheme: x402Scheme, Network: x402NetworkV2, Amount: amount, Asset: h.pay.asset, PayTo: h.pay.payTo,
-			MaxTimeoutSeconds: x402MaxTimeout, Extra: extra},
-		x402.Requirements{Scheme: x402Scheme, Network: x402NetworkV2, Amount: amount, Asset: h.pay.asset, PayTo: h.pay.payTo}
+		MaxTimeoutSeconds: x402MaxTimeout, Extra: extra}, short
 }
 
-// decodePayment parses a payment header and checks it, offline, against
-// the requirement we issue: version, scheme, network, asset, payee, amount,
-// the time window with room to settle, and the EIP-712 signature. Only a
-// payment that passes costs a facilitator round trip.
-func (h *Handler) decodePayment(name, value, resource string, now time.Time) (*payment, *paymentRefusal) {
-	b, err := decodeBase64JSON(value, maxPaymentHeader)
-	if err != nil {
-		return nil, refuse(reasonInvalidHeader, "%s: %v", name, err)
+// decodePayment checks a payment header offline (paycheck) against the
+// offer and pairs it with the requirement the facilitator is shown.
+func (h *Handler) decodePayment(name, value, resource string, now time.Time) (*payment, *paycheck.Refusal) {
+	p, ref := paycheck.DecodePayment(paycheck.Offer{Asset: h.pay.asset, PayTo: h.pay.payTo}, name, value, now)
+	if ref != nil {
+		return nil, ref
 	}
-	p := &payment{raw: b}
-	if err := json.Unmarshal(b, &p.payload); err != nil {
-		return nil, refuse(reasonInvalidHeader, "%s does not hold an x402 PaymentPayload: %v", name, err)
-	}
-	p.version = p.payload.X402Version
-	if p.version != 1 && p.version != 2 {
-		return nil, refuse(x402.ReasonVersion, "x402Version %d; this gateway speaks 1 (X-PAYMENT) and 2 (PAYMENT-SIGNATURE)", p.version)
-	}
-	var short x402.Requirements
-	p.require, short = h.requirement(p.version, resource)
-	if p.version == 2 && p.payload.Accepted != nil {
-		// v2 echoes the requirement it accepted: it must be ours, compared
-		// with normalised addresses and amounts (clients re-checksum).
-		acc := p.payload.Accepted
-		if v, ok := x402.ParseUint256(acc.Amount); !ok || v.Cmp(big.NewInt(int64(money.BundlePrice))) != 0 {
-			return nil, refuse(reasonAmountMismatch, "accepted amount %q; the bundle costs %s USDC units", acc.Amount, money.BundlePrice.String())
-		}
-		if !strings.EqualFold(acc.PayTo, h.pay.payTo) {
-			return nil, refuse(reasonPayToMismatch, "accepted payTo %s; payments go to %s", acc.PayTo, h.pay.payTo)
-		}
-	}
-	dom := x402.Domain{ChainID: baseChainID, Name: usdcEIP712Name, Version: usdcEIP712Ver}
-	c, err := x402.Check(&x402.Request{X402Version: p.version, PaymentPayload: &p.payload, PaymentRequirements: &short}, dom, now)
-	if err != nil {
-		var inv *x402.Invalid
-		if errors.As(err, &inv) {
-			return nil, refuse(inv.Reason, "%s", inv.Msg)
-		}
-		return nil, refuse(x402.ReasonPayload, "%v", err)
-	}
-	if c.ValidBefore.Cmp(big.NewInt(now.Unix()+settleMarginSecs)) < 0 {
-		return nil, refuse(x402.ReasonValidBefore, "the authorization expires at %s, too soon to settle (now %d)", c.ValidBefore, now.Unix())
-	}
-	p.checked = c
-	return p, nil
+	req, _ := h.requirement(p.Version, resource)
+	return &payment{Payment: p, require: req}, nil
 }
 
 // facilitatorURL is where verify and settle go: x402_facilitator_url, or
@@ -181,7 +103,7 @@ var errFacilitatorDown = errors.New("x402 facilitator unavailable")
 // 4xx whose body is the answer type (the x402 Go client's convention for a
 // refused payment) counts as an answer.
 func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, out any) error {
-	body, err := json.Marshal(map[string]any{"x402Version": p.version, "paymentPayload": p.raw, "paymentRequirements": p.require})
+	body, err := json.Marshal(map[string]any{"x402Version": p.Version, "paymentPayload": p.Raw, "paymentRequirements": p.require})
 	if err != nil {
 		return err
 	}
@@ -236,7 +158,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	}
 	if !vr.IsValid {
 		x402Payments.WithLabelValues("invalid").Inc()
-		h.writePaymentRefused(w, r, refuse(orDefault(vr.InvalidReason, x402.ReasonPayload), "%s", orDefault(vr.InvalidMessage, "the facilitator refused the payment")), nil)
+		h.writePaymentRefused(w, r, paycheck.Refuse(orDefault(vr.InvalidReason, x402.ReasonPayload), "%s", orDefault(vr.InvalidMessage, "the facilitator refused the payment")), nil)
 		return meter.Decision{}, false
 	}
 	sctx, cancel := context.WithTimeout(ctx, facilitatorSettle)
@@ -246,16 +168,16 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	if err != nil {
 		return h.facilitatorDown(w, id, "settle", err)
 	}
-	payer := strings.ToLower(p.checked.From.Hex())
+	payer := strings.ToLower(p.Checked.From.Hex())
 	network := x402NetworkV2
-	if p.version == 1 {
+	if p.Version == 1 {
 		network = x402NetworkV1
 	}
 	if !sr.Success || sr.Transaction == "" {
 		x402Payments.WithLabelValues("settle_failed").Inc()
 		fail := x402.SettleResponse{Success: false, ErrorReason: orDefault(sr.ErrorReason, x402.ReasonUnexpectedSett),
-			ErrorMessage: sr.ErrorMessage, Transaction: "", Network: network, Payer: p.checked.From.Hex()}
-		h.writePaymentRefused(w, r, refuse(fail.ErrorReason, "%s", orDefault(sr.ErrorMessage, "settlement failed")), &settled{version: p.version, resp: fail})
+			ErrorMessage: sr.ErrorMessage, Transaction: "", Network: network, Payer: p.Checked.From.Hex()}
+		h.writePaymentRefused(w, r, paycheck.Refuse(fail.ErrorReason, "%s", orDefault(sr.ErrorMessage, "settlement failed")), &settled{version: p.Version, resp: fail})
 		return meter.Decision{}, false
 	}
 	g := meter.Grant{TxHash: strings.ToLower(sr.Transaction), Wallet: payer, Network: x402NetworkV2,
@@ -287,13 +209,13 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	x402Payments.WithLabelValues("settled").Inc()
 	h.logger.Info("x402 payment settled; bundle granted", zap.String("tx", g.TxHash), zap.String("payer", payer),
 		zap.Bool("new_grant", key != nil))
-	ok := x402.SettleResponse{Success: true, Transaction: sr.Transaction, Network: network, Payer: p.checked.From.Hex()}
-	setSettlement(w, &settled{version: p.version, resp: ok})
+	ok := x402.SettleResponse{Success: true, Transaction: sr.Transaction, Network: network, Payer: p.Checked.From.Hex()}
+	setSettlement(w, &settled{version: p.Version, resp: ok})
 	if key != nil {
 		w.Header().Set(headerBundleKey, key.Secret)
 	}
 	if d.Outcome != meter.Bundle { // a batch larger than the bundle: paid, but this request cannot be served
-		h.writePaymentRefused(w, r, refuse(meter.ReasonBundleExhausted, "the request has %d calls; the bundle holds %d", req.Calls, d.BundleLeft), nil)
+		h.writePaymentRefused(w, r, paycheck.Refuse(meter.ReasonBundleExhausted, "the request has %d calls; the bundle holds %d", req.Calls, d.BundleLeft), nil)
 		return d, false
 	}
 	return d, true

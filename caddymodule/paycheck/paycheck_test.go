@@ -1,4 +1,4 @@
-package caddymodule
+package paycheck
 
 import (
 	"crypto/ecdsa"
@@ -58,7 +58,7 @@ func reencode(t *testing.T, header string, edit func(m map[string]any)) string {
 
 func TestSIWXAcceptsTheX402ClientsMessage(t *testing.T) {
 	f, now := loadSIWX(t)
-	wallet, nonce, ref := verifySIWX(f.Header, "http://127.0.0.1:8080", now)
+	wallet, nonce, ref := VerifySIWX(f.Header, "http://127.0.0.1:8080", now)
 	if ref != nil {
 		t.Fatalf("refused: %v", ref)
 	}
@@ -92,8 +92,8 @@ func TestSIWXRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, ref := verifySIWX(c.header, c.base, c.now)
-			if ref == nil || ref.reason != c.reason {
+			_, _, ref := VerifySIWX(c.header, c.base, c.now)
+			if ref == nil || ref.Reason != c.reason {
 				t.Fatalf("got %v, want reason %s", ref, c.reason)
 			}
 		})
@@ -111,7 +111,7 @@ func FuzzVerifySIWX(f *testing.F) {
 	f.Add(base64.StdEncoding.EncodeToString([]byte(`{"domain":"127.0.0.1:8080","issuedAt":"x"}`)))
 	now := time.Date(2026, 11, 21, 15, 31, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, h string) {
-		w, n, ref := verifySIWX(h, "http://127.0.0.1:8080", now)
+		w, n, ref := VerifySIWX(h, "http://127.0.0.1:8080", now)
 		if ref == nil && (len(w) != 42 || n == "") {
 			t.Fatalf("accepted without a wallet and nonce: %q %q", w, n)
 		}
@@ -141,17 +141,17 @@ func TestDecodePaymentOffline(t *testing.T) {
 	key, _ := crypto.GenerateKey()
 	asset := common.HexToAddress("0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB")
 	payTo := common.HexToAddress("0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5")
-	h := &Handler{pay: payConfig{asset: asset.Hex(), payTo: payTo.Hex()}}
+	o := Offer{Asset: asset.Hex(), PayTo: payTo.Hex()}
 	now := time.Unix(1_795_000_000, 0)
 	n := now.Unix()
 	ok := signV1(t, key, asset, payTo, 100_000, 0, n+300, "base")
-	if p, ref := h.decodePayment(headerPaymentV1, ok, "http://x/rpc", now); ref != nil || p.version != 1 || p.checked.From != crypto.PubkeyToAddress(key.PublicKey) {
+	if p, ref := DecodePayment(o, "X-PAYMENT", ok, now); ref != nil || p.Version != 1 || p.Checked.From != crypto.PubkeyToAddress(key.PublicKey) {
 		t.Fatalf("valid v1 payment refused: %v", ref)
 	}
 	other := common.HexToAddress("0x000000000000000000000000000000000000dEaD")
 	cases := []struct{ name, header, reason string }{
-		{"garbage", "%%%", reasonInvalidHeader},
-		{"not a payload", base64.StdEncoding.EncodeToString([]byte(`[1,2]`)), reasonInvalidHeader},
+		{"garbage", "%%%", ReasonInvalidHeader},
+		{"not a payload", base64.StdEncoding.EncodeToString([]byte(`[1,2]`)), ReasonInvalidHeader},
 		{"version 3", base64.StdEncoding.EncodeToString([]byte(`{"x402Version":3}`)), x402.ReasonVersion},
 		{"amount", signV1(t, key, asset, payTo, 99_999, 0, n+300, "base"), x402.ReasonValueV1},
 		{"payee", signV1(t, key, asset, other, 100_000, 0, n+300, "base"), x402.ReasonRecipient},
@@ -163,8 +163,8 @@ func TestDecodePaymentOffline(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, ref := h.decodePayment(headerPaymentV1, c.header, "http://x/rpc", now)
-			if ref == nil || ref.reason != c.reason {
+			_, ref := DecodePayment(o, "X-PAYMENT", c.header, now)
+			if ref == nil || ref.Reason != c.reason {
 				t.Fatalf("got %v, want reason %s", ref, c.reason)
 			}
 		})
@@ -176,13 +176,13 @@ func FuzzDecodePayment(f *testing.F) {
 	key, _ := crypto.GenerateKey()
 	asset := common.HexToAddress("0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB")
 	payTo := common.HexToAddress("0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5")
-	h := &Handler{pay: payConfig{asset: asset.Hex(), payTo: payTo.Hex()}}
+	o := Offer{Asset: asset.Hex(), PayTo: payTo.Hex()}
 	now := time.Unix(1_795_000_000, 0)
 	f.Add(signV1(f, key, asset, payTo, 100_000, 0, now.Unix()+300, "base"))
 	f.Add(base64.StdEncoding.EncodeToString([]byte(`{"x402Version":2,"accepted":{"amount":"1e5"},"payload":{}}`)))
 	f.Fuzz(func(t *testing.T, hdr string) {
-		p, ref := h.decodePayment(headerPaymentV2, hdr, "http://x/rpc", now)
-		if ref == nil && (p == nil || p.checked == nil) {
+		p, ref := DecodePayment(o, "PAYMENT-SIGNATURE", hdr, now)
+		if ref == nil && (p == nil || p.Checked == nil) {
 			t.Fatal("accepted without a checked authorization")
 		}
 	})
