@@ -66,6 +66,24 @@ func TestDistFresh(t *testing.T) {
 	})
 }
 
+// TestTypeCheck: src/ type-checks (tsc --noEmit, strict, with the pinned
+// typescript of package-lock.json); esbuild only strips the types.
+func TestTypeCheck(t *testing.T) {
+	_, errNode := exec.LookPath("node")
+	_, errTSC := os.Stat(filepath.Join("node_modules", "typescript", "bin", "tsc"))
+	if errNode != nil || errTSC != nil {
+		if os.Getenv("TOLLGATE_REQUIRE_NODE") == "1" {
+			t.Fatalf("node (%v) and console/node_modules (%v) are required (TOLLGATE_REQUIRE_NODE=1); run make node-deps", errNode, errTSC)
+		}
+		t.Skip("node or console/node_modules missing; run make node-deps")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if b, err := exec.CommandContext(ctx, "node", filepath.Join("node_modules", "typescript", "bin", "tsc"), "-p", ".").CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, b)
+	}
+}
+
 // TestHandler: the page, its assets, 404 for anything else, and a page
 // that loads nothing from another origin.
 func TestHandler(t *testing.T) {

@@ -234,14 +234,34 @@ try {
   });
   out.claimable_usdt = await text(op.page, '#e-claimable');
   log('claimable', out.claimable_usdt);
+  // Claims paused by the operator's admin: a clear paused state, nothing sent.
+  if (process.env.ADMIN_URL) {
+    const admin = (action) =>
+      fetch(`${process.env.ADMIN_URL}/admin/claims/${action}`, {
+        method: 'POST',
+        headers: { 'X-Admin-Token': env('ADMIN_TOKEN'), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ reason: 'browser test' }),
+      }).then((r) => {
+        if (!r.ok) throw new Error(`${action}: HTTP ${r.status}`);
+      });
+    await admin('pause');
+    await op.page.getByRole('button', { name: 'Withdraw earnings' }).click();
+    await op.page.locator('#claim-status[data-kind="paused"]').waitFor({ timeout: 10_000 });
+    if ((await op.page.locator('#claim-tx a').count()) !== 0) throw new Error('a transaction was sent while claims were paused');
+    out.paused_message = await text(op.page, '#claim-status');
+    await admin('unpause');
+    log('claims paused shown:', out.paused_message);
+  }
   await op.page.getByRole('button', { name: 'Withdraw earnings' }).click();
   await op.page.locator('#claim-status[data-kind="ok"]').waitFor({ timeout: 30_000 });
   out.claim_tx = await op.page.locator('#claim-tx a').textContent();
+  out.withdrawn_usdt = /Withdrawal confirmed: ([0-9.]+) USDT/.exec(await text(op.page, '#claim-status'))?.[1];
   const href = await op.page.locator('#claim-tx a').getAttribute('href');
   if (href !== 'https://polygonscan.com/tx/' + out.claim_tx) throw new Error('explorer link ' + href);
   await until('the claim in the earnings', 20_000, async () => {
     await op.page.getByRole('button', { name: 'Show earnings' }).click();
-    return (await text(op.page, '#e-last')) !== 'never' && (await text(op.page, '#e-claimable')) === '0';
+    // A later epoch may have settled meanwhile: the claimed total is what counts.
+    return (await text(op.page, '#e-last')) !== 'never' && (await text(op.page, '#e-claimed')) === out.withdrawn_usdt;
   });
   out.claimed_usdt = await text(op.page, '#e-claimed');
   await op.page.screenshot({ path: join(shots, 'console-withdrawal.png'), fullPage: true });
