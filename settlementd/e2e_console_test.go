@@ -320,7 +320,7 @@ func TestConsoleBrowser(t *testing.T) {
 	if err != nil || r.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("claim tx %s: %v", out.ClaimTx, err)
 	}
-	for _, f := range []string{"console-key.png", "console-deposit.png", "console-withdrawal.png"} {
+	for _, f := range []string{"console-key.png", "console-deposit.png", "console-withdrawal.png", "console-phone.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() < 10_000 || st.ModTime().Before(browserBegan) {
 			t.Fatalf("screenshot %s: %v", f, err)
 		}
@@ -357,7 +357,7 @@ func TestConsoleBrowser(t *testing.T) {
 	msg = challenge(true)
 	rot := e2eDo(t, http.MethodPost, gwURL+"/api/keys/wallet", mustJSON(map[string]any{"message": msg, "rotate": true, "signature": personalSign(t, devKey, msg)}))
 	if rot.status != http.StatusCreated || rot.obj(t)["replaced_key_id"] != out.KeyID || rot.obj(t)["carried_over_usdt"] != bal.Decimal() {
-		t.Fatalf("rotate: %d %s", rot.status, rot.body)
+		t.Fatalf("rotate: %d replaced %v carried %v (want %s, %s)", rot.status, rot.obj(t)["replaced_key_id"], rot.obj(t)["carried_over_usdt"], out.KeyID, bal.Decimal())
 	}
 	newKey, newID := rot.obj(t)["api_key"].(string), rot.obj(t)["key_id"].(string)
 	if u := e2eDo(t, http.MethodGet, gwURL+"/api/keys/usage", "", "X-API-Key: "+newKey); u.status != http.StatusOK || u.obj(t)["key_id"] != newID ||

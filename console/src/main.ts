@@ -259,7 +259,8 @@ async function createKey(rotate: boolean) {
       const id = e.body?.error?.key_id ?? '';
       $('existing-key-id').textContent = id;
       $('key-exists').hidden = false;
-      say('key-status', 'This wallet already has a key. Use it below, or replace it.', 'error');
+      say('key-status', id && id === state.keyId ? 'This wallet already has a key: the one above. Replace it only if its secret was lost.'
+        : 'This wallet already has a key. Use it below, or replace it.', 'error');
     } else {
       say('key-status', 'No key created: ' + errText(e), 'error');
     }

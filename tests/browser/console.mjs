@@ -208,6 +208,18 @@ try {
   await dev.page.setViewportSize({ width: 375, height: 800 });
   const overflow = await dev.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   if (overflow > 0) throw new Error(`the page is ${overflow}px wider than a phone screen`);
+  await dev.page.evaluate(() => window.scrollTo(0, 0));
+  await dev.page.screenshot({ path: join(shots, 'console-phone.png'), fullPage: false, mask: [dev.page.locator('#new-key')], maskColor: '#c8ccd2' });
+  // Every form control has a label, every button a name, status lines are live regions.
+  const a11y = await dev.page.evaluate(() => {
+    const bad = [];
+    for (const el of document.querySelectorAll('input, select, textarea')) if (!el.labels?.length && !el.getAttribute('aria-label')) bad.push('unlabelled #' + el.id);
+    for (const b of document.querySelectorAll('button')) if (!b.textContent.trim() && !b.getAttribute('aria-label')) bad.push('nameless button #' + b.id);
+    for (const s of document.querySelectorAll('.status')) if (s.getAttribute('role') !== 'status' || s.getAttribute('aria-live') !== 'polite') bad.push('status #' + s.id + ' is not live');
+    if (!document.documentElement.lang) bad.push('no lang');
+    return bad;
+  });
+  if (a11y.length) throw new Error('accessibility: ' + a11y.join(', '));
 
   // --- 3. The developer's key pays for calls the operator's node serves.
   const call = () =>
