@@ -603,9 +603,9 @@ func (r *run) walk() error {
 			return false, fmt.Errorf("credits %s, want 0 or %s", c.Decimal(), s.Deposit.Decimal())
 		}
 		head, err := r.poly.BlockNumber(r.ctx)
-		if err == nil && head > depBlock && (head-depBlock)/5 != lastShown/5 {
-			lastShown = head - depBlock
-			r.say("%2d confirmations…", lastShown)
+		if conf := head - depBlock + 1; err == nil && head >= depBlock && conf/5 != lastShown/5 {
+			lastShown = conf
+			r.say("%2d confirmations…", conf)
 		}
 		return false, nil
 	})
@@ -613,7 +613,8 @@ func (r *run) walk() error {
 		return err
 	}
 	head, _ := r.poly.BlockNumber(r.ctx)
-	r.say("credited: %s USDT on %s (chain head %d, %d blocks after the deposit)", s.Credited.Decimal(), s.KeyID, head, head-depBlock)
+	r.say("credited: %s USDT on %s at chain head %d: %d confirmations (the deposit's block counts as the first)",
+		s.Credited.Decimal(), s.KeyID, head, head-depBlock+1)
 
 	// 8. Metered calls and the usage endpoint.
 	r.header(fmt.Sprintf("%d metered calls with the key, then GET /api/keys/usage", r.cfg.PaidCalls))
