@@ -59,7 +59,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    x402_asset        0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913   # USDC on Base
 //	    x402_pay_to       0x…                       # receiver of x402 payments on Base
 //	    public_url        https://rpc.example.com   # base of the 402 answer's URLs (default: the request's)
-//	    x402_facilitator_url https://rpc.example.com/x402  # advertised in /.well-known/service.json
+//	    x402_facilitator_url https://rpc.example.com/x402  # the x402 facilitator: called to verify and settle payments, advertised in service.json
+//	    settlementd_url   http://127.0.0.1:8081   # settlementd, reached directly; its /x402 is the facilitator when x402_facilitator_url is unset
 //	    heatmap_price     0.001                     # USDT per funding-rate-heatmap call
 //	    chain 137 {
 //	        provider <name> <url> {
@@ -76,7 +77,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		opt := d.Val()
 		switch opt {
 		case "redis_url", "key_prefix", "admin_token", "vault_address", "usdt_address", "min_deposit", "max_deposit",
-			"explorer_url", "x402_asset", "x402_pay_to", "public_url", "x402_facilitator_url", "heatmap_price":
+			"explorer_url", "x402_asset", "x402_pay_to", "public_url", "x402_facilitator_url", "heatmap_price", "settlementd_url":
 			var v string
 			if !d.Args(&v) || d.NextArg() {
 				return d.ArgErr()
@@ -86,7 +87,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				"vault_address": &h.VaultAddress, "usdt_address": &h.USDTAddress, "min_deposit": &h.MinDeposit,
 				"max_deposit": &h.MaxDeposit, "explorer_url": &h.ExplorerURL, "x402_asset": &h.X402Asset,
 				"x402_pay_to": &h.X402PayTo, "public_url": &h.PublicURL, "x402_facilitator_url": &h.X402Facilitator,
-				"heatmap_price": &h.HeatmapPrice,
+				"heatmap_price": &h.HeatmapPrice, "settlementd_url": &h.SettlementdURL,
 			}[opt] = v
 		case "metering":
 			var v string

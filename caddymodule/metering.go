@@ -50,6 +50,7 @@ type payConfig struct {
 	explorer               string
 	asset, payTo           string
 	publicURL              string
+	settlementd            string // settlementd's base URL, "" if not configured
 }
 
 // redisOptions are the connection settings of the metering Redis. Retries
@@ -148,6 +149,15 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	p.publicURL = strings.TrimRight(repl.ReplaceAll(h.PublicURL, ""), "/")
 	if p.publicURL != "" && !strings.HasPrefix(p.publicURL, "http://") && !strings.HasPrefix(p.publicURL, "https://") {
 		return fmt.Errorf("tollgate: public_url %q must start with http:// or https://", p.publicURL)
+	}
+
+	p.settlementd = strings.TrimRight(repl.ReplaceAll(h.SettlementdURL, ""), "/")
+	if p.settlementd != "" && !strings.HasPrefix(p.settlementd, "http://") && !strings.HasPrefix(p.settlementd, "https://") {
+		return fmt.Errorf("tollgate: settlementd_url %q must start with http:// or https://", p.settlementd)
+	}
+	if p.publicURL == "" {
+		h.logger.Warn("public_url is not set: 402 answers and Sign-In-With-X challenges take their origin from the request's Host header; " +
+			"set public_url in production so a signed sign-in names this gateway only")
 	}
 
 	create := rateOf(h.KeyCreateLimit, meter.Rate{Rate: meter.DefaultCreatePerWindow, Per: meter.DefaultCreateWindow})

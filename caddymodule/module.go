@@ -98,6 +98,11 @@ type Handler struct {
 	// X402Facilitator is the x402 facilitator URL service.json advertises
 	// (settlementd's /x402 by default: public_url + "/x402").
 	X402Facilitator string `json:"x402_facilitator_url,omitempty"`
+	// SettlementdURL is settlementd's address as the gateway reaches it;
+	// its /x402 settles payments when X402Facilitator is unset. The
+	// facilitator is never derived from a request: a Host header naming the
+	// caller's own "facilitator" would approve any payment.
+	SettlementdURL string `json:"settlementd_url,omitempty"`
 	// HeatmapPrice is the funding-rate heatmap's price per call in USDT
 	// (decimal; default DefaultHeatmapPrice), debited from credits.
 	HeatmapPrice string `json:"heatmap_price,omitempty"`

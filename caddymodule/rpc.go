@@ -18,8 +18,6 @@ import (
 // what the edge cache holds, forward the rest as one smaller batch, and put
 // every answer back at the caller's position with the caller's id.
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainState) error {
-	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
-	defer cancel()
 	start := time.Now()
 	chainID := chainLabel(cs.chain.ID)
 	outcome := "rejected"
@@ -54,6 +52,10 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		}
 		dec = &d
 	}
+	// The request deadline starts once it is paid for: a request carrying
+	// an x402 payment has waited for its settlement on chain by now.
+	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
+	defer cancel()
 	resps := make([]jsonrpc.Response, len(msg.Items))
 	out := h.forward(ctx, cs, calls)
 	failed := 0

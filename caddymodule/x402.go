@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -82,15 +83,6 @@ func (h *Handler) decodePayment(name, value, resource string, now time.Time) (*p
 	return &payment{Payment: p, require: req}, nil
 }
 
-// facilitatorURL is where verify and settle go: x402_facilitator_url, or
-// settlementd's /x402 under the gateway's base URL.
-func (h *Handler) facilitatorURL(r *http.Request) string {
-	if h.intel.facilitator != "" {
-		return h.intel.facilitator
-	}
-	return h.baseURL(r) + "/x402"
-}
-
 // facilitatorClient calls facilitators; each call carries its own deadline.
 // Redirects are not followed: a payment is not re-posted somewhere else.
 var facilitatorClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -109,12 +101,12 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%w: %v", errFacilitatorDown, err)
+		return fmt.Errorf("%w: %v", errFacilitatorDown, redactURL(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := facilitatorClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errFacilitatorDown, err)
+		return fmt.Errorf("%w: %v", errFacilitatorDown, redactURL(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -140,23 +132,60 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	now := h.meter.Now()
 	resource := h.baseURL(r) + r.URL.Path
 	p, ref := h.decodePayment(name, value, resource, now)
+	if ref == nil && req.Calls > money.BundleCalls {
+		ref = paycheck.Refuse(meter.ReasonBundleExhausted, "the request has %d calls; one bundle buys %d: split the batch", req.Calls, money.BundleCalls)
+	}
 	if ref != nil {
 		x402Payments.WithLabelValues("invalid").Inc()
 		h.writePaymentRefused(w, r, ref, nil)
 		return meter.Decision{}, false
 	}
+	url := h.intel.facilitator
+	if url == "" && h.pay.settlementd != "" {
+		url = h.pay.settlementd + "/x402"
+	}
+	if url == "" {
+		// Never derived from the request: a Host header naming the caller's
+		// own "facilitator" would approve any payment.
+		x402Payments.WithLabelValues("facilitator_unavailable").Inc()
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
+			"x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url); nothing was charged")))
+		return meter.Decision{}, false
+	}
+	// Redis first: it rate-limits forged payments, and a Redis that is down
+	// must stop the payment before money moves (the grant needs it).
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+	gate, err := h.meter.PaymentGate(gctx, req.IP)
+	cancel()
+	if err != nil {
+		h.meterDown(w, id, req, err)
+		return meter.Decision{}, false
+	}
+	if gate.Outcome == meter.RateLimited {
+		h.writeRateLimited(w, id, &gate)
+		return meter.Decision{}, false
+	}
 	// Settlement must finish once started, even if the client hangs up: the
 	// money may move either way, and the grant must follow it.
 	ctx := context.WithoutCancel(r.Context())
-	url := strings.TrimRight(h.facilitatorURL(r), "/")
 	vctx, cancel := context.WithTimeout(ctx, facilitatorVerify)
 	var vr x402.VerifyResponse
-	err := h.facilitatorCall(vctx, url+"/verify", p, &vr)
+	err = h.facilitatorCall(vctx, url+"/verify", p, &vr)
 	cancel()
 	if err != nil {
 		return h.facilitatorDown(w, id, "verify", err)
 	}
-	if !vr.IsValid {
+	payerHex := p.Checked.From.Hex()
+	if vr.Payer != "" && !strings.EqualFold(vr.Payer, payerHex) {
+		x402Payments.WithLabelValues("invalid").Inc()
+		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonPayload, "the facilitator read the payer as %s, this gateway as %s", vr.Payer, payerHex), nil)
+		return meter.Decision{}, false
+	}
+	// A used nonce may be this payment settled by an earlier attempt whose
+	// answer was lost: the facilitator's settle is idempotent and answers
+	// with that transaction; the grant then goes to whoever presents the
+	// payment first, once.
+	if !vr.IsValid && vr.InvalidReason != x402.ReasonNonceUsed {
 		x402Payments.WithLabelValues("invalid").Inc()
 		h.writePaymentRefused(w, r, paycheck.Refuse(orDefault(vr.InvalidReason, x402.ReasonPayload), "%s", orDefault(vr.InvalidMessage, "the facilitator refused the payment")), nil)
 		return meter.Decision{}, false
@@ -166,9 +195,23 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	err = h.facilitatorCall(sctx, url+"/settle", p, &sr)
 	cancel()
 	if err != nil {
-		return h.facilitatorDown(w, id, "settle", err)
+		// The transfer may have been sent: say so, and let the client retry
+		// with the same header (settle is idempotent, the grant once per tx).
+		x402Payments.WithLabelValues("facilitator_unavailable").Inc()
+		h.logger.Warn("x402 settle unanswered; the payment may have settled", zap.String("payer", payerHex), zap.Error(redactURL(err)))
+		w.Header().Set("Retry-After", "5")
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
+			"the x402 facilitator did not answer the settlement; the payment may have settled: retry with the same payment header to receive its bundle")))
+		return meter.Decision{}, false
 	}
-	payer := strings.ToLower(p.Checked.From.Hex())
+	if sr.Payer != "" && !strings.EqualFold(sr.Payer, payerHex) {
+		x402Payments.WithLabelValues("invalid").Inc()
+		h.logger.Error("x402 facilitator settled for another payer than the payment names", zap.String("payer", payerHex),
+			zap.String("facilitator_payer", sr.Payer), zap.String("tx", sr.Transaction))
+		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonPayload, "the facilitator settled for %s, the payment names %s", sr.Payer, payerHex), nil)
+		return meter.Decision{}, false
+	}
+	payer := strings.ToLower(payerHex)
 	network := x402NetworkV2
 	if p.Version == 1 {
 		network = x402NetworkV1
@@ -186,9 +229,10 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		d   meter.Decision
 		key *meter.CreatedKey
 	)
-	for attempt := 1; ; attempt++ {
+	pg, err := h.meter.PrepareGrant(req, g)
+	for attempt := 1; err == nil; attempt++ {
 		gctx, cancel := context.WithTimeout(ctx, meterTimeout)
-		d, key, err = h.meter.GrantBundle(gctx, req, g)
+		d, key, err = h.meter.GrantBundle(gctx, pg)
 		cancel()
 		if err == nil || attempt == grantAttempts {
 			break
@@ -214,7 +258,14 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	if key != nil {
 		w.Header().Set(headerBundleKey, key.Secret)
 	}
-	if d.Outcome != meter.Bundle { // a batch larger than the bundle: paid, but this request cannot be served
+	if d.Reason == meter.ReasonPaymentUsed {
+		x402Payments.WithLabelValues("replayed").Inc()
+		w.Header().Del(headerResponseV1)
+		w.Header().Del(headerResponseV2)
+		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonNonceUsed, "this payment (transaction %s) was already used; its bundle belongs to the wallet that paid: sign in with it, or pay again", g.TxHash), nil)
+		return d, false
+	}
+	if d.Outcome != meter.Bundle { // cannot happen: a paying batch is at most one bundle
 		h.writePaymentRefused(w, r, paycheck.Refuse(meter.ReasonBundleExhausted, "the request has %d calls; the bundle holds %d", req.Calls, d.BundleLeft), nil)
 		return d, false
 	}
@@ -224,7 +275,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 // facilitatorDown answers 503: nothing was charged or granted.
 func (h *Handler) facilitatorDown(w http.ResponseWriter, id json.RawMessage, step string, err error) (meter.Decision, bool) {
 	x402Payments.WithLabelValues("facilitator_unavailable").Inc()
-	h.logger.Warn("x402 facilitator unavailable; payment refused with 503", zap.String("step", step), zap.Error(err))
+	h.logger.Warn("x402 facilitator unavailable; payment refused with 503", zap.String("step", step), zap.Error(redactURL(err)))
 	w.Header().Set("Retry-After", "5")
 	writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
 		"the x402 payment facilitator is unavailable ("+step+"); nothing was charged, retry shortly")))
@@ -252,4 +303,14 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// redactURL drops URLs from an error (net/url errors quote the request
+// URL, which may carry a facilitator API key in its query).
+func redactURL(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 
 // Reasons of a PaymentRequired decision on the bundle paths.
 const (
-	ReasonBundleExhausted = "bundle_exhausted" // the wallet has fewer bundle calls left than the request has calls
-	ReasonNonceUsed       = "siwx_nonce_used"  // the Sign-In-With-X message was already used
+	ReasonBundleExhausted = "bundle_exhausted"     // the wallet has fewer bundle calls left than the request has calls
+	ReasonNonceUsed       = "siwx_nonce_used"      // the Sign-In-With-X message was already used
+	ReasonPaymentUsed     = "payment_already_used" // the settlement's grant went to an earlier request
 )
 
 // walletRe is the wallet form bundles are keyed by: lower-case 0x hex.
@@ -86,6 +88,24 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	return d, nil
 }
 
+// PaymentGate rate-limits a request that carries an x402 payment by its IP
+// before any facilitator is asked, and fails (ErrUnavailable) when Redis
+// is down, so a payment never settles when its grant could not be booked.
+// The Decision is RateLimited or has no outcome (go on).
+func (m *Meter) PaymentGate(ctx context.Context, ip netip.Addr) (Decision, error) {
+	ipKey, _ := Subjects(ip)
+	now := m.cfg.Now()
+	res, err := gateScript.Run(ctx, m.rdb, []string{m.layout.IPRate(ipKey)}, now.UnixMilli(),
+		m.cfg.IPRate.interval(), m.cfg.IPRate.burst()).Slice()
+	if err != nil {
+		return Decision{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if toInt(res[0]) == 4 {
+		return Decision{Outcome: RateLimited, RetryAfter: time.Duration(toInt(res[1])) * time.Millisecond}, nil
+	}
+	return Decision{}, nil
+}
+
 // Grant is an x402 payment settled on chain.
 type Grant struct {
 	TxHash  string      // settlement transaction (the grant's idempotency key)
@@ -95,71 +115,105 @@ type Grant struct {
 	Calls   int         // bundle calls bought
 }
 
-// GrantBundle books a settled payment and draws the paying request's calls
-// from the new bundle, in one script call. When the grant is new it creates
-// a bundle key drawing on the wallet's bundle and returns it (shown once);
-// a transaction already granted grants nothing again (key is nil) and only
-// draws. Outcomes: Bundle, or PaymentRequired (ReasonBundleExhausted) when
-// even the grant does not cover the request.
-func (m *Meter) GrantBundle(ctx context.Context, req Request, g Grant) (Decision, *CreatedKey, error) {
+// PendingGrant is a settled payment ready to book: its request id, debit
+// and bundle key are fixed once, so every retry of GrantBundle is the same
+// operation (a retry whose earlier attempt landed is recognised by its key).
+type PendingGrant struct {
+	req    Request
+	g      Grant
+	d      Decision
+	secret string
+	id     string
+	debit  string
+}
+
+// PrepareGrant checks a grant and fixes its identifiers.
+func (m *Meter) PrepareGrant(req Request, g Grant) (*PendingGrant, error) {
 	now := m.cfg.Now()
 	ipKey, netKey := Subjects(req.IP)
 	d := Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, method: req.Method, date: m.date(now),
 		ipKey: ipKey, netKey: netKey, Wallet: g.Wallet}
 	switch {
 	case req.Calls <= 0:
-		return d, nil, errors.New("meter: a request without calls is not metered")
+		return nil, errors.New("meter: a request without calls is not metered")
 	case !walletRe.MatchString(g.Wallet):
-		return d, nil, ErrBadWallet
+		return nil, ErrBadWallet
 	case g.TxHash == "" || len(g.TxHash) > 100 || g.Calls <= 0 || g.Amount <= 0:
-		return d, nil, errors.New("meter: a grant needs a tx hash, calls and an amount")
+		return nil, errors.New("meter: a grant needs a tx hash, calls and an amount")
 	}
-	ms := now.UnixMilli()
-	debit, err := events.Encode(bundleDebit(d.ID, ms, req.ChainID, g.Wallet, req.Calls))
+	debit, err := events.Encode(bundleDebit(d.ID, now.UnixMilli(), req.ChainID, g.Wallet, req.Calls))
 	if err != nil {
-		return d, nil, err
+		return nil, err
 	}
-	l := m.layout
+	pg := &PendingGrant{req: req, g: g, d: d, debit: debit[5].(string)}
+	if err := pg.newKey(); err != nil {
+		return nil, err
+	}
+	return pg, nil
+}
+
+func (pg *PendingGrant) newKey() error {
+	secret, err := NewKey()
+	if err != nil {
+		return err
+	}
+	pg.secret, pg.id = secret, accounts.NewID()
+	return nil
+}
+
+// GrantBundle books a prepared payment and draws the paying request's calls
+// from the bundle, in one script call; it is safe to retry with the same
+// PendingGrant. When the grant is new it creates a bundle key drawing on
+// the wallet's bundle and returns it (shown once). Outcomes: Bundle;
+// PaymentRequired with ReasonPaymentUsed when an earlier request already
+// got this transaction's grant (a replayed payment: nothing is drawn), or
+// ReasonBundleExhausted when even the grant does not cover the request.
+func (m *Meter) GrantBundle(ctx context.Context, pg *PendingGrant) (Decision, *CreatedKey, error) {
+	d, g, l := pg.d, pg.g, m.layout
+	ms := d.time.UnixMilli()
 	for attempt := 0; ; attempt++ {
-		secret, err := NewKey()
-		if err != nil {
-			return d, nil, err
-		}
-		id, hash := accounts.NewID(), HashKey(secret)
+		hash := HashKey(pg.secret)
 		grant, err := events.Encode(&events.BundleGranted{ID: g.TxHash, Wallet: g.Wallet, Calls: g.Calls, Amount: g.Amount,
-			Network: g.Network, KeyID: id, TimeMs: ms})
+			Network: g.Network, KeyID: pg.id, TimeMs: ms})
 		if err != nil {
 			return d, nil, err
 		}
-		key, err := events.Encode(&events.KeyCreated{KeyID: id, KeyHash: hash, Kind: events.KeyBundle, Label: "x402 bundle",
+		key, err := events.Encode(&events.KeyCreated{KeyID: pg.id, KeyHash: hash, Kind: events.KeyBundle, Label: "x402 bundle",
 			Tier: TierFree, Wallet: g.Wallet, TimeMs: ms})
 		if err != nil {
 			return d, nil, err
 		}
 		res, err := grantScript.Run(ctx, m.rdb,
-			[]string{l.Stream(), l.Bundle(g.Wallet), l.BundleGrants(g.Wallet), l.KeyLookup(hash), l.Account(id), l.Requests(d.date)},
-			g.TxHash, g.Calls, req.Calls, ms, id, "x402 bundle", g.Wallet, events.Version,
-			events.TypeBundleGrant, grant[5], events.TypeKeyCreated, key[5], events.TypeDebit, debit[5], int64(dayTTL/time.Second)).Slice()
+			[]string{l.Stream(), l.Bundle(g.Wallet), l.BundleGrants(g.Wallet), l.KeyLookup(hash), l.Account(pg.id), l.Requests(d.date)},
+			g.TxHash, g.Calls, pg.req.Calls, ms, pg.id, "x402 bundle", g.Wallet, events.Version,
+			events.TypeBundleGrant, grant[5], events.TypeKeyCreated, key[5], events.TypeDebit, pg.debit, int64(dayTTL/time.Second)).Slice()
 		if err != nil {
 			return d, nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		code := toInt(res[0])
 		if code == -1 {
+			// A SHA-256 collision of two fresh 256-bit secrets: never, but
+			// the script changed nothing, so a fresh key is safe to try.
 			if attempt > 3 {
 				return d, nil, errors.New("meter: could not create a unique bundle key")
 			}
+			if err := pg.newKey(); err != nil {
+				return d, nil, err
+			}
 			continue
 		}
-		var created *CreatedKey
-		if toInt(res[2]) == 1 {
-			created = &CreatedKey{Secret: secret, ID: id, Created: now}
-		}
 		d.BundleLeft = toInt(res[1])
+		var created *CreatedKey
+		if len(res) > 2 && toInt(res[2]) == 1 {
+			created = &CreatedKey{Secret: pg.secret, ID: pg.id, Created: d.time}
+		}
 		switch code {
 		case 1:
 			d.Outcome = Bundle
 		case 3:
 			d.Outcome, d.Reason = PaymentRequired, ReasonBundleExhausted
+		case 5:
+			d.Outcome, d.Reason = PaymentRequired, ReasonPaymentUsed
 		default:
 			return d, created, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
 		}

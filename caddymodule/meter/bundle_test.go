@@ -36,7 +36,11 @@ func TestGrantBundleOncePerTransaction(t *testing.T) {
 	f := newFixture(t, meter.Config{FreeDailyLimit: 0})
 	ctx := context.Background()
 	req := meter.Request{ChainID: 137, IP: ip("198.51.100.7"), Calls: 1, Method: "eth_blockNumber"}
-	d, key, err := f.m.GrantBundle(ctx, req, grant("0xaaa"))
+	pg, err := f.m.PrepareGrant(req, grant("0xaaa"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, key, err := f.m.GrantBundle(ctx, pg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,16 +50,30 @@ func TestGrantBundleOncePerTransaction(t *testing.T) {
 	if c, g, u := f.bundleHash(t); c != 999 || g != 1000 || u != 1 {
 		t.Fatalf("bundle hash calls/granted/used = %d/%d/%d, want 999/1000/1", c, g, u)
 	}
-	// The same transaction again (a retried grant) grants nothing and makes no key.
-	d2, key2, err := f.m.GrantBundle(ctx, req, grant("0xaaa"))
+	// A retry of the same request (its answer was lost) recognises its own
+	// grant: the same key, nothing granted or drawn again.
+	d1, key1, err := f.m.GrantBundle(ctx, pg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key2 != nil || d2.Outcome != meter.Bundle || d2.BundleLeft != 998 {
-		t.Fatalf("replayed grant: key %v outcome %v left %d", key2, d2.Outcome, d2.BundleLeft)
+	if key1 == nil || key1.Secret != key.Secret || d1.Outcome != meter.Bundle || d1.BundleLeft != 999 {
+		t.Fatalf("retried grant: key %v outcome %v left %d", key1, d1.Outcome, d1.BundleLeft)
 	}
-	if c, g, u := f.bundleHash(t); c != 998 || g != 1000 || u != 2 {
-		t.Fatalf("after replay calls/granted/used = %d/%d/%d, want 998/1000/2", c, g, u)
+	// Another request presenting the same transaction (a replayed payment)
+	// gets nothing: no grant, no key, no draw.
+	pg2, err := f.m.PrepareGrant(req, grant("0xaaa"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, key2, err := f.m.GrantBundle(ctx, pg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key2 != nil || d2.Outcome != meter.PaymentRequired || d2.Reason != meter.ReasonPaymentUsed || d2.BundleLeft != 999 {
+		t.Fatalf("replayed grant: key %v outcome %v %q left %d", key2, d2.Outcome, d2.Reason, d2.BundleLeft)
+	}
+	if c, g, u := f.bundleHash(t); c != 999 || g != 1000 || u != 1 {
+		t.Fatalf("after retry and replay calls/granted/used = %d/%d/%d, want 999/1000/1", c, g, u)
 	}
 	var grants, keys, debits int
 	for _, e := range f.stream(t) {
@@ -77,13 +95,13 @@ func TestGrantBundleOncePerTransaction(t *testing.T) {
 			}
 		}
 	}
-	if grants != 1 || keys != 1 || debits != 2 {
-		t.Fatalf("events: %d grants, %d keys, %d debits; want 1, 1, 2", grants, keys, debits)
+	if grants != 1 || keys != 1 || debits != 1 {
+		t.Fatalf("events: %d grants, %d keys, %d debits; want 1, 1, 1", grants, keys, debits)
 	}
 
 	// The bundle key draws on the same bundle; its revenue is USDC at 100 units a call.
 	kd := f.authorize(t, meter.Request{ChainID: 137, IP: ip("203.0.113.9"), KeyHash: meter.HashKey(key.Secret), Calls: 3, Method: "batch"})
-	if kd.Outcome != meter.Bundle || kd.Wallet != wallet || kd.Account != key.ID || kd.BundleLeft != 995 {
+	if kd.Outcome != meter.Bundle || kd.Wallet != wallet || kd.Account != key.ID || kd.BundleLeft != 996 {
 		t.Fatalf("bundle key: %+v", kd)
 	}
 	rev, ok := kd.Revenue(1, "alpha", "", f.clk.Now())
@@ -96,8 +114,8 @@ func TestGrantBundleOncePerTransaction(t *testing.T) {
 	if err := f.m.Refund(ctx, &kd, 1); err != nil { // idempotent
 		t.Fatal(err)
 	}
-	if c, _, u := f.bundleHash(t); c != 996 || u != 4 {
-		t.Fatalf("after refund calls/used = %d/%d, want 996/4", c, u)
+	if c, _, u := f.bundleHash(t); c != 997 || u != 3 {
+		t.Fatalf("after refund calls/used = %d/%d, want 997/3", c, u)
 	}
 }
 
@@ -115,7 +133,11 @@ func TestSIWXDrawsNonceOnceAndStopsAtZero(t *testing.T) {
 		t.Fatalf("no bundle yet: %v %q", d.Outcome, d.Reason)
 	}
 	// A refused draw did not burn the nonce.
-	if _, _, err := f.m.GrantBundle(ctx, req, grant("0xbbb")); err != nil {
+	pg, err := f.m.PrepareGrant(req, grant("0xbbb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.m.GrantBundle(ctx, pg); err != nil {
 		t.Fatal(err)
 	}
 	d, err = f.m.AuthorizeSIWX(ctx, meter.Request{ChainID: 137, IP: ip("198.51.100.7"), Calls: 100, Method: "batch"}, wallet, "nonce0001", time.Minute)
@@ -156,5 +178,21 @@ func TestSIWXDrawsNonceOnceAndStopsAtZero(t *testing.T) {
 	}
 	if _, err := f.m.AuthorizeSIWX(ctx, req, "0xNOTLOWER", "nonce0002", time.Minute); err == nil {
 		t.Fatal("a non-canonical wallet was accepted")
+	}
+}
+
+// The payment gate applies the IP rate before any facilitator is asked.
+func TestPaymentGate(t *testing.T) {
+	f := newFixture(t, meter.Config{IPRate: meter.Rate{Rate: 1, Per: time.Hour, Burst: 2}})
+	ctx := context.Background()
+	for i := range 2 {
+		d, err := f.m.PaymentGate(ctx, ip("198.51.100.7"))
+		if err != nil || d.Outcome != 0 {
+			t.Fatalf("attempt %d: %v %v", i, err, d.Outcome)
+		}
+	}
+	d, err := f.m.PaymentGate(ctx, ip("198.51.100.7"))
+	if err != nil || d.Outcome != meter.RateLimited || d.RetryAfter <= 0 {
+		t.Fatalf("third attempt in the burst of 2: %v %+v", err, d)
 	}
 }

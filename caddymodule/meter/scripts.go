@@ -281,11 +281,21 @@ return {1, left}
 // payload, 11 key_created type, 12 its payload, 13 debit type, 14 its
 // payload, 15 daily key TTL s.
 // Reply: {1, calls left, granted 0|1} served, {3, calls left, granted 0|1}
-// too few calls left, {-1} the key's hash is taken (a fresh key is tried).
+// too few calls left, {5, calls left} the transaction was granted to an
+// earlier request (a replayed payment: nothing drawn), {-1} the key's hash
+// is taken (a fresh key is tried).
+//
+// A retry of this same request (its reply was lost) finds the transaction
+// granted with its own key: that attempt applied everything atomically,
+// the draw included, so it answers {1, calls left, 1} and draws nothing.
 var grantScript = redis.NewScript(`
 local n = tonumber(ARGV[3])
 local granted = 0
-if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 then
+if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then
+  local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
+  if redis.call('GET', KEYS[4]) == ARGV[5] then return {1, left, 1} end
+  return {5, left}
+else
   if not redis.call('SET', KEYS[4], ARGV[5], 'NX') then return {-1} end
   redis.call('SADD', KEYS[3], ARGV[1])
   redis.call('HINCRBY', KEYS[2], 'calls', ARGV[2])
@@ -302,4 +312,23 @@ redis.call('HINCRBY', KEYS[2], 'used', n)
 if redis.call('INCRBY', KEYS[6], n) == n then redis.call('EXPIRE', KEYS[6], ARGV[15]) end
 redis.call('XADD', KEYS[1], '*', 't', ARGV[13], 'v', ARGV[8], 'd', ARGV[14])
 return {1, left, granted}
+`)
+
+// gateScript is the IP rate check of a request that carries an x402
+// payment, run before the facilitator is asked: it throttles forged
+// payments like any anonymous traffic, and a Redis that is down stops the
+// payment before any money moves (the grant after settlement needs it).
+//
+// KEYS: 1 IP rate. ARGV: 1 now ms, 2 emission interval ms, 3 burst.
+// Reply: {0, 0} go on, {4, retry after ms} rate limited.
+var gateScript = redis.NewScript(`
+local now, interval, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if interval <= 0 then return {0, 0} end
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local new = tat + interval
+local wait = new - interval * burst - now
+if wait > 0 then return {4, math.ceil(wait)} end
+redis.call('SET', KEYS[1], new, 'PX', math.max(1, math.ceil(new - now)))
+return {0, 0}
 `)

@@ -47,7 +47,7 @@ const (
 type siwxPayload struct {
 	Domain          string   `json:"domain"`
 	Address         string   `json:"address"`
-	Statement       string   `json:"statement,omitempty"`
+	Statement       *string  `json:"statement,omitempty"`
 	URI             string   `json:"uri"`
 	Version         string   `json:"version"`
 	ChainID         string   `json:"chainId"`
@@ -56,7 +56,7 @@ type siwxPayload struct {
 	IssuedAt        string   `json:"issuedAt"`
 	ExpirationTime  string   `json:"expirationTime,omitempty"`
 	NotBefore       string   `json:"notBefore,omitempty"`
-	RequestID       string   `json:"requestId,omitempty"`
+	RequestID       *string  `json:"requestId,omitempty"`
 	Resources       []string `json:"resources,omitempty"`
 	SignatureScheme string   `json:"signatureScheme,omitempty"`
 	Signature       string   `json:"signature"`
@@ -75,8 +75,10 @@ func siweMessage(p *siwxPayload, addr common.Address, chainID uint64) string {
 	var b strings.Builder
 	b.WriteString(p.Domain + " wants you to sign in with your Ethereum account:\n")
 	b.WriteString(addr.Hex() + "\n\n")
-	if p.Statement != "" {
-		b.WriteString(p.Statement + "\n")
+	// Present fields are written even when empty, as the x402 client's
+	// SIWE library does (an empty statement still adds its line).
+	if p.Statement != nil {
+		b.WriteString(*p.Statement + "\n")
 	}
 	b.WriteString("\nURI: " + p.URI)
 	b.WriteString("\nVersion: " + p.Version)
@@ -89,10 +91,10 @@ func siweMessage(p *siwxPayload, addr common.Address, chainID uint64) string {
 	if p.NotBefore != "" {
 		b.WriteString("\nNot Before: " + p.NotBefore)
 	}
-	if p.RequestID != "" {
-		b.WriteString("\nRequest ID: " + p.RequestID)
+	if p.RequestID != nil {
+		b.WriteString("\nRequest ID: " + *p.RequestID)
 	}
-	if len(p.Resources) > 0 {
+	if p.Resources != nil {
 		b.WriteString("\nResources:")
 		for _, r := range p.Resources {
 			b.WriteString("\n- " + r)
@@ -117,8 +119,8 @@ func VerifySIWX(value, base string, now time.Time) (wallet, nonce string, ref *R
 	if err != nil {
 		return "", "", Refuse("invalid_siwx_header", "the gateway's base URL does not parse")
 	}
-	for _, f := range append([]string{p.Domain, p.Address, p.Statement, p.URI, p.Version, p.ChainID, p.Nonce, p.IssuedAt,
-		p.ExpirationTime, p.NotBefore, p.RequestID}, p.Resources...) {
+	for _, f := range append([]string{p.Domain, p.Address, deref(p.Statement), p.URI, p.Version, p.ChainID, p.Nonce, p.IssuedAt,
+		p.ExpirationTime, p.NotBefore, deref(p.RequestID)}, p.Resources...) {
 		if !siwxLineSafe(f) {
 			return "", "", Refuse("invalid_siwx_header", "a field holds a line break")
 		}
@@ -243,3 +245,10 @@ var siwxSchema = func() map[string]any {
 		"required": []string{"domain", "address", "uri", "version", "chainId", "type", "nonce", "issuedAt", "signature"},
 	}
 }()
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

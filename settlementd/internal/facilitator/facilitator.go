@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -346,6 +347,9 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// The answer may come after the receipt wait: outlast the server's
+	// write timeout, or a settled payment would end in a dropped answer.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(f.cfg.ReceiptTimeout + time.Minute))
 	resp := SettleResponse{Network: req.PaymentRequirements.Network, Payer: x402.PayerOf(req)}
 	a := req.PaymentPayload.Payload.Authorization
 	unlock := f.lock(strings.ToLower(a.From) + "/" + strings.ToLower(a.Nonce))
@@ -353,6 +357,17 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 
 	var inv *x402.Invalid
 	c, err := f.Verify(r.Context(), req)
+	if errors.As(err, &inv) && inv.Reason == ReasonNonceUsed {
+		// Settling is idempotent: an authorization this exact payment already
+		// moved (a retry after a lost answer or a receipt timeout) answers
+		// success with the transaction that moved it, so the caller can
+		// still grant what was paid for.
+		if tx, ok := f.settledBefore(r.Context(), req); ok {
+			resp.Success, resp.Transaction = true, tx.Hex()
+			httpx.JSON(w, http.StatusOK, resp)
+			return
+		}
+	}
 	if errors.As(err, &inv) {
 		resp.ErrorReason, resp.ErrorMessage = inv.Reason, inv.Msg
 		httpx.JSON(w, http.StatusOK, resp)
@@ -393,6 +408,61 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 			zap.String("to", c.To.Hex()), zap.String("value", c.Value.String()))
 		httpx.JSON(w, http.StatusOK, resp)
 	}
+}
+
+var (
+	authorizationUsedTopic = crypto.Keccak256Hash([]byte("AuthorizationUsed(address,bytes32)"))
+	transferTopic          = crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
+)
+
+// settledLookback bounds the search for an earlier settlement: an x402
+// authorization lives minutes (maxTimeoutSeconds), far fewer blocks.
+const settledLookback = 50_000
+
+// settledBefore finds the transaction that used this authorization, if it
+// moved exactly the authorized value from the payer to the payee of the
+// request: AuthorizationUsed(from, nonce) on the asset, then the Transfer
+// in the same receipt.
+func (f *Facilitator) settledBefore(ctx context.Context, req *Request) (common.Hash, bool) {
+	c, err := f.check(req)
+	var inv *x402.Invalid
+	if errors.As(err, &inv) && inv.Reason == ReasonValidBefore {
+		// An expired window does not undo a settlement made inside it: check
+		// the payment as of the window's last second.
+		if vb, ok := x402.ParseUint256(req.PaymentPayload.Payload.Authorization.ValidBefore); ok && vb.IsInt64() {
+			c, err = x402.Check(req, f.domain(), time.Unix(vb.Int64()-1, 0))
+		}
+	}
+	if err != nil || c == nil {
+		return common.Hash{}, false
+	}
+	head, err := f.cfg.Backend.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return common.Hash{}, false
+	}
+	from := uint64(0)
+	if n := head.Number.Uint64(); n > settledLookback {
+		from = n - settledLookback
+	}
+	logs, err := f.cfg.Backend.FilterLogs(ctx, ethereum.FilterQuery{
+		FromBlock: new(big.Int).SetUint64(from), Addresses: []common.Address{c.Asset},
+		Topics: [][]common.Hash{{authorizationUsedTopic}, {common.BytesToHash(c.From.Bytes())}, {common.Hash(c.Nonce)}},
+	})
+	if err != nil || len(logs) == 0 {
+		return common.Hash{}, false
+	}
+	rcpt, err := f.cfg.Backend.TransactionReceipt(ctx, logs[0].TxHash)
+	if err != nil || rcpt.Status != types.ReceiptStatusSuccessful {
+		return common.Hash{}, false
+	}
+	for _, l := range rcpt.Logs {
+		if l.Address == c.Asset && len(l.Topics) == 3 && l.Topics[0] == transferTopic &&
+			l.Topics[1] == common.BytesToHash(c.From.Bytes()) && l.Topics[2] == common.BytesToHash(c.To.Bytes()) &&
+			new(big.Int).SetBytes(l.Data).Cmp(c.Value) == 0 {
+			return logs[0].TxHash, true
+		}
+	}
+	return common.Hash{}, false
 }
 
 // submit sends transferWithAuthorization from the relayer. A revert found
