@@ -106,9 +106,10 @@ fuzz:
 devchain:
 	$(GO) run ./contracts/devchain
 
-# At this stage the demo brings up the services and the dev chains, sends a
-# real deposit over HTTP and prints the manifest; later issues extend it into
-# the full money-loop walkthrough.
+# make demo: its own Redis/PostgreSQL, the dev chains, settlementd and our
+# Caddy on non-default ports, then the narrated money-loop walkthrough
+# (internal/walkthrough, the same steps the e2e test runs); exits 0 only if
+# every step checked out.
 demo: node-deps
 	@scripts/demo.sh
 
