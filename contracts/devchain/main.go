@@ -47,7 +47,7 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("devchain", flag.ContinueOnError)
 	polyPort := fs.Int("polygon-port", 18545, "HTTP JSON-RPC port of chain 137 on 127.0.0.1")
 	basePort := fs.Int("base-port", 18546, "HTTP JSON-RPC port of chain 8453 on 127.0.0.1")
-	interval := fs.Duration("block-interval", time.Second, "seal an empty block this often so confirmations accumulate (0 disables)")
+	interval := fs.Duration("block-interval", time.Second, "seal an empty block this often so confirmations accumulate (0 disables); below 1s the chain clock runs ahead of real time (each block is at least 1s after its parent), which a long-running stack notices in x402 windows and claim deadlines")
 	minDep := fs.String("min-deposit", "1", "RevenueVault minimum deposit in USDT")
 	manifest := fs.String("manifest", ".run/devchain.json", "where to write the manifest")
 	if err := fs.Parse(args); err != nil {
