@@ -91,7 +91,10 @@ type Server struct {
 	Port      int
 	cmd       *exec.Cmd
 	out       *syncBuffer
-	done      chan error
+	// exited is closed when the process has ended (waitErr is then set), so
+	// start-up and Stop can both observe the exit.
+	exited  chan struct{}
+	waitErr error
 	stopOnce  sync.Once
 }
 
@@ -100,7 +103,7 @@ type Server struct {
 // and stops the process at the end of the test.
 func Start(t testing.TB, caddyfile string, env ...string) *Server {
 	t.Helper()
-	s := &Server{t: t, bin: Binary(t), dir: t.TempDir(), AdminAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t)), Port: FreePort(t), out: &syncBuffer{}, done: make(chan error, 1)}
+	s := &Server{t: t, bin: Binary(t), dir: t.TempDir(), AdminAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t)), Port: FreePort(t), out: &syncBuffer{}, exited: make(chan struct{})}
 	path := s.write(caddyfile)
 	s.cmd = exec.Command(s.bin, "run", "--config", path, "--adapter", "caddyfile")
 	s.cmd.Env = append(append(os.Environ(), "HOME="+s.dir, "XDG_DATA_HOME="+s.dir, "XDG_CONFIG_HOME="+s.dir), env...)
@@ -108,7 +111,7 @@ func Start(t testing.TB, caddyfile string, env ...string) *Server {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start caddy: %v", err)
 	}
-	go func() { s.done <- s.cmd.Wait() }()
+	go func() { s.waitErr = s.cmd.Wait(); close(s.exited) }()
 	t.Cleanup(s.Stop)
 	s.waitReady()
 	return s
@@ -133,8 +136,8 @@ func (s *Server) waitReady() {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-s.done:
-			s.t.Fatalf("caddy exited during start-up: %v\n%s", err, s.Output())
+		case <-s.exited:
+			s.t.Fatalf("caddy exited during start-up: %v\n%s", s.waitErr, s.Output())
 		default:
 		}
 		resp, err := http.Get(s.URL() + "/rpc/health")
@@ -164,10 +167,10 @@ func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		_ = s.cmd.Process.Signal(os.Interrupt)
 		select {
-		case <-s.done:
+		case <-s.exited:
 		case <-time.After(10 * time.Second):
 			_ = s.cmd.Process.Kill()
-			<-s.done
+			<-s.exited
 		}
 		if s.t.Failed() {
 			s.t.Logf("caddy output:\n%s", s.Output())
