@@ -93,9 +93,9 @@ type Server struct {
 	out       *syncBuffer
 	// exited is closed when the process has ended (waitErr is then set), so
 	// start-up and Stop can both observe the exit.
-	exited  chan struct{}
-	waitErr error
-	stopOnce  sync.Once
+	exited   chan struct{}
+	waitErr  error
+	stopOnce sync.Once
 }
 
 // Start runs caddy with caddyfile, in which {ADMIN} and {PORT} are replaced by
