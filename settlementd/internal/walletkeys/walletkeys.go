@@ -335,11 +335,22 @@ func (s *Service) issue(ctx context.Context, wallet string, rotate bool, label s
 		return unavailable("create", err)
 	}
 	// The same row the gateway's KeyCreated event makes when ingested, plus
-	// the wallet; whichever lands first, the other leaves it complete.
-	if _, err := tx.Exec(ctx, `INSERT INTO api_keys (key_id, key_hash, kind, label, tier, wallet, created_at)
+	// the wallet; whichever lands first, the other leaves it complete. The
+	// conflict has no target: a concurrent ingest of the same key collides on
+	// key_hash as well as key_id, and ON CONFLICT (key_id) would let the
+	// key_hash collision through as an error. The UPDATE (a fresh snapshot)
+	// then sees the row either way.
+	_, err = tx.Exec(ctx, `INSERT INTO api_keys (key_id, key_hash, kind, label, tier, wallet, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (key_id) DO UPDATE SET wallet = EXCLUDED.wallet`,
-		k.ID, meter.HashKey(k.Secret), string(events.KeyWallet), label, meter.TierFree, wallet, time.UnixMilli(k.Created.UnixMilli()).UTC()); err != nil {
+		ON CONFLICT DO NOTHING`,
+		k.ID, meter.HashKey(k.Secret), string(events.KeyWallet), label, meter.TierFree, wallet, time.UnixMilli(k.Created.UnixMilli()).UTC())
+	if err == nil {
+		tag, uerr := tx.Exec(ctx, `UPDATE api_keys SET wallet = $2 WHERE key_id = $1`, k.ID, wallet)
+		if err = uerr; err == nil && tag.RowsAffected() != 1 {
+			err = errors.New("the key's api_keys row is missing after its insert")
+		}
+	}
+	if err != nil {
 		// Without the binding the key must not stay usable: it would be a
 		// second, unbound key of this wallet.
 		_, _ = s.meter.Revoke(context.WithoutCancel(ctx), k.ID, "binding_failed")
