@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"context"
+	"math/big"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestDigestEqualsContract(t *testing.T) {
 	defer cancel()
 	deployer, _ := crypto.GenerateKey()
 	from := crypto.PubkeyToAddress(deployer.PublicKey)
-	chain, err := simchain.New(simchain.Config{ChainID: 137, Alloc: types.GenesisAlloc{from: {Balance: common.Big256.Lsh(common.Big1, 100)}}})
+	chain, err := simchain.New(simchain.Config{ChainID: 137, Alloc: types.GenesisAlloc{from: {Balance: new(big.Int).Lsh(common.Big1, 100)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestDigestEqualsContract(t *testing.T) {
 		{NodeID: "NODE-EU-ABCDEFGH", Amount: 15, Deadline: time.Now().Unix() + claim.Validity},
 		{NodeID: "node-éü-1", Amount: 9_000_000 * money.Scale, Deadline: 1},
 	} {
-		want, err := bind.Call(inst, &bind.CallOpts{Context: ctx}, cc.PackHashClaim(c.NodeID, c.Amount.Big(), common.Big0.SetInt64(c.Deadline)), cc.UnpackHashClaim)
+		want, err := bind.Call(inst, &bind.CallOpts{Context: ctx}, cc.PackHashClaim(c.NodeID, c.Amount.Big(), big.NewInt(c.Deadline)), cc.UnpackHashClaim)
 		if err != nil {
 			t.Fatal(err)
 		}
