@@ -47,9 +47,8 @@ func (m *Meter) BundleLeft(ctx context.Context, wallet string) (int64, error) {
 // (ReasonBundleExhausted or ReasonNonceUsed), RateLimited.
 func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce string, nonceTTL time.Duration) (Decision, error) {
 	now := m.cfg.Now()
-	ipKey, netKey := Subjects(req.IP)
-	d := Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, method: req.Method, date: m.date(now),
-		ipKey: ipKey, netKey: netKey, Wallet: wallet}
+	d := m.newDecision(req, now)
+	d.Wallet = wallet
 	if req.Calls <= 0 {
 		return d, errors.New("meter: a request without calls is not metered")
 	}
@@ -66,7 +65,7 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	}
 	l := m.layout
 	res, err := siwxScript.Run(ctx, m.rdb,
-		[]string{l.Stream(), l.IPRate(ipKey), l.Bundle(wallet), l.SIWXNonce(nonce), l.Requests(d.date)},
+		[]string{l.Stream(), l.IPRate(d.ipKey), l.Bundle(wallet), l.SIWXNonce(nonce), l.Requests(d.date)},
 		ms, req.Calls, m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), int64(max(nonceTTL, time.Second)/time.Second),
 		events.TypeDebit, events.Version, enc[5], int64(dayTTL/time.Second)).Slice()
 	if err != nil {
@@ -130,9 +129,8 @@ type PendingGrant struct {
 // PrepareGrant checks a grant and fixes its identifiers.
 func (m *Meter) PrepareGrant(req Request, g Grant) (*PendingGrant, error) {
 	now := m.cfg.Now()
-	ipKey, netKey := Subjects(req.IP)
-	d := Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, method: req.Method, date: m.date(now),
-		ipKey: ipKey, netKey: netKey, Wallet: g.Wallet}
+	d := m.newDecision(req, now)
+	d.Wallet = g.Wallet
 	switch {
 	case req.Calls <= 0:
 		return nil, errors.New("meter: a request without calls is not metered")

@@ -274,6 +274,14 @@ const placeholder = "key_00000000000000000000000000"
 // not serve the request (metering fails closed).
 var ErrUnavailable = errors.New("metering unavailable")
 
+// newDecision is a decision for req booked at now: a fresh request id and
+// the subjects and day its counters are kept under.
+func (m *Meter) newDecision(req Request, now time.Time) Decision {
+	ipKey, netKey := Subjects(req.IP)
+	return Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, method: req.Method, date: m.date(now),
+		ipKey: ipKey, netKey: netKey}
+}
+
 // NewRequestID returns a fresh request id.
 func NewRequestID() string { return ulid.Make().String() }
 
@@ -281,8 +289,7 @@ func NewRequestID() string { return ulid.Make().String() }
 // (always ErrUnavailable) means nothing was booked.
 func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 	now := m.cfg.Now()
-	ipKey, netKey := Subjects(req.IP)
-	d := Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, method: req.Method, date: m.date(now), ipKey: ipKey, netKey: netKey}
+	d := m.newDecision(req, now)
 	if req.Calls <= 0 {
 		return d, fmt.Errorf("meter: a request without calls is not metered")
 	}

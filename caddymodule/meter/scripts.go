@@ -12,6 +12,26 @@ import "github.com/redis/go-redis/v9"
 // epochs depend on it); a few milliseconds of skew between instances shift a
 // GCRA decision by as much and nothing else.
 
+// gcraLua is the GCRA request-rate check the scripts share (as
+// go-redis/redis_rate, in integer-ish milliseconds). gcra checks without
+// writing, so a request refused by a later check consumes nothing; commit
+// stores the new state once the request goes through. An interval of 0
+// means no limit.
+const gcraLua = `
+local function gcra(now, key, interval, burst)
+  if interval <= 0 then return 0, nil end
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now then tat = now end
+  local new = tat + interval
+  local wait = new - interval * burst - now
+  if wait > 0 then return wait, nil end
+  return 0, new
+end
+local function commit(now, key, new)
+  if new then redis.call('SET', key, new, 'PX', math.max(1, math.ceil(new - now))) end
+end
+`
+
 // meterScript decides who pays for one request (all calls of a batch at
 // once) and books it. Outcomes, as the first element of the reply:
 //
@@ -43,25 +63,10 @@ import "github.com/redis/go-redis/v9"
 // wallet) draws on the wallet's bundle instead of credits; it has no credit
 // balance, so with no bundle calls left it falls through to the free tier
 // like any key without credits.
-var meterScript = redis.NewScript(`
+var meterScript = redis.NewScript(gcraLua + `
 local now = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[8])
-
--- GCRA (as go-redis/redis_rate, in integer-ish milliseconds): check without
--- writing, so a request refused by a later check consumes nothing.
-local function gcra(key, interval, burst)
-  if interval <= 0 then return 0, nil end
-  local tat = tonumber(redis.call('GET', key)) or now
-  if tat < now then tat = now end
-  local new = tat + interval
-  local wait = new - interval * burst - now
-  if wait > 0 then return wait, nil end
-  return 0, new
-end
-local function commit(key, new)
-  if new then redis.call('SET', key, new, 'PX', math.max(1, math.ceil(new - now))) end
-end
 
 local id, acct = false, false
 local function count(key, by)
@@ -93,16 +98,16 @@ if #KEYS >= 8 then
   if st ~= 'active' then
     -- A bad key is charged to the caller's IP rate, so guessing keys is
     -- throttled like any anonymous traffic.
-    local wait, new = gcra(KEYS[2], tonumber(ARGV[9]), tonumber(ARGV[10]))
+    local wait, new = gcra(now, KEYS[2], tonumber(ARGV[9]), tonumber(ARGV[10]))
     if wait > 0 then return {4, math.ceil(wait)} end
-    commit(KEYS[2], new)
+    commit(now, KEYS[2], new)
     if st then return {5, 2} end
     return {5, 1}
   end
   local rl = acct .. ':rl'
-  local wait, new = gcra(rl, tonumber(ARGV[11]), tonumber(ARGV[12]))
+  local wait, new = gcra(now, rl, tonumber(ARGV[11]), tonumber(ARGV[12]))
   if wait > 0 then return {4, math.ceil(wait)} end
-  commit(rl, new)
+  commit(now, rl, new)
   local w = redis.call('HGET', acct, 'w')
   if w and ARGV[20] ~= '' then
     local b = ARGV[19] .. w .. '}'
@@ -123,9 +128,9 @@ if #KEYS >= 8 then
     return {1, bal, id}
   end
 else
-  local wait, new = gcra(KEYS[2], tonumber(ARGV[9]), tonumber(ARGV[10]))
+  local wait, new = gcra(now, KEYS[2], tonumber(ARGV[9]), tonumber(ARGV[10]))
   if wait > 0 then return {4, math.ceil(wait)} end
-  commit(KEYS[2], new)
+  commit(now, KEYS[2], new)
 end
 
 -- Free tier: the whole request fits in both allowances, or none of it runs.
@@ -245,19 +250,12 @@ return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or ''}
 // TTL s, 6 event type, 7 event version, 8 debit payload, 9 daily key TTL s.
 // Reply: {1, calls left} served, {3, calls left} too few calls left,
 // {4, retry after ms} rate limited, {7, 0} nonce already used.
-var siwxScript = redis.NewScript(`
+var siwxScript = redis.NewScript(gcraLua + `
 local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local interval, burst = tonumber(ARGV[3]), tonumber(ARGV[4])
-local new = nil
-if interval > 0 then
-  local tat = tonumber(redis.call('GET', KEYS[2]) or now)
-  if tat < now then tat = now end
-  new = tat + interval
-  local wait = new - interval * burst - now
-  if wait > 0 then return {4, math.ceil(wait)} end
-end
+local wait, new = gcra(now, KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
+if wait > 0 then return {4, math.ceil(wait)} end
 if redis.call('EXISTS', KEYS[4]) == 1 then return {7, 0} end
-if new then redis.call('SET', KEYS[2], new, 'PX', math.max(1, math.ceil(new - now))) end
+commit(now, KEYS[2], new)
 local left = tonumber(redis.call('HGET', KEYS[3], 'calls') or '0')
 if left < n then return {3, left} end
 redis.call('SET', KEYS[4], '1', 'EX', ARGV[5])
@@ -321,14 +319,10 @@ return {1, left, granted}
 //
 // KEYS: 1 IP rate. ARGV: 1 now ms, 2 emission interval ms, 3 burst.
 // Reply: {0, 0} go on, {4, retry after ms} rate limited.
-var gateScript = redis.NewScript(`
-local now, interval, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-if interval <= 0 then return {0, 0} end
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-local new = tat + interval
-local wait = new - interval * burst - now
+var gateScript = redis.NewScript(gcraLua + `
+local now = tonumber(ARGV[1])
+local wait, new = gcra(now, KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
 if wait > 0 then return {4, math.ceil(wait)} end
-redis.call('SET', KEYS[1], new, 'PX', math.max(1, math.ceil(new - now)))
+commit(now, KEYS[1], new)
 return {0, 0}
 `)
