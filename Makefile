@@ -17,7 +17,7 @@ GOFLAGS_BIN  := -trimpath -tags $(BUILD_TAGS)
 NORACE_PKGS  := ./contracts/...
 RACE_PKGS     = $(shell $(GO) list ./... | grep -v '/contracts')
 
-.PHONY: help services services-stop tools node-deps browser-deps contracts contracts-check build test test-go vet fuzz demo demo-up demo-down devchain clean
+.PHONY: help services services-stop tools node-deps browser-deps contracts contracts-check build test test-go vet tidy-check clean-check fuzz demo demo-up demo-down devchain clean
 
 help:
 	@echo "make demo          run the local stack (services + dev chains) and walk it"
@@ -79,11 +79,21 @@ build:
 vet:
 	$(GO) vet ./...
 
+# The module must be tidy: go.mod lists what the code imports, nothing else.
+# `go mod tidy -diff` prints the changes tidy would make and fails if any.
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy" >&2; exit 1; }
+
+# After a test run the working tree must be as it was (tests write under
+# .run/, never into tracked files).
+clean-check:
+	@test -z "$$(git status --porcelain 2>/dev/null)" || { echo "the working tree changed during make test:" >&2; git status --short >&2; exit 1; }
+
 # make test: services + vet + all tests. TOLLGATE_REQUIRE_SERVICES turns a
 # missing Redis/PostgreSQL into a failure, TOLLGATE_REQUIRE_NODE does the same
 # for the Solidity freshness check, so nothing is silently skipped.
 # The gateway's integration tests run the real bin/caddy built here.
-test: node-deps browser-deps build
+test: node-deps browser-deps tidy-check build
 	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
 	@source $(RUN_DIR)/services.env.sh && \
 	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_REQUIRE_BROWSER=1 \

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/docs"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/intel"
@@ -167,9 +168,9 @@ func (h *Handler) paymentMethods(ctx context.Context, base string) map[string]an
 		},
 		"x402": map[string]any{
 			"x402_versions":      []int{1, 2},
-			"scheme":             x402Scheme,
-			"network":            x402NetworkV2,
-			"network_v1":         x402NetworkV1,
+			"scheme":             paycheck.Scheme,
+			"network":            paycheck.NetworkV2,
+			"network_v1":         paycheck.NetworkV1,
 			"asset":              p.asset,
 			"asset_symbol":       "USDC",
 			"pay_to":             p.payTo,

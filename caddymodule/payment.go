@@ -12,15 +12,12 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// x402 constants of the 402 answer (DESIGN §5, shared/research/x402.md).
+// x402 constants of the 402 answer that only the offer needs; the scheme,
+// network names and token domain live in paycheck, which checks payments
+// against them (DESIGN §5, shared/research/x402.md).
 const (
-	x402Scheme       = "exact"
-	x402NetworkV1    = "base"        // v1 clients accept only legacy names
-	x402NetworkV2    = "eip155:8453" // CAIP-2
-	x402MaxTimeout   = 300           // seconds a signed authorization may wait for settlement
+	x402MaxTimeout   = 300 // seconds a signed authorization may wait for settlement
 	x402MimeType     = "application/json"
-	usdcEIP712Name   = "USD Coin" // Base USDC's EIP-712 domain
-	usdcEIP712Ver    = "2"
 	baseUSDCMainnet  = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 	exampleKeyEnvVar = "TOLLGATE_API_KEY"
 )

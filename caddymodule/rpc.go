@@ -169,13 +169,6 @@ func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []j
 	return replies, res.Upstream
 }
 
-func (h *Handler) failAll(out *forwarded, e *jsonrpc.Error) {
-	for k := range out.replies {
-		out.replies[k] = jsonrpc.ErrorResponse(nil, e)
-		out.failed[k] = true
-	}
-}
-
 var errTooLarge = errors.New("body too large")
 
 // readLimited reads at most limit bytes and reports errTooLarge beyond that,

@@ -61,14 +61,14 @@ func paymentHeader(r *http.Request) (name, value string) {
 // requirement is what we asked for in the 402, in the payload's version.
 func (h *Handler) requirement(version int, resource string) (any, x402.Requirements) {
 	short := paycheck.Offer{Asset: h.pay.asset, PayTo: h.pay.payTo}.Short(version)
-	extra := map[string]string{"name": usdcEIP712Name, "version": usdcEIP712Ver}
+	extra := map[string]string{"name": paycheck.TokenName, "version": paycheck.TokenVersion}
 	amount := money.BundlePrice.String()
 	if version == 1 {
-		return acceptV1{Scheme: x402Scheme, Network: x402NetworkV1, MaxAmountRequired: amount, Resource: resource,
+		return acceptV1{Scheme: paycheck.Scheme, Network: paycheck.NetworkV1, MaxAmountRequired: amount, Resource: resource,
 			Description: bundleDescription, MimeType: x402MimeType, PayTo: h.pay.payTo, MaxTimeoutSeconds: x402MaxTimeout,
 			Asset: h.pay.asset, Extra: extra}, short
 	}
-	return acceptV2{Scheme: x402Scheme, Network: x402NetworkV2, Amount: amount, Asset: h.pay.asset, PayTo: h.pay.payTo,
+	return acceptV2{Scheme: paycheck.Scheme, Network: paycheck.NetworkV2, Amount: amount, Asset: h.pay.asset, PayTo: h.pay.payTo,
 		MaxTimeoutSeconds: x402MaxTimeout, Extra: extra}, short
 }
 
@@ -212,9 +212,9 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		return meter.Decision{}, false
 	}
 	payer := strings.ToLower(payerHex)
-	network := x402NetworkV2
+	network := paycheck.NetworkV2
 	if p.Version == 1 {
-		network = x402NetworkV1
+		network = paycheck.NetworkV1
 	}
 	if !sr.Success || sr.Transaction == "" {
 		x402Payments.WithLabelValues("settle_failed").Inc()
@@ -223,7 +223,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		h.writePaymentRefused(w, r, paycheck.Refuse(fail.ErrorReason, "%s", orDefault(sr.ErrorMessage, "settlement failed")), &settled{version: p.Version, resp: fail})
 		return meter.Decision{}, false
 	}
-	g := meter.Grant{TxHash: strings.ToLower(sr.Transaction), Wallet: payer, Network: x402NetworkV2,
+	g := meter.Grant{TxHash: strings.ToLower(sr.Transaction), Wallet: payer, Network: paycheck.NetworkV2,
 		Amount: money.BundlePrice, Calls: money.BundleCalls}
 	var (
 		d   meter.Decision

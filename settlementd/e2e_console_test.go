@@ -115,7 +115,9 @@ func browserDeps(t *testing.T) (chromium, dir string) {
 // the wallet and sees it credited (on the page and in /api/keys/usage); the
 // key's paid calls are served by the node; after settlement the operator
 // withdraws the earnings with claim(), and the wallet's USDT balance grows
-// by exactly the node's earnings. Screenshots go to docs/screenshots.
+// by exactly the node's earnings. Screenshots go under the run directory
+// (.run/screenshots) so a test run leaves the working tree clean;
+// TOLLGATE_UPDATE_SCREENSHOTS=1 writes them to docs/screenshots instead.
 func TestConsoleBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a browser against the whole stack")
@@ -240,7 +242,7 @@ func TestConsoleBrowser(t *testing.T) {
 	stackUp := time.Since(began)
 
 	// The browser run.
-	shots, _ := filepath.Abs(filepath.Join("..", "docs", "screenshots"))
+	shots := screenshotDir(t)
 	bctx, bcancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer bcancel()
 	cmd := exec.CommandContext(bctx, "node", "console.mjs")
@@ -382,4 +384,22 @@ func TestConsoleBrowser(t *testing.T) {
 
 	t.Logf("console end to end in %v (stack up in %v): key %s, deposit %s, node %s withdrew %s USDT in %s",
 		time.Since(began).Round(100*time.Millisecond), stackUp.Round(100*time.Millisecond), out.KeyID, out.DepositTx, out.NodeID, got.Decimal(), out.ClaimTx)
+}
+
+// screenshotDir is where the browser test writes its screenshots: the
+// committed docs/screenshots only when asked to update them, otherwise the
+// run directory (TOLLGATE_RUN_DIR, as make sets it) or the test's temp dir.
+func screenshotDir(t *testing.T) string {
+	if os.Getenv("TOLLGATE_UPDATE_SCREENSHOTS") == "1" {
+		dir, _ := filepath.Abs(filepath.Join("..", "docs", "screenshots"))
+		return dir
+	}
+	if run := os.Getenv("TOLLGATE_RUN_DIR"); run != "" {
+		dir := filepath.Join(run, "screenshots")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatalf("screenshot dir: %v", err)
+		}
+		return dir
+	}
+	return t.TempDir()
 }
