@@ -205,7 +205,8 @@ func TestBatchOrderAndIDs(t *testing.T) {
 	m, _ := io.ReadAll(resp.Body)
 	for _, want := range []string{
 		`tollgate_gateway_rpc_requests_total{chain_id="137",outcome="ok"}`,
-		`tollgate_gateway_rpc_calls_total{chain_id="137",method="eth_chainId",source="upstream"}`,
+		`tollgate_gateway_rpc_calls_total{chain_id="137",method="eth_blockNumber",source="upstream"}`,
+		`tollgate_gateway_rpc_calls_total{chain_id="137",method="eth_chainId",source="local"}`,
 		`tollgate_gateway_upstream_breaker_state{chain_id="137",kind="provider",upstream="alpha"} 0`,
 		`tollgate_gateway_rpc_request_duration_seconds_count{chain_id="137"}`,
 	} {

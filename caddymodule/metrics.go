@@ -40,7 +40,7 @@ func initMetrics() {
 		}, []string{"chain_id", "outcome"})
 		rpcCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "rpc_calls_total",
-			Help: "JSON-RPC calls (batch items) by chain, method and source (upstream, cache, failed).",
+			Help: "JSON-RPC calls (batch items) by chain, method and source (upstream, cache, local, failed).",
 		}, []string{"chain_id", "method", "source"})
 		rpcDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: ns, Subsystem: sub, Name: "rpc_request_duration_seconds",

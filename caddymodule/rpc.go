@@ -43,6 +43,10 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		return nil
 	}
 	calls, index := msg.Calls()
+	resps := make([]jsonrpc.Response, len(msg.Items))
+	// Facts of the chain (eth_chainId, net_version, eth_accounts) are
+	// answered here, free: they reach neither the meter nor an upstream.
+	calls, index = answerLocally(cs, calls, index, resps)
 	var dec *meter.Decision
 	if h.meter != nil && len(calls) > 0 {
 		d, served := h.authorize(w, r, cs, msg, calls)
@@ -56,7 +60,6 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	// an x402 payment has waited for its settlement on chain by now.
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
 	defer cancel()
-	resps := make([]jsonrpc.Response, len(msg.Items))
 	out := h.forward(ctx, cs, calls)
 	failed := 0
 	for k, rep := range out.replies {

@@ -366,7 +366,7 @@ func TestConsoleBrowser(t *testing.T) {
 		fmt.Sprint(u.obj(t)["credits_remaining_usdt"]) != bal.Decimal() {
 		t.Fatalf("usage of the rotated key: %d %s", u.status, u.body)
 	}
-	if a := e2eDo(t, http.MethodPost, gwURL+"/rpc", `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`, "X-API-Key: "+newKey); a.status != http.StatusOK {
+	if a := e2eDo(t, http.MethodPost, gwURL+"/rpc", `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`, "X-API-Key: "+newKey); a.status != http.StatusOK || a.header.Get("X-Tollgate-Payer") != "credits" {
 		t.Fatalf("a call with the rotated key: %d %s", a.status, a.body)
 	}
 	if a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/usage", "", "X-API-Key: "+secretOfNoOne); a.status != http.StatusUnauthorized {

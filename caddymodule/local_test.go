@@ -1,0 +1,93 @@
+package caddymodule_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLocalAnswersAreFree: eth_chainId, net_version and eth_accounts are
+// answered by the gateway itself to a caller with no free tier left, without
+// reaching an upstream; a call that costs in the same batch still needs
+// paying, and an eth_chainId with params goes on like any call.
+func TestLocalAnswersAreFree(t *testing.T) {
+	e := startMetered(t, meterOpts{free: 1})
+	if a := e.rpc(t, blockNumber); a.status != http.StatusOK {
+		t.Fatalf("free call: %d %s", a.status, a.body)
+	}
+	if a := e.rpc(t, blockNumber); a.status != http.StatusPaymentRequired {
+		t.Fatalf("free tier should be used up: %d %s", a.status, a.body)
+	}
+	probes := e.alpha.Calls("eth_chainId") + e.beta.Calls("eth_chainId")
+	probeBlocks := e.alpha.Calls("eth_blockNumber") + e.beta.Calls("eth_blockNumber")
+
+	for _, c := range []struct{ body, want string }{
+		{`{"jsonrpc":"2.0","id":"a","method":"eth_chainId"}`, `{"jsonrpc":"2.0","id":"a","result":"0x89"}`},
+		{`{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":[]}`, `{"jsonrpc":"2.0","id":2,"result":"0x89"}`},
+		{`{"jsonrpc":"2.0","id":3,"method":"net_version"}`, `{"jsonrpc":"2.0","id":3,"result":"137"}`},
+		{`{"jsonrpc":"2.0","id":4,"method":"eth_accounts","params":[ ]}`, `{"jsonrpc":"2.0","id":4,"result":[]}`},
+		{`[{"jsonrpc":"2.0","id":5,"method":"eth_chainId"},{"jsonrpc":"2.0","id":6,"method":"net_version"}]`,
+			`[{"jsonrpc":"2.0","id":5,"result":"0x89"},{"jsonrpc":"2.0","id":6,"result":"137"}]`},
+	} {
+		a := e.rpc(t, c.body)
+		if a.status != http.StatusOK || strings.TrimSpace(string(a.body)) != c.want {
+			t.Fatalf("%s: %d %s, want %s", c.body, a.status, a.body, c.want)
+		}
+		if p := a.header.Get("X-Tollgate-Payer"); p != "" {
+			t.Fatalf("%s: a local answer was metered (payer %q)", c.body, p)
+		}
+	}
+	// Probes ask eth_chainId and eth_blockNumber together in one batch, so
+	// any eth_chainId beyond the probes' eth_blockNumber came from a caller.
+	chainIDs := e.alpha.Calls("eth_chainId") + e.beta.Calls("eth_chainId") - probes
+	blocks := e.alpha.Calls("eth_blockNumber") + e.beta.Calls("eth_blockNumber") - probeBlocks
+	if chainIDs > blocks {
+		t.Fatalf("%d eth_chainId reached an upstream, only %d were probes", chainIDs, blocks)
+	}
+
+	// A paid call next to a local one: the request still needs paying.
+	a := e.rpc(t, `[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber"}]`)
+	if a.status != http.StatusPaymentRequired {
+		t.Fatalf("batch with a paid call: %d %s", a.status, a.body)
+	}
+	// eth_chainId with params is not a fact the gateway answers: it is
+	// metered (and refused here) like any other call.
+	a = e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[1]}`)
+	if a.status != http.StatusPaymentRequired {
+		t.Fatalf("eth_chainId with params: %d %s", a.status, a.body)
+	}
+}
+
+// TestEthersReports402: ethers' JsonRpcProvider with its defaults, on an IP
+// whose free tier is used up, detects the network (eth_chainId is answered
+// locally) and reports the 402 of the call that costs — not "failed to
+// detect network".
+func TestEthersReports402(t *testing.T) {
+	dir, _ := filepath.Abs("../tests/js")
+	node, err := exec.LookPath("node")
+	if err != nil || !exists(filepath.Join(dir, "node_modules", "ethers")) {
+		if os.Getenv("TOLLGATE_REQUIRE_NODE") != "" {
+			t.Fatalf("node or tests/js/node_modules missing (run make test, which runs npm ci): %v", err)
+		}
+		t.Skip("node or tests/js/node_modules missing")
+	}
+	e := startMetered(t, meterOpts{free: 1})
+	if a := e.rpc(t, blockNumber); a.status != http.StatusOK {
+		t.Fatalf("free call: %d %s", a.status, a.body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "payment.test.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GATEWAY_URL="+e.gw.URL()+"/rpc")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ethers client failed: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
