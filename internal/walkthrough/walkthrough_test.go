@@ -2,6 +2,9 @@ package walkthrough
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,6 +174,34 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 			} else {
 				t.Logf("README.md:%d → %d", ex.Line, res.Status)
 			}
+		}
+	})
+
+	// The root Caddyfile serves localhost; any other host name on the same
+	// port (here 127.0.0.1) gets a JSON answer naming the service's URL, never
+	// Caddy's empty 200.
+	t.Run("other host names get JSON", func(t *testing.T) {
+		u, err := url.Parse(st.Gateway)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post("http://127.0.0.1:"+u.Port()+"/rpc", "application/json",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Error struct {
+				Code    int
+				Message string
+				Data    struct{ URL string }
+			}
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusMisdirectedRequest ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || body.Error.Data.URL != st.Gateway+"/rpc" {
+			t.Fatalf("http://127.0.0.1:%s/rpc: %d %s %+v (decode: %v); want 421 JSON naming %s/rpc", u.Port(), resp.StatusCode,
+				resp.Header.Get("Content-Type"), body, err, st.Gateway)
 		}
 	})
 }
