@@ -48,7 +48,7 @@ const (
 // isAdminPath reports whether p is one of the gateway's admin endpoints (or
 // below one), as opposed to settlementd's part of /admin/*.
 func isAdminPath(p string) bool {
-	for _, root := range []string{"/admin/keys", "/admin/free-tier", "/admin/upstreams"} {
+	for _, root := range []string{"/admin/keys", "/admin/free-tier", "/admin/upstreams", "/admin/probe"} {
 		if p == root || strings.HasPrefix(p, root+"/") {
 			return true
 		}
@@ -99,6 +99,8 @@ func (h *Handler) serveAdmin(w http.ResponseWriter, r *http.Request, next caddyh
 			chain = seg[1]
 		}
 		return onlyMethod(w, r, http.MethodGet, func() error { return h.adminUpstreams(w, chain) })
+	case seg[0] == "probe" && len(seg) == 2:
+		return h.adminProbe(w, r, seg[1])
 	case seg[0] == "upstreams" && len(seg) == 4 && seg[3] == "reset":
 		return onlyMethod(w, r, http.MethodPost, func() error { return h.adminResetBreaker(w, r, seg[1], seg[2]) })
 	}

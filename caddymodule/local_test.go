@@ -2,6 +2,7 @@ package caddymodule_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 )
 
 // TestLocalAnswersAreFree: eth_chainId, net_version and eth_accounts are
@@ -90,4 +93,34 @@ func TestEthersReports402(t *testing.T) {
 		t.Fatalf("ethers client failed: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// TestAdminProbe: POST /admin/probe/{chain} sends one eth_blockNumber through
+// the pool with no metering (the caller has no free tier) and says who
+// answered; without the token it is 401; with every upstream failing, 503.
+func TestAdminProbe(t *testing.T) {
+	const token = "probe-admin-token-0123456789"
+	e := startMetered(t, meterOpts{free: -1, adminToken: token})
+	if a := e.do(t, http.MethodPost, "/admin/probe/137", ""); a.status != http.StatusUnauthorized {
+		t.Fatalf("without a token: %d %s", a.status, a.body)
+	}
+	before := e.alpha.Calls("eth_blockNumber") + e.beta.Calls("eth_blockNumber")
+	a := e.do(t, http.MethodPost, "/admin/probe/polygon", "", "X-Admin-Token: "+token)
+	m := a.json(t)
+	if a.status != http.StatusOK || m["chain_id"] != 137.0 || !strings.HasPrefix(fmt.Sprint(m["block_number"]), "0x") ||
+		(m["upstream"] != "alpha" && m["upstream"] != "beta") || a.header.Get("X-Tollgate-Payer") != "" {
+		t.Fatalf("probe: %d %s", a.status, a.body)
+	}
+	if after := e.alpha.Calls("eth_blockNumber") + e.beta.Calls("eth_blockNumber"); after <= before {
+		t.Fatalf("the probe reached no upstream (eth_blockNumber calls %d → %d)", before, after)
+	}
+	if a := e.do(t, http.MethodGet, "/admin/probe/137", "", "X-Admin-Token: "+token); a.status != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", a.status)
+	}
+	e.alpha.SetMode(faultproxy.Fail502)
+	e.beta.SetMode(faultproxy.Fail502)
+	a = e.do(t, http.MethodPost, "/admin/probe/137", "", "X-Admin-Token: "+token)
+	if code, _, _ := errorField(t, a); a.status != http.StatusServiceUnavailable || code != "upstream_unavailable" {
+		t.Fatalf("every upstream failing: %d %s", a.status, a.body)
+	}
 }

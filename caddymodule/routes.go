@@ -139,6 +139,8 @@ func routeTable() []route {
 			adminSub("upstreams", 2), admin},
 		{http.MethodPost, "/admin/upstreams/{chain}/{upstream}/reset", authAdminToken, "operator: close one upstream's circuit breaker",
 			adminSub("upstreams", 0), admin},
+		{http.MethodPost, "/admin/probe/{chain}", authAdminToken, "operator: one eth_blockNumber through the chain's upstream pool, unmetered and uncached",
+			adminSub("probe", 2), admin},
 	}
 }
 

@@ -54,6 +54,7 @@ http://127.0.0.1:{PORT} {
 	route {
 		tollgate {
 			redis_url {env.TG_REDIS_URL}
+			admin_token {env.TG_ADMIN_TOKEN}
 			key_prefix @PREFIX@
 			request_timeout 5s
 			upstream_timeout 2s
@@ -251,7 +252,8 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 	_ = payTo
 	cf := strings.NewReplacer("@PREFIX@", prefix, "@VAULT@", m.Polygon.RevenueVault, "@USDT@", m.Polygon.USDT, "@USDC@", m.Base.USDC,
 		"@PAYTO@", payToAddr.Hex(), "@BROKEN@", broken.URL()).Replace(e2eCaddyfile)
-	gw := caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"))
+	const adminToken = "e2e-admin-token-0123456789"
+	gw := caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"), "TG_ADMIN_TOKEN="+adminToken)
 
 	// settlementd, in process, with the chain jobs and a test-friendly pace.
 	_, relayerKey := acct("relayer")
@@ -259,7 +261,6 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 	platform, _ := acct("platform")
 	poolW, _ := acct("pool")
 	api := fmt.Sprintf("http://127.0.0.1:%d", caddyrun.FreePort(t))
-	const adminToken = "e2e-admin-token-0123456789"
 	env := map[string]string{
 		"DATABASE_URL": dsn, "REDIS_URL": os.Getenv("REDIS_URL"), "TOLLGATE_PREFIX": prefix,
 		"TOLLGATE_HTTP_ADDR": strings.TrimPrefix(api, "http://"), "TOLLGATE_EPOCH_GRACE": "1s",
@@ -631,6 +632,26 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 	}
 	if a := e2eDo(t, http.MethodPost, api+"/admin/settlement/run", "", "X-Admin-Token: "+adminToken); a.status != 200 && a.code() != "not_leader" {
 		t.Fatalf("admin settlement run: %d %s", a.status, a.body)
+	}
+	// The gateway-health sampler measures the upstream path through the
+	// gateway's unmetered admin probe: once the node serves chain 137 a
+	// sample is ok, and no sample ever saw a 402 (it spends no free tier).
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		var okSamples, paymentSamples int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE ok), count(*) FILTER (WHERE status = 402) FROM health_samples`).
+			Scan(&okSamples, &paymentSamples); err != nil {
+			t.Fatal(err)
+		}
+		if paymentSamples != 0 {
+			t.Fatalf("%d health samples got a 402: the sampler spends the free tier", paymentSamples)
+		}
+		if okSamples > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no ok gateway health sample while the node serves chain 137")
+		}
+		time.Sleep(100 * time.Millisecond) // polling the sampler's table
 	}
 	st = e2eDo(t, http.MethodGet, api+"/api/status", "")
 	sm = st.obj(t)

@@ -51,7 +51,9 @@ const (
 //	TOLLGATE_CLAIM_WATCH_SCHEDULE Claimed-event watcher (default every 5 s); TOLLGATE_CLAIM_CONFIRMATIONS (default 5);
 //	                              TOLLGATE_CLAIMS_START_BLOCK (first block without a checkpoint)
 //	TOLLGATE_CLAIM_SWEEP_SCHEDULE expiry of unclaimed signatures (default every 30 s)
-//	TOLLGATE_GATEWAY_URL          gateway base URL; its /rpc is sampled for /api/status (TOLLGATE_GATEWAY_PROBE_SCHEDULE, default 30 s)
+//	TOLLGATE_GATEWAY_URL          gateway base URL; its unmetered POST /admin/probe/137 is sampled for /api/status
+//	                              (TOLLGATE_GATEWAY_PROBE_SCHEDULE, default 30 s) with TOLLGATE_GATEWAY_ADMIN_TOKEN
+//	                              (default: TOLLGATE_ADMIN_TOKEN, which the root Caddyfile gives the gateway too)
 //	TOLLGATE_ADMIN_TOKEN          X-Admin-Token of /admin/*; unset: /admin/* is 404
 func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, getenv func(string) string, cj *chainjobs.Jobs) (func(), error) {
 	log = log.Named("nodeapi")
@@ -177,8 +179,14 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 		return nil, err
 	}
 	st.Register(handle)
-	if u := strings.TrimRight(strings.TrimSpace(getenv("TOLLGATE_GATEWAY_URL")), "/"); u != "" {
-		add("TOLLGATE_GATEWAY_PROBE_SCHEDULE", defaultGatewayProbeSchedule, &status.Sampler{Pool: d.Pool(), URL: u + "/rpc"})
+	gwToken := getenv("TOLLGATE_GATEWAY_ADMIN_TOKEN")
+	if gwToken == "" {
+		gwToken = getenv("TOLLGATE_ADMIN_TOKEN") // the root Caddyfile gives the gateway this one
+	}
+	if u := strings.TrimRight(strings.TrimSpace(getenv("TOLLGATE_GATEWAY_URL")), "/"); u != "" && gwToken != "" {
+		add("TOLLGATE_GATEWAY_PROBE_SCHEDULE", defaultGatewayProbeSchedule, &status.Sampler{Pool: d.Pool(), Gateway: u, AdminToken: gwToken})
+	} else if u != "" {
+		log.Warn("TOLLGATE_GATEWAY_URL is set but no gateway admin token (TOLLGATE_GATEWAY_ADMIN_TOKEN or TOLLGATE_ADMIN_TOKEN): no gateway health samples, since the unmetered probe needs it")
 	} else {
 		log.Warn("TOLLGATE_GATEWAY_URL is not set: no gateway health samples (uptime and latency in /api/status stay null)")
 	}

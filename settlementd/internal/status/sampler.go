@@ -5,22 +5,27 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Sampler is the leader job that probes the gateway's /rpc with
-// eth_chainId and stores one health sample per run. A sample is ok when the
-// gateway answers 200 with a JSON-RPC result, or answers 402/429 (it is up
-// and metering; the probe has no credits or hit the limit). Latency is the
-// round trip in milliseconds. Samples older than 8 days are deleted.
+// Sampler is the leader job that measures the gateway's upstream path and
+// stores one health sample per run. It asks the gateway's POST
+// /admin/probe/137 (with the gateway's admin token): one eth_blockNumber
+// through chain 137's upstream pool, unmetered and uncached. A sample is ok
+// only when the gateway answers 200 with a block number; anything else —
+// no answer, 401, 402, 429, 503 — is down, with the reason. (Probing /rpc
+// keyless would spend this host's free tier and then count the gateway's 402
+// as up; a key of its own would pay the platform's revenue to itself.)
+// Latency is the round trip in milliseconds. Samples older than 8 days are
+// deleted.
 type Sampler struct {
-	Pool    *pgxpool.Pool
-	URL     string // TOLLGATE_GATEWAY_URL + "/rpc"
-	Client  *http.Client
-	Timeout time.Duration // default 10 s
+	Pool       *pgxpool.Pool
+	Gateway    string // TOLLGATE_GATEWAY_URL, without a trailing slash
+	AdminToken string // the gateway's admin token (TOLLGATE_GATEWAY_ADMIN_TOKEN)
+	Client     *http.Client
+	Timeout    time.Duration // default 10 s
 }
 
 // Name implements jobs.Job.
@@ -35,7 +40,7 @@ func (s *Sampler) Run(ctx context.Context) error {
 	if client == nil {
 		client = &http.Client{Timeout: s.Timeout}
 	}
-	ok, status, ms, msg := probe(ctx, client, s.URL, s.Timeout)
+	ok, status, ms, msg := s.probe(ctx, client)
 	var errText *string
 	if msg != "" {
 		errText = &msg
@@ -47,14 +52,14 @@ func (s *Sampler) Run(ctx context.Context) error {
 	return err
 }
 
-func probe(ctx context.Context, client *http.Client, url string, timeout time.Duration) (bool, int, float64, string) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (s *Sampler) probe(ctx context.Context, client *http.Client) (bool, int, float64, string) {
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Gateway+"/admin/probe/137", nil)
 	if err != nil {
 		return false, 0, 0, "bad gateway URL"
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Admin-Token", s.AdminToken)
 	began := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
@@ -63,17 +68,21 @@ func probe(ctx context.Context, client *http.Client, url string, timeout time.Du
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	ms := float64(time.Since(began).Microseconds()) / 1000
-	switch resp.StatusCode {
-	case http.StatusOK:
-		var out struct {
-			Result string `json:"result"`
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error struct{ Code string } `json:"error"`
 		}
-		if json.Unmarshal(body, &out) != nil || out.Result == "" {
-			return false, resp.StatusCode, ms, "no JSON-RPC result"
+		reason := "HTTP " + http.StatusText(resp.StatusCode)
+		if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
+			reason += ": " + e.Error.Code
 		}
-		return true, resp.StatusCode, ms, ""
-	case http.StatusPaymentRequired, http.StatusTooManyRequests:
-		return true, resp.StatusCode, ms, ""
+		return false, resp.StatusCode, ms, reason
 	}
-	return false, resp.StatusCode, ms, "HTTP " + http.StatusText(resp.StatusCode)
+	var out struct {
+		BlockNumber string `json:"block_number"`
+	}
+	if json.Unmarshal(body, &out) != nil || out.BlockNumber == "" {
+		return false, resp.StatusCode, ms, "no block number in the probe's answer"
+	}
+	return true, resp.StatusCode, ms, ""
 }
