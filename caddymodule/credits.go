@@ -3,6 +3,8 @@ package caddymodule
 import (
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -61,21 +63,8 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 		return nil
 	}
 
-	raw := q.Get("amount")
-	if raw == "" {
-		writeError(w, http.StatusBadRequest, "missing_amount", fmt.Sprintf("amount is required: USDT with at most 6 decimals, at least %s", h.pay.minDeposit.Decimal()))
-		return nil
-	}
-	amount, err := money.Parse(raw)
-	switch {
-	case err != nil:
-		writeError(w, http.StatusBadRequest, "invalid_amount", "amount must be a positive USDT amount with at most 6 decimals, such as 10 or 2.5")
-		return nil
-	case amount < h.pay.minDeposit:
-		writeError(w, http.StatusBadRequest, "below_minimum", fmt.Sprintf("amount %s is below the minimum deposit of %s USDT", amount.Decimal(), h.pay.minDeposit.Decimal()))
-		return nil
-	case amount > h.pay.maxDeposit:
-		writeError(w, http.StatusBadRequest, "above_maximum", fmt.Sprintf("amount %s is above the maximum deposit of %s USDT", amount.Decimal(), h.pay.maxDeposit.Decimal()))
+	amount, ok := h.depositAmount(w, q.Get("amount"), q.Get("amount_units"))
+	if !ok {
 		return nil
 	}
 	acc32, err := accounts.ToBytes32(account)
@@ -84,6 +73,12 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 		return nil
 	}
 	usdt, vault := abis()
+	// The two transactions in the order they must be mined, each complete:
+	// chain, recipient, calldata and value (no ETH/POL is sent, only USDT).
+	approve := map[string]any{"step": 1, "name": "approve", "chain_id": chains.Default, "to": h.pay.usdt.Hex(),
+		"data": hexutil.Encode(usdt.PackApprove(h.pay.vault, amount.Big())), "value": "0x0"}
+	deposit := map[string]any{"step": 2, "name": "deposit", "chain_id": chains.Default, "to": h.pay.vault.Hex(),
+		"data": hexutil.Encode(vault.PackDeposit(amount.Big(), acc32)), "value": "0x0"}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"chain_id":             chains.Default,
 		"vault_address":        h.pay.vault.Hex(),
@@ -91,12 +86,64 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 		"account":              account,
 		"amount_usdt":          money.USDT(amount),
 		"amount_raw":           amount.String(),
-		"approve":              map[string]string{"to": h.pay.usdt.Hex(), "data": hexutil.Encode(usdt.PackApprove(h.pay.vault, amount.Big()))},
-		"deposit":              map[string]string{"to": h.pay.vault.Hex(), "data": hexutil.Encode(vault.PackDeposit(amount.Big(), acc32))},
+		"amount_units":         amount.String(),
+		"approve":              approve,
+		"deposit":              deposit,
+		"transactions":         []map[string]any{approve, deposit},
 		"explorer_url":         h.pay.explorer + "/address/" + h.pay.vault.Hex(),
 		"confirmations":        depositConfirmations,
 		"minimum_deposit_usdt": money.USDT(h.pay.minDeposit),
 		"note":                 "send approve first, then deposit, from any wallet holding the USDT; credits arrive after 25 confirmations",
 	})
 	return nil
+}
+
+// depositAmount reads the deposit amount: amount in whole USDT (up to 6
+// decimals) or amount_units in base units (1 USDT = 1,000,000), never both.
+// Every refusal names the unit it read the number in, so a program that sent
+// base units as amount learns why 1000000 is a million USDT.
+func (h *Handler) depositAmount(w http.ResponseWriter, rawUSDT, rawUnits string) (money.Units, bool) {
+	minMsg := fmt.Sprintf("%s USDT (amount=%s or amount_units=%s)", h.pay.minDeposit.Decimal(), h.pay.minDeposit.Decimal(), h.pay.minDeposit.String())
+	maxMsg := fmt.Sprintf("%s USDT (amount=%s or amount_units=%s)", h.pay.maxDeposit.Decimal(), h.pay.maxDeposit.Decimal(), h.pay.maxDeposit.String())
+	var amount money.Units
+	var unit string
+	switch {
+	case rawUSDT != "" && rawUnits != "":
+		writeError(w, http.StatusBadRequest, "conflicting_amount", "send amount (whole USDT) or amount_units (base units, 1 USDT = 1000000), not both")
+		return 0, false
+	case rawUnits != "":
+		n, err := strconv.ParseInt(rawUnits, 10, 64)
+		if err != nil || n <= 0 || strings.TrimLeft(rawUnits, "0123456789") != "" {
+			writeError(w, http.StatusBadRequest, "invalid_amount", "amount_units must be a positive whole number of base units (1 USDT = 1000000), such as 5000000 for 5 USDT")
+			return 0, false
+		}
+		amount, unit = money.Units(n), "base units"
+	case rawUSDT != "":
+		a, err := money.Parse(rawUSDT)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_amount", "amount must be a positive USDT amount with at most 6 decimals, such as 10 or 2.5 (or send amount_units in base units)")
+			return 0, false
+		}
+		amount, unit = a, "USDT"
+	default:
+		writeError(w, http.StatusBadRequest, "missing_amount", "amount (whole USDT) or amount_units (base units) is required; the minimum deposit is "+minMsg)
+		return 0, false
+	}
+	shown := rawUSDT
+	if unit == "base units" {
+		shown = rawUnits
+	}
+	switch {
+	case amount < h.pay.minDeposit:
+		writeError(w, http.StatusBadRequest, "below_minimum", fmt.Sprintf("amount %s %s is below the minimum deposit of %s", shown, unit, minMsg))
+		return 0, false
+	case amount > h.pay.maxDeposit:
+		hint := ""
+		if unit == "USDT" {
+			hint = "; amount is read as whole USDT — to give base units use amount_units"
+		}
+		writeError(w, http.StatusBadRequest, "above_maximum", fmt.Sprintf("amount %s %s is above the maximum deposit of %s%s", shown, unit, maxMsg, hint))
+		return 0, false
+	}
+	return amount, true
 }

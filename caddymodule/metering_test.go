@@ -1040,6 +1040,12 @@ func TestDepositInstructions(t *testing.T) {
 		{"?amount=1000.000001&key_id=" + id, nil, 400, "above_maximum"},
 		{"?amount=5", []string{"X-API-Key: tg_bad"}, 401, "invalid_api_key"},
 		{"?amount=5&key_id=" + accounts.NewID(), []string{"X-API-Key: " + secret}, 400, "conflicting_account"},
+		{"?amount=5&amount_units=5000000&key_id=" + id, nil, 400, "conflicting_amount"},
+		{"?amount_units=1.5&key_id=" + id, nil, 400, "invalid_amount"},
+		{"?amount_units=-5&key_id=" + id, nil, 400, "invalid_amount"},
+		{"?amount_units=99999999999999999999&key_id=" + id, nil, 400, "invalid_amount"},
+		{"?amount_units=999999&key_id=" + id, nil, 400, "below_minimum"},
+		{"?amount_units=1000000001&key_id=" + id, nil, 400, "above_maximum"},
 	} {
 		a := e.do(t, http.MethodGet, "/credits/initiate"+c.query, "", c.headers...)
 		if code, _, _ := errorField(t, a); a.status != c.status || code != c.code {
@@ -1050,7 +1056,14 @@ func TestDepositInstructions(t *testing.T) {
 	if _, _, msg := errorField(t, a); !strings.Contains(msg, "X-API-Key") || !strings.Contains(msg, "key_id") {
 		t.Errorf("the missing-account message must explain both ways: %q", msg)
 	}
-	for _, path := range []string{"/credits/initiate?amount=2.5", "/credits/deposit/initiate?amount=2.5&key_id=" + id} {
+	// Base units sent as whole USDT: refused, and the message names the unit
+	// it read and the parameter that takes base units.
+	a = e.do(t, http.MethodGet, "/credits/initiate?amount=1000000&key_id="+id, "")
+	if code, _, msg := errorField(t, a); code != "above_maximum" || !strings.Contains(msg, "1000000 USDT") || !strings.Contains(msg, "amount_units") {
+		t.Errorf("a base-unit amount sent as amount: %d %q", a.status, msg)
+	}
+	for _, path := range []string{"/credits/initiate?amount=2.5", "/credits/deposit/initiate?amount=2.5&key_id=" + id,
+		"/credits/initiate?amount_units=2500000&key_id=" + id} {
 		var hdr []string
 		if !strings.Contains(path, "key_id") {
 			hdr = []string{"X-API-Key: " + secret}
@@ -1071,6 +1084,18 @@ func TestDepositInstructions(t *testing.T) {
 		}
 		ap, de := dep["approve"].(map[string]any), dep["deposit"].(map[string]any)
 		e.checkCalldata(t, ap["to"].(string), ap["data"].(string), de["to"].(string), de["data"].(string), id, 2_500_000)
+		// transactions: the same two, in order, each complete.
+		txs, _ := dep["transactions"].([]any)
+		if len(txs) != 2 || dep["amount_units"] != "2500000" {
+			t.Fatalf("%s: transactions %v amount_units %v", path, dep["transactions"], dep["amount_units"])
+		}
+		for i, want := range []map[string]any{ap, de} {
+			tx := txs[i].(map[string]any)
+			if fmt.Sprint(tx["step"]) != fmt.Sprint(i+1) || fmt.Sprint(tx["chain_id"]) != "137" || tx["value"] != "0x0" ||
+				tx["to"] != want["to"] || tx["data"] != want["data"] {
+				t.Fatalf("%s: transaction %d %v", path, i+1, tx)
+			}
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -20,6 +21,7 @@ const (
 	x402MimeType     = "application/json"
 	baseUSDCMainnet  = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 	exampleKeyEnvVar = "TOLLGATE_API_KEY"
+	apiKeyHeader     = "X-API-Key"
 )
 
 type acceptV1 struct {
@@ -61,10 +63,44 @@ type onboarding struct {
 	DepositCalldata     endpointRef `json:"deposit_calldata"`
 	MinimumDepositUSDT  money.USDT  `json:"minimum_deposit_usdt"`
 	MinimumDepositUnits string      `json:"minimum_deposit_units"`
+	MaximumDepositUSDT  money.USDT  `json:"maximum_deposit_usdt"`
+	MaximumDepositUnits string      `json:"maximum_deposit_units"`
 	Price               priceInfo   `json:"price"`
 	Examples            []example   `json:"examples"`
 	Reason              string      `json:"reason"` // ip, subnet
 	FreeTier            freeTierRef `json:"free_tier"`
+
+	// The same path as data a program follows without reading prose:
+	// every URL and the key's header name as fields, the steps in order.
+	APIKeyHeader         string `json:"api_key_header"`
+	RPCURL               string `json:"rpc_url"`
+	RegisterURL          string `json:"register_url"`
+	DepositURL           string `json:"deposit_instructions_url"`
+	UsageURL             string `json:"usage_url"`
+	DepositChainID       uint64 `json:"deposit_chain_id"`
+	DepositConfirmations int    `json:"deposit_confirmations"`
+	Steps                []step `json:"steps"`
+}
+
+// step is one action of the onboarding path. A value written {name} in
+// url, headers or body stands for the field name returned by an earlier
+// step (Returns lists what each step returns).
+type step struct {
+	Step        int               `json:"step"`
+	Action      string            `json:"action"` // http, send_transactions, poll
+	Description string            `json:"description"`
+	Method      string            `json:"method,omitempty"`
+	URL         string            `json:"url,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	Body        any               `json:"body,omitempty"`
+	Returns     map[string]string `json:"returns,omitempty"`
+	// send_transactions: the field holding the transactions (an array, sent
+	// in order, each mined before the next) and the fields of each.
+	Transactions      string   `json:"transactions,omitempty"`
+	TransactionFields []string `json:"transaction_fields,omitempty"`
+	// poll: repeat the request until Until's field is above zero.
+	Until           string `json:"until_above_zero,omitempty"`
+	IntervalSeconds int    `json:"interval_seconds,omitempty"`
 }
 
 type freeTierRef struct {
@@ -206,6 +242,41 @@ func (h *Handler) onboarding(base, reason string, lim meter.FreeLimits) onboardi
 		},
 		Reason:   reason,
 		FreeTier: freeTierRef{DailyLimitPerIP: lim.DailyPerIP, SubnetLimit: lim.Subnet, ResetsAt: meter.NextReset(h.meter.Now()).Format("2006-01-02T15:04:05Z")},
+
+		MaximumDepositUSDT:   money.USDT(h.pay.maxDeposit),
+		MaximumDepositUnits:  h.pay.maxDeposit.String(),
+		APIKeyHeader:         apiKeyHeader,
+		RPCURL:               base + "/rpc",
+		RegisterURL:          base + "/v1/machine/register",
+		DepositURL:           base + "/credits/initiate",
+		UsageURL:             base + "/api/keys/usage",
+		DepositChainID:       chains.Default,
+		DepositConfirmations: depositConfirmations,
+		Steps:                h.onboardingSteps(base),
+	}
+}
+
+// onboardingSteps is the key-and-credits path in order, as data. The
+// deposit step names its amount in base units (amount_units), so a program
+// never has to guess whether a number is whole USDT.
+func (h *Handler) onboardingSteps(base string) []step {
+	keyHeader := map[string]string{apiKeyHeader: "{api_key}"}
+	return []step{
+		{Step: 1, Action: "http", Method: http.MethodPost, URL: base + "/v1/machine/register", Body: map[string]string{"label": "my-agent"},
+			Description: "Create an API key. api_key is shown once: keep it secret and send it in the " + apiKeyHeader + " header.",
+			Returns:     map[string]string{"api_key": "the key (secret, shown once)", "key_id": "the account the key draws credits from"}},
+		{Step: 2, Action: "http", Method: http.MethodGet, URL: base + "/credits/initiate?amount_units=" + h.pay.minDeposit.String(), Headers: keyHeader,
+			Description: fmt.Sprintf("Get the transactions that deposit the minimum, %s USDT (amount_units is in base units, 1 USDT = %d; amount= takes whole USDT).",
+				h.pay.minDeposit.Decimal(), money.Scale),
+			Returns: map[string]string{"transactions": "the transactions to send, in order"}},
+		{Step: 3, Action: "send_transactions", Transactions: "transactions", TransactionFields: []string{"chain_id", "to", "data", "value"},
+			Description: fmt.Sprintf("From a wallet holding the USDT on chain %d, send each transaction in order (value is in wei, hex), each mined before the next.", chains.Default)},
+		{Step: 4, Action: "poll", Method: http.MethodGet, URL: base + "/api/keys/usage", Headers: keyHeader, Until: "credits_remaining_calls", IntervalSeconds: 5,
+			Description: fmt.Sprintf("Credits arrive after %d confirmations of the deposit; poll until credits_remaining_calls is above zero.", depositConfirmations),
+			Returns:     map[string]string{"credits_remaining_calls": "paid calls the key's credits cover"}},
+		{Step: 5, Action: "http", Method: http.MethodPost, URL: base + "/rpc", Headers: keyHeader,
+			Body:        map[string]any{"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []any{}},
+			Description: "Call JSON-RPC with the key; each call costs " + money.PricePerCall.Decimal() + " USDT (" + money.PricePerCall.String() + " base units)."},
 	}
 }
 
