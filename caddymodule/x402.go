@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	neturl "net/url"
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
@@ -33,6 +35,10 @@ const (
 	headerBundleKey   = "X-Tollgate-Bundle-Key"
 	headerBundleLeft  = "X-Tollgate-Bundle-Remaining"
 	facilitatorVerify = 15 * time.Second
+	// maxReuseWindow (seconds): an authorization valid longer than this is
+	// only ever settled, never drawn against a bundle, so the gateway never
+	// has to remember a used nonce for longer.
+	maxReuseWindow = 24 * 60 * 60
 	// facilitatorSettle outlasts settlementd's receipt wait (60 s), so the
 	// gateway hears the facilitator's verdict instead of timing out while
 	// the transfer may still land.
@@ -152,10 +158,48 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 			"x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url); nothing was charged")))
 		return meter.Decision{}, false
 	}
-	// Redis first: it rate-limits forged payments, and a Redis that is down
-	// must stop the payment before money moves (the grant needs it).
+	// A wallet whose bundle still covers the request is served from it and
+	// the new authorization is never settled: generic x402 clients (no
+	// Sign-In-With-X hook) pay on every 402, and settling each payment would
+	// buy a bundle per call. The authorization's signature proves the wallet
+	// as a sign-in does, and it is single-use here as on chain (its nonce
+	// key). That one script also rate-limits the IP and proves Redis is up
+	// before any facilitator is asked, so a payment never settles when its
+	// grant could not be booked.
+	payerKey := strings.ToLower(p.Checked.From.Hex())
+	nonceKey := meter.PaymentNonce(payerKey, hexutil.Encode(p.Checked.Nonce[:]))
+	left := new(big.Int).Sub(p.Checked.ValidBefore, big.NewInt(now.Unix()))
+	reusable := left.IsInt64() && left.Int64() <= maxReuseWindow
+	ttl := time.Duration(maxReuseWindow)*time.Second + time.Minute
+	if reusable {
+		ttl = time.Duration(left.Int64())*time.Second + time.Minute
+	}
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
-	gate, err := h.meter.PaymentGate(gctx, req.IP)
+	var (
+		gate meter.Decision
+		err  error
+	)
+	if reusable {
+		gate, err = h.meter.AuthorizeSIWX(gctx, req, payerKey, nonceKey, ttl)
+	} else { // valid for days: settled as sent, never drawn against
+		gate, err = h.meter.PaymentGate(gctx, req.IP)
+	}
+	if err == nil && gate.Outcome == meter.Bundle {
+		cancel()
+		x402Payments.WithLabelValues("bundle_reused").Inc()
+		return gate, true
+	}
+	if err == nil && gate.Outcome != meter.RateLimited {
+		var prev string
+		prev, err = h.meter.ClaimSettle(gctx, nonceKey, ttl)
+		if err == nil && prev != "" && prev != meter.PaymentSettling {
+			cancel()
+			x402Payments.WithLabelValues("replayed").Inc()
+			h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonNonceUsed,
+				"this authorization already paid for a request from the wallet's bundle and will not be settled; sign a new one"), nil)
+			return meter.Decision{}, false
+		}
+	}
 	cancel()
 	if err != nil {
 		h.meterDown(w, id, req, err)

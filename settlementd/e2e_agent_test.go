@@ -190,7 +190,9 @@ func TestAgentFollows402(t *testing.T) {
 	onb := a.field(a.doc, "onboarding").(map[string]any)
 	url := a.field(onb, "deposit_instructions_url").(string) + "?amount=1000000"
 	status, body := a.request(http.MethodGet, url, map[string]string{a.field(onb, "api_key_header").(string): a.vars["api_key"].(string)}, nil)
-	var refusal struct{ Error struct{ Code, Message string } }
+	var refusal struct {
+		Error struct{ Code, Message string }
+	}
 	if err := json.Unmarshal(body, &refusal); err != nil || status != http.StatusBadRequest || refusal.Error.Code != "above_maximum" ||
 		!strings.Contains(refusal.Error.Message, "1000000 USDT") || !strings.Contains(refusal.Error.Message, "amount_units") {
 		t.Fatalf("a base-unit amount as amount: %d %s", status, body)

@@ -271,3 +271,51 @@ func TestX402IndependentClientEndToEnd(t *testing.T) {
 	t.Logf("end to end in %v: payer paid %d units twice (txs %s, %s), developer-1 once (%s); %d bundle calls, %d units of USDC revenue",
 		time.Since(began).Round(time.Millisecond), x402Price, run1.Transactions[0], run2.Transactions[0], run3.Transactions[0], calls, units)
 }
+
+// TestX402GenericClientPaysOnce is issue 17's must-show for generic x402
+// clients: @x402/fetch 2.27 with ExactEvmScheme and no Sign-In-With-X hook
+// (tests/x402/pay.mjs MODE=plain) answers every 402 with a new payment. The
+// first is settled and buys a bundle; the next 19 are served from that
+// bundle and never settled. On chain the payer pays exactly 0.1 TestUSDC
+// once; Redis shows 20 calls drawn; Postgres one grant.
+func TestX402GenericClientPaysOnce(t *testing.T) {
+	node, dir := x402Client(t)
+	e := startX402Env(t)
+	payerAcct, err := e.net.Manifest.Account("payer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := payerAcct.Addr()
+	payerStart, payToStart := e.balance(payer), e.balance(e.payTo)
+	const calls = 20
+	out := pay(t, node, dir, e.gw, payerAcct.PrivateKey, "plain", calls)
+	if out.Calls != calls || out.OK != calls || fmt.Sprint(out.Statuses) != fmt.Sprint(map[string]int{"200": calls}) ||
+		out.Payers["bundle"] != calls || out.Error != "" {
+		t.Fatalf("client report %+v: want %d calls, all 200 from the bundle", out, calls)
+	}
+	// Every call met a 402 and answered it with a payment; one settled.
+	if out.Wire.PaymentAttempts != calls || out.Wire.SIWxAttempts != 0 || out.Payments != 1 || len(out.Transactions) != 1 {
+		t.Fatalf("wire %+v, %d settlements %v: want %d payment headers, 1 settlement", out.Wire, out.Payments, out.Transactions, calls)
+	}
+	e.checkSettled(out.Transactions[0], payer)
+	if got := e.balance(payer); got != payerStart-x402Price {
+		t.Fatalf("payer TestUSDC %d → %d, want exactly −%d", payerStart, got, x402Price)
+	}
+	if got := e.balance(e.payTo); got != payToStart+x402Price {
+		t.Fatalf("payTo TestUSDC %d → %d, want exactly +%d", payToStart, got, x402Price)
+	}
+	want := map[string]string{balances.BundleCalls: fmt.Sprint(x402Bundle - calls), balances.BundleGranted: fmt.Sprint(x402Bundle),
+		balances.BundleUsed: fmt.Sprint(calls)}
+	if got := e.bundle(payer); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("bundle in Redis %v, want %v", got, want)
+	}
+	settletest.Eventually(t, 20*time.Second, "the grant and the 20 calls' revenue ingested", func() (bool, error) {
+		return settletest.Count(t, e.pool, `SELECT COALESCE(sum(calls), 0)::bigint FROM revenue_events WHERE payer = 'bundle'`) >= calls, nil
+	})
+	if n := settletest.Count(t, e.pool, `SELECT count(*) FROM bundle_grants`); n != 1 {
+		t.Fatalf("%d bundle_grants rows, want 1", n)
+	}
+	if n := settletest.Count(t, e.pool, `SELECT COALESCE(sum(calls), 0)::bigint FROM revenue_events WHERE payer = 'bundle'`); n != calls {
+		t.Fatalf("%d bundle calls of revenue, want %d", n, calls)
+	}
+}

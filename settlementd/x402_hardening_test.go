@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -463,18 +464,24 @@ func TestX402Hardening(t *testing.T) {
 		e := e.at(t)
 		facURL, calls := e.hardProxy()
 		// One request an hour, burst 2: two payments pass, the third waits ~1 h.
+		// Two wallets pay (a wallet with bundle calls left would be served
+		// from its bundle without settling, see "bundle reuse").
 		rl := e.hardGateway(hardGW{facilitator: facURL, rateIP: "1 1h 2"})
 		key := e.wallet("ratelimit", 1_000_000)
 		payer := crypto.PubkeyToAddress(key.PublicKey)
+		other := e.wallet("ratelimit-2", 1_000_000)
 		before := e.balance(payer)
 		resource, acc := e.issued(gw) // from the unlimited gateway: the same requirement
-		for i := range 2 {
-			a := e.auth(key)
-			e.expectPaidBundle(rl, v2Header(a, a.sign(8453, e.asset), resource, acc), payer, i)
+		for _, k := range []*ecdsa.PrivateKey{key, other} {
+			a := e.auth(k)
+			e.expectPaidBundle(rl, v2Header(a, a.sign(8453, e.asset), resource, acc), crypto.PubkeyToAddress(k.PublicKey), 0)
 		}
 		if n := calls.total(); n != 4 {
 			t.Fatalf("facilitator calls for two payments: %s, want verify+settle twice", calls)
 		}
+		e.hardWantBundle(payer, x402Bundle-1, x402Bundle, 1)
+		// The first wallet's bundle is used up: its next payment must settle.
+		e.drainBundle(payer)
 		a := e.auth(key)
 		hdr := v2Header(a, a.sign(8453, e.asset), resource, acc)
 		ans := e.rpc(rl, "PAYMENT-SIGNATURE", hdr)
@@ -486,15 +493,58 @@ func TestX402Hardening(t *testing.T) {
 		if n := calls.total(); n != 4 {
 			t.Fatalf("the rate-limited payment reached the facilitator: %s", calls)
 		}
-		if e.authUsed(payer, a.nonce) || e.balance(payer) != before-2*x402Price {
+		if e.authUsed(payer, a.nonce) || e.balance(payer) != before-x402Price {
 			t.Fatalf("the rate-limited payment moved funds: used %v, payer %+d", e.authUsed(payer, a.nonce), e.balance(payer)-before)
 		}
-		e.hardWantBundle(payer, 2*x402Bundle-2, 2*x402Bundle, 2)
+		e.hardWantBundle(payer, 0, x402Bundle, x402Bundle)
 		// Nothing was consumed: the same authorization pays elsewhere.
-		e.expectPaidBundle(gw, hdr, payer, 2)
-		if !e.authUsed(payer, a.nonce) || e.balance(payer) != before-3*x402Price {
+		ans = e.rpc(gw, "PAYMENT-SIGNATURE", hdr)
+		if ans.status != http.StatusOK || ans.header.Get("X-Tollgate-Bundle-Remaining") != fmt.Sprint(x402Bundle-1) ||
+			ans.header.Get("PAYMENT-RESPONSE") == "" {
+			t.Fatalf("the rate-limited authorization at another gateway: %s", ans)
+		}
+		if !e.authUsed(payer, a.nonce) || e.balance(payer) != before-2*x402Price {
 			t.Fatalf("the rate-limited authorization did not pay afterwards")
 		}
+	})
+
+	t.Run("bundle reuse", func(t *testing.T) {
+		// A generic client pays on every 402. While the wallet's bundle has
+		// calls, a new authorization is served from it and never settled;
+		// it is single-use, and it cannot be settled afterwards either.
+		e := e.at(t)
+		facURL, calls := e.hardProxy()
+		fg := e.hardGateway(hardGW{facilitator: facURL})
+		key := e.wallet("reuse", 1_000_000)
+		payer := crypto.PubkeyToAddress(key.PublicKey)
+		before, payToBefore := e.balance(payer), e.balance(e.payTo)
+		resource, acc := e.issued(gw)
+		first := e.auth(key)
+		e.expectPaidBundle(fg, v2Header(first, first.sign(8453, e.asset), resource, acc), payer, 0)
+		for i := range 3 {
+			a := e.auth(key)
+			hdr := v2Header(a, a.sign(8453, e.asset), resource, acc)
+			ans := e.rpc(fg, "PAYMENT-SIGNATURE", hdr)
+			if ans.status != http.StatusOK || ans.header.Get("X-Tollgate-Payer") != "bundle" ||
+				ans.header.Get("X-Tollgate-Bundle-Remaining") != fmt.Sprint(x402Bundle-2-i) || ans.header.Get("PAYMENT-RESPONSE") != "" {
+				t.Fatalf("payment %d with bundle calls left: %s", i+2, ans)
+			}
+			// The same authorization again: refused, not settled.
+			again := e.rpc(fg, "PAYMENT-SIGNATURE", hdr)
+			if again.status != http.StatusPaymentRequired || !bytes.Contains(again.body, []byte("will not be settled")) {
+				t.Fatalf("payment %d replayed: %s", i+2, again)
+			}
+			if e.authUsed(payer, a.nonce) {
+				t.Fatalf("payment %d was settled on chain", i+2)
+			}
+		}
+		if n := calls.total(); n != 2 {
+			t.Fatalf("facilitator calls: %s, want one verify and one settle", calls)
+		}
+		if e.balance(payer) != before-x402Price || e.balance(e.payTo) != payToBefore+x402Price {
+			t.Fatalf("funds moved %+d / %+d, want −%d / +%d", e.balance(payer)-before, e.balance(e.payTo)-payToBefore, x402Price, x402Price)
+		}
+		e.hardWantBundle(payer, x402Bundle-4, x402Bundle, 4)
 	})
 
 	t.Run("Redis down before settlement", func(t *testing.T) {
@@ -576,4 +626,20 @@ func (e *x402Env) expectPaidBundle(gw *caddyrun.Server, hdr string, payer common
 	}
 	s := decodeSettlement(e.t, ans.header.Get("PAYMENT-RESPONSE"))
 	e.checkSettled(fmt.Sprint(s["transaction"]), payer)
+}
+
+// drainBundle leaves wallet's bundle as if every granted call had been
+// used (calls 0, used = granted), so its next payment must settle; the
+// calls themselves are not what these tests are about.
+func (e *x402Env) drainBundle(wallet common.Address) {
+	e.t.Helper()
+	l := balances.Layout{Prefix: e.prefix}
+	k := l.Bundle(strings.ToLower(wallet.Hex()))
+	granted, err := e.rdb.HGet(e.ctx, k, balances.BundleGranted).Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.rdb.HSet(e.ctx, k, balances.BundleCalls, 0, balances.BundleUsed, granted).Err(); err != nil {
+		e.t.Fatal(err)
+	}
 }

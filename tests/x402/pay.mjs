@@ -12,7 +12,10 @@
 //                    when that is refused;
 //                    key: pay once with wrapFetchWithPayment, then send the returned
 //                    X-Tollgate-Bundle-Key as X-API-Key with plain fetch (a 402 on the key,
-//                    i.e. the bundle is used up, is paid again the same way)
+//                    i.e. the bundle is used up, is paid again the same way);
+//                    plain: wrapFetchWithPayment with ExactEvmScheme and nothing else, as a
+//                    generic x402 client uses it — every call without a credential, every
+//                    402 answered with a new payment
 //   METHOD           JSON-RPC method (default eth_blockNumber); PARAMS: its JSON params (default [])
 //   MAX_UNITS        the most this client pays per payment, in atomic units (default 100000)
 //
@@ -40,7 +43,7 @@ if (!/^0x[0-9a-fA-F]{64}$/.test(pk ?? "")) usage("EVM_PRIVATE_KEY must be 0x + 6
 const calls = Number(process.env.CALLS ?? "1");
 if (!Number.isInteger(calls) || calls < 1) usage(`CALLS must be a positive integer, got ${process.env.CALLS}`);
 const mode = process.env.MODE ?? "siwx";
-if (mode !== "siwx" && mode !== "key") usage(`MODE must be siwx or key, got ${mode}`);
+if (mode !== "siwx" && mode !== "key" && mode !== "plain") usage(`MODE must be siwx, key or plain, got ${mode}`);
 const maxUnits = process.env.MAX_UNITS ?? "100000";
 if (!/^\d+$/.test(maxUnits)) usage("MAX_UNITS must be an integer");
 const method = process.env.METHOD ?? "eth_blockNumber";
