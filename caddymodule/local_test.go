@@ -1,17 +1,23 @@
 package caddymodule_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
 // TestLocalAnswersAreFree: eth_chainId, net_version and eth_accounts are
@@ -122,5 +128,79 @@ func TestAdminProbe(t *testing.T) {
 	a = e.do(t, http.MethodPost, "/admin/probe/137", "", "X-Admin-Token: "+token)
 	if code, _, _ := errorField(t, a); a.status != http.StatusServiceUnavailable || code != "upstream_unavailable" {
 		t.Fatalf("every upstream failing: %d %s", a.status, a.body)
+	}
+}
+
+// TestAgentDiscovery: /.well-known/x402 lists exactly the x402-payable
+// routes of the route table (expanded per chain), each of which answers a
+// keyless caller past the free tier with an x402 offer; /llms.txt names every
+// public route; the OpenAPI document carries payment information on exactly
+// the paid operations.
+func TestAgentDiscovery(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1})
+	a := e.do(t, http.MethodGet, "/.well-known/x402", "")
+	var doc struct {
+		Version      int
+		Resources    []string
+		Instructions string
+	}
+	if err := json.Unmarshal(a.body, &doc); err != nil || a.status != http.StatusOK || doc.Version != 1 || doc.Instructions == "" {
+		t.Fatalf("/.well-known/x402: %d %s", a.status, a.body)
+	}
+	var want []string
+	for _, rt := range caddymodule.RouteTable() {
+		if rt[0] != http.MethodPost || !strings.HasPrefix(rt[1], "/rpc") {
+			continue
+		}
+		if rt[1] == "/rpc" {
+			want = append(want, e.gw.URL()+"/rpc")
+			continue
+		}
+		for _, c := range chains.All() {
+			want = append(want, e.gw.URL()+"/rpc/"+strconv.FormatUint(c.ID, 10))
+		}
+	}
+	if fmt.Sprint(doc.Resources) != fmt.Sprint(want) {
+		t.Fatalf("resources %v, want %v", doc.Resources, want)
+	}
+	for _, res := range doc.Resources {
+		resp, err := http.Post(res, "application/json", strings.NewReader(blockNumber))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get("PAYMENT-REQUIRED") == "" || !bytes.Contains(body, []byte(`"accepts"`)) {
+			t.Fatalf("%s: %d %s, want an x402 offer", res, resp.StatusCode, body)
+		}
+	}
+
+	a = e.do(t, http.MethodGet, "/llms.txt", "")
+	if a.status != http.StatusOK || !strings.HasPrefix(a.header.Get("Content-Type"), "text/markdown") || !bytes.HasPrefix(a.body, []byte("# Tollgate\n")) {
+		t.Fatalf("/llms.txt: %d %q %.80s", a.status, a.header.Get("Content-Type"), a.body)
+	}
+	for _, rt := range caddymodule.RouteTable() {
+		line := rt[0] + " " + e.gw.URL() + rt[1] + " "
+		if strings.HasPrefix(rt[1], "/admin/") {
+			if bytes.Contains(a.body, []byte(line)) {
+				t.Errorf("llms.txt lists the admin route %s", rt[1])
+			}
+			continue
+		}
+		if !bytes.Contains(a.body, []byte(line)) {
+			t.Errorf("llms.txt lacks %s %s", rt[0], rt[1])
+		}
+	}
+
+	doc3 := loadOpenAPI(t)
+	for _, op := range gatewayOps(doc3) {
+		info := doc3.Paths.Value(op[1]).GetOperation(op[0]).Extensions["x-payment-info"]
+		paid := op[0] == http.MethodPost && strings.HasPrefix(op[1], "/rpc")
+		if paid != (info != nil) {
+			t.Errorf("%s %s: x-payment-info %v, want it exactly on the x402-payable operations", op[0], op[1], info)
+		}
+		if paid && !strings.Contains(fmt.Sprint(info), "x402") {
+			t.Errorf("%s %s: x-payment-info %v does not name x402", op[0], op[1], info)
+		}
 	}
 }

@@ -119,6 +119,14 @@ func routeTable() []route {
 			exact("/.well-known/service.json"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 				return h.onlyGET(w, r, h.serveDiscovery)
 			}},
+		{http.MethodGet, "/.well-known/x402", authNone, "x402 discovery: the x402-payable resources and how to pay",
+			exact("/.well-known/x402"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+				return h.onlyGET(w, r, h.serveWellKnownX402)
+			}},
+		{http.MethodGet, "/llms.txt", authNone, "what this service is and how an agent uses it (Markdown)",
+			exact("/llms.txt"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+				return h.onlyGET(w, r, h.serveLLMsTxt)
+			}},
 		{http.MethodGet, "/v1/intelligence", authNone, "catalog of intelligence metrics: per-call price, update interval, data freshness",
 			exact("/v1/intelligence", "/v1/intelligence/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 				return h.onlyGET(w, r, h.serveCatalog)

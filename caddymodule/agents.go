@@ -1,0 +1,104 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// Discovery for agents and x402 indexers, generated from the same route
+// table as /.well-known/service.json so the three cannot drift:
+//
+//   - /.well-known/x402: the x402 discovery document indexers read
+//     (x402scan's well-known form: version, resources, instructions): every
+//     concrete URL an x402 payment buys calls on;
+//   - /llms.txt: what the service is and how an agent uses it, in the
+//     llms.txt Markdown convention.
+
+// x402Resources are the concrete URLs of the x402-payable routes (those a
+// keyless caller pays for): /rpc and /rpc/{chain} for every chain.
+func x402Resources(base string) []string {
+	var out []string
+	for _, rt := range routes {
+		if rt.auth != authKeyOrFree {
+			continue
+		}
+		if !strings.Contains(rt.path, "{chain}") {
+			out = append(out, base+rt.path)
+			continue
+		}
+		for _, c := range chains.All() {
+			out = append(out, base+strings.ReplaceAll(rt.path, "{chain}", strconv.FormatUint(c.ID, 10)))
+		}
+	}
+	return out
+}
+
+// serveWellKnownX402 answers GET /.well-known/x402.
+func (h *Handler) serveWellKnownX402(w http.ResponseWriter, r *http.Request) error {
+	base := h.baseURL(r)
+	doc := map[string]any{
+		"version":      1,
+		"resources":    x402Resources(base),
+		"instructions": h.agentGuide(base),
+	}
+	if h.meter != nil {
+		doc["accepts"] = map[string]any{"scheme": paycheck.Scheme, "network": paycheck.NetworkV2, "asset": h.pay.asset,
+			"payTo": h.pay.payTo, "amount": money.BundlePrice.String(), "calls": money.BundleCalls}
+	}
+	writeJSON(w, http.StatusOK, doc)
+	return nil
+}
+
+// serveLLMsTxt answers GET /llms.txt.
+func (h *Handler) serveLLMsTxt(w http.ResponseWriter, r *http.Request) error {
+	base := h.baseURL(r)
+	var b strings.Builder
+	b.WriteString("# Tollgate\n\n")
+	b.WriteString("> A metered blockchain JSON-RPC gateway. POST JSON-RPC 2.0 to " + base + "/rpc (Polygon, chain 137) or " +
+		base + "/rpc/{chainId}. Pay per call: a daily free tier per IP, prepaid USDT credits on an API key, or keyless x402 USDC payments.\n\n")
+	b.WriteString(h.agentGuide(base))
+	b.WriteString("\n## Endpoints\n\n")
+	for _, rt := range routes {
+		if rt.auth == authAdminToken {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s %s%s (auth: %s): %s\n", rt.method, base, rt.path, rt.auth, rt.summary)
+	}
+	b.WriteString("\n## Machine-readable\n\n")
+	fmt.Fprintf(&b, "- [service.json](%s/.well-known/service.json): services, prices, ways to pay, every endpoint\n", base)
+	fmt.Fprintf(&b, "- [x402 discovery](%s/.well-known/x402): the x402-payable resources\n", base)
+	fmt.Fprintf(&b, "- [OpenAPI](%s/openapi.yaml): every request and answer schema\n", base)
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte(b.String()))
+	return nil
+}
+
+// agentGuide is how an agent pays, in a few Markdown lines.
+func (h *Handler) agentGuide(base string) string {
+	var b strings.Builder
+	b.WriteString("## How an agent pays\n\n")
+	b.WriteString("- eth_chainId, net_version and eth_accounts are answered free, always.\n")
+	if h.meter == nil {
+		b.WriteString("- This gateway runs without metering: every call is free.\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "- Every JSON-RPC call costs %s USDT (%s base units); a batch item is one call.\n",
+		money.PricePerCall.Decimal(), money.PricePerCall.String())
+	b.WriteString("- Without credentials an IP gets a daily free tier; after it, POST /rpc answers 402. The 402 body's " +
+		"`onboarding.steps` is the key-and-credits path as data (register, deposit transactions in order, poll, call), " +
+		"and its `accepts` (and the PAYMENT-REQUIRED header) is an x402 offer.\n")
+	fmt.Fprintf(&b, "- x402: pay %s USDC on %s (scheme %s) with any x402 client; the payment buys %d calls for the paying "+
+		"wallet. While they last, the wallet's further payments are served from them and never settled, and a "+
+		"SIGN-IN-WITH-X proof or the returned X-Tollgate-Bundle-Key (as X-API-Key) draws on them without signing a payment.\n",
+		money.BundlePrice.Decimal(), paycheck.NetworkV2, paycheck.Scheme, money.BundleCalls)
+	fmt.Fprintf(&b, "- API key: POST %s/v1/machine/register, then deposit USDT on chain %d (GET %s/credits/initiate?amount_units=…), "+
+		"then send X-API-Key.\n", base, chains.Default, base)
+	return b.String()
+}
