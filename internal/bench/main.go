@@ -174,14 +174,18 @@ func run() error {
 
 	setups := []setup{
 		{id: "a", name: "upstream directly", url: "http://" + up.addr + "/"},
-		{id: "b", name: "plain Caddy reverse_proxy", url: plain.url + "/"},
-		{id: "c", name: "gateway, funded API key", url: gw.url + "/rpc", key: key},
-		{id: "d", name: "gateway, anonymous free tier", url: gw.url + "/rpc"},
+		{id: "b", name: "plain Caddy reverse_proxy", url: plain.url + "/", pid: plain.cmd.Process.Pid},
+		{id: "c", name: "gateway, funded API key", url: gw.url + "/rpc", key: key, pid: gw.cmd.Process.Pid},
+		{id: "d", name: "gateway, anonymous free tier", url: gw.url + "/rpc", pid: gw.cmd.Process.Pid},
 	}
 	if base != nil {
 		setups = append(setups,
-			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key},
-			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc"})
+			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key, pid: base.cmd.Process.Pid},
+			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc", pid: base.cmd.Process.Pid})
+	}
+	rpid, err := redisPID(ctx, rdb)
+	if err != nil {
+		return fmt.Errorf("finding the Redis process for CPU accounting: %w", err)
 	}
 	load := loadAvg()
 	var results []result
@@ -198,18 +202,27 @@ func run() error {
 				if cfg.profile && round == 1 && s.id == "c" && c == cfg.conc[len(cfg.conc)-1] {
 					prof = gw.cpuProfile(filepath.Join(cfg.out, "gateway-cpu.pprof"), cfg.duration)
 				}
+				p0, err1 := procCPU(s.pid)
+				q0, err2 := procCPU(rpid)
 				r, err := cfg.runWrk(ctx, s, c, cfg.duration)
 				if err != nil {
 					return fmt.Errorf("%s c=%d: %w", s.id, c, err)
 				}
+				p1, err3 := procCPU(s.pid)
+				q1, err4 := procCPU(rpid)
+				if err := errors.Join(err1, err2, err3, err4); err != nil {
+					return fmt.Errorf("CPU accounting of %s c=%d: %w", s.id, c, err)
+				}
+				r.proxyCPU, r.redisCPU = p1-p0, q1-q0
 				if prof != nil {
 					if err := <-prof; err != nil {
 						fmt.Fprintln(os.Stderr, "bench: profile:", err)
 					}
 				}
 				r.setup, r.conc = s, c
-				fmt.Fprintf(os.Stderr, "bench: round %d (%s) %-30s c=%-3d %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  non-2xx %d\n",
-					round, s.id, s.name, c, r.rps(), r.P50Us/1000, r.P99Us/1000, r.Status+r.Connect+r.Read+r.Write+r.Timeout)
+				fmt.Fprintf(os.Stderr, "bench: round %d (%s) %-30s c=%-3d %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  CPU/req %5.1f + %5.1f µs  non-2xx %d\n",
+					round, s.id, s.name, c, r.rps(), r.P50Us/1000, r.P99Us/1000, r.perReq(r.proxyCPU), r.perReq(r.redisCPU),
+					r.Status+r.Connect+r.Read+r.Write+r.Timeout)
 				results = append(results, r)
 			}
 		}
@@ -538,6 +551,7 @@ func dropPrefix(rdb *redis.Client, prefix string) {
 
 type setup struct {
 	id, name, url, key string
+	pid                int // the proxy process whose CPU is counted (0: none, the upstream directly)
 }
 
 // result is what the wrk script's done() prints (latencies in µs).
@@ -556,9 +570,70 @@ type result struct {
 
 	setup setup
 	conc  int
+	// CPU (user + system) the proxy process and Redis spent during the
+	// measured run, from /proc/<pid>/stat.
+	proxyCPU, redisCPU time.Duration
 }
 
 func (r result) rps() float64 { return float64(r.Requests) / (float64(r.DurationUs) / 1e6) }
+
+// perReq is d spent per request served, in µs.
+func (r result) perReq(d time.Duration) float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(r.Requests)
+}
+
+// clockTick is the unit of /proc/<pid>/stat's utime and stime (USER_HZ).
+var clockTick = func() time.Duration {
+	if n, err := strconv.Atoi(cmdOut("getconf", "CLK_TCK")); err == nil && n > 0 {
+		return time.Second / time.Duration(n)
+	}
+	return 10 * time.Millisecond
+}()
+
+// procCPU is the user + system CPU time of a process, all threads, so far.
+// pid 0 is no process (0).
+func procCPU(pid int) (time.Duration, error) {
+	if pid == 0 {
+		return 0, nil
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; the fields after its
+	// closing parenthesis start with field 3 (state).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
+	}
+	return time.Duration(utime+stime) * clockTick, nil
+}
+
+// redisPID is the Redis server's process id (its INFO server section).
+func redisPID(ctx context.Context, rdb *redis.Client) (int, error) {
+	info, err := rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("redis INFO server has no process_id")
+}
 
 // wrkScript POSTs the JSON-RPC call and reports the summary as one JSON
 // line (wrk's --latency table rounds; its Lua API gives exact figures).
@@ -663,6 +738,9 @@ type cell struct {
 	conc           int
 	rps, p50, p99  float64 // req/s, ms, ms
 	minRPS, maxRPS float64
+	proxyCPU       float64 // µs of the proxy process's CPU per request
+	redisCPU       float64 // µs of Redis' CPU per request
+	totalCPU       float64 // median of proxy + Redis per request over the rounds
 }
 
 func median(v []float64) float64 {
@@ -686,11 +764,14 @@ func cells(rs []result) (order []string, out map[string]cell) {
 		group[k] = append(group[k], r)
 	}
 	for k, g := range group {
-		var rps, p50, p99 []float64
+		var rps, p50, p99, pc, rc, tc []float64
 		for _, r := range g {
 			rps, p50, p99 = append(rps, r.rps()), append(p50, r.P50Us/1000), append(p99, r.P99Us/1000)
+			pc, rc = append(pc, r.perReq(r.proxyCPU)), append(rc, r.perReq(r.redisCPU))
+			tc = append(tc, r.perReq(r.proxyCPU+r.redisCPU))
 		}
-		c := cell{s: g[0].setup, conc: g[0].conc, rps: median(rps), p50: median(p50), p99: median(p99), minRPS: slices.Min(rps), maxRPS: slices.Max(rps)}
+		c := cell{s: g[0].setup, conc: g[0].conc, rps: median(rps), p50: median(p50), p99: median(p99), minRPS: slices.Min(rps), maxRPS: slices.Max(rps),
+			proxyCPU: median(pc), redisCPU: median(rc), totalCPU: median(tc)}
 		out[k] = c
 	}
 	sort.SliceStable(order, func(i, j int) bool { return out[order[i]].conc < out[order[j]].conc })
@@ -704,23 +785,29 @@ func renderReport(cfg config, rs []result, mach []string) string {
 		fmt.Fprintf(&b, "- %s\n", m)
 	}
 	order, cs := cells(rs)
-	b.WriteString("\n| concurrency | setup | req/s (median) | req/s range | p50 ms | p99 ms |\n|---:|---|---:|---:|---:|---:|\n")
+	b.WriteString("\n| concurrency | setup | req/s (median) | req/s range | p50 ms | p99 ms | proxy CPU µs/req | Redis CPU µs/req | total CPU µs/req |\n" +
+		"|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, k := range order {
 		c := cs[k]
-		fmt.Fprintf(&b, "| %d | (%s) %s | %.0f | %.0f–%.0f | %.2f | %.2f |\n", c.conc, c.s.id, c.s.name, c.rps, c.minRPS, c.maxRPS, c.p50, c.p99)
+		fmt.Fprintf(&b, "| %d | (%s) %s | %.0f | %.0f–%.0f | %.2f | %.2f | %.1f | %.1f | %.1f |\n", c.conc, c.s.id, c.s.name, c.rps, c.minRPS, c.maxRPS,
+			c.p50, c.p99, c.proxyCPU, c.redisCPU, c.totalCPU)
 	}
-	b.WriteString("\n| concurrency | (c)/(b) req/s | (d)/(b) req/s | (c) − (b) p99 ms | (d) − (b) p99 ms |\n|---:|---:|---:|---:|---:|\n")
-	for _, n := range cfg.conc {
-		pb, pc, pd := cs[fmt.Sprint(n, "b")], cs[fmt.Sprint(n, "c")], cs[fmt.Sprint(n, "d")]
-		fmt.Fprintf(&b, "| %d | %.2f | %.2f | %+.2f | %+.2f |\n", n, pc.rps/pb.rps, pd.rps/pb.rps, pc.p99-pb.p99, pd.p99-pb.p99)
-	}
-	if _, ok := cs[fmt.Sprint(cfg.conc[0], "c0")]; ok {
-		b.WriteString("\nBaseline build, same rounds:\n\n| concurrency | (c0)/(b) req/s | (d0)/(b) req/s | (c0) − (b) p99 ms | (d0) − (b) p99 ms |\n|---:|---:|---:|---:|---:|\n")
+	ratios := func(title, c, d string) {
+		fmt.Fprintf(&b, "\n%s| concurrency | (%s)/(b) req/s | (%s)/(b) req/s | (%s) − (b) p99 ms | (%s) − (b) p99 ms | (%s)/(b) CPU/req | (%s)/(b) CPU/req |\n"+
+			"|---:|---:|---:|---:|---:|---:|---:|\n", title, c, d, c, d, c, d)
 		for _, n := range cfg.conc {
-			pb, pc, pd := cs[fmt.Sprint(n, "b")], cs[fmt.Sprint(n, "c0")], cs[fmt.Sprint(n, "d0")]
-			fmt.Fprintf(&b, "| %d | %.2f | %.2f | %+.2f | %+.2f |\n", n, pc.rps/pb.rps, pd.rps/pb.rps, pc.p99-pb.p99, pd.p99-pb.p99)
+			pb, pc, pd := cs[fmt.Sprint(n, "b")], cs[fmt.Sprint(n, c)], cs[fmt.Sprint(n, d)]
+			fmt.Fprintf(&b, "| %d | %.2f | %.2f | %+.2f | %+.2f | %.2f | %.2f |\n", n, pc.rps/pb.rps, pd.rps/pb.rps, pc.p99-pb.p99, pd.p99-pb.p99,
+				ratio(pc.totalCPU, pb.totalCPU), ratio(pd.totalCPU, pb.totalCPU))
 		}
 	}
+	ratios("", "c", "d")
+	if _, ok := cs[fmt.Sprint(cfg.conc[0], "c0")]; ok {
+		ratios("Baseline build, same rounds:\n\n", "c0", "d0")
+	}
+	b.WriteString("\nCPU per request: user + system time of the proxy process (all threads) and of Redis over each measured run, " +
+		"from /proc/<pid>/stat, divided by the requests served; medians over the rounds. (a) has no proxy; the load generator and " +
+		"the upstream are not counted. CPU/req ratios compare proxy + Redis with plain Caddy's proxy.\n")
 	return b.String()
 }
 
@@ -739,4 +826,12 @@ func updateDocs(path, report string) error {
 	}
 	s = s[:i+len(beginMark)] + "\n" + report + s[j:]
 	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// ratio is a/b, 0 when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
