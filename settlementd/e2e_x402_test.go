@@ -273,7 +273,8 @@ func TestX402IndependentClientEndToEnd(t *testing.T) {
 }
 
 // TestX402GenericClientPaysOnce is issue 17's must-show for generic x402
-// clients: @x402/fetch 2.27 with ExactEvmScheme and no Sign-In-With-X hook
+// clients (and then the same for the legacy v1 x402-fetch 1.2.0):
+// @x402/fetch 2.27 with ExactEvmScheme and no Sign-In-With-X hook
 // (tests/x402/pay.mjs MODE=plain) answers every 402 with a new payment. The
 // first is settled and buys a bundle; the next 19 are served from that
 // bundle and never settled. On chain the payer pays exactly 0.1 TestUSDC
@@ -318,4 +319,75 @@ func TestX402GenericClientPaysOnce(t *testing.T) {
 	if n := settletest.Count(t, e.pool, `SELECT COALESCE(sum(calls), 0)::bigint FROM revenue_events WHERE payer = 'bundle'`); n != calls {
 		t.Fatalf("%d bundle calls of revenue, want %d", n, calls)
 	}
+
+	// The same with the legacy v1 client, x402-fetch 1.2.0 (X-PAYMENT), from
+	// another wallet.
+	devAcct, err := e.net.Manifest.Account("developer-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := devAcct.Addr()
+	devStart, payToStart := e.balance(dev), e.balance(e.payTo)
+	v1 := payV1(t, e.gw, devAcct.PrivateKey, calls)
+	if v1.OK != calls || v1.Payers["bundle"] != calls || v1.Wire.PaymentAttempts != calls || v1.Payments != 1 || len(v1.Transactions) != 1 {
+		t.Fatalf("x402-fetch report %+v: want %d calls from the bundle, %d X-PAYMENT headers, 1 settlement", v1, calls, calls)
+	}
+	e.checkSettled(v1.Transactions[0], dev)
+	if got := e.balance(dev); got != devStart-x402Price {
+		t.Fatalf("developer-1 TestUSDC %d → %d, want exactly −%d", devStart, got, x402Price)
+	}
+	if got := e.balance(e.payTo); got != payToStart+x402Price {
+		t.Fatalf("payTo TestUSDC %d → %d, want exactly +%d", payToStart, got, x402Price)
+	}
+	want[balances.BundleCalls] = fmt.Sprint(x402Bundle - calls)
+	if got := e.bundle(dev); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("developer-1's bundle in Redis %v, want %v", got, want)
+	}
+}
+
+// payV1Out is the JSON line tests/x402v1/pay-v1.mjs prints.
+type payV1Out struct {
+	Calls        int            `json:"calls"`
+	OK           int            `json:"ok"`
+	Payments     int            `json:"payments"`
+	Transactions []string       `json:"transactions"`
+	Statuses     map[string]int `json:"statuses"`
+	Payers       map[string]int `json:"payers"`
+	Wire         struct {
+		Requests        int `json:"requests"`
+		Status402       int `json:"status402"`
+		PaymentAttempts int `json:"paymentAttempts"`
+	} `json:"wire"`
+	Error string `json:"error"`
+}
+
+// payV1 runs the legacy x402-fetch client (tests/x402v1) against gw.
+func payV1(t *testing.T, gw *caddyrun.Server, key string, calls int) payV1Out {
+	t.Helper()
+	dir, _ := filepath.Abs("../tests/x402v1")
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "node_modules", "x402-fetch", "package.json"))
+	}
+	if err != nil {
+		if os.Getenv("TOLLGATE_REQUIRE_NODE") != "" {
+			t.Fatalf("node or tests/x402v1/node_modules missing (make test runs npm ci there): %v", err)
+		}
+		t.Skipf("node or tests/x402v1/node_modules missing: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "pay-v1.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "URL="+gw.URL()+"/rpc", "EVM_PRIVATE_KEY="+key, fmt.Sprintf("CALLS=%d", calls))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var out payV1Out
+	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &out); jerr != nil || runErr != nil {
+		t.Fatalf("pay-v1.mjs CALLS=%d: %v (%v)\nstdout: %s\nstderr: %s", calls, runErr, jerr, stdout.String(), stderr.String())
+	}
+	t.Logf("pay-v1.mjs CALLS=%d: %d HTTP requests, %d settlements", calls, out.Wire.Requests, out.Payments)
+	return out
 }
