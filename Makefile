@@ -116,6 +116,7 @@ fuzz:
 	$(GO) test ./shared/events -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzMatchReplies -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzDeepValid -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/cache -run '^$$' -fuzz FuzzKey -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzDecodePayment -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzVerifySIWX -fuzztime $(FUZZTIME)

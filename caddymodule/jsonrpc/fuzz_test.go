@@ -237,3 +237,41 @@ func FuzzMatchReplies(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDeepValid: below encoding/json's depth limit, deepValid accepts
+// exactly what json.Valid accepts, so Parse's "too deep, keep the id" path
+// can never take a malformed body for a well-formed one.
+func FuzzDeepValid(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,2,{"b":null}]}`, `"\u00e9"`, `[1,]`, `{"a" 1}`, `{"a":1,}`, `[[[]]]`,
+		`-0.5e+3`, `01`, `[tru]`, `"\x01"`, `{"a":"b"}x`, ` [ 1 , 2 ] `, `{"":{"":""}}`, `[`, `]`, `{,}`, `"\ud800"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if nestingDepth(b) >= 9000 {
+			t.Skip()
+		}
+		if got, want := deepValid(b), json.Valid(b); got != want {
+			t.Fatalf("deepValid(%q) = %v, json.Valid = %v", b, got, want)
+		}
+	})
+}
+
+// nestingDepth is the deepest bracket nesting outside strings (an upper
+// bound for malformed input).
+func nestingDepth(b []byte) int {
+	depth, max := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			end, _ := skipString(b, i)
+			i = end - 1
+		case '{', '[':
+			if depth++; depth > max {
+				max = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return max
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Rejection is the answer to a request body the gateway refuses as a whole:
@@ -61,6 +62,9 @@ func BodyTooLarge(limit int64) *Rejection {
 // The Message aliases body (see the package comment).
 func Parse(body []byte, opts Options) (*Message, *Rejection) {
 	if !validJSON(body) {
+		if utf8.Valid(body) && deepValid(body) { // valid, but deeper than encoding/json goes
+			return nil, tooDeep(body)
+		}
 		return nil, reject(http.StatusBadRequest, nil, ParseError())
 	}
 	i := skipWS(body, 0) // valid JSON: a value starts at i

@@ -416,3 +416,33 @@ func agree(t *testing.T, raw []byte, it *Item) {
 		t.Fatalf("params %s vs %s", p, it.Params)
 	}
 }
+
+// Params nested beyond encoding/json's 10,000 levels: still a parse error,
+// but the caller's id is kept when the body is one request whose id is
+// readable; a broken or batched deep body answers id null.
+func TestParseTooDeepKeepsID(t *testing.T) {
+	deep := strings.Repeat("[", 10_001) + strings.Repeat("]", 10_001)
+	for _, c := range []struct {
+		body, id string
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"eth_call","params":` + deep + `}`, `7`},
+		{`{"id":"a\"b","jsonrpc":"2.0","method":"eth_call","params":[` + deep + `]}`, `"a\"b"`},
+		{`{"jsonrpc":"2.0","method":"eth_call","params":` + deep + `}`, `null`},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"eth_call","params":` + deep + `}`, `null`},
+		{`{"jsonrpc":"2.0","id":1,"id":2,"method":"eth_call","params":` + deep + `}`, `null`},
+		{`{"jsonrpc":"2.0","id":7,"method":"eth_call","params":` + deep[:len(deep)-1] + `}`, `null`}, // unbalanced: broken, not deep
+		{`[{"jsonrpc":"2.0","id":7,"method":"eth_call","params":` + deep + `}]`, `null`},
+	} {
+		_, rej := Parse([]byte(c.body), Options{})
+		if rej == nil || rej.Status != 400 || rej.Response.Error.Code != CodeParseError {
+			t.Fatalf("%.60s…: %+v", c.body, rej)
+		}
+		got := string(rej.Response.ID)
+		if got == "" {
+			got = "null"
+		}
+		if got != c.id {
+			t.Errorf("%.60s…: id %s, want %s", c.body, got, c.id)
+		}
+	}
+}
