@@ -80,9 +80,10 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		outcome = "partial"
 	}
 	answer, status := jsonrpc.EncodeAnswer(msg, resps)
-	// A request none of whose calls could be served is a gateway failure
-	// (503), not a successful answer carrying errors.
-	if failed > 0 && failed == len(calls) && status == http.StatusOK {
+	// A request none of whose calls could be served, and which no upstream
+	// answered, is a gateway failure (503), not a successful answer
+	// carrying errors. An upstream's own error is relayed as it is.
+	if failed > 0 && failed == len(calls) && status == http.StatusOK && !out.relayed {
 		status = http.StatusServiceUnavailable
 	}
 	if dec != nil {
@@ -102,6 +103,7 @@ type forwarded struct {
 	source   []string           // "cache" or "upstream" per call
 	upstream string             // who served the forwarded part ("cache" if nothing was forwarded)
 	nodeID   string             // set when a registered node served it
+	relayed  bool               // an upstream's answer relayed though it was not served (an error it owns)
 }
 
 func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.Item) forwarded {
@@ -129,7 +131,7 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 		out.upstream = "cache"
 	} else {
 		var ref upstream.Ref
-		replies, ref = h.forwardUpstream(ctx, cs, split.Upstream)
+		replies, ref, out.relayed = h.forwardUpstream(ctx, cs, split.Upstream)
 		out.upstream = ref.EventName()
 		if ref.Kind == upstream.KindNode {
 			out.nodeID = ref.NodeID
@@ -143,9 +145,11 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 }
 
 // forwardUpstream sends the calls the cache could not answer as one request
-// and returns one reply per call; a failure of the whole exchange becomes a
-// failed reply for each call.
-func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref) {
+// and returns one reply per call, who served them, and whether the replies
+// are an upstream's answer relayed although it did not count as served; a
+// failure of the whole exchange with no answer becomes a failed reply for
+// each call.
+func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	noRetry := false
 	for _, c := range calls {
 		if c.Method == "eth_sendRawTransaction" || c.Method == "eth_sendTransaction" {
@@ -161,15 +165,33 @@ func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []j
 	}
 	body, err := jsonrpc.EncodeUpstream(calls)
 	if err != nil { // cannot happen for valid items; answer rather than panic
-		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}
+		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}, false
 	}
 	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry})
 	if err != nil {
+		var uerr *upstream.UnavailableError
+		if errors.As(err, &uerr) && uerr.LastReply != nil {
+			// An upstream answered: the caller gets its own words, never a
+			// made-up 503 (upstream.DefaultClassifier's table). When every
+			// upstream skipped the call (an unknown block, pruned state) the
+			// answer is the call's own outcome and is served like any
+			// other; when the upstream failed, it is relayed but not charged.
+			replies, _ := jsonrpc.MatchReplies(calls, uerr.LastReply)
+			if uerr.LastVerdict == upstream.VerdictSkip {
+				return replies, uerr.LastUpstream, true
+			}
+			for k := range replies {
+				if replies[k].Err == nil {
+					replies[k].Err = err
+				}
+			}
+			return replies, upstream.Ref{}, true
+		}
 		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
-		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), upstream.Ref{}
+		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), upstream.Ref{}, false
 	}
 	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
-	return replies, res.Upstream
+	return replies, res.Upstream, false
 }
 
 var errTooLarge = errors.New("body too large")

@@ -34,7 +34,8 @@ var (
 // UpstreamError is returned (and set on every call) when the upstream
 // answered the whole request with a single error object that belongs to no
 // call (id null or absent), e.g. "rate limited" or "batch too large".
-// Err lets the caller classify it with UpstreamFault.
+// Err is the upstream's error object (upstream.DefaultClassifier judges
+// whose fault it is).
 type UpstreamError struct{ Err *Error }
 
 func (e *UpstreamError) Error() string {

@@ -184,7 +184,7 @@ func TestMatchRepliesDetails(t *testing.T) {
 		} {
 			replies, err := MatchReplies(items, []byte(body))
 			var ue *UpstreamError
-			if !errors.As(err, &ue) || !UpstreamFault(ue.Err) {
+			if !errors.As(err, &ue) || ue.Err == nil || ue.Err.Code >= 0 {
 				t.Fatalf("%s: error %v", body, err)
 			}
 			if !strings.Contains(ue.Error(), ue.Err.Message) {

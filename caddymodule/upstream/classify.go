@@ -16,10 +16,13 @@ const (
 	// if any, belongs to the caller (bad params, reverted call, nonce too
 	// low) and is relayed as is.
 	VerdictOK Verdict = iota
-	// VerdictSkip: this upstream cannot serve this call but is not broken,
-	// e.g. a full node asked for pruned state. Try another upstream; the
-	// breaker is not told, so callers asking for old state cannot open the
-	// breakers of every full node.
+	// VerdictSkip: this upstream did not serve this call but is not shown
+	// to be broken: a full node asked for pruned state, an unknown block
+	// (a lagging node, or one the caller made up), a timeout (a heavy call,
+	// or a hung node that its probes will find). Try another upstream; the
+	// breaker and the failure count are not told, so callers cannot open
+	// the breakers of every node with such calls. When every upstream
+	// skips, the caller gets the last upstream's own answer.
 	VerdictSkip
 	// VerdictRateLimited: the upstream throttles us (HTTP 429, -32005).
 	// Back off from it for a while and try another upstream, but do not
@@ -59,56 +62,101 @@ type RPCError struct {
 // use.
 type ErrorClassifier func(e RPCError) Verdict
 
-// DefaultClassifier is used when Config.Classifier is nil:
+// DefaultClassifier is the gateway's one rule book for "whose fault is this
+// error": the breaker, failover, the health statistics and the answer to the
+// caller all follow its verdict. The principle: an error a caller can
+// provoke at will is never the upstream's fault — otherwise anyone could
+// open the breakers of every upstream of a chain with a handful of crafted
+// calls (unknown hashes, future blocks, malformed transactions, reverts,
+// invalid params, heavy calls). So an unknown or ambiguous error is the
+// caller's, and only evidence the caller cannot forge makes it the
+// upstream's:
 //
-//   - code 429, or a message about rate limits or too many requests:
-//     VerdictRateLimited;
-//   - -32005 (limit exceeded): VerdictRateLimited, unless the message is
-//     about a result or block-range size (Infura's "query returned more
-//     than 10000 results"), which is the caller's query being too big:
-//     VerdictOK;
-//   - -32603 and -32000..-32099: VerdictFault, except
-//   - messages naming pruned or missing state ("missing trie node",
-//     "header not found"): VerdictSkip, and
-//   - messages naming a condition the caller caused (reverts, nonce, fee,
-//     funds, gas, "already known"): VerdictOK. Geth reports those with
-//     -32000 too; counting them would let any client open our breakers by
-//     sending reverting calls, and retrying them elsewhere gives the same
-//     answer;
-//   - anything else (-32600, -32601, -32602, 3 = execution reverted...):
-//     VerdictOK.
+//	error                                              verdict
+//	429, or a message about rate limits / quotas       VerdictRateLimited
+//	-32005 about the query's size (results, range)     VerdictOK (caller's query)
+//	-32005 otherwise                                   VerdictRateLimited
+//	-32002, -32011, -32012, -32014, -32016, and        VerdictFault (resource unavailable,
+//	  HTTP-style codes 401 402 403 500 502 503 504       no healthy backend, our key,
+//	                                                     billing or capacity)
+//	-32603 naming a caller condition (revert, timeout  VerdictOK
+//	  of the call, invalid input)
+//	-32603 otherwise                                   VerdictFault
+//	-32000..-32099 naming missing or pruned state      VerdictSkip (another upstream may
+//	  ("missing trie node", "historical state")          hold it; never counted)
+//	-32000..-32099 naming an unknown block or header   VerdictSkip (ambiguous: a lagging
+//	  ("header not found", "unknown block")              node, or a block that does not
+//	                                                     exist — which any caller can ask
+//	                                                     for; tried elsewhere, never counted)
+//	-32000..-32099 naming the node's own condition     VerdictFault
+//	  (database, syncing, no peers, busy, internal)
+//	-32000..-32099 otherwise (reverts, nonce, fees,    VerdictOK: relayed as is
+//	  funds, gas, malformed or known transactions,
+//	  execution timeouts of the caller's call, …)
+//	anything else (-32700, -32600, -32601, -32602,     VerdictOK
+//	  3 = execution reverted, -32001, -32003, …)
+//
+// Transport outcomes are judged in classifyReply and Forward: a connection
+// that cannot be made, a 5xx other than 504, or a reply that is not JSON-RPC
+// is a fault; a timeout (the attempt's own, or a 504 from the provider's
+// proxy) is VerdictSkip, because a heavy call makes any node time out — a
+// node that really hangs is found by its probes, which time out too.
 func DefaultClassifier(e RPCError) Verdict {
 	msg := strings.ToLower(e.Message)
 	switch {
 	case e.Code == http.StatusTooManyRequests || containsAny(msg, rateLimitHints):
 		return VerdictRateLimited
 	case e.Code == -32005:
-		if containsAny(msg, resultLimitHints) {
+		if containsAny(msg, querySizeHints) {
 			return VerdictOK
 		}
 		return VerdictRateLimited
-	case e.Code == -32603 || (e.Code <= -32000 && e.Code >= -32099):
-		switch {
-		case containsAny(msg, missingStateHints):
-			return VerdictSkip
-		case containsAny(msg, callerFaultHints):
+	case upstreamCodes[e.Code]:
+		return VerdictFault
+	case e.Code == -32603:
+		if containsAny(msg, callerConditionHints) {
 			return VerdictOK
 		}
 		return VerdictFault
+	case e.Code <= -32000 && e.Code >= -32099:
+		switch {
+		case containsAny(msg, missingStateHints), containsAny(msg, unknownBlockHints):
+			return VerdictSkip
+		case containsAny(msg, serverSideHints):
+			return VerdictFault
+		}
+		return VerdictOK
 	}
 	return VerdictOK
 }
 
+// upstreamCodes are codes that only describe the upstream (its capacity,
+// our credentials or billing with it), whatever the message.
+var upstreamCodes = map[int]bool{
+	-32002: true, -32011: true, -32012: true, -32014: true, -32016: true,
+	401: true, 402: true, 403: true, 500: true, 502: true, 503: true, 504: true,
+}
+
 var (
-	rateLimitHints    = []string{"rate limit", "rate-limit", "ratelimit", "rate exceeded", "too many requests", "request limit", "quota", "capacity exceeded"}
-	resultLimitHints  = []string{"result", "range", "response size", "too large", "more than"}
-	missingStateHints = []string{"missing trie node", "header not found", "unknown block", "pruned", "historical state", "not available in this node"}
-	callerFaultHints  = []string{
-		"revert", "nonce too", "insufficient funds", "already known", "underpriced",
-		"gas too low", "intrinsic gas", "gas limit", "gas required exceeds", "out of gas",
-		"fee cap", "base fee", "exceeds the configured cap", "invalid sender", "invalid opcode",
-		"invalid jump", "stack underflow", "stack overflow", "invalid argument", "invalid transaction",
-	}
+	rateLimitHints = []string{"rate limit", "rate-limit", "ratelimit", "rate exceeded", "too many requests", "request limit",
+		"quota", "capacity exceeded", "daily request count exceeded"}
+	// querySizeHints: a -32005 about the caller's query (eth_getLogs ranges,
+	// result counts, response sizes), which the caller can shrink.
+	querySizeHints = []string{"query returned more than", "block range", "range is too large", "range too large",
+		"too many blocks", "too many results", "response size", "response is too big", "logs matched by query exceeds",
+		"more than"}
+	missingStateHints = []string{"missing trie node", "pruned", "historical state", "not available in this node",
+		"state is not available", "state not available", "required historical state"}
+	unknownBlockHints = []string{"header not found", "header for hash not found", "unknown block", "block not found"}
+	// serverSideHints: a -32000 range error that describes the node itself,
+	// which another upstream would not share.
+	serverSideHints = []string{"internal error", "database", "leveldb", "pebble", "no suitable peers", "no peers available",
+		"node is syncing", "service unavailable", "server is busy", "server busy", "overloaded", "connection refused",
+		"resource unavailable", "out of memory"}
+	// callerConditionHints: a -32603 some clients use for the caller's call
+	// (a revert, the call's execution timeout, bad input).
+	callerConditionHints = []string{"revert", "execution aborted", "execution timeout", "timeout", "timed out", "invalid argument",
+		"invalid params", "out of gas", "gas required exceeds", "insufficient funds", "nonce too"}
 )
 
 func containsAny(s string, subs []string) bool {
@@ -145,6 +193,10 @@ func classifyReply(status int, body []byte, cls ErrorClassifier) judgement {
 	switch {
 	case status == http.StatusTooManyRequests:
 		return judgement{verdict: VerdictRateLimited, reason: "HTTP 429"}
+	case status == http.StatusGatewayTimeout:
+		// The provider's own proxy timed the call out: a heavy call does
+		// that anywhere (see DefaultClassifier).
+		return judgement{verdict: VerdictSkip, reason: "HTTP 504 (timeout)"}
 	case status >= 500:
 		return judgement{verdict: VerdictFault, reason: fmt.Sprintf("HTTP %d", status)}
 	case status >= 300 && status < 400:

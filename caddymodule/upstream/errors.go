@@ -35,6 +35,11 @@ type UnavailableError struct {
 	// must not be replayed it is the upstream's own word on the outcome.
 	LastReply    []byte
 	LastUpstream Ref
+	// LastVerdict is what LastReply said about its upstream: VerdictSkip
+	// (the call's own outcome, e.g. an unknown block everywhere: the caller
+	// is answered with it as served), VerdictFault or VerdictRateLimited
+	// (the upstream failed: relayed, but not charged).
+	LastVerdict Verdict
 	// Cause is set when the call ended for a reason other than running
 	// out of upstreams or attempts: the caller's context (canceled or its
 	// deadline passed) or ErrReplyTooLarge.

@@ -77,7 +77,7 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 		}
 		uerr.Attempts = append(uerr.Attempts, Attempt{Upstream: m.ref, Err: o.reason, Sent: o.x.sent})
 		if o.jsonRPC {
-			uerr.LastReply, uerr.LastUpstream = o.x.body, m.ref
+			uerr.LastReply, uerr.LastUpstream, uerr.LastVerdict = o.x.body, m.ref, o.verdict
 		}
 		if o.cause != nil {
 			uerr.Cause = o.cause
@@ -132,7 +132,9 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 		o.cause = ctx.Err()
 		o.reason = "request ended: " + ctx.Err().Error()
 	case x.err != nil && errors.Is(actx.Err(), context.DeadlineExceeded):
-		o.verdict, o.reason = VerdictFault, "timeout after "+timeout.String()
+		// A heavy call times out on any node: not held against this one
+		// (DefaultClassifier's table); a node that hangs fails its probes.
+		o.verdict, o.reason = VerdictSkip, "timeout after "+timeout.String()
 	case x.err != nil:
 		o.verdict, o.reason = VerdictFault, m.describe(x.err)
 	case x.tooLarge:
@@ -172,6 +174,9 @@ func (p *Pool) record(m *member, o outcome) {
 	case o.verdict == VerdictRateLimited:
 		m.stats.rateLimited(o.reason, now)
 		m.backOff(o.retryAfter, now)
+	case o.verdict == VerdictSkip:
+		// Shown as the last error, never counted as a failure.
+		m.stats.noteError(o.reason, now)
 	default:
 		m.stats.failure(o.reason, now)
 	}
