@@ -206,7 +206,7 @@ func TestConsoleBrowser(t *testing.T) {
 		"TOLLGATE_JWT_SECRET": "console-jwt-secret-0123456789abcdef012345", "TOLLGATE_ALLOW_PRIVATE_NODES": "1",
 		"TOLLGATE_CLAIM_SIGNER_KEY": signerKey, "TOLLGATE_CLAIM_CONFIRMATIONS": "0",
 		"TOLLGATE_CLAIM_WATCH_SCHEDULE": "* * * * * *", "TOLLGATE_NODE_PROBE_SCHEDULE": "* * * * * *",
-		"TOLLGATE_ADMIN_TOKEN": consoleAdminToken,
+		"TOLLGATE_ADMIN_TOKEN": consoleAdminToken, "TOLLGATE_AUTH_DOMAIN": strings.TrimPrefix(gw.URL(), "http://"),
 	}
 	getenv := func(k string) string { return env[k] }
 	cfg, err := config.Load(nil, getenv, io.Discard)

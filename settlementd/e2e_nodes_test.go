@@ -273,7 +273,7 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 		"TOLLGATE_CLAIM_SIGNER_KEY": signerKey, "TOLLGATE_CLAIM_VALIDITY": "8s", "TOLLGATE_CLAIM_CONFIRMATIONS": "0",
 		"TOLLGATE_CLAIM_WATCH_SCHEDULE": "* * * * * *", "TOLLGATE_CLAIM_SWEEP_SCHEDULE": "* * * * * *",
 		"TOLLGATE_GATEWAY_URL": gw.URL(), "TOLLGATE_GATEWAY_PROBE_SCHEDULE": "* * * * * *", "TOLLGATE_ADMIN_TOKEN": adminToken,
-		"TOLLGATE_NODE_PROBE_SCHEDULE": "* * * * * *",
+		"TOLLGATE_NODE_PROBE_SCHEDULE": "* * * * * *", "TOLLGATE_AUTH_DOMAIN": strings.TrimPrefix(api, "http://"),
 	}
 	getenv := func(k string) string { return env[k] }
 	cfg, err := config.Load(nil, getenv, io.Discard)

@@ -43,7 +43,8 @@ const (
 // leader jobs:
 //
 //	TOLLGATE_JWT_SECRET           HS256 key (≥ 32 bytes) for wallet logins; unset: the operator routes answer 503
-//	TOLLGATE_AUTH_DOMAIN          EIP-4361 domain of the login message (default: the request's Host)
+//	TOLLGATE_AUTH_DOMAIN          EIP-4361 domain of the login message (required: without it the operator routes answer 503)
+//	TOLLGATE_DEV                  1: development; an unset TOLLGATE_AUTH_DOMAIN falls back to the request's Host
 //	TOLLGATE_ALLOW_PRIVATE_NODES  1: node URLs may be loopback/private (dev, tests)
 //	TOLLGATE_NODE_PROBE_SCHEDULE  node re-probe (default every 30 s); TOLLGATE_NODE_MAX_FAILURES (default 3)
 //	TOLLGATE_CLAIM_SIGNER_KEY     hex key with CLAIM_CREATOR_ROLE that signs claims; unset: claims answer 503
@@ -62,16 +63,28 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	// secret; without it they answer 503 auth_not_configured, and the
 	// public and admin routes still work.
 	operatorHandle := handle
+	refuse := func(what string) {
+		operatorHandle = func(pattern string, _ http.Handler) {
+			handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				httpx.Error(w, http.StatusServiceUnavailable, "auth_not_configured", "wallet login is not configured on this server ("+what+")")
+			}))
+		}
+	}
 	secret := []byte(getenv("TOLLGATE_JWT_SECRET"))
 	if len(secret) == 0 {
 		secret = make([]byte, auth.MinSecretN) // placeholder: nothing can log in
 		_, _ = rand.Read(secret)
 		log.Warn("TOLLGATE_JWT_SECRET is not set: login, node registration, earnings and claims answer 503")
-		operatorHandle = func(pattern string, _ http.Handler) {
-			handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				httpx.Error(w, http.StatusServiceUnavailable, "auth_not_configured", "wallet login is not configured on this server (TOLLGATE_JWT_SECRET)")
-			}))
-		}
+		refuse("TOLLGATE_JWT_SECRET")
+	}
+	// The sign-in domain is configuration: taking it from the request's
+	// Host would accept a login message signed for another site.
+	domain, dev := strings.TrimSpace(getenv("TOLLGATE_AUTH_DOMAIN")), getenv("TOLLGATE_DEV") == "1"
+	if domain == "" && !dev {
+		log.Error("TOLLGATE_AUTH_DOMAIN is not set: the operator routes (login, node registration, earnings, claims) answer 503; " +
+			"set it to the public host name sign-in messages must name (TOLLGATE_DEV=1 takes it from the request's Host, for development only)")
+		refuse("TOLLGATE_AUTH_DOMAIN")
+		dev = true // the routes are off; the service is built only for the nodes API's token checks
 	}
 	s, err := chainjobs.FromEnv(getenv)
 	if err != nil {
@@ -81,7 +94,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	if chainID == 0 {
 		chainID = 137
 	}
-	a, err := auth.New(auth.Config{Pool: d.Pool(), Secret: secret, Domain: getenv("TOLLGATE_AUTH_DOMAIN"), ChainID: chainID})
+	a, err := auth.New(auth.Config{Pool: d.Pool(), Secret: secret, Domain: domain, Dev: dev, ChainID: chainID})
 	if err != nil {
 		return nil, err
 	}

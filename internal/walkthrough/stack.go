@@ -201,6 +201,8 @@ func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, 
 		"TOLLGATE_NODE_PROBE_SCHEDULE=*/5 * * * * *",
 		"TOLLGATE_GATEWAY_URL=" + s.Gateway, "TOLLGATE_GATEWAY_PROBE_SCHEDULE=*/5 * * * * *",
 		"TOLLGATE_ADMIN_TOKEN=" + s.AdminToken,
+		// The sign-in domain is the gateway's host, as a browser names it.
+		"TOLLGATE_AUTH_DOMAIN=" + strings.TrimPrefix(s.Gateway, "http://"),
 		"TOLLGATE_X402_RPC_URL=" + m.Base.RPCURL, "TOLLGATE_X402_RELAYER_KEY=" + key("relayer"),
 	}
 	if err != nil {

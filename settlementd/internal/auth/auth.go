@@ -30,18 +30,34 @@ const (
 	Statement  = "Sign in to Tollgate to manage your nodes."
 	MinSecretN = 32
 	// MaxOpenChallenges is how many unused, unexpired challenges one
-	// wallet may hold.
+	// client (an IPv4 address or IPv6 /64) may hold for one wallet, and
+	// MaxOpenPerClient how many it may hold in all. There is deliberately
+	// no per-wallet cap: a stranger flooding a wallet's challenges from
+	// their own addresses uses up only their own allowance, and the owner
+	// still gets a challenge from theirs. Storage stays bounded per client.
 	MaxOpenChallenges = 10
+	MaxOpenPerClient  = 100
 )
 
 // Config of the login.
 type Config struct {
-	Pool    *pgxpool.Pool
-	Secret  []byte // TOLLGATE_JWT_SECRET: HS256 key, at least 32 bytes
-	Domain  string // TOLLGATE_AUTH_DOMAIN: the EIP-4361 domain; empty = the request's Host
+	Pool   *pgxpool.Pool
+	Secret []byte // TOLLGATE_JWT_SECRET: HS256 key, at least 32 bytes
+	// Domain is TOLLGATE_AUTH_DOMAIN, the EIP-4361 domain messages must
+	// name. It is configuration, never a request header: a Host-derived
+	// domain would let a login message signed for another site be used
+	// here. Empty is accepted only with Dev.
+	Domain string
+	// Dev (TOLLGATE_DEV=1) lets an empty Domain fall back to the request's
+	// Host, for local development only.
+	Dev     bool
 	ChainID uint64 // default 137
 	Now     func() time.Time
 }
+
+// ErrNoDomain is New's answer to a Config without a sign-in domain outside
+// dev mode.
+var ErrNoDomain = errors.New("auth: TOLLGATE_AUTH_DOMAIN is not set (the public host name sign-in messages name); refusing to take the domain from request headers outside dev mode (TOLLGATE_DEV=1)")
 
 // Service issues challenges and tokens and checks tokens.
 type Service struct{ cfg Config }
@@ -53,6 +69,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if len(cfg.Secret) < MinSecretN {
 		return nil, fmt.Errorf("auth: TOLLGATE_JWT_SECRET must be at least %d bytes", MinSecretN)
+	}
+	if cfg.Domain == "" && !cfg.Dev {
+		return nil, ErrNoDomain
 	}
 	if cfg.ChainID == 0 {
 		cfg.ChainID = 137
@@ -101,16 +120,20 @@ func (s *Service) challenge(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, "invalid_wallet", "wallet must be a 0x-prefixed 20-byte address")
 		return
 	}
-	// Bound what an anonymous caller can make us store for one wallet.
-	var open int
-	if err := s.cfg.Pool.QueryRow(r.Context(), `SELECT count(*) FROM auth_nonces WHERE wallet = $1 AND used_at IS NULL AND expires_at > now()`,
-		strings.ToLower(addr.Hex())).Scan(&open); err != nil {
+	// Bound what one client can make us store: per wallet and in all. A
+	// stranger's flood counts against the stranger's address, never
+	// against the wallet, so its owner can always ask from their own.
+	wallet, client := strings.ToLower(addr.Hex()), httpx.ClientNet(httpx.ClientIP(r))
+	var forWallet, all int
+	if err := s.cfg.Pool.QueryRow(r.Context(), `SELECT count(*) FILTER (WHERE wallet = $1), count(*) FROM auth_nonces
+		WHERE client_net = $2 AND used_at IS NULL AND expires_at > now()`, wallet, client).Scan(&forWallet, &all); err != nil {
 		httpx.Error(w, http.StatusServiceUnavailable, "database_unavailable", "the challenge could not be stored")
 		return
 	}
-	if open >= MaxOpenChallenges {
+	if forWallet >= MaxOpenChallenges || all >= MaxOpenPerClient {
 		w.Header().Set("Retry-After", strconv.Itoa(int(NonceTTL.Seconds())))
-		httpx.Error(w, http.StatusTooManyRequests, "too_many_challenges", "this wallet has too many unused challenges; use one or wait for them to expire")
+		httpx.Error(w, http.StatusTooManyRequests, "too_many_challenges",
+			"this address holds too many unused sign-in challenges; use one or wait for them to expire")
 		return
 	}
 	var nb [16]byte
@@ -118,8 +141,8 @@ func (s *Service) challenge(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now().UTC().Truncate(time.Second)
 	m := Message{Domain: s.domain(r), Address: addr, Statement: Statement, URI: "https://" + s.domain(r), Version: "1",
 		ChainID: s.cfg.ChainID, Nonce: hex.EncodeToString(nb[:]), IssuedAt: now, ExpiresAt: now.Add(NonceTTL)}
-	if _, err := s.cfg.Pool.Exec(r.Context(), `INSERT INTO auth_nonces (nonce, wallet, issued_at, expires_at) VALUES ($1, $2, $3, $4)`,
-		m.Nonce, strings.ToLower(addr.Hex()), m.IssuedAt, m.ExpiresAt); err != nil {
+	if _, err := s.cfg.Pool.Exec(r.Context(), `INSERT INTO auth_nonces (nonce, wallet, issued_at, expires_at, client_net) VALUES ($1, $2, $3, $4, $5)`,
+		m.Nonce, wallet, m.IssuedAt, m.ExpiresAt, client); err != nil {
 		httpx.Error(w, http.StatusServiceUnavailable, "database_unavailable", "the challenge could not be stored")
 		return
 	}
@@ -203,6 +226,9 @@ func (s *Service) login(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	// Signed in: the wallet's other open challenges (its owner's spares, or a
+	// stranger's) are of no use any more.
+	_, _ = s.cfg.Pool.Exec(r.Context(), `DELETE FROM auth_nonces WHERE wallet = $1 AND used_at IS NULL`, wallet)
 	tok, exp, err := s.Issue(wallet)
 	if err != nil {
 		httpx.Error(w, http.StatusServiceUnavailable, "token_unavailable", "the token could not be signed")

@@ -45,7 +45,7 @@ func TestClaimableAcrossSignaturesAndClaims(t *testing.T) {
 	now := time.Now()
 	key, _ := crypto.GenerateKey()
 	domain := claim.Domain{ChainID: 137, Contract: common.HexToAddress("0x00000000000000000000000000000000000000cc")}
-	a, _ := auth.New(auth.Config{Pool: pool, Secret: []byte(strings.Repeat("s", 32))})
+	a, _ := auth.New(auth.Config{Pool: pool, Secret: []byte(strings.Repeat("s", 32)), Dev: true})
 	s, err := New(Config{Pool: pool, Auth: a, Signer: claim.NewSigner(key, domain), Validity: time.Hour, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

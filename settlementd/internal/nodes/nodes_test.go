@@ -34,7 +34,7 @@ func service(t *testing.T, allowPrivate bool) (*Service, string) {
 	_, pool := settletest.DB(t)
 	rdb := testenv.Redis(t)
 	prefix := testenv.KeyPrefix(t)
-	a, err := auth.New(auth.Config{Pool: pool, Secret: []byte(strings.Repeat("s", 32))})
+	a, err := auth.New(auth.Config{Pool: pool, Secret: []byte(strings.Repeat("s", 32)), Dev: true})
 	if err != nil {
 		t.Fatal(err)
 	}

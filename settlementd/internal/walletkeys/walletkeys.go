@@ -24,7 +24,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -419,26 +418,6 @@ func (s *Service) carryOver(ctx context.Context, from, to string) (money.Units, 
 	return bal, nil
 }
 
-// clientIP is the caller's address for the key-creation limit: behind the
-// gateway (a loopback or private peer) the last X-Forwarded-For entry,
-// which Caddy's reverse_proxy sets from its own client IP.
-func clientIP(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	peer, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	peer = peer.Unmap()
-	if peer.IsLoopback() || peer.IsPrivate() {
-		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
-			parts := strings.Split(xff[len(xff)-1], ",")
-			if a, err := netip.ParseAddr(strings.TrimSpace(parts[len(parts)-1])); err == nil {
-				return a.Unmap()
-			}
-		}
-	}
-	return peer
-}
+// clientIP is the caller's address for the key-creation limit (see
+// httpx.ClientIP for whom settlementd believes).
+func clientIP(r *http.Request) netip.Addr { return httpx.ClientIP(r) }
