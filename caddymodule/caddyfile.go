@@ -31,7 +31,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    key_prefix       tollgate:
 //	    admin_token      {env.TOLLGATE_ADMIN_TOKEN}
 //	    max_body         1MiB
-//	    max_batch        100
+//	    max_batch        1000
+//	    upstream_max_batch 100
 //	    request_timeout  15s
 //	    upstream_timeout 10s                        # per attempt
 //	    max_attempts     3
@@ -149,7 +150,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			} else {
 				h.CacheMaxBytes = int64(n)
 			}
-		case "max_batch", "max_attempts", "lag_threshold", "breaker_failures", "finality_depth":
+		case "max_batch", "upstream_max_batch", "max_attempts", "lag_threshold", "breaker_failures", "finality_depth":
 			var v string
 			if !d.Args(&v) || d.NextArg() {
 				return d.ArgErr()
@@ -161,6 +162,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			switch opt {
 			case "max_batch":
 				h.MaxBatch = int(n)
+			case "upstream_max_batch":
+				h.UpstreamMaxBatch = int(n)
 			case "max_attempts":
 				h.MaxAttempts = int(n)
 			case "lag_threshold":

@@ -25,10 +25,14 @@ func init() {
 
 // Defaults of the handler's limits.
 const (
-	DefaultMaxBodyBytes    = jsonrpc.DefaultMaxBodyBytes
-	DefaultMaxBatch        = jsonrpc.DefaultMaxBatch
-	DefaultRequestTimeout  = 15 * time.Second
-	DefaultRegistryRefresh = 5 * time.Second
+	DefaultMaxBodyBytes = jsonrpc.DefaultMaxBodyBytes
+	DefaultMaxBatch     = jsonrpc.DefaultMaxBatch
+	// DefaultUpstreamMaxBatch is the largest batch sent to one upstream;
+	// larger caller batches go out in sub-batches of this size (many
+	// providers refuse batches over 100).
+	DefaultUpstreamMaxBatch = 100
+	DefaultRequestTimeout   = 15 * time.Second
+	DefaultRegistryRefresh  = 5 * time.Second
 	// DefaultFinalityDepth is how far below the best head the cache treats
 	// blocks as final: a conservative default for all supported chains;
 	// operators who know their chain's finality can lower it.
@@ -50,9 +54,12 @@ type Handler struct {
 	// AdminToken gates /admin/* (X-Admin-Token); a placeholder like {env.TOLLGATE_ADMIN_TOKEN}.
 	AdminToken string `json:"admin_token,omitempty"`
 
-	MaxBodyBytes   int64          `json:"max_body_bytes,omitempty"`
-	MaxBatch       int            `json:"max_batch,omitempty"`
-	RequestTimeout caddy.Duration `json:"request_timeout,omitempty"`
+	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
+	MaxBatch     int   `json:"max_batch,omitempty"`
+	// UpstreamMaxBatch is the largest batch sent to an upstream in one
+	// request (default 100).
+	UpstreamMaxBatch int            `json:"upstream_max_batch,omitempty"`
+	RequestTimeout   caddy.Duration `json:"request_timeout,omitempty"`
 
 	// Upstream pool tuning, applied to every chain.
 	UpstreamTimeout caddy.Duration `json:"upstream_timeout,omitempty"`
@@ -163,6 +170,9 @@ func (h *Handler) setDefaults() {
 	if h.MaxBatch <= 0 {
 		h.MaxBatch = DefaultMaxBatch
 	}
+	if h.UpstreamMaxBatch <= 0 {
+		h.UpstreamMaxBatch = DefaultUpstreamMaxBatch
+	}
 	if h.RequestTimeout <= 0 {
 		h.RequestTimeout = caddy.Duration(DefaultRequestTimeout)
 	}
@@ -201,6 +211,9 @@ func (h *Handler) Validate() error {
 	}
 	if h.MaxBatch > 10_000 {
 		return fmt.Errorf("tollgate: max_batch %d is unreasonably large", h.MaxBatch)
+	}
+	if h.UpstreamMaxBatch > 10_000 {
+		return fmt.Errorf("tollgate: upstream_max_batch %d is unreasonably large", h.UpstreamMaxBatch)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -144,15 +145,76 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 	return out
 }
 
-// forwardUpstream sends the calls the cache could not answer as one request
-// and returns one reply per call, who served them, and whether the replies
-// are an upstream's answer relayed although it did not count as served; a
-// failure of the whole exchange with no answer becomes a failed reply for
-// each call.
+// forwardUpstream sends the calls the cache could not answer upstream, in
+// sub-batches of at most upstream_max_batch calls: the first alone, the
+// rest in parallel preferring the upstream the first went to, so one
+// upstream serves (and is credited with) the caller's batch unless it
+// fails. It returns one reply per call in order, who served them (the
+// upstream that served the most calls), and whether any part is an
+// upstream's answer relayed although it did not count as served.
 func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref, bool) {
+	size := h.UpstreamMaxBatch
+	if size <= 0 || len(calls) <= size {
+		return h.forwardPart(ctx, cs, calls, "")
+	}
+	replies := make([]jsonrpc.Reply, 0, len(calls))
+	first, ref, relayed := h.forwardPart(ctx, cs, calls[:size], "")
+	replies = append(replies, first...)
+	type part struct {
+		replies []jsonrpc.Reply
+		ref     upstream.Ref
+		relayed bool
+	}
+	rest := calls[size:]
+	parts := make([]part, (len(rest)+size-1)/size)
+	sem := make(chan struct{}, subBatchConcurrency)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			chunk := rest[i*size : min((i+1)*size, len(rest))]
+			r, f, rel := h.forwardPart(ctx, cs, chunk, ref.Name)
+			parts[i] = part{r, f, rel}
+		}()
+	}
+	wg.Wait()
+	served := map[upstream.Ref]int{ref: servedCount(first)}
+	for _, p := range parts {
+		replies = append(replies, p.replies...)
+		relayed = relayed || p.relayed
+		served[p.ref] += servedCount(p.replies)
+	}
+	best := ref
+	for r, n := range served {
+		if r != (upstream.Ref{}) && (n > served[best] || best == (upstream.Ref{})) {
+			best = r
+		}
+	}
+	return replies, best, relayed
+}
+
+// subBatchConcurrency bounds the sub-batches of one caller's batch in
+// flight at once.
+const subBatchConcurrency = 4
+
+func servedCount(rs []jsonrpc.Reply) int {
+	n := 0
+	for _, r := range rs {
+		if r.Err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// forwardPart sends calls as one upstream request (preferring the upstream
+// named prefer, if any).
+func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer string) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	noRetry := false
 	for _, c := range calls {
-		if c.Method == "eth_sendRawTransaction" || c.Method == "eth_sendTransaction" {
+		if c.Method == "eth_sendRawTransaction" || c.Method == "eth_sendRawTransactionSync" || c.Method == "eth_sendTransaction" {
 			noRetry = true
 		}
 	}
@@ -167,7 +229,7 @@ func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []j
 	if err != nil { // cannot happen for valid items; answer rather than panic
 		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}, false
 	}
-	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry})
+	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {

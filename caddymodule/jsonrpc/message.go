@@ -4,10 +4,12 @@ import "encoding/json"
 
 // Defaults for Options' zero values.
 const (
-	// DefaultMaxBatch is DESIGN §5's batch limit (proxyd's default too).
-	// Every batch item is a metered call, so the limit bounds the work and
-	// the Redis script size one HTTP request can cause.
-	DefaultMaxBatch = 100
+	// DefaultMaxBatch is geth's own batch limit: clients batch up to it
+	// (viem's http transport packs 1,000 calls by default), so a lower
+	// limit breaks them (docs/decisions.md). Every batch item is a metered
+	// call, so the limit bounds the work and the Redis script size one
+	// HTTP request can cause; upstreams get sub-batches of their size.
+	DefaultMaxBatch = 1000
 
 	// DefaultMaxMethodLen bounds method names. The longest real EVM method
 	// is under 50 bytes; the bound stops a caller from making the gateway

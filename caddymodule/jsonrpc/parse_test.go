@@ -80,9 +80,9 @@ func TestParseRejections(t *testing.T) {
 		// Batches rejected as a whole.
 		{"empty batch", `[]`, Options{}, 400, -32600, "null", "empty batch"},
 		{"empty batch with spaces", " [ \n ] ", Options{}, 400, -32600, "null", "empty batch"},
-		{"batch over default", batchBody(101), Options{}, 413, -32600, "null", "limit of 100 calls"},
+		{"batch over default", batchBody(1001), Options{}, 413, -32600, "null", "limit of 1000 calls"},
 		{"batch over custom", batchBody(3), Options{MaxBatch: 2}, 413, -32600, "null", "limit of 2 calls"},
-		{"batch of garbage over limit", "[" + strings.Repeat("1,", 100) + "1]", Options{}, 413, -32600, "null", "limit of 100"},
+		{"batch of garbage over limit", "[" + strings.Repeat("1,", 1000) + "1]", Options{}, 413, -32600, "null", "limit of 1000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

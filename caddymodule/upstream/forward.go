@@ -23,6 +23,10 @@ type ForwardOptions struct {
 	MaxAttempts int
 	// AttemptTimeout overrides Config.AttemptTimeout for this call.
 	AttemptTimeout time.Duration
+	// Prefer names the upstream to try first when it is among the best
+	// candidates (the parts of one caller's batch go to one upstream, so
+	// one upstream is credited with serving it).
+	Prefer string
 }
 
 // Result is a served call.
@@ -64,7 +68,7 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 			uerr.Cause = err
 			break
 		}
-		m, done := p.acquire(exclude, opts.NoRetry)
+		m, done := p.acquire(exclude, opts.NoRetry, opts.Prefer)
 		if m == nil {
 			break
 		}
@@ -93,9 +97,9 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 // acquire picks an upstream and reserves it with its breaker. An upstream
 // the breaker refuses (it opened since the pick, or its half-open trial
 // slots are taken) is excluded and the next one picked.
-func (p *Pool) acquire(exclude map[string]bool, noRetry bool) (*member, func(error)) {
+func (p *Pool) acquire(exclude map[string]bool, noRetry bool, prefer string) (*member, func(error)) {
 	for {
-		m := p.pick(exclude, noRetry)
+		m := p.pick(exclude, noRetry, prefer)
 		if m == nil {
 			return nil, nil
 		}

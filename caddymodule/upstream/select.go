@@ -42,7 +42,7 @@ type candidate struct {
 // then providers, fastest first. Pick does not reserve a breaker slot:
 // Forward does that when it sends.
 func (p *Pool) Pick(exclude map[string]bool) (Ref, bool) {
-	m := p.pick(exclude, false)
+	m := p.pick(exclude, false, "")
 	if m == nil {
 		return Ref{}, false
 	}
@@ -50,8 +50,10 @@ func (p *Pool) Pick(exclude map[string]bool) (Ref, bool) {
 }
 
 // pick is Pick with the request's retry policy: a call that must not be
-// replayed (noRetry) is not used as a half-open trial.
-func (p *Pool) pick(exclude map[string]bool, noRetry bool) *member {
+// replayed (noRetry) is not used as a half-open trial; prefer names an
+// upstream to take when it is among the best tier (the other parts of a
+// batch split into sub-batches go where the first went).
+func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string) *member {
 	now := time.Now()
 	best := -1
 	var group []candidate
@@ -79,7 +81,7 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool) *member {
 		return nil
 	}
 	for _, c := range group {
-		if c.trialDue {
+		if c.trialDue || (prefer != "" && c.m.up.Name == prefer) {
 			return c.m
 		}
 	}
