@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -73,6 +74,12 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 	d, err := h.meter.Authorize(ctx, req)
 	meterLatency.Observe(time.Since(start).Seconds())
 	if err != nil {
+		// The script may have run before the connection died (Redis killed
+		// between booking and replying): the request id lets the caller and
+		// the operator match such a debit to this 503.
+		if d.ID != "" {
+			w.Header().Set("X-Tollgate-Request-Id", d.ID)
+		}
 		h.meterDown(w, id, req, err)
 		return d, false
 	}
@@ -91,8 +98,33 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 			msg = "this API key has been revoked"
 		}
 		writeRPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id, jsonrpc.Unauthorized(msg)))
+	case meter.Recovering:
+		writeRecovering(w, id, &d)
 	}
 	return d, false
+}
+
+// recoveringMessage tells a key holder that its key is not in doubt: a
+// client that believed a 401 here would throw a valid key away.
+const recoveringMessage = "metering is recovering after its store lost its data; your key and balance are safe in the ledger and are being restored; nothing was charged; retry in %d s"
+
+// writeRecovering answers a request the meter could not decide because
+// Redis lost its data and settlementd has not rebuilt it yet
+// (meter.Recovering): 503 with Retry-After, never 401 or 402. The
+// JSON-RPC code is -32603 (server-side, retry) with the reason in data.
+func writeRecovering(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
+	secs := meter.RetrySeconds(d.RetryAfter)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: "Internal error: " + fmt.Sprintf(recoveringMessage, secs),
+		Data:    json.RawMessage(`{"reason":"` + meter.ReasonRecovering + `","retry_after":` + strconv.Itoa(secs) + `}`)}))
+}
+
+// writeRecoveringREST is writeRecovering for the REST endpoints.
+func writeRecoveringREST(w http.ResponseWriter) {
+	secs := meter.RetrySeconds(meter.RecoveryRetryAfter)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeError(w, http.StatusServiceUnavailable, meter.ReasonRecovering, fmt.Sprintf(recoveringMessage, secs))
 }
 
 // meterSIWX runs the SIWX draw with the metering deadline and latency metric.
