@@ -238,7 +238,13 @@ func (w *writer) flush(ctx context.Context, batch []record, wallets bool) error 
 		if wallets {
 			what = "bundle differs"
 		}
-		w.log.Info(what, zap.String("account", batch[i].name()), zap.Strings("fields", diffs), zap.Bool("applied", w.mode != "0"))
+		// After a loss every record differs: the rebuild's summary line says
+		// how many, and each one is only worth a debug line.
+		logf := w.log.Info
+		if w.mode == "r" {
+			logf = w.log.Debug
+		}
+		logf(what, zap.String("account", batch[i].name()), zap.Strings("fields", diffs), zap.Bool("applied", w.mode != "0"))
 	}
 	return nil
 }
