@@ -81,6 +81,9 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 			w.Header().Set("X-Tollgate-Request-Id", d.ID)
 		}
 		h.meterDown(w, id, req, err)
+		if meter.MaybeBooked(err) {
+			h.voidLater(d)
+		}
 		return d, false
 	}
 	meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
@@ -137,7 +140,55 @@ func (h *Handler) meterSIWX(r *http.Request, req meter.Request, wallet, nonce st
 	return d, err
 }
 
-// meterDown answers 503 when metering failed: nothing was booked.
+// voidSlots bounds the goroutines settling metering calls whose outcome
+// the gateway never learned; they are rare (the requests in flight when
+// Redis dies, or a reply that timed out), so the bound is only a guard.
+var voidSlots = make(chan struct{}, 1024)
+
+// voidLater settles a metering call that failed after its script may have
+// run (meter.MaybeBooked): the request was answered 503, so once Redis
+// answers again whatever the script booked for it is refunded
+// (meter.VoidIfBooked, idempotent). It retries for up to voidPatience.
+func (h *Handler) voidLater(d meter.Decision) {
+	select {
+	case voidSlots <- struct{}{}:
+	default:
+		h.logger.Error("too many unsettled metering calls: this request may stay charged; refund it by its request id",
+			zap.String("request_id", d.ID))
+		return
+	}
+	m, log := h.meter, h.logger
+	go func() {
+		defer func() { <-voidSlots }()
+		wait := 100 * time.Millisecond
+		for deadline := time.Now().Add(voidPatience); ; {
+			ctx, cancel := context.WithTimeout(context.Background(), meterTimeout)
+			found, err := m.VoidIfBooked(ctx, &d)
+			cancel()
+			if err == nil {
+				if found {
+					meterRefunds.WithLabelValues("unsettled", "ok").Inc()
+					log.Warn("a request answered 503 had been booked as Redis failed; its charge was given back", zap.String("request_id", d.ID))
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				meterRefunds.WithLabelValues("unsettled", "error").Inc()
+				log.Error("could not check whether a request answered 503 was booked: it may stay charged; refund it by its request id",
+					zap.String("request_id", d.ID), zap.Error(err))
+				return
+			}
+			time.Sleep(wait) // paces retries while Redis is down
+			wait = min(2*wait, 5*time.Second)
+		}
+	}()
+}
+
+// voidPatience is how long voidLater keeps trying to reach Redis.
+const voidPatience = 10 * time.Minute
+
+// meterDown answers 503 when metering failed: nothing was served (and a
+// booking the failed call may have made is undone by voidLater).
 func (h *Handler) meterDown(w http.ResponseWriter, id json.RawMessage, req meter.Request, err error) {
 	meterDecisions.WithLabelValues("unavailable").Inc()
 	h.logger.Warn("metering unavailable; refusing the request", zap.Uint64("chain_id", req.ChainID), zap.Error(err))

@@ -506,11 +506,19 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 	for i := range served {
 		servedIDs[served[i].reqID] = &served[i]
 	}
-	settletest.Eventually(t, 60*time.Second, "revenue of every served call after the restart ingested, and the stream drained", func() (bool, error) {
+	settletest.Eventually(t, 60*time.Second, "revenue of every served call after the restart and the refund of every booked 503 ingested, and the stream drained", func() (bool, error) {
 		rev := idSet(t, pool, `SELECT id FROM revenue_events WHERE payer = 'credits'`)
 		for id, a := range servedIDs {
 			if !rev[id] && (aof || a.decided(t).After(upAt)) {
 				return false, nil
+			}
+		}
+		if aof {
+			refunded := idSet(t, pool, `SELECT id FROM refunds`)
+			for id := range idSet(t, pool, `SELECT id FROM debits`) {
+				if servedIDs[id] == nil && !refunded[id] {
+					return false, nil
+				}
 			}
 		}
 		w, err := ingest.GroupWatermark(ctx, rdb, l.Stream(), "settlementd")
@@ -529,15 +537,44 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 		}
 	}
 	// Debits: each one a served call, or a request answered 503 whose
-	// script ran as Redis died (its reply lost).
+	// script ran as Redis died (its reply lost) — and the gateway gave
+	// those back in full once Redis answered again (meter.VoidIfBooked).
+	// With a wiped Redis such a debit can only have reached PostgreSQL if
+	// it was ingested in the instant before the kill; its refund cannot
+	// be found any more, and it is reported, not refunded.
 	var booked503 []string
+	refunds := map[string]int64{}
+	rrows, err := pool.Query(ctx, `SELECT id, amount_units FROM refunds`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rrows.Next() {
+		var id string
+		var units int64
+		if err := rrows.Scan(&id, &units); err != nil {
+			t.Fatal(err)
+		}
+		refunds[id] = units
+	}
+	rrows.Close()
 	for id := range debits {
 		if servedIDs[id] == nil {
 			if !unavailable[id] {
 				t.Errorf("debit %s for a call no client was served or refused with its request id", id)
 			}
+			if aof && refunds[id] != int64(money.PricePerCall) {
+				t.Errorf("debit %s of a request answered 503 was not given back (refund %d)", id, refunds[id])
+			}
 			booked503 = append(booked503, id)
 		}
+	}
+	for id := range refunds {
+		if !debits[id] || servedIDs[id] != nil {
+			t.Errorf("refund %s of a call that was served or never debited", id)
+		}
+	}
+	if aof && len(debits)-len(booked503) != len(served) {
+		t.Errorf("aof: %d debits, %d of them given back, for %d served calls", len(debits), len(booked503), len(served))
 	}
 	var lost []*lossAnswer
 	var lostRevenue int
@@ -563,7 +600,7 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 		}
 	}
 	sort.Strings(booked503)
-	t.Logf("PostgreSQL: %d debits, %d revenue events, %d served paid calls; debits of 503 answers (reply lost in the kill): %d %v; "+
+	t.Logf("PostgreSQL: %d debits, %d revenue events, %d served paid calls; debits of 503 answers (reply lost in the kill, given back): %d %v; "+
 		"wiped with Redis: %d debits and %d revenue events of calls served before the kill", len(debits), len(revenue), len(served),
 		len(booked503), booked503, len(lost), lostRevenue)
 	if aof && len(revenue) != len(served) {
@@ -571,10 +608,11 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 	}
 
 	// Balances: Redis (rebuilt or restored) = deposits − the debits
-	// PostgreSQL holds, per key, exactly.
+	// PostgreSQL holds + their refunds, per key, exactly.
 	for i, id := range ids {
 		var spent int64
-		if err := pool.QueryRow(ctx, `SELECT COALESCE(sum(amount_units), 0)::bigint FROM debits WHERE account = $1`, id).Scan(&spent); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT (SELECT COALESCE(sum(amount_units), 0) FROM debits WHERE account = $1)
+			- (SELECT COALESCE(sum(amount_units), 0) FROM refunds WHERE account = $1)`, id).Scan(&spent); err != nil {
 			t.Fatal(err)
 		}
 		bal, err := balances.Balance(ctx, rdb, prefix, id)
@@ -582,7 +620,7 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 			t.Fatal(err)
 		}
 		if want := deposit - money.Units(spent); bal != want {
-			t.Errorf("key %d: Redis balance %d, want deposit − PostgreSQL debits = %d", i, bal, want)
+			t.Errorf("key %d: Redis balance %d, want deposit − PostgreSQL debits + refunds = %d", i, bal, want)
 		}
 	}
 	// One rebuild at start-up (a new deployment), and with a wiped Redis

@@ -410,7 +410,8 @@ func (m *Meter) runMeterScript(ctx context.Context, d *Decision, c scriptCall) (
 	}
 	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		// Both wrapped: MaybeBooked tells a dial failure from a lost reply.
+		return nil, 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if len(res) == 0 {
 		return nil, 0, fmt.Errorf("%w: empty script reply", ErrUnavailable)

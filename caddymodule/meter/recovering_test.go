@@ -2,13 +2,19 @@ package meter_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/shared/accounts"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -122,5 +128,69 @@ func TestRecoveringWithoutGenerationMarker(t *testing.T) {
 	}
 	if d, err := f.m.PaymentGate(ctx, ip("192.0.2.61")); err != nil || d.Outcome != 0 {
 		t.Fatalf("payment gate with the marker: %v %+v", err, d)
+	}
+}
+
+// A metering call whose reply was lost (Redis killed after the script ran)
+// was answered 503; VoidIfBooked finds its Debit and gives the charge back,
+// once however often it runs; a request that was never booked finds none.
+// MaybeBooked tells such a failure from a connection never made.
+func TestVoidIfBooked(t *testing.T) {
+	f := newFixture(t, meter.Config{FreeDailyLimit: 10, FreeSubnetLimit: 10})
+	// The stream's ids are Redis's clock: the search window is the
+	// decision's time, so the meter's clock must be the real one here.
+	f.clk.Add(time.Since(f.clk.Now()))
+	ctx := context.Background()
+	secret, id := f.newKey(t)
+	f.credit(t, id, 10*money.PricePerCall)
+	d := f.authorize(t, meter.Request{ChainID: 137, IP: ip("192.0.2.70"), KeyHash: meter.HashKey(secret), Calls: 2})
+	if d.Outcome != meter.Paid || f.balance(t, id) != 8*money.PricePerCall {
+		t.Fatalf("paid: %+v", d)
+	}
+	for run := range 2 {
+		found, err := f.m.VoidIfBooked(ctx, &d)
+		if err != nil || !found || f.balance(t, id) != 10*money.PricePerCall {
+			t.Fatalf("void run %d: found %v err %v balance %d", run, found, err, f.balance(t, id))
+		}
+	}
+	refunds := 0
+	for _, e := range f.stream(t) {
+		if r, ok := e.(*events.Refund); ok && r.ID == d.ID && r.Amount == 2*money.PricePerCall && r.Calls == 2 {
+			refunds++
+		}
+	}
+	if refunds != 1 {
+		t.Fatalf("%d refund events for the voided request", refunds)
+	}
+	// A free call voided gives the IP its allowance back.
+	free := f.authorize(t, meter.Request{ChainID: 137, IP: ip("192.0.2.71"), Calls: 3})
+	if free.Outcome != meter.Free || free.FreeLeft != 7 {
+		t.Fatalf("free: %+v", free)
+	}
+	if found, err := f.m.VoidIfBooked(ctx, &free); err != nil || !found {
+		t.Fatalf("void free: %v %v", found, err)
+	}
+	if again := f.authorize(t, meter.Request{ChainID: 137, IP: ip("192.0.2.71"), Calls: 1}); again.FreeLeft != 9 {
+		t.Fatalf("free allowance after the void: %+v", again)
+	}
+	// Refused (not booked): nothing to find.
+	unknown, _ := meter.NewKey()
+	f.lose(t)
+	r := f.authorize(t, meter.Request{ChainID: 137, IP: ip("192.0.2.72"), KeyHash: meter.HashKey(unknown), Calls: 1})
+	if found, err := f.m.VoidIfBooked(ctx, &r); err != nil || found {
+		t.Fatalf("void of a request never booked: %v %v", found, err)
+	}
+
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer down.Close()
+	m, err := meter.New(down, meter.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Authorize(ctx, meter.Request{ChainID: 137, IP: ip("192.0.2.1"), Calls: 1}); !errors.Is(err, meter.ErrUnavailable) || meter.MaybeBooked(err) {
+		t.Fatalf("a refused connection: %v, MaybeBooked %v", err, meter.MaybeBooked(err))
+	}
+	if !meter.MaybeBooked(fmt.Errorf("%w: %w", meter.ErrUnavailable, io.EOF)) {
+		t.Fatal("a connection lost mid-call is not treated as maybe booked")
 	}
 }
