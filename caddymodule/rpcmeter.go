@@ -160,6 +160,9 @@ func (h *Handler) voidLater(d meter.Decision) {
 	m, log := h.meter, h.logger
 	go func() {
 		defer func() { <-voidSlots }()
+		// A reply that timed out may belong to a script still queued in a
+		// slow Redis: give it time to run before looking for its debit.
+		time.Sleep(voidFirstLook)
 		wait := 100 * time.Millisecond
 		for deadline := time.Now().Add(voidPatience); ; {
 			ctx, cancel := context.WithTimeout(context.Background(), meterTimeout)
@@ -184,8 +187,9 @@ func (h *Handler) voidLater(d meter.Decision) {
 	}()
 }
 
-// voidPatience is how long voidLater keeps trying to reach Redis.
-const voidPatience = 10 * time.Minute
+// voidPatience is how long voidLater keeps trying to reach Redis;
+// voidFirstLook is when it first looks.
+const voidPatience, voidFirstLook = 10*time.Minute, time.Second
 
 // meterDown answers 503 when metering failed: nothing was served (and a
 // booking the failed call may have made is undone by voidLater).
