@@ -189,7 +189,7 @@ func (h *Handler) voidLater(d meter.Decision) {
 
 // voidPatience is how long voidLater keeps trying to reach Redis;
 // voidFirstLook is when it first looks.
-const voidPatience, voidFirstLook = 10*time.Minute, time.Second
+const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
 
 // meterDown answers 503 when metering failed: nothing was served (and a
 // booking the failed call may have made is undone by voidLater).
