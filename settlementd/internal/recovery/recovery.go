@@ -1,7 +1,8 @@
 // Package recovery is settlementd's Redis loss watcher: a leader-only job
 // that checks, every interval, for the generation marker
 // (balances.Layout.Generation) and, when it is missing — Redis lost its
-// data, or this is a fresh deployment — rebuilds the key lookups, account
+// data, or this is a fresh deployment — and still missing after a grace
+// period (Watcher.Grace, one interval), rebuilds the key lookups, account
 // records, balances, credited deposit ids and x402 bundles from PostgreSQL
 // with the same code as `settlementd reconcile -apply` (reconcile.Run in
 // its Rebuild form), which sets the marker when it has written everything.
@@ -56,6 +57,15 @@ type Watcher struct {
 	Redis  redis.UniversalClient
 	Prefix string
 	Log    *zap.Logger
+	// Grace is how long the marker must stay missing before a rebuild
+	// starts (default: DefaultInterval). An ingest batch read from the
+	// stream just before the loss commits to PostgreSQL right after it; a
+	// rebuild that read its accounts before that commit would leave their
+	// balances high by those debits. The gateway answers "recovering"
+	// meanwhile, so waiting costs callers a Retry-After, not money.
+	Grace time.Duration
+
+	missingSince time.Time // runs of the job never overlap (jobs.Scheduler)
 
 	rebuilds *prometheus.CounterVec
 	duration prometheus.Gauge
@@ -67,7 +77,7 @@ func New(pool *pgxpool.Pool, rdb redis.UniversalClient, prefix string, log *zap.
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Watcher{Pool: pool, Redis: rdb, Prefix: prefix, Log: log.Named("recovery"),
+	return &Watcher{Pool: pool, Redis: rdb, Prefix: prefix, Log: log.Named("recovery"), Grace: DefaultInterval,
 		rebuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "settlementd_redis_rebuilds_total",
 			Help: "Automatic rebuilds of Redis from PostgreSQL after the generation marker was found missing, by result (ok, error, lost: Redis was lost again during the run).",
@@ -99,10 +109,18 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	if present {
 		w.missing.Set(0)
+		w.missingSince = time.Time{}
 		return nil
 	}
 	w.missing.Set(1)
-	w.Log.Warn("Redis has no generation marker (it lost its data, or this deployment is new): rebuilding keys, balances, deposits and bundles from PostgreSQL; the gateway answers keys 503 metering_recovering meanwhile")
+	if w.missingSince.IsZero() {
+		w.missingSince = time.Now()
+		w.Log.Warn("Redis has no generation marker (it lost its data, or this deployment is new): rebuilding keys, balances, deposits and bundles from PostgreSQL after a grace period; the gateway answers keys 503 metering_recovering meanwhile",
+			zap.Duration("grace", w.Grace))
+	}
+	if time.Since(w.missingSince) < w.Grace {
+		return nil
+	}
 	start := time.Now()
 	rep, err := reconcile.Run(ctx, w.Pool, w.Redis, reconcile.Options{Prefix: w.Prefix, Rebuild: true}, w.Log)
 	took := time.Since(start)
@@ -118,6 +136,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.rebuilds.WithLabelValues("ok").Inc()
 	w.duration.Set(took.Seconds())
 	w.missing.Set(0)
+	w.missingSince = time.Time{}
 	w.Log.Info("Redis rebuilt from PostgreSQL; generation marker set, metering resumes",
 		zap.Duration("took", took), zap.Int("accounts", rep.Accounts), zap.Int("accounts_written", rep.Changed),
 		zap.Int("wallets", rep.Wallets), zap.Int("wallets_written", rep.WalletsChanged), zap.Int("live_left_alone", rep.Live),

@@ -102,6 +102,7 @@ func TestOverlappingRebuildsUnderTraffic(t *testing.T) {
 	var runs sync.WaitGroup
 	for range 2 {
 		w := New(pool, rdb, prefix, log)
+		w.Grace = 0
 		runs.Go(func() {
 			if err := w.Run(ctx); err != nil {
 				t.Error(err)
@@ -150,5 +151,34 @@ func TestOverlappingRebuildsUnderTraffic(t *testing.T) {
 	}
 	if after := rdb.Get(ctx, balances.Layout{Prefix: prefix}.Generation()).Val(); after != before {
 		t.Fatalf("a check with the marker present rebuilt (%q → %q)", before, after)
+	}
+}
+
+// The rebuild waits for the marker to stay missing for Grace (so ingest
+// batches read before a loss can commit first), then runs once.
+func TestRebuildWaitsForGrace(t *testing.T) {
+	ctx := context.Background()
+	_, pool := settletest.DB(t)
+	rdb := testenv.Redis(t)
+	prefix := testenv.KeyPrefix(t)
+	w := New(pool, rdb, prefix, zaptest.NewLogger(t))
+	w.Grace = time.Hour
+	for range 2 {
+		if err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := reconcile.MarkerPresent(ctx, rdb, prefix); ok {
+			t.Fatal("rebuilt within the grace period")
+		}
+	}
+	w.missingSince = time.Now().Add(-time.Hour)
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := reconcile.MarkerPresent(ctx, rdb, prefix); !ok {
+		t.Fatal("not rebuilt after the grace period")
+	}
+	if !w.missingSince.IsZero() {
+		t.Fatal("the grace clock was not reset by the rebuild")
 	}
 }
