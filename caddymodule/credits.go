@@ -55,6 +55,9 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 		case st == meter.KeyRevoked:
 			writeError(w, http.StatusConflict, "revoked_account", "account "+id+" belongs to a revoked key; deposits to it would not be usable")
 			return nil
+		case st == meter.KeyRecovering:
+			writeRecoveringREST(w)
+			return nil
 		}
 		account = id
 	} else {

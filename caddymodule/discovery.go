@@ -384,6 +384,9 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 		}
 		writeError(w, http.StatusUnauthorized, code, msg)
 		return nil
+	case meter.Recovering:
+		writeRecoveringREST(w)
+		return nil
 	}
 	// Paid. From here every refusal gives the price back.
 	refund := func() {

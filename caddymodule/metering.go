@@ -361,6 +361,9 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (meter.Us
 	case st == meter.KeyRevoked:
 		writeError(w, http.StatusUnauthorized, "revoked_api_key", "this API key has been revoked")
 		return u, false
+	case st == meter.KeyRecovering:
+		writeRecoveringREST(w)
+		return u, false
 	}
 	return u, true
 }

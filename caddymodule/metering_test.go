@@ -133,6 +133,9 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 	if prefix == "" {
 		prefix = testenv.KeyPrefix(t)
 	}
+	// No settlementd runs here: stand in for its start-up check, so an
+	// unknown key is unknown (401), not "recovering" (503).
+	testenv.MarkRebuilt(t, rdb, prefix)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d, err := devnet.Start(ctx, devnet.Config{BlockInterval: 100 * time.Millisecond})

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -73,7 +74,16 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 	d, err := h.meter.Authorize(ctx, req)
 	meterLatency.Observe(time.Since(start).Seconds())
 	if err != nil {
+		// The script may have run before the connection died (Redis killed
+		// between booking and replying): the request id lets the caller and
+		// the operator match such a debit to this 503.
+		if d.ID != "" {
+			w.Header().Set("X-Tollgate-Request-Id", d.ID)
+		}
 		h.meterDown(w, id, req, err)
+		if meter.MaybeBooked(err) {
+			h.voidLater(d)
+		}
 		return d, false
 	}
 	meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
@@ -91,8 +101,33 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 			msg = "this API key has been revoked"
 		}
 		writeRPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id, jsonrpc.Unauthorized(msg)))
+	case meter.Recovering:
+		writeRecovering(w, id, &d)
 	}
 	return d, false
+}
+
+// recoveringMessage tells a key holder that its key is not in doubt: a
+// client that believed a 401 here would throw a valid key away.
+const recoveringMessage = "metering is recovering after its store lost its data; your key and balance are safe in the ledger and are being restored; nothing was charged; retry in %d s"
+
+// writeRecovering answers a request the meter could not decide because
+// Redis lost its data and settlementd has not rebuilt it yet
+// (meter.Recovering): 503 with Retry-After, never 401 or 402. The
+// JSON-RPC code is -32603 (server-side, retry) with the reason in data.
+func writeRecovering(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
+	secs := meter.RetrySeconds(d.RetryAfter)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: "Internal error: " + fmt.Sprintf(recoveringMessage, secs),
+		Data:    json.RawMessage(`{"reason":"` + meter.ReasonRecovering + `","retry_after":` + strconv.Itoa(secs) + `}`)}))
+}
+
+// writeRecoveringREST is writeRecovering for the REST endpoints.
+func writeRecoveringREST(w http.ResponseWriter) {
+	secs := meter.RetrySeconds(meter.RecoveryRetryAfter)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeError(w, http.StatusServiceUnavailable, meter.ReasonRecovering, fmt.Sprintf(recoveringMessage, secs))
 }
 
 // meterSIWX runs the SIWX draw with the metering deadline and latency metric.
@@ -105,7 +140,59 @@ func (h *Handler) meterSIWX(r *http.Request, req meter.Request, wallet, nonce st
 	return d, err
 }
 
-// meterDown answers 503 when metering failed: nothing was booked.
+// voidSlots bounds the goroutines settling metering calls whose outcome
+// the gateway never learned; they are rare (the requests in flight when
+// Redis dies, or a reply that timed out), so the bound is only a guard.
+var voidSlots = make(chan struct{}, 1024)
+
+// voidLater settles a metering call that failed after its script may have
+// run (meter.MaybeBooked): the request was answered 503, so once Redis
+// answers again whatever the script booked for it is refunded
+// (meter.VoidIfBooked, idempotent). It retries for up to voidPatience.
+func (h *Handler) voidLater(d meter.Decision) {
+	select {
+	case voidSlots <- struct{}{}:
+	default:
+		h.logger.Error("too many unsettled metering calls: this request may stay charged; refund it by its request id",
+			zap.String("request_id", d.ID))
+		return
+	}
+	m, log := h.meter, h.logger
+	go func() {
+		defer func() { <-voidSlots }()
+		// A reply that timed out may belong to a script still queued in a
+		// slow Redis: give it time to run before looking for its debit.
+		time.Sleep(voidFirstLook)
+		wait := 100 * time.Millisecond
+		for deadline := time.Now().Add(voidPatience); ; {
+			ctx, cancel := context.WithTimeout(context.Background(), meterTimeout)
+			found, err := m.VoidIfBooked(ctx, &d)
+			cancel()
+			if err == nil {
+				if found {
+					meterRefunds.WithLabelValues("unsettled", "ok").Inc()
+					log.Warn("a request answered 503 had been booked as Redis failed; its charge was given back", zap.String("request_id", d.ID))
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				meterRefunds.WithLabelValues("unsettled", "error").Inc()
+				log.Error("could not check whether a request answered 503 was booked: it may stay charged; refund it by its request id",
+					zap.String("request_id", d.ID), zap.Error(err))
+				return
+			}
+			time.Sleep(wait) // paces retries while Redis is down
+			wait = min(2*wait, 5*time.Second)
+		}
+	}()
+}
+
+// voidPatience is how long voidLater keeps trying to reach Redis;
+// voidFirstLook is when it first looks.
+const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
+
+// meterDown answers 503 when metering failed: nothing was served (and a
+// booking the failed call may have made is undone by voidLater).
 func (h *Handler) meterDown(w http.ResponseWriter, id json.RawMessage, req meter.Request, err error) {
 	meterDecisions.WithLabelValues("unavailable").Inc()
 	h.logger.Warn("metering unavailable; refusing the request", zap.Uint64("chain_id", req.ChainID), zap.Error(err))

@@ -35,6 +35,12 @@ func (h *Handler) authorizeSIWX(w http.ResponseWriter, r *http.Request, req mete
 		siwxOutcomes.WithLabelValues("rate_limited").Inc()
 		h.writeRateLimited(w, id, &d)
 		return d, false, true
+	case meter.Recovering:
+		// The wallet's bundle is not rebuilt yet; a payment sent along
+		// would be refused by the same state (PaymentGate).
+		siwxOutcomes.WithLabelValues(meter.ReasonRecovering).Inc()
+		writeRecovering(w, id, &d)
+		return d, false, true
 	}
 	siwxOutcomes.WithLabelValues(d.Reason).Inc()
 	if fallThrough {

@@ -205,8 +205,13 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		h.meterDown(w, id, req, err)
 		return meter.Decision{}, false
 	}
-	if gate.Outcome == meter.RateLimited {
+	switch gate.Outcome {
+	case meter.RateLimited:
 		h.writeRateLimited(w, id, &gate)
+		return meter.Decision{}, false
+	case meter.Recovering:
+		x402Payments.WithLabelValues(meter.ReasonRecovering).Inc()
+		writeRecovering(w, id, &gate)
 		return meter.Decision{}, false
 	}
 	// Settlement must finish once started, even if the client hangs up: the

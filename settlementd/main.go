@@ -94,6 +94,9 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger, getenv 
 	if err != nil {
 		return err
 	}
+	if err := registerRecovery(d, cfg, log, getenv); err != nil {
+		return err
+	}
 	cj, err := registerChainJobs(ctx, d, cfg, log, getenv)
 	if err != nil {
 		return err
@@ -165,7 +168,7 @@ func runReconcile(ctx context.Context, cfg *config.Config, log *zap.Logger) erro
 		return err
 	}
 	log.Info("reconcile finished", zap.Bool("applied", cfg.Apply), zap.Int("accounts", rep.Accounts),
-		zap.Int("accounts_differing", rep.Changed), zap.Any("fields_differing", rep.Fields))
+		zap.Int("accounts_differing", rep.Changed), zap.Any("fields_differing", rep.Fields), zap.String("generation", rep.Generation))
 	return nil
 }
 

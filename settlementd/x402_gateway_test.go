@@ -33,6 +33,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/x402"
@@ -190,6 +191,12 @@ func startX402Env(t *testing.T) *x402Env {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
+	})
+	// The leader's Redis watcher writes the generation marker (after a
+	// no-op rebuild of this empty deployment); until then the gateway would
+	// hold x402 payments back as "recovering".
+	settletest.Eventually(t, 20*time.Second, "settlementd marked Redis rebuilt", func() (bool, error) {
+		return reconcile.MarkerPresent(ctx, e.rdb, e.prefix)
 	})
 	e.gw = e.startGateway(e.api + "/x402")
 	return e

@@ -44,7 +44,8 @@ func (m *Meter) BundleLeft(ctx context.Context, wallet string) (int64, error) {
 // Sign-In-With-X message whose nonce is single-use: one script call (IP
 // rate, nonce, bundle, debit, event). nonceTTL must outlast the oldest
 // message the caller still accepts. Outcomes: Bundle, PaymentRequired
-// (ReasonBundleExhausted or ReasonNonceUsed), RateLimited.
+// (ReasonBundleExhausted or ReasonNonceUsed), RateLimited, Recovering (the
+// wallet has no bundle and Redis is not rebuilt yet; the nonce stays unused).
 func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce string, nonceTTL time.Duration) (Decision, error) {
 	now := m.cfg.Now()
 	d := m.newDecision(req, now)
@@ -65,7 +66,7 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	}
 	l := m.layout
 	res, err := siwxScript.Run(ctx, m.rdb,
-		[]string{l.Stream(), l.IPRate(d.ipKey), l.Bundle(wallet), l.SIWXNonce(nonce), l.Requests(d.date)},
+		[]string{l.Stream(), l.IPRate(d.ipKey), l.Bundle(wallet), l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
 		ms, req.Calls, m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), int64(max(nonceTTL, time.Second)/time.Second),
 		events.TypeDebit, events.Version, enc[5], int64(dayTTL/time.Second)).Slice()
 	if err != nil {
@@ -80,6 +81,8 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 		d.Outcome, d.RetryAfter = RateLimited, time.Duration(toInt(res[1]))*time.Millisecond
 	case 7:
 		d.Outcome, d.Reason = PaymentRequired, ReasonNonceUsed
+	case 8:
+		d.Outcome, d.Reason, d.RetryAfter = Recovering, ReasonRecovering, RecoveryRetryAfter
 	default:
 		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
 	}
@@ -90,17 +93,21 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 // PaymentGate rate-limits a request that carries an x402 payment by its IP
 // before any facilitator is asked, and fails (ErrUnavailable) when Redis
 // is down, so a payment never settles when its grant could not be booked.
-// The Decision is RateLimited or has no outcome (go on).
+// The Decision is RateLimited, Recovering (Redis lost its data and is not
+// rebuilt yet: no money may move until it is), or has no outcome (go on).
 func (m *Meter) PaymentGate(ctx context.Context, ip netip.Addr) (Decision, error) {
 	ipKey, _ := Subjects(ip)
 	now := m.cfg.Now()
-	res, err := gateScript.Run(ctx, m.rdb, []string{m.layout.IPRate(ipKey)}, now.UnixMilli(),
+	res, err := gateScript.Run(ctx, m.rdb, []string{m.layout.IPRate(ipKey), m.layout.Generation()}, now.UnixMilli(),
 		m.cfg.IPRate.interval(), m.cfg.IPRate.burst()).Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	if toInt(res[0]) == 4 {
+	switch toInt(res[0]) {
+	case 4:
 		return Decision{Outcome: RateLimited, RetryAfter: time.Duration(toInt(res[1])) * time.Millisecond}, nil
+	case 8:
+		return Decision{Outcome: Recovering, Reason: ReasonRecovering, RetryAfter: RecoveryRetryAfter}, nil
 	}
 	return Decision{}, nil
 }

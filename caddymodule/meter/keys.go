@@ -158,13 +158,17 @@ const (
 	KeyActive KeyStatus = iota
 	KeyUnknown
 	KeyRevoked
+	// KeyRecovering: not found, but Redis lost its data and settlementd has
+	// not rebuilt it yet (no generation marker), so the key may well exist.
+	KeyRecovering
 )
 
 // Usage looks a key up by its hash. A non-active status comes with a zero
 // Usage and a nil error.
 func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, error) {
 	date := m.date(m.cfg.Now())
-	res, err := usageScript.Run(ctx, m.rdb, []string{m.layout.KeyLookup(keyHash), m.layout.FreeConfig()}, m.layout.AccountPrefix(), date).Slice()
+	res, err := usageScript.Run(ctx, m.rdb, []string{m.layout.KeyLookup(keyHash), m.layout.FreeConfig(), m.layout.Generation()},
+		m.layout.AccountPrefix(), date).Slice()
 	if err != nil {
 		return Usage{}, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -173,6 +177,8 @@ func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, er
 		return Usage{}, KeyUnknown, nil
 	case 2:
 		return Usage{}, KeyRevoked, nil
+	case 3:
+		return Usage{}, KeyRecovering, nil
 	}
 	s := func(i int) string { v, _ := res[i].(string); return v }
 	n := func(i int) int64 { v, _ := strconv.ParseInt(s(i), 10, 64); return v }
@@ -183,18 +189,28 @@ func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, er
 	return Usage{KeyID: s(1), Tier: s(2), Balance: money.Units(n(3)), Spent: money.Units(n(4)), RequestsToday: n(5), DailyLimit: limit}, KeyActive, nil
 }
 
-// AccountStatus reports whether an account id names an active account.
+// AccountStatus reports whether an account id names an active account
+// (KeyRecovering: unknown while Redis is not rebuilt). One round trip: the
+// status and the generation marker are read in one pipeline.
 func (m *Meter) AccountStatus(ctx context.Context, id string) (KeyStatus, error) {
-	st, err := m.cmd.HGet(ctx, m.layout.Account(id), balances.FieldStatus).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return KeyUnknown, nil
-	case err != nil:
+	var st *redis.StringCmd
+	var gen *redis.IntCmd
+	_, err := m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
+		st = p.HGet(ctx, m.layout.Account(id), balances.FieldStatus)
+		gen = p.Exists(ctx, m.layout.Generation())
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	case st == balances.StatusActive:
+	}
+	switch st.Val() {
+	case balances.StatusActive:
 		return KeyActive, nil
-	case st == balances.StatusRevoked:
+	case balances.StatusRevoked:
 		return KeyRevoked, nil
+	}
+	if gen.Val() == 0 {
+		return KeyRecovering, nil
 	}
 	return KeyUnknown, nil
 }

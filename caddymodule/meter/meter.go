@@ -166,7 +166,21 @@ const (
 	RateLimited                        // 429
 	Unauthorized                       // 401: unknown or revoked key
 	Bundle                             // x402 bundle calls drawn (SIWX, a payment, or a bundle key)
+	// Recovering (503 with Retry-After, ReasonRecovering): Redis lost its
+	// data and settlementd has not rebuilt it yet (no generation marker), so
+	// a key that looks unknown, or a bundle that looks missing, may well
+	// exist. Nothing was booked; the caller retries after RecoveryRetryAfter.
+	Recovering
 )
+
+// ReasonRecovering is the error code of a Recovering answer.
+const ReasonRecovering = "metering_recovering"
+
+// RecoveryRetryAfter is the Retry-After of a Recovering answer: settlementd
+// notices the loss within its watch interval (1 s by default) and rebuilds
+// from PostgreSQL account by account, each key usable as soon as its own
+// record is back (100,000 accounts took 3.4 s on a shared 2-core machine).
+const RecoveryRetryAfter = 2 * time.Second
 
 func (o Outcome) String() string {
 	switch o {
@@ -182,6 +196,8 @@ func (o Outcome) String() string {
 		return "unauthorized"
 	case Bundle:
 		return "bundle"
+	case Recovering:
+		return "recovering"
 	}
 	return "unknown"
 }
@@ -354,6 +370,8 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 		d.BundleLeft = toInt(res[1])
 		d.Account, _ = res[2].(string)
 		d.Wallet, _ = res[3].(string)
+	case 8:
+		d.Outcome, d.Reason, d.RetryAfter = Recovering, ReasonRecovering, RecoveryRetryAfter
 	default:
 		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
 	}
@@ -379,7 +397,7 @@ type scriptCall struct {
 func (m *Meter) runMeterScript(ctx context.Context, d *Decision, c scriptCall) ([]any, int64, error) {
 	l := m.layout
 	keys := []string{l.Stream(), l.IPRate(d.ipKey), l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey),
-		l.FreeStats(d.date), l.Requests(d.date), c.freeConfig}
+		l.FreeStats(d.date), l.Requests(d.date), c.freeConfig, l.Generation()}
 	if c.keyHash != "" {
 		keys = append(keys, l.KeyLookup(c.keyHash))
 	}
@@ -392,7 +410,8 @@ func (m *Meter) runMeterScript(ctx context.Context, d *Decision, c scriptCall) (
 	}
 	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		// Both wrapped: MaybeBooked tells a dial failure from a lost reply.
+		return nil, 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if len(res) == 0 {
 		return nil, 0, fmt.Errorf("%w: empty script reply", ErrUnavailable)

@@ -59,6 +59,9 @@ func newFixture(t *testing.T, cfg meter.Config) *fixture {
 		t.Fatal(err)
 	}
 	f.m = m
+	// A healthy deployment: settlementd has written the generation marker
+	// (TestRecovering* delete it to play a Redis that lost its data).
+	testenv.MarkRebuilt(t, rdb, f.prefix)
 	return f
 }
 

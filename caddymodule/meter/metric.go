@@ -65,6 +65,8 @@ func (m *Meter) AuthorizeMetric(ctx context.Context, req Request, price money.Un
 	case 5:
 		d.Outcome = Unauthorized
 		d.Reason = map[int64]string{1: "unknown_key", 2: "revoked_key"}[toInt(res[1])]
+	case 8:
+		d.Outcome, d.Reason, d.RetryAfter = Recovering, ReasonRecovering, RecoveryRetryAfter
 	default: // 2 (free) cannot happen with a zero limit
 		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
 	}

@@ -41,11 +41,16 @@ end
 //	4 rate limited         {4, retry after ms}
 //	5 unauthorized key     {5, 1 = unknown | 2 = revoked}
 //	6 paid by an x402 bundle {6, bundle calls left, account, wallet} (a bundle key)
+//	8 recovering             {8, 0}: the key is unknown, or its bundle is missing,
+//	                         and Redis has no generation marker (it lost its data
+//	                         and settlementd has not rebuilt it yet)
 //
 // KEYS: 1 stream, 2 IP rate, 3 free IP counter, 4 free subnet counter,
 // 5 free stats, 6 requests today, 7 runtime free-tier limits (an operator's
 // override, read only when the request reaches the free tier, so the one
-// round trip stays one), [8 key lookup — only when a key was sent].
+// round trip stays one), 8 generation marker (balances.Layout.Generation,
+// read only when a key looks unknown), [9 key lookup — only when a key was
+// sent].
 // The account's own keys are derived from the looked-up id (ARGV[1] is the
 // account key prefix): they cannot be named before the lookup, and they carry
 // the deployment prefix's hash tag like every other key here.
@@ -88,8 +93,12 @@ local function book(payload)
   redis.call('XADD', KEYS[1], '*', 't', ARGV[14], 'v', ARGV[15], 'd', payload)
 end
 
-if #KEYS >= 8 then
-  id = redis.call('GET', KEYS[8])
+-- recovering: Redis lost its data (no generation marker), so a key that
+-- looks unknown may be a valid key settlementd has not rebuilt yet.
+local function recovering() return redis.call('EXISTS', KEYS[8]) == 0 end
+
+if #KEYS >= 9 then
+  id = redis.call('GET', KEYS[9])
   local st = false
   if id then
     acct = ARGV[1] .. id .. '}'
@@ -102,15 +111,22 @@ if #KEYS >= 8 then
     if wait > 0 then return {4, math.ceil(wait)} end
     commit(now, KEYS[2], new)
     if st then return {5, 2} end
+    if recovering() then return {8, 0} end
     return {5, 1}
+  end
+  -- A bundle key whose bundle is missing after a loss would otherwise fall
+  -- through to the free tier (or a 402) for calls it has paid for.
+  local w = redis.call('HGET', acct, 'w')
+  local b = false
+  if w and ARGV[20] ~= '' then
+    b = ARGV[19] .. w .. '}'
+    if redis.call('EXISTS', b) == 0 and recovering() then return {8, 0} end
   end
   local rl = acct .. ':rl'
   local wait, new = gcra(now, rl, tonumber(ARGV[11]), tonumber(ARGV[12]))
   if wait > 0 then return {4, math.ceil(wait)} end
   commit(now, rl, new)
-  local w = redis.call('HGET', acct, 'w')
-  if w and ARGV[20] ~= '' then
-    local b = ARGV[19] .. w .. '}'
+  if b then
     local left = tonumber(redis.call('HGET', b, 'calls') or '0')
     if left >= n then
       left = redis.call('HINCRBY', b, 'calls', -n)
@@ -222,18 +238,23 @@ return {1, 0}
 // usageScript reads what GET /api/keys/usage and the key → account lookups
 // need in one round trip.
 //
-// KEYS: 1 key lookup, 2 runtime free-tier limits. ARGV: 1 account prefix,
-// 2 UTC date.
-// Reply: {0} unknown, {2} revoked, {1, id, tier, bal, spent, calls today,
-// runtime IP limit or ""}.
+// KEYS: 1 key lookup, 2 runtime free-tier limits, 3 generation marker.
+// ARGV: 1 account prefix, 2 UTC date.
+// Reply: {0} unknown, {2} revoked, {3} unknown while Redis is not rebuilt
+// (no generation marker), {1, id, tier, bal, spent, calls today, runtime IP
+// limit or ""}.
 var usageScript = redis.NewScript(`
+local function unknown()
+  if redis.call('EXISTS', KEYS[3]) == 0 then return {3} end
+  return {0}
+end
 local id = redis.call('GET', KEYS[1])
-if not id then return {0} end
+if not id then return unknown() end
 local acct = ARGV[1] .. id .. '}'
 local f = redis.call('HMGET', acct, 'st', 'tier', 'bal', 'spent')
 if f[1] ~= 'active' then
   if f[1] then return {2} end
-  return {0}
+  return unknown()
 end
 local day = redis.call('GET', acct .. ':day:' .. ARGV[2])
 local lim = redis.call('HGET', KEYS[2], 'ip')
@@ -245,15 +266,22 @@ return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or ''}
 // (it becomes used only when the request is served, as the x402 reference
 // server records it), the bundle covering every call of the request.
 //
-// KEYS: 1 stream, 2 IP rate, 3 bundle hash, 4 nonce key, 5 requests today.
+// KEYS: 1 stream, 2 IP rate, 3 bundle hash, 4 nonce key, 5 requests today,
+// 6 generation marker.
 // ARGV: 1 now ms, 2 calls, 3 IP emission interval ms, 4 IP burst, 5 nonce
 // TTL s, 6 event type, 7 event version, 8 debit payload, 9 daily key TTL s.
 // Reply: {1, calls left} served, {3, calls left} too few calls left,
-// {4, retry after ms} rate limited, {7, 0} nonce already used.
+// {4, retry after ms} rate limited, {7, 0} nonce already used, {8, 0} the
+// bundle is missing and Redis is not rebuilt yet (the nonce stays unused,
+// so the same message works once it is).
 var siwxScript = redis.NewScript(gcraLua + `
 local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
 local wait, new = gcra(now, KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
 if wait > 0 then return {4, math.ceil(wait)} end
+if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('EXISTS', KEYS[6]) == 0 then
+  commit(now, KEYS[2], new)
+  return {8, 0}
+end
 if redis.call('EXISTS', KEYS[4]) == 1 then return {7, 0} end
 commit(now, KEYS[2], new)
 local left = tonumber(redis.call('HGET', KEYS[3], 'calls') or '0')
@@ -316,13 +344,18 @@ return {1, left, granted}
 // payment, run before the facilitator is asked: it throttles forged
 // payments like any anonymous traffic, and a Redis that is down stops the
 // payment before any money moves (the grant after settlement needs it).
+// So does a Redis that lost its data and is not rebuilt yet: a grant booked
+// then would add to a bundle the rebuild is about to overwrite from
+// PostgreSQL, which does not know the grant yet.
 //
-// KEYS: 1 IP rate. ARGV: 1 now ms, 2 emission interval ms, 3 burst.
-// Reply: {0, 0} go on, {4, retry after ms} rate limited.
+// KEYS: 1 IP rate, 2 generation marker. ARGV: 1 now ms, 2 emission interval
+// ms, 3 burst.
+// Reply: {0, 0} go on, {4, retry after ms} rate limited, {8, 0} recovering.
 var gateScript = redis.NewScript(gcraLua + `
 local now = tonumber(ARGV[1])
 local wait, new = gcra(now, KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
 if wait > 0 then return {4, math.ceil(wait)} end
 commit(now, KEYS[1], new)
+if redis.call('EXISTS', KEYS[2]) == 0 then return {8, 0} end
 return {0, 0}
 `)

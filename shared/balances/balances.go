@@ -24,6 +24,9 @@
 //	<p>bundle:{<wallet>}             hash: calls, granted, used — a wallet's x402 bundle (wallet = lower-case 0x hex)
 //	<p>bundle:{<wallet>}:grants      set: settlement tx hashes already granted (idempotency of a grant)
 //	<p>siwx:<nonce>                  string: a Sign-In-With-X nonce already used (expires with the message's age limit)
+//	<p>generation                    string: present once settlementd has (re)built keys and balances from PostgreSQL;
+//	                                 absent = Redis lost its data and is not rebuilt yet (see Layout.Generation)
+//	<p>rebuilding                    string: token of the rebuild in progress (settlementd)
 //
 // An account hash of kind "bundle" (an X-Tollgate-Bundle-Key) carries the
 // field w = the wallet whose bundle it draws on; such a key has no credits.
@@ -164,6 +167,19 @@ func (l Layout) BundleGrants(wallet string) string { return l.Bundle(wallet) + "
 
 // SIWXNonce marks a Sign-In-With-X nonce as used.
 func (l Layout) SIWXNonce(nonce string) string { return l.Prefix + "siwx:" + nonce }
+
+// Generation is the marker settlementd writes once this Redis holds the
+// keys, balances and bundles of PostgreSQL (after its start-up check, after
+// an automatic rebuild, after `settlementd reconcile -apply`). It is never
+// expired or deleted by Tollgate, so its absence means this Redis lost its
+// data (or never had it): the gateway then answers an unknown key "retry
+// shortly" (503), not "unknown key" (401).
+func (l Layout) Generation() string { return l.Prefix + "generation" }
+
+// Rebuilding holds the token of the rebuild in progress: the marker is set
+// only by the rebuild whose token is still there, so a rebuild that raced a
+// second loss (the token vanished with the data) never declares Redis whole.
+func (l Layout) Rebuilding() string { return l.Prefix + "rebuilding" }
 
 // DateOf is the UTC day a counter is kept under: daily counters are keyed
 // by it, so they reset at UTC midnight without any job running, and expire

@@ -37,6 +37,26 @@
 // as after losing Redis); -force overrides. Run it with the gateways paused
 // or right after a Redis loss: under live traffic a debit can land between
 // the check and the write.
+//
+// A run that applies ends by setting the generation marker
+// (balances.Layout.Generation): Redis now holds what Postgres has, so the
+// gateway may again tell a caller that a key it cannot find is unknown. The
+// marker is set only if no second loss wiped Redis during the run (the
+// run's token in balances.Layout.Rebuilding must still be there).
+//
+// Rebuild is the automatic form settlementd's leader runs when the marker
+// is missing (package recovery). It is the same run with one difference,
+// which makes it safe under live traffic and when repeated by another
+// leader after a crash: a record the gateway already holds live is left
+// alone — an account whose key lookup exists (written atomically with its
+// record by this rebuild, an earlier attempt of it, or the gateway's own key
+// creation since the loss), a wallet whose grants set already holds every
+// grant Postgres has. Such a record may have been debited since it was
+// written, and those debits are not in Postgres yet. Every other record has
+// seen no traffic since the loss: the gateway answers its key "recovering"
+// (503) and books nothing for it until it is rebuilt. So a rebuild needs no
+// stream check, and running it twice, or two at once, writes each record
+// at most once with Postgres' values.
 package reconcile
 
 import (
@@ -47,6 +67,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -61,6 +82,9 @@ type Options struct {
 	Group  string // consumer group whose progress proves the stream ingested
 	Apply  bool   // false: report what would change, write nothing
 	Force  bool   // run even though the stream is not fully ingested
+	// Rebuild: the automatic rebuild after a loss (see the package comment):
+	// applies, skips records the gateway holds live, needs no stream check.
+	Rebuild bool
 }
 
 // Report says what a run found.
@@ -70,7 +94,14 @@ type Report struct {
 	Wallets        int            // wallets with an x402 bundle examined
 	WalletsChanged int            // wallets with at least one difference
 	Fields         map[string]int // differences by field: lookup, st, tier, kind, label, ts, w, bal, spent, deposits; bundle.calls, bundle.granted, bundle.used, bundle.grants
+	Live           int            // records left alone because the gateway holds them live (Rebuild)
+	Generation     string         // the generation marker set (an applied run)
 }
+
+// ErrLostDuringRun is returned when the run's rebuild token vanished before
+// the marker was set: Redis lost its data again during the run (or another
+// rebuild took over). The marker is not set; run again.
+var ErrLostDuringRun = errors.New("reconcile: Redis lost its data (or another rebuild started) during the run; the generation marker was not set")
 
 // ErrNotIngested is returned when the stream still holds events Postgres
 // does not have.
@@ -85,29 +116,72 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 		opts.Group = "settlementd"
 	}
 	l := balances.Layout{Prefix: opts.Prefix}
-	if !opts.Force {
+	if opts.Rebuild {
+		opts.Apply = true
+	} else if !opts.Force {
 		if err := checkIngested(ctx, rdb, l.Stream(), opts.Group); err != nil {
 			return Report{}, err
 		}
 	}
 	rep := Report{Fields: map[string]int{}}
-	w := &writer{rdb: rdb, l: l, apply: opts.Apply, log: log, rep: &rep}
+	mode := "0"
+	switch {
+	case opts.Rebuild:
+		mode = "r"
+	case opts.Apply:
+		mode = "1"
+	}
+	var token string
+	if opts.Apply {
+		token = ulid.Make().String()
+		if err := rdb.Set(ctx, l.Rebuilding(), token, 0).Err(); err != nil {
+			return rep, fmt.Errorf("reconcile: writing Redis: %w", err)
+		}
+	}
+	w := &writer{rdb: rdb, l: l, mode: mode, log: log, rep: &rep}
 	if err := w.accounts(ctx, pool); err != nil {
 		return rep, err
 	}
 	if err := w.bundles(ctx, pool); err != nil {
 		return rep, err
 	}
+	if !opts.Apply {
+		return rep, nil
+	}
+	gen := time.Now().UTC().Format(time.RFC3339Nano) + " " + token
+	ok, err := markScript.Run(ctx, rdb, []string{l.Rebuilding(), l.Generation()}, token, gen).Int()
+	if err != nil {
+		return rep, fmt.Errorf("reconcile: setting the generation marker: %w", err)
+	}
+	if ok != 1 {
+		return rep, ErrLostDuringRun
+	}
+	rep.Generation = gen
 	return rep, nil
 }
 
+// MarkerPresent reports whether Redis holds the generation marker.
+func MarkerPresent(ctx context.Context, rdb redis.UniversalClient, prefix string) (bool, error) {
+	n, err := rdb.Exists(ctx, balances.Layout{Prefix: prefix}.Generation()).Result()
+	return n == 1, err
+}
+
+// markScript sets the generation marker if the run's token is still the
+// rebuild token (nothing wiped Redis, no later run started), and clears it.
+// KEYS: 1 rebuild token, 2 generation marker. ARGV: 1 token, 2 marker value.
+var markScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[1])
+return 1`)
+
 // writer runs reconcileScript over batches of records, pipelined.
 type writer struct {
-	rdb   redis.UniversalClient
-	l     balances.Layout
-	apply bool
-	log   *zap.Logger
-	rep   *Report
+	rdb  redis.UniversalClient
+	l    balances.Layout
+	mode string // reconcileScript's ARGV[1]: "0" dry run, "1" apply, "r" rebuild
+	log  *zap.Logger
+	rep  *Report
 }
 
 // record is one Redis record set to reconcile: an account or a wallet.
@@ -122,14 +196,10 @@ func (w *writer) flush(ctx context.Context, batch []record, wallets bool) error 
 	if len(batch) == 0 {
 		return nil
 	}
-	apply := "0"
-	if w.apply {
-		apply = "1"
-	}
 	p := w.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(batch))
 	for i, r := range batch {
-		keys, args := r.script(w.l, apply)
+		keys, args := r.script(w.l, w.mode)
 		cmds[i] = reconcileScript.Eval(ctx, p, keys, args...)
 	}
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -140,6 +210,10 @@ func (w *writer) flush(ctx context.Context, batch []record, wallets bool) error 
 		diffs, err := c.StringSlice()
 		if err != nil {
 			return fmt.Errorf("reconcile: %s: %w", batch[i].name(), err)
+		}
+		if len(diffs) == 1 && diffs[0] == liveRecord {
+			w.rep.Live++
+			continue
 		}
 		if wallets {
 			w.rep.Wallets++
@@ -164,7 +238,13 @@ func (w *writer) flush(ctx context.Context, batch []record, wallets bool) error 
 		if wallets {
 			what = "bundle differs"
 		}
-		w.log.Info(what, zap.String("account", batch[i].name()), zap.Strings("fields", diffs), zap.Bool("applied", w.apply))
+		// After a loss every record differs: the rebuild's summary line says
+		// how many, and each one is only worth a debug line.
+		logf := w.log.Info
+		if w.mode == "r" {
+			logf = w.log.Debug
+		}
+		logf(what, zap.String("account", batch[i].name()), zap.Strings("fields", diffs), zap.Bool("applied", w.mode != "0"))
 	}
 	return nil
 }
@@ -376,9 +456,15 @@ func mode(present bool) string {
 	return "z"
 }
 
+// liveRecord is reconcileScript's reply for a record a rebuild leaves alone.
+const liveRecord = "=live"
+
 // reconcileScript compares one record set (an account, or a wallet's
-// bundle) with what Postgres says and, when ARGV[1] is "1", writes the
-// differences. It returns the names of the differing fields.
+// bundle) with what Postgres says and, when ARGV[1] is "1" (apply) or "r"
+// (rebuild), writes the differences. It returns the names of the differing
+// fields, or {liveRecord} when a rebuild finds the gateway holding the
+// record live: an account whose key lookup exists, a wallet whose grants
+// set holds every grant Postgres has (see the package comment).
 //
 // KEYS: 1 hash (account or bundle), 2 set (deposits or grants), 3 the key's
 // hash lookup (accounts only; absent for an account whose key_created is
@@ -387,7 +473,20 @@ func mode(present bool) string {
 // diffs, 4 number of fields n, then n triples (field, value, mode: "x"
 // exact, "z" absent counts as "0"), then the set's members.
 var reconcileScript = redis.NewScript(`
-local apply = ARGV[1] == '1'
+local apply = ARGV[1] ~= '0'
+local n = tonumber(ARGV[4])
+local first = 5 + 3 * n
+if ARGV[1] == 'r' then
+  if KEYS[3] then
+    if redis.call('EXISTS', KEYS[3]) == 1 then return {'` + liveRecord + `'} end
+  elseif ARGV[3] == 'grants' and first <= #ARGV then
+    local all = true
+    for j = first, #ARGV do
+      if redis.call('SISMEMBER', KEYS[2], ARGV[j]) == 0 then all = false break end
+    end
+    if all then return {'` + liveRecord + `'} end
+  end
+end
 local diffs = {}
 if KEYS[3] then
   if redis.call('GET', KEYS[3]) ~= ARGV[2] then
@@ -395,7 +494,6 @@ if KEYS[3] then
     if apply then redis.call('SET', KEYS[3], ARGV[2]) end
   end
 end
-local n = tonumber(ARGV[4])
 local i = 5
 for _ = 1, n do
   local f, v, mode = ARGV[i], ARGV[i + 1], ARGV[i + 2]

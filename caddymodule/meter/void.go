@@ -1,0 +1,78 @@
+package meter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/shared/events"
+)
+
+// MaybeBooked reports whether a failed Authorize (err wraps ErrUnavailable)
+// may still have booked its request: the script was sent and Redis died (or
+// the reply timed out) before the answer came back. A connection that was
+// never made booked nothing. Such a request was answered 503, so its debit,
+// if any, must be given back: see VoidIfBooked.
+func MaybeBooked(err error) bool {
+	if err == nil || !errors.Is(err, ErrUnavailable) {
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return true
+}
+
+// voidWindow is where the request's Debit can be in the stream: the script
+// ran within meterTimeout of the decision's time (stream ids are Redis's
+// clock, NTP-synced with the gateway's).
+const voidBefore, voidAfter = 2 * time.Second, 5 * time.Second
+
+// VoidIfBooked gives back whatever Authorize booked for d although the
+// gateway never learned the outcome (MaybeBooked): it looks for d's Debit in
+// the stream around d's time and, when it is there, refunds all its calls
+// with Refund — idempotent per request, so running it twice, or after a
+// refund, changes nothing. found says whether a debit was booked. Redis
+// errors wrap ErrUnavailable; the caller retries once Redis answers.
+func (m *Meter) VoidIfBooked(ctx context.Context, d *Decision) (found bool, err error) {
+	if d.ID == "" || d.calls <= 0 {
+		return false, errors.New("meter: not a decision of Authorize")
+	}
+	start := strconv.FormatInt(d.time.Add(-voidBefore).UnixMilli(), 10)
+	end := strconv.FormatInt(d.time.Add(voidAfter).UnixMilli(), 10)
+	for {
+		msgs, err := m.cmd.XRangeN(ctx, m.layout.Stream(), start, end, 1000).Result()
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		for _, msg := range msgs {
+			if msg.Values["t"] != events.TypeDebit {
+				continue
+			}
+			ev, err := events.Decode(msg.Values)
+			deb, ok := ev.(*events.Debit)
+			if err != nil || !ok || deb.ID != d.ID {
+				continue
+			}
+			booked := *d
+			switch deb.Payer {
+			case events.PayerCredits:
+				booked.Outcome, booked.Account = Paid, deb.Account
+			case events.PayerBundle:
+				booked.Outcome, booked.Wallet = Bundle, deb.Account
+			default:
+				booked.Outcome, booked.Account = Free, deb.Account
+			}
+			booked.calls = deb.Calls
+			return true, m.Refund(ctx, &booked, deb.Calls)
+		}
+		if len(msgs) < 1000 {
+			return false, nil
+		}
+		start = "(" + msgs[len(msgs)-1].ID
+	}
+}

@@ -1,0 +1,27 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+)
+
+// MarkRebuilt writes the generation marker under prefix
+// (balances.Layout.Generation), standing in for settlementd's start-up
+// check in a test that runs the gateway (or the meter) without settlementd.
+// Without it the gateway treats that Redis as one that lost its data: an
+// unknown API key answers 503 metering_recovering, not 401, and x402
+// payments wait. Tests of the recovery itself leave the marker out (or
+// delete it) on purpose; every other gateway test calls this once, right
+// after choosing its prefix. The value says who wrote it.
+func MarkRebuilt(t testing.TB, rdb redis.Cmdable, prefix string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	if err := rdb.Set(ctx, balances.Layout{Prefix: prefix}.Generation(), "test: written by testenv.MarkRebuilt", 0).Err(); err != nil {
+		t.Fatalf("testenv: writing the generation marker: %v", err)
+	}
+}

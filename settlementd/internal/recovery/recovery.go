@@ -1,0 +1,145 @@
+// Package recovery is settlementd's Redis loss watcher: a leader-only job
+// that checks, every interval, for the generation marker
+// (balances.Layout.Generation) and, when it is missing — Redis lost its
+// data, or this is a fresh deployment — and still missing after a grace
+// period (Watcher.Grace, one interval), rebuilds the key lookups, account
+// records, balances, credited deposit ids and x402 bundles from PostgreSQL
+// with the same code as `settlementd reconcile -apply` (reconcile.Run in
+// its Rebuild form), which sets the marker when it has written everything.
+//
+// While the marker is missing the gateway answers a key it cannot find with
+// 503 metering_recovering and Retry-After (never 401), so traffic resumes by
+// itself once the rebuild ends; no operator runs anything.
+//
+// Crash safety: the rebuild writes each account (lookup, record, money,
+// deposit ids) and each wallet's bundle in one Lua script, and leaves alone
+// what the gateway already holds live, so a rebuild cut short (crash, lost
+// leadership) is simply run again by the next leader, and two overlapping
+// runs (a stale leader) write each record at most once. The marker is set
+// only by the run whose token is still in Redis, so a run that raced a
+// second loss does not declare Redis whole.
+package recovery
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
+)
+
+// DefaultInterval is how often the leader checks the marker: one EXISTS.
+const DefaultInterval = time.Second
+
+// Interval reads TOLLGATE_REDIS_WATCH_INTERVAL (a whole number of seconds,
+// at least 1 s: the job scheduler's resolution; default 1 s).
+func Interval(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("TOLLGATE_REDIS_WATCH_INTERVAL"))
+	if v == "" {
+		return DefaultInterval, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d%time.Second != 0 {
+		return 0, errors.New("TOLLGATE_REDIS_WATCH_INTERVAL must be a whole number of seconds ≥ 1s, e.g. 1s")
+	}
+	return d, nil
+}
+
+// Watcher is the job.
+type Watcher struct {
+	Pool   *pgxpool.Pool
+	Redis  redis.UniversalClient
+	Prefix string
+	Log    *zap.Logger
+	// Grace is how long the marker must stay missing before a rebuild
+	// starts (default: DefaultInterval). An ingest batch read from the
+	// stream just before the loss commits to PostgreSQL right after it; a
+	// rebuild that read its accounts before that commit would leave their
+	// balances high by those debits. The gateway answers "recovering"
+	// meanwhile, so waiting costs callers a Retry-After, not money.
+	Grace time.Duration
+
+	missingSince time.Time // runs of the job never overlap (jobs.Scheduler)
+
+	rebuilds *prometheus.CounterVec
+	duration prometheus.Gauge
+	missing  prometheus.Gauge
+}
+
+// New returns the watcher; Register adds its metrics.
+func New(pool *pgxpool.Pool, rdb redis.UniversalClient, prefix string, log *zap.Logger) *Watcher {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Watcher{Pool: pool, Redis: rdb, Prefix: prefix, Log: log.Named("recovery"), Grace: DefaultInterval,
+		rebuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "settlementd_redis_rebuilds_total",
+			Help: "Automatic rebuilds of Redis from PostgreSQL after the generation marker was found missing, by result (ok, error, lost: Redis was lost again during the run).",
+		}, []string{"result"}),
+		duration: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "settlementd_redis_rebuild_duration_seconds",
+			Help: "Duration of the last automatic rebuild of Redis from PostgreSQL.",
+		}),
+		missing: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "settlementd_redis_generation_missing",
+			Help: "1 while the leader finds Redis without its generation marker (the gateway answers keys 503 metering_recovering).",
+		}),
+	}
+}
+
+// Register adds the metrics to reg.
+func (w *Watcher) Register(reg prometheus.Registerer) {
+	reg.MustRegister(w.rebuilds, w.duration, w.missing)
+}
+
+// Name is the job's name.
+func (w *Watcher) Name() string { return "redis-recovery" }
+
+// Run is one check, and a rebuild when the marker is missing.
+func (w *Watcher) Run(ctx context.Context) error {
+	present, err := reconcile.MarkerPresent(ctx, w.Redis, w.Prefix)
+	if err != nil {
+		return err // Redis down: the gateway answers 503 by itself; check again next tick
+	}
+	if present {
+		w.missing.Set(0)
+		w.missingSince = time.Time{}
+		return nil
+	}
+	w.missing.Set(1)
+	if w.missingSince.IsZero() {
+		w.missingSince = time.Now()
+		w.Log.Warn("Redis has no generation marker (it lost its data, or this deployment is new): rebuilding keys, balances, deposits and bundles from PostgreSQL after a grace period; the gateway answers keys 503 metering_recovering meanwhile",
+			zap.Duration("grace", w.Grace))
+	}
+	if time.Since(w.missingSince) < w.Grace {
+		return nil
+	}
+	start := time.Now()
+	rep, err := reconcile.Run(ctx, w.Pool, w.Redis, reconcile.Options{Prefix: w.Prefix, Rebuild: true}, w.Log)
+	took := time.Since(start)
+	switch {
+	case errors.Is(err, reconcile.ErrLostDuringRun):
+		w.rebuilds.WithLabelValues("lost").Inc()
+		w.Log.Warn("Redis was lost again (or another rebuild started) during the rebuild; running it again", zap.Duration("took", took))
+		return nil
+	case err != nil:
+		w.rebuilds.WithLabelValues("error").Inc()
+		return err
+	}
+	w.rebuilds.WithLabelValues("ok").Inc()
+	w.duration.Set(took.Seconds())
+	w.missing.Set(0)
+	w.missingSince = time.Time{}
+	w.Log.Info("Redis rebuilt from PostgreSQL; generation marker set, metering resumes",
+		zap.Duration("took", took), zap.Int("accounts", rep.Accounts), zap.Int("accounts_written", rep.Changed),
+		zap.Int("wallets", rep.Wallets), zap.Int("wallets_written", rep.WalletsChanged), zap.Int("live_left_alone", rep.Live),
+		zap.String("generation", rep.Generation))
+	return nil
+}
