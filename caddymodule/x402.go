@@ -189,7 +189,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		x402Payments.WithLabelValues("bundle_reused").Inc()
 		return gate, true
 	}
-	if err == nil && gate.Outcome != meter.RateLimited {
+	if err == nil && gate.Outcome != meter.RateLimited && gate.Outcome != meter.Recovering {
 		var prev string
 		prev, err = h.meter.ClaimSettle(gctx, nonceKey, ttl)
 		if err == nil && prev != "" && prev != meter.PaymentSettling {
