@@ -101,6 +101,31 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			h.RedisCluster = true
+		case "allow_private_nodes":
+			// allow_private_nodes [on|off|1|0|true|false]; bare means on.
+			// Placeholders such as {$TOLLGATE_ALLOW_PRIVATE_NODES:0} are
+			// expanded before parsing.
+			v := "on"
+			if d.NextArg() {
+				v = d.Val()
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			switch v {
+			case "on", "1", "true":
+				h.AllowPrivateNodes = true
+			case "off", "0", "false", "":
+				h.AllowPrivateNodes = false
+			default:
+				return d.Errf("allow_private_nodes: want on or off, got %q", v)
+			}
+		case "node_allow_cidrs":
+			h.NodeAllowCIDRs = append(h.NodeAllowCIDRs, d.RemainingArgs()...)
+		case "node_resolver":
+			if !d.Args(&h.NodeResolver) || d.NextArg() {
+				return d.ArgErr()
+			}
 		case "free_daily_limit", "free_subnet_limit":
 			var v string
 			if !d.Args(&v) || d.NextArg() {

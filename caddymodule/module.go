@@ -5,7 +5,9 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -17,6 +19,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
 
 func init() {
@@ -60,6 +63,15 @@ type Handler struct {
 	// request (default 100).
 	UpstreamMaxBatch int            `json:"upstream_max_batch,omitempty"`
 	RequestTimeout   caddy.Duration `json:"request_timeout,omitempty"`
+
+	// Registered nodes are strangers' endpoints: every address the gateway
+	// dials for one must pass shared/netpolicy (public unicast only),
+	// unless AllowPrivateNodes (development: loopback and private allowed)
+	// or it is in NodeAllowCIDRs. NodeResolver (host:port of a DNS server)
+	// resolves node host names instead of the system resolver.
+	AllowPrivateNodes bool     `json:"allow_private_nodes,omitempty"`
+	NodeAllowCIDRs    []string `json:"node_allow_cidrs,omitempty"`
+	NodeResolver      string   `json:"node_resolver,omitempty"`
 
 	// Upstream pool tuning, applied to every chain.
 	UpstreamTimeout caddy.Duration `json:"upstream_timeout,omitempty"`
@@ -114,16 +126,18 @@ type Handler struct {
 	// (decimal; default DefaultHeatmapPrice), debited from credits.
 	HeatmapPrice string `json:"heatmap_price,omitempty"`
 
-	logger    *zap.Logger
-	redisURL  string
-	adminTok  string
-	adminSum  [32]byte // SHA-256 of adminTok, what a presented token is compared with
-	chains    map[uint64]*chainState
-	redis     redis.UniversalClient
-	redisKey  string
-	poolKeys  []string
-	cacheKeys []string
-	stopReg   func()
+	logger   *zap.Logger
+	redisURL string
+	adminTok string
+	adminSum [32]byte // SHA-256 of adminTok, what a presented token is compared with
+	chains   map[uint64]*chainState
+	// nodePolicy is the address policy of node dials (built in Provision).
+	nodePolicy netpolicy.Policy
+	redis      redis.UniversalClient
+	redisKey   string
+	poolKeys   []string
+	cacheKeys  []string
+	stopReg    func()
 
 	meter     *meter.Meter
 	writer    *meter.EventWriter
@@ -212,6 +226,14 @@ func (h *Handler) Validate() error {
 	if h.MaxBatch > 10_000 {
 		return fmt.Errorf("tollgate: max_batch %d is unreasonably large", h.MaxBatch)
 	}
+	if _, err := netpolicy.ParsePrefixes(h.NodeAllowCIDRs); err != nil {
+		return fmt.Errorf("tollgate: node_allow_cidrs: %w", err)
+	}
+	if h.NodeResolver != "" {
+		if _, _, err := net.SplitHostPort(h.NodeResolver); err != nil {
+			return fmt.Errorf("tollgate: node_resolver %q: want host:port", h.NodeResolver)
+		}
+	}
 	if h.UpstreamMaxBatch > 10_000 {
 		return fmt.Errorf("tollgate: upstream_max_batch %d is unreasonably large", h.UpstreamMaxBatch)
 	}
@@ -232,6 +254,14 @@ func (h *Handler) poolConfig(c ChainConfig, repl *caddy.Replacer) upstream.Confi
 			OpenTimeout:    time.Duration(h.BreakerOpenFor),
 		},
 		Logger: h.logger.Named("upstream"),
+	}
+	cfg.Transport.NodeAddress = h.nodePolicy.Check
+	if h.NodeResolver != "" {
+		addr := h.NodeResolver
+		cfg.Transport.NodeResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}}
 	}
 	for _, p := range c.Providers {
 		u := upstream.Upstream{Name: p.Name, URL: repl.ReplaceAll(p.URL, ""), Kind: upstream.KindProvider}

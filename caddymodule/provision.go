@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
 
 // Shared state that must outlive one config load: a reload provisions the new
@@ -55,6 +56,14 @@ func (r redisHandle) Destruct() error { return r.Close() }
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.setDefaults()
+	allow, err := netpolicy.ParsePrefixes(h.NodeAllowCIDRs)
+	if err != nil {
+		return fmt.Errorf("tollgate: node_allow_cidrs: %w", err)
+	}
+	h.nodePolicy = netpolicy.Policy{AllowPrivate: h.AllowPrivateNodes, Allow: allow}
+	if h.AllowPrivateNodes {
+		h.logger.Warn("allow_private_nodes is on: registered nodes may point at loopback and private addresses (development only)")
+	}
 	if err := h.registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("tollgate: metrics: %w", err)
 	}

@@ -52,6 +52,7 @@ http://127.0.0.1:{PORT} {
 			max_attempts 2
 			probe_interval 100ms
 			registry_refresh 200ms
+			allow_private_nodes
 			rate_limit_ip off
 			rate_limit_key off
 			key_create_limit off

@@ -61,6 +61,7 @@ http://127.0.0.1:{PORT} {
 			max_attempts 2
 			probe_interval 100ms
 			registry_refresh 200ms
+			allow_private_nodes
 			free_daily_limit 1000
 			free_subnet_limit 5000
 			rate_limit_ip off

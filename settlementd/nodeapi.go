@@ -27,6 +27,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/nodes"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/status"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
+	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
 
 // Node-API settings (environment only; the keys and secrets never pass
@@ -46,6 +47,7 @@ const (
 //	TOLLGATE_AUTH_DOMAIN          EIP-4361 domain of the login message (required: without it the operator routes answer 503)
 //	TOLLGATE_DEV                  1: development; an unset TOLLGATE_AUTH_DOMAIN falls back to the request's Host
 //	TOLLGATE_ALLOW_PRIVATE_NODES  1: node URLs may be loopback/private (dev, tests)
+//	TOLLGATE_NODE_ALLOW_CIDRS     addresses (CIDRs) nodes may use whatever the policy says (shared/netpolicy)
 //	TOLLGATE_NODE_PROBE_SCHEDULE  node re-probe (default every 30 s); TOLLGATE_NODE_MAX_FAILURES (default 3)
 //	TOLLGATE_CLAIM_SIGNER_KEY     hex key with CLAIM_CREATOR_ROLE that signs claims; unset: claims answer 503
 //	TOLLGATE_CLAIM_VALIDITY       signature lifetime, Go duration (default 48h)
@@ -101,8 +103,12 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	a.Register(operatorHandle)
 
 	maxFail, _ := strconv.Atoi(getenv("TOLLGATE_NODE_MAX_FAILURES"))
+	allowCIDRs, err := netpolicy.ParsePrefixes(strings.Fields(strings.ReplaceAll(getenv("TOLLGATE_NODE_ALLOW_CIDRS"), ",", " ")))
+	if err != nil {
+		return nil, fmt.Errorf("TOLLGATE_NODE_ALLOW_CIDRS: %w", err)
+	}
 	ns, err := nodes.New(nodes.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Auth: a,
-		AllowPrivate: getenv("TOLLGATE_ALLOW_PRIVATE_NODES") == "1", MaxFailures: maxFail, Log: log})
+		AllowPrivate: getenv("TOLLGATE_ALLOW_PRIVATE_NODES") == "1", AllowCIDRs: allowCIDRs, MaxFailures: maxFail, Log: log})
 	if err != nil {
 		return nil, err
 	}

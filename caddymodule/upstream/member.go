@@ -50,7 +50,7 @@ func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *membe
 	for k, v := range u.Headers {
 		h.Set(k, v)
 	}
-	tr := newTransport(cfg.Transport)
+	tr := newTransport(cfg.Transport, u.Kind == KindNode)
 	m := &member{
 		up:          u,
 		ref:         Ref{Name: u.Name, Kind: u.Kind, NodeID: u.NodeID},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
+	"syscall"
 	"time"
 )
 
@@ -32,6 +34,17 @@ type TransportConfig struct {
 	MaxConnsPerHost int
 	// IdleConnTimeout closes connections idle this long (default 90 s).
 	IdleConnTimeout time.Duration
+
+	// NodeAddress, when set, is checked against every address a
+	// registered node's transport actually dials — after DNS, on every
+	// connection — and a refused one fails the dial ("dial refused:
+	// 127.0.0.1 is loopback"). A node's host name that resolved to a
+	// public address at registration and is later re-pointed at the
+	// gateway's own network (DNS rebinding) reaches nothing. Providers
+	// from the Caddyfile are the operator's and are not checked.
+	NodeAddress func(netip.Addr) error
+	// NodeResolver resolves node host names (nil: the system resolver).
+	NodeResolver *net.Resolver
 }
 
 func (tc TransportConfig) withDefaults() TransportConfig {
@@ -56,12 +69,34 @@ func (tc TransportConfig) withDefaults() TransportConfig {
 	return tc
 }
 
-func newTransport(tc TransportConfig) *http.Transport {
+func newTransport(tc TransportConfig, node bool) *http.Transport {
 	d := &net.Dialer{Timeout: tc.DialTimeout, KeepAlive: tc.KeepAlive}
+	// Egress proxies are an operator's choice; honour the usual
+	// environment variables like every Go HTTP client — except for nodes
+	// under an address policy: through a proxy the dial would reach the
+	// proxy, and the proxy the node's address unchecked.
+	proxy := http.ProxyFromEnvironment
+	if node && tc.NodeAddress != nil {
+		check := tc.NodeAddress
+		d.Resolver = tc.NodeResolver
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return &DialRefusedError{Reason: "unparsable address " + address}
+			}
+			a, err := netip.ParseAddr(host)
+			if err != nil {
+				return &DialRefusedError{Reason: host + " is not an IP address"}
+			}
+			if err := check(a.Unmap()); err != nil {
+				return &DialRefusedError{Reason: err.Error()}
+			}
+			return nil
+		}
+		proxy = nil
+	}
 	return &http.Transport{
-		// Egress proxies are an operator's choice; honour the usual
-		// environment variables like every Go HTTP client.
-		Proxy:       http.ProxyFromEnvironment,
+		Proxy:       proxy,
 		DialContext: d.DialContext,
 		// Providers speak HTTP/2; one multiplexed connection beats many.
 		ForceAttemptHTTP2:   true,
@@ -77,6 +112,12 @@ func newTransport(tc TransportConfig) *http.Transport {
 		ExpectContinueTimeout: time.Second,
 	}
 }
+
+// DialRefusedError is a dial to a registered node that the address policy
+// refused: a fault of the node (its name points where nodes may not be).
+type DialRefusedError struct{ Reason string }
+
+func (e *DialRefusedError) Error() string { return "dial refused: " + e.Reason }
 
 // errRedirect is returned for 3xx replies: a JSON-RPC endpoint has no reason
 // to redirect a POST, and following one would send our auth headers to

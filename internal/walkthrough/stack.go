@@ -245,6 +245,7 @@ func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, 
 		"TOLLGATE_VAULT_ADDRESS=" + m.Polygon.RevenueVault, "TOLLGATE_USDT_ADDRESS=" + m.Polygon.USDT,
 		"TOLLGATE_X402_ASSET=" + m.Base.USDC, "TOLLGATE_X402_PAY_TO=" + addr("treasury"),
 		"SETTLEMENTD_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"),
+		"TOLLGATE_ALLOW_PRIVATE_NODES=1", // the walkthrough's node runs on loopback
 	}
 	cd, err := s.start("caddy", cfg.Caddy, []string{"run", "--config", caddyfile, "--adapter", "caddyfile"}, caddyEnv)
 	if err != nil {

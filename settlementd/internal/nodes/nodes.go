@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -34,6 +35,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/auth"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
@@ -50,9 +52,10 @@ type Config struct {
 	Redis        redis.Cmdable
 	Prefix       string // Redis key prefix shared with the gateway
 	Auth         *auth.Service
-	AllowPrivate bool          // TOLLGATE_ALLOW_PRIVATE_NODES=1: loopback/private targets allowed (dev, tests)
-	ProbeTimeout time.Duration // per eth_chainId probe
-	MaxFailures  int           // consecutive failed probes before a node is offline
+	AllowPrivate bool           // TOLLGATE_ALLOW_PRIVATE_NODES=1: loopback/private targets allowed (dev, tests)
+	AllowCIDRs   []netip.Prefix // TOLLGATE_NODE_ALLOW_CIDRS: addresses allowed whatever the policy says
+	ProbeTimeout time.Duration  // per eth_chainId probe
+	MaxFailures  int            // consecutive failed probes before a node is offline
 	Log          *zap.Logger
 }
 
@@ -85,8 +88,12 @@ func New(cfg Config) (*Service, error) {
 		if err != nil {
 			return err
 		}
-		if ip := net.ParseIP(host); ip != nil && !s.allowedIP(ip) {
-			return fmt.Errorf("nodes: %s is not a public address", ip)
+		a, err := netip.ParseAddr(host)
+		if err != nil {
+			return fmt.Errorf("nodes: dialling %q, not an address", host)
+		}
+		if err := s.policy().Check(a); err != nil {
+			return fmt.Errorf("nodes: dial refused: %w", err)
 		}
 		return nil
 	}}
@@ -101,11 +108,10 @@ func (s *Service) Register(handle func(string, http.Handler)) {
 	handle("POST /api/nodes/register", s.cfg.Auth.Require(s.register))
 }
 
-func (s *Service) allowedIP(ip net.IP) bool {
-	if s.cfg.AllowPrivate {
-		return !ip.IsUnspecified() && !ip.IsMulticast()
-	}
-	return ip.IsGlobalUnicast() && !ip.IsPrivate() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast()
+// policy is the address policy a node must pass, here at registration and
+// at every probe, and in the gateway at every dial (shared/netpolicy).
+func (s *Service) policy() netpolicy.Policy {
+	return netpolicy.Policy{AllowPrivate: s.cfg.AllowPrivate, Allow: s.cfg.AllowCIDRs}
 }
 
 var regionRe = regexp.MustCompile(`^[a-z0-9-]{2,16}$`)
@@ -181,8 +187,9 @@ func (s *Service) validate(ctx context.Context, req *RegisterRequest) (*url.URL,
 		}
 	}
 	for _, ip := range ips {
-		if !s.allowedIP(ip) {
-			return nil, bad("private_address", "rpc_url resolves to %s, a private, loopback or link-local address", ip)
+		a, _ := netip.AddrFromSlice(ip)
+		if err := s.policy().Check(a.Unmap()); err != nil {
+			return nil, bad("private_address", "rpc_url resolves to %s, which nodes may not use: %v", ip, err)
 		}
 	}
 	req.RPCURL = u.String()
