@@ -185,16 +185,18 @@ func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 	t.Logf("%d bad calls of %d kinds, %d honest calls, all answered as the node answers; no failure recorded",
 		total, len(calls), honestOK.Load())
 
-	// The breaker is live: an upstream that really fails is cut off.
+	// The rule book is not blind: an upstream that really fails (502) is
+	// counted and cut off — by its breaker, or by its probes first.
 	alpha.SetMode(faultproxy.Fail502)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		postRPC(gw.URL()+"/rpc", `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`)
-		if breakerOf(adminUpstreams(t, gw, token), "alpha") == "open" {
+		u := upstreamOf(adminUpstreams(t, gw, token), "alpha")
+		if u.Breaker == "open" || !u.Healthy {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("alpha answering 502 never opened its breaker: %+v", adminUpstreams(t, gw, token))
+			t.Fatalf("alpha answering 502 was never taken out: %+v", adminUpstreams(t, gw, token))
 		}
 	}
 }
@@ -280,6 +282,7 @@ func sameJSON(a, b json.RawMessage) bool {
 type upstreamView struct {
 	Name, Breaker, LastError string
 	Failures                 int64
+	Healthy                  bool
 }
 
 func adminUpstreams(t *testing.T, gw *caddyrun.Server, token string) []upstreamView {
@@ -298,6 +301,7 @@ func adminUpstreams(t *testing.T, gw *caddyrun.Server, token string) []upstreamV
 				Breaker   string `json:"breaker"`
 				Failures  int64  `json:"failures"`
 				LastError string `json:"last_error"`
+				Healthy   bool   `json:"healthy"`
 			} `json:"upstreams"`
 		} `json:"pool"`
 	}
@@ -307,16 +311,16 @@ func adminUpstreams(t *testing.T, gw *caddyrun.Server, token string) []upstreamV
 	}
 	var v []upstreamView
 	for _, u := range out.Pool.Upstreams {
-		v = append(v, upstreamView{u.Name, u.Breaker, u.LastError, u.Failures})
+		v = append(v, upstreamView{u.Name, u.Breaker, u.LastError, u.Failures, u.Healthy})
 	}
 	return v
 }
 
-func breakerOf(us []upstreamView, name string) string {
+func upstreamOf(us []upstreamView, name string) upstreamView {
 	for _, u := range us {
 		if u.Name == name {
-			return u.Breaker
+			return u
 		}
 	}
-	return ""
+	return upstreamView{}
 }

@@ -388,6 +388,8 @@ func readAdminBody(r *http.Request, allowed ...string) (adminFields, *fieldError
 	body, err := readLimited(r.Body, maxAdminRequestBytes)
 	if errors.Is(err, errTooLarge) {
 		return nil, bodyErr("must be at most 4 KiB")
+	} else if errors.Is(err, errBodyTimeout) {
+		return nil, bodyErr("did not arrive in time")
 	} else if err != nil {
 		return nil, bodyErr("could not be read")
 	}

@@ -198,7 +198,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			case "finality_depth":
 				h.FinalityDepth = n
 			}
-		case "request_timeout", "upstream_timeout", "probe_interval", "breaker_open_for", "registry_refresh":
+		case "request_timeout", "upstream_timeout", "probe_interval", "breaker_open_for", "registry_refresh", "body_timeout":
 			var v string
 			if !d.Args(&v) || d.NextArg() {
 				return d.ArgErr()
@@ -210,7 +210,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			target := map[string]*caddy.Duration{
 				"request_timeout": &h.RequestTimeout, "upstream_timeout": &h.UpstreamTimeout,
 				"probe_interval": &h.ProbeInterval, "breaker_open_for": &h.BreakerOpenFor,
-				"registry_refresh": &h.RegistryRefresh,
+				"registry_refresh": &h.RegistryRefresh, "body_timeout": &h.BodyTimeout,
 			}[opt]
 			*target = caddy.Duration(dur)
 		case "chain":

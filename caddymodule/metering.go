@@ -267,6 +267,10 @@ func (h *Handler) serveCreateKey(w http.ResponseWriter, r *http.Request, machine
 		return nil
 	}
 	body, err := readLimited(r.Body, maxKeyRequestBytes)
+	if errors.Is(err, errBodyTimeout) {
+		h.writeBodyTimeout(w, false)
+		return nil
+	}
 	if errors.Is(err, errTooLarge) {
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "the body must be at most 4 KiB")
 		return nil

@@ -61,6 +61,7 @@ http://127.0.0.1:{PORT} {
 			admin_token {env.TG_ADMIN_TOKEN}
 			key_prefix @PREFIX@
 			request_timeout 5s
+			@EXTRA@
 			upstream_timeout 400ms
 			max_attempts 2
 			probe_interval 100ms
@@ -97,6 +98,8 @@ type meterOpts struct {
 	conc         string
 	adminToken   string // empty: admin is disabled
 	prefix       string // Redis key prefix to share with another gateway; empty: a fresh one
+	servers      string // a servers { } global block (listener wrappers, timeouts)
+	extra        string // more tollgate options, one per line
 }
 
 func (o *meterOpts) defaults() {
@@ -148,14 +151,14 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 	t.Cleanup(e.alpha.Close)
 	t.Cleanup(e.beta.Close)
 	payTo, _ := d.Manifest.Account("treasury")
-	servers := ""
+	servers := o.servers
 	if o.trusted {
 		servers = "servers {\n\t\ttrusted_proxies static 127.0.0.1/32\n\t}"
 	}
 	cf := strings.NewReplacer("@SERVERS@", servers, "@PREFIX@", prefix, "@FREE@", fmt.Sprint(o.free), "@SUBNET@", fmt.Sprint(o.subnet),
 		"@IPRATE@", o.ipRate, "@KEYRATE@", o.keyRate, "@CREATE@", o.create, "@CONC@", o.conc,
 		"@VAULT@", d.Manifest.Polygon.RevenueVault, "@USDT@", d.Manifest.Polygon.USDT, "@USDC@", d.Manifest.Base.USDC,
-		"@PAYTO@", payTo.Address, "@ALPHA@", e.alpha.URL(), "@BETA@", e.beta.URL()).Replace(meterCaddyfile)
+		"@PAYTO@", payTo.Address, "@ALPHA@", e.alpha.URL(), "@BETA@", e.beta.URL(), "@EXTRA@", o.extra).Replace(meterCaddyfile)
 	e.gw = caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"), "TG_ADMIN_TOKEN="+o.adminToken)
 	e.waitHealthy(t)
 	return e

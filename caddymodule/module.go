@@ -63,6 +63,9 @@ type Handler struct {
 	// request (default 100).
 	UpstreamMaxBatch int            `json:"upstream_max_batch,omitempty"`
 	RequestTimeout   caddy.Duration `json:"request_timeout,omitempty"`
+	// BodyTimeout bounds how long a request body may take to arrive on the
+	// handler's routes (default 10 s): 408 after it.
+	BodyTimeout caddy.Duration `json:"body_timeout,omitempty"`
 
 	// Registered nodes are strangers' endpoints: every address the gateway
 	// dials for one must pass shared/netpolicy (public unicast only),
@@ -187,6 +190,9 @@ func (h *Handler) setDefaults() {
 	if h.UpstreamMaxBatch <= 0 {
 		h.UpstreamMaxBatch = DefaultUpstreamMaxBatch
 	}
+	if h.BodyTimeout <= 0 {
+		h.BodyTimeout = caddy.Duration(DefaultBodyTimeout)
+	}
 	if h.RequestTimeout <= 0 {
 		h.RequestTimeout = caddy.Duration(DefaultRequestTimeout)
 	}
@@ -256,6 +262,7 @@ func (h *Handler) poolConfig(c ChainConfig, repl *caddy.Replacer) upstream.Confi
 		Logger: h.logger.Named("upstream"),
 	}
 	cfg.Transport.NodeAddress = h.nodePolicy.Check
+	cfg.Transport.NodePolicy = fmt.Sprintf("private=%v allow=%v resolver=%q", h.AllowPrivateNodes, h.NodeAllowCIDRs, h.NodeResolver)
 	if h.NodeResolver != "" {
 		addr := h.NodeResolver
 		cfg.Transport.NodeResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {

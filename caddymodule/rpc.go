@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -29,6 +28,10 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 
 	body, err := readLimited(r.Body, h.MaxBodyBytes)
 	if err != nil {
+		if errors.Is(err, errBodyTimeout) {
+			h.writeBodyTimeout(w, true)
+			return nil
+		}
 		if errors.Is(err, errTooLarge) {
 			rej := jsonrpc.BodyTooLarge(h.MaxBodyBytes)
 			writeRaw(w, rej.Status, rej.Body())
@@ -258,18 +261,6 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 
 var errTooLarge = errors.New("body too large")
 
-// readLimited reads at most limit bytes and reports errTooLarge beyond that,
-// without reading an unbounded body into memory.
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, errTooLarge
-	}
-	return b, nil
-}
 
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	if body != nil {

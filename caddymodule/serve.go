@@ -14,6 +14,9 @@ import (
 // routes in one site block.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if rt := routeFor(r.URL.Path); rt != nil {
+		if !h.bodyDeadline(w, r, rt.auth == authKeyOrFree) {
+			return nil
+		}
 		return rt.serve(h, w, r, next)
 	}
 	return next.ServeHTTP(w, r)

@@ -152,7 +152,10 @@ func (c Config) Key() string {
 		}
 		k.Providers = append(k.Providers, providerKey{p.Name, p.URL, p.Kind, p.NodeID, p.Headers, p.ChainID, p.Weight})
 	}
-	b, _ := json.Marshal(k) // cannot fail: plain data, map keys sorted
+	b, err := json.Marshal(k) // plain data, map keys sorted
+	if err != nil {
+		panic("upstream: pool key: " + err.Error()) // a Config field JSON cannot encode: a programming error
+	}
 	sum := sha256.Sum256(b)
 	return fmt.Sprintf("upstream-pool/%d/%s", c.ChainID, hex.EncodeToString(sum[:16]))
 }

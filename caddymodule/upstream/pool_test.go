@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -186,6 +187,7 @@ func TestKey(t *testing.T) {
 	same.Providers[0].Headers = map[string]string{"Authorization": "Bearer TOKENSECRET"}
 	same.ProbeInterval = DefaultProbeInterval
 	same.Classifier = func(RPCError) Verdict { return VerdictOK }
+	same.Transport.NodeAddress = func(netip.Addr) error { return nil } // described by NodePolicy, not hashed
 	if same.Key() != k {
 		t.Fatal("equivalent config gave another key")
 	}
@@ -197,6 +199,7 @@ func TestKey(t *testing.T) {
 		func(c *Config) { c.Breaker.OpenTimeout = time.Second },
 		func(c *Config) { c.LagThreshold = 10 },
 		func(c *Config) { c.Transport.MaxIdleConnsPerHost = 8 },
+		func(c *Config) { c.Transport.NodePolicy = "private=true" },
 	}
 	for i, change := range changes {
 		c := base()

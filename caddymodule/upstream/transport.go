@@ -42,9 +42,13 @@ type TransportConfig struct {
 	// public address at registration and is later re-pointed at the
 	// gateway's own network (DNS rebinding) reaches nothing. Providers
 	// from the Caddyfile are the operator's and are not checked.
-	NodeAddress func(netip.Addr) error
+	NodeAddress func(netip.Addr) error `json:"-"`
 	// NodeResolver resolves node host names (nil: the system resolver).
-	NodeResolver *net.Resolver
+	NodeResolver *net.Resolver `json:"-"`
+	// NodePolicy describes NodeAddress and NodeResolver for the pool's Key
+	// (functions have no identity to compare): a config that changes the
+	// policy gets a new pool.
+	NodePolicy string
 }
 
 func (tc TransportConfig) withDefaults() TransportConfig {

@@ -47,8 +47,9 @@ func TestProductionCaddyfileAdapts(t *testing.T) {
 					AutomaticHTTPS    *struct {
 						Disable bool
 					} `json:"automatic_https"`
-					TrustedProxies map[string]any `json:"trusted_proxies"`
-					Routes         json.RawMessage
+					TrustedProxies   map[string]any  `json:"trusted_proxies"`
+					ListenerWrappers json.RawMessage `json:"listener_wrappers"`
+					Routes           json.RawMessage
 				}
 			}
 		}
@@ -64,7 +65,7 @@ func TestProductionCaddyfileAdapts(t *testing.T) {
 		if !slices.Equal(s.Listen, []string{":443"}) || (s.AutomaticHTTPS != nil && s.AutomaticHTTPS.Disable) {
 			t.Errorf("%s: listen %v, automatic HTTPS %+v: want HTTPS on :443", name, s.Listen, s.AutomaticHTTPS)
 		}
-		if s.ReadHeaderTimeout != 10*sec || s.ReadTimeout != 15*sec || s.WriteTimeout != 30*sec || s.IdleTimeout != 120*sec {
+		if s.ReadHeaderTimeout != 10*sec || s.ReadTimeout != 30*sec || s.WriteTimeout != 120*sec || s.IdleTimeout != 120*sec {
 			t.Errorf("%s: timeouts header %d body %d write %d idle %d", name, s.ReadHeaderTimeout, s.ReadTimeout, s.WriteTimeout, s.IdleTimeout)
 		}
 		if s.TrustedProxies == nil {
@@ -74,6 +75,9 @@ func TestProductionCaddyfileAdapts(t *testing.T) {
 			if !strings.Contains(string(s.Routes), want) {
 				t.Errorf("%s: the routes lack %s", name, want)
 			}
+		}
+		if !strings.Contains(string(s.ListenerWrappers), `{"per_ip":256,"wrapper":"tollgate_conn_limit"},{"wrapper":"tls"}`) {
+			t.Errorf("%s: listener wrappers %s, want the per-address connection cap, then TLS", name, s.ListenerWrappers)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/tollgate-rpc/tollgate/caddymodule"
+	_ "github.com/tollgate-rpc/tollgate/caddymodule/connlimit"
 )
 
 func main() { caddycmd.Main() }
