@@ -261,7 +261,6 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 
 var errTooLarge = errors.New("body too large")
 
-
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	if body != nil {
 		w.Header().Set("Content-Type", "application/json")
