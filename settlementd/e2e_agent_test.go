@@ -21,13 +21,11 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
-	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
-	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 )
 
@@ -121,36 +119,7 @@ func TestAgentFollows402(t *testing.T) {
 		"TOLLGATE_TREASURY_KEY": treasuryKey, "TOLLGATE_RELAYER_KEY": relayerKey,
 		"TOLLGATE_AUTH_DOMAIN": "127.0.0.1",
 	}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := config.Load(nil, getenv, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logBuf bytes.Buffer
-	log, err := newLogger(cfg, &logBuf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runDaemon(dctx, cfg, log.WithOptions(zap.IncreaseLevel(zap.WarnLevel)), getenv) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("settlementd: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("settlementd log:\n%s", logBuf.String())
-		}
-	})
-	settletest.Eventually(t, 20*time.Second, "settlementd healthy behind the gateway", func() (bool, error) {
-		resp, err := http.Get(gw.URL() + "/health")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
+	runInProcess(t, env, gw.URL()+"/health")
 
 	// The agent: the gateway's /rpc, a wallet with USDT on chain 137 and a
 	// node to send its transactions through — nothing else.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
-	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/contracts/deploy"
@@ -27,7 +25,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
-	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -209,36 +206,7 @@ func TestConsoleBrowser(t *testing.T) {
 		"TOLLGATE_CLAIM_WATCH_SCHEDULE": "* * * * * *", "TOLLGATE_NODE_PROBE_SCHEDULE": "* * * * * *",
 		"TOLLGATE_ADMIN_TOKEN": consoleAdminToken, "TOLLGATE_AUTH_DOMAIN": strings.TrimPrefix(gw.URL(), "http://"),
 	}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := config.Load(nil, getenv, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logBuf bytes.Buffer
-	log, err := newLogger(cfg, &logBuf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runDaemon(dctx, cfg, log.WithOptions(zap.IncreaseLevel(zap.WarnLevel)), getenv) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("settlementd: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("settlementd log:\n%s", logBuf.String())
-		}
-	})
-	settletest.Eventually(t, 20*time.Second, "settlementd healthy behind the gateway", func() (bool, error) {
-		resp, err := http.Get(gw.URL() + "/health")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
+	runInProcess(t, env, gw.URL()+"/health")
 	operatorBefore := balanceOf(operator)
 	stackUp := time.Since(began)
 

@@ -24,7 +24,6 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
@@ -34,7 +33,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
-	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
@@ -276,36 +274,7 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 		"TOLLGATE_GATEWAY_URL": gw.URL(), "TOLLGATE_GATEWAY_PROBE_SCHEDULE": "* * * * * *", "TOLLGATE_ADMIN_TOKEN": adminToken,
 		"TOLLGATE_NODE_PROBE_SCHEDULE": "* * * * * *", "TOLLGATE_AUTH_DOMAIN": strings.TrimPrefix(api, "http://"),
 	}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := config.Load(nil, getenv, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logBuf bytes.Buffer
-	log, err := newLogger(cfg, &logBuf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runDaemon(dctx, cfg, log.WithOptions(zap.IncreaseLevel(zap.WarnLevel)), getenv) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("settlementd: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("settlementd log:\n%s", logBuf.String())
-		}
-	})
-	settletest.Eventually(t, 20*time.Second, "settlementd healthy", func() (bool, error) {
-		resp, err := http.Get(api + "/health")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
+	runInProcess(t, env, api+"/health")
 
 	// --- Wallet login, and its failures.
 	auth1 := login(t, api, op1Key)
