@@ -5,67 +5,58 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 )
 
-// localAnswers are the methods the gateway answers itself, free and without
-// touching Redis or an upstream, because the answer is a fact of the chain the
-// path names rather than of any node:
-//
-//   - eth_chainId and net_version: client libraries (ethers' network
-//     detection, viem's chain check, wallets) ask them first. Answering them
-//     even to a caller whose free tier is used up lets the client detect the
-//     network and then surface the 402 of the call that costs, instead of
-//     reporting "failed to detect network, perhaps the URL is wrong".
-//   - eth_accounts: a public node holds no accounts; every public RPC
-//     answers [] (forwarding it would at best reach a node that has some).
-//
-// Only calls without params (absent, null or []) are answered here; anything
-// else goes on like any other call, so the caller sees the node's own answer
-// to a malformed call.
-var localAnswers = map[string]func(cs *chainState) json.RawMessage{
-	"eth_chainId":  func(cs *chainState) json.RawMessage { return quoted(cs.chain.HexID()) },
-	"net_version":  func(cs *chainState) json.RawMessage { return quoted(strconv.FormatUint(cs.chain.ID, 10)) },
-	"eth_accounts": func(*chainState) json.RawMessage { return json.RawMessage(`[]`) },
-}
-
-func quoted(s string) json.RawMessage { return strconv.AppendQuote(nil, s) }
-
-// answerLocally answers the calls localAnswers covers into resps (at the
-// caller's positions, index[k] for calls[k]) and returns the calls that are
-// left to meter and forward, with their positions. Each local answer counts in
-// rpc_calls_total with source "local". It allocates only when a
-// call is answered locally.
+// answerLocally answers, free and without an upstream, the calls the method
+// table (caddymodule/evm) says the gateway answers itself: facts of the
+// chain (eth_chainId, net_version, eth_accounts — so a client can always
+// detect the network, even with its free tier used up), methods no public
+// RPC serves (-32601, never sent to a node), and eth_getLogs calls wider
+// than the limit (-32602 naming it). The answers go into resps at the
+// caller's positions (index[k] for calls[k]); the calls left to meter and
+// forward are returned with their positions. Each counts in rpc_calls_total
+// with source "local".
 func answerLocally(cs *chainState, calls []jsonrpc.Item, index []int, resps []jsonrpc.Response) ([]jsonrpc.Item, []int) {
-	n := 0
+	var restCalls []jsonrpc.Item
+	var restIndex []int
 	for k := range calls {
-		if localAnswer(cs, &calls[k]) != nil {
-			n++
-		}
-	}
-	if n == 0 {
-		return calls, index
-	}
-	restCalls := make([]jsonrpc.Item, 0, len(calls)-n)
-	restIndex := make([]int, 0, len(calls)-n)
-	for k := range calls {
-		if result := localAnswer(cs, &calls[k]); result != nil {
-			resps[index[k]] = jsonrpc.ResultResponse(calls[k].ResponseID(), result)
-			rpcCalls.WithLabelValues(chainLabel(cs.chain.ID), jsonrpc.MetricLabel(calls[k].Method), "local").Inc()
+		resp, local := localAnswer(cs, &calls[k])
+		if !local {
+			if restCalls != nil {
+				restCalls, restIndex = append(restCalls, calls[k]), append(restIndex, index[k])
+			}
 			continue
 		}
-		restCalls = append(restCalls, calls[k])
-		restIndex = append(restIndex, index[k])
+		if restCalls == nil { // the first local answer: copy what came before
+			restCalls, restIndex = append(make([]jsonrpc.Item, 0, len(calls)), calls[:k]...), append(make([]int, 0, len(calls)), index[:k]...)
+		}
+		resps[index[k]] = resp
+		rpcCalls.WithLabelValues(chainLabel(cs.chain.ID), jsonrpc.MetricLabel(calls[k].Method), "local").Inc()
+	}
+	if restCalls == nil {
+		return calls, index
 	}
 	return restCalls, restIndex
 }
 
-func localAnswer(cs *chainState, it *jsonrpc.Item) json.RawMessage {
-	fn := localAnswers[it.Method]
-	if fn == nil || !noParams(it.Params) {
-		return nil
+func localAnswer(cs *chainState, it *jsonrpc.Item) (jsonrpc.Response, bool) {
+	m := evm.Lookup(it.Method)
+	switch {
+	case m.Denied != "":
+		return jsonrpc.ErrorResponse(it.ResponseID(), &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: "the method " + it.Method + " is not served by this gateway: " + m.Denied}), true
+	case m.Local != nil && noParams(it.Params):
+		return jsonrpc.ResultResponse(it.ResponseID(), m.Local(cs.chain.ID)), true
+	case m.MaxBlockRange > 0:
+		if span, ok := evm.LogsSpan(it.Params, cs.pool.BestHead()); ok && span > m.MaxBlockRange {
+			return jsonrpc.ErrorResponse(it.ResponseID(), &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: it.Method + " spans " + strconv.FormatUint(span, 10) + " blocks; this gateway serves at most " +
+					strconv.FormatUint(m.MaxBlockRange, 10) + " per call: split the range"}), true
+		}
 	}
-	return fn(cs)
+	return jsonrpc.Response{}, false
 }
 
 func noParams(p json.RawMessage) bool {

@@ -204,3 +204,52 @@ func TestAgentDiscovery(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodTable: what no public RPC serves is answered by the gateway with
+// -32601 naming the method and never reaches an upstream; an eth_getLogs
+// wider than 10,000 blocks is refused with the limit named, a narrower one
+// is served; eth_accounts is [].
+func TestMethodTable(t *testing.T) {
+	e := startMetered(t, meterOpts{free: 1000})
+	denied := []string{"admin_nodeInfo", "admin_addPeer", "personal_listAccounts", "personal_unlockAccount", "miner_start",
+		"engine_getPayloadV3", "clique_getSigners", "eth_sign", "eth_signTransaction", "eth_sendTransaction", "eth_subscribe", "debug_setHead"}
+	var batch []string
+	for i, m := range denied {
+		batch = append(batch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":[]}`, i, m))
+	}
+	a := e.rpc(t, "["+strings.Join(batch, ",")+"]")
+	var out []struct {
+		ID    int
+		Error struct {
+			Code    int
+			Message string
+		}
+	}
+	if err := json.Unmarshal(a.body, &out); err != nil || a.status != 200 || len(out) != len(denied) {
+		t.Fatalf("denied batch: %d %s", a.status, a.body)
+	}
+	for _, o := range out {
+		if o.Error.Code != -32601 || !strings.Contains(o.Error.Message, denied[o.ID]) {
+			t.Errorf("%s: %+v", denied[o.ID], o.Error)
+		}
+	}
+	for _, m := range denied {
+		if n := e.alpha.Calls(m) + e.beta.Calls(m); n != 0 {
+			t.Errorf("%s reached an upstream %d times", m, n)
+		}
+	}
+
+	wide := `{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x2711"}]}` // 10,001 blocks
+	before := e.alpha.Calls("eth_getLogs") + e.beta.Calls("eth_getLogs")
+	a = e.rpc(t, wide)
+	if m := a.json(t); a.status != 200 || !strings.Contains(fmt.Sprint(m["error"]), "10001 blocks") || !strings.Contains(fmt.Sprint(m["error"]), "at most 10000") {
+		t.Fatalf("wide eth_getLogs: %d %s", a.status, a.body)
+	}
+	if e.alpha.Calls("eth_getLogs")+e.beta.Calls("eth_getLogs") != before {
+		t.Fatal("the wide eth_getLogs reached an upstream")
+	}
+	a = e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x2"}]}`)
+	if m := a.json(t); a.status != 200 || m["result"] == nil || e.alpha.Calls("eth_getLogs")+e.beta.Calls("eth_getLogs") != before+1 {
+		t.Fatalf("narrow eth_getLogs: %d %s", a.status, a.body)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
@@ -217,9 +218,7 @@ func servedCount(rs []jsonrpc.Reply) int {
 func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer string) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	noRetry := false
 	for _, c := range calls {
-		if c.Method == "eth_sendRawTransaction" || c.Method == "eth_sendRawTransactionSync" || c.Method == "eth_sendTransaction" {
-			noRetry = true
-		}
+		noRetry = noRetry || evm.Lookup(c.Method).NoRetry
 	}
 	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {
 		out := make([]jsonrpc.Reply, len(calls))

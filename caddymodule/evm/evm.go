@@ -1,0 +1,128 @@
+// Package evm is the gateway's table of EVM JSON-RPC methods — everything
+// the gateway decides about a method, in one place: whether it is served at
+// all (what no public RPC serves is refused here, never sent to a node),
+// whether the gateway answers it itself, whether a call may be replayed on
+// another upstream, and the limits a call must keep. rpc.go reads it before
+// metering and when forwarding.
+package evm
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Method is what the gateway knows of one method.
+type Method struct {
+	// Denied, when set, is why the method is not served: the call is
+	// answered locally with -32601 and never reaches an upstream.
+	Denied string
+	// Local, when set, answers a call without params from the chain's id
+	// alone (free, no upstream).
+	Local func(chainID uint64) json.RawMessage
+	// NoRetry: a send — once an upstream may have received it, it is never
+	// replayed on another (one ambiguous answer must not become several).
+	NoRetry bool
+	// MaxBlockRange bounds eth_getLogs' fromBlock..toBlock.
+	MaxBlockRange uint64
+}
+
+// DefaultMaxLogsRange is the widest eth_getLogs range served in one call:
+// one flat-priced call must not make a node scan a million blocks.
+const DefaultMaxLogsRange = 10_000
+
+// table holds the methods with anything to say; others are served as
+// they are.
+var table = map[string]Method{
+	"eth_chainId":  {Local: func(id uint64) json.RawMessage { return quote("0x" + strconv.FormatUint(id, 16)) }},
+	"net_version":  {Local: func(id uint64) json.RawMessage { return quote(strconv.FormatUint(id, 10)) }},
+	"eth_accounts": {Local: func(uint64) json.RawMessage { return json.RawMessage(`[]`) }}, // a public node holds no accounts
+
+	"eth_sendRawTransaction":     {NoRetry: true},
+	"eth_sendRawTransactionSync": {NoRetry: true},
+
+	"eth_getLogs": {MaxBlockRange: DefaultMaxLogsRange},
+
+	"eth_sendTransaction":       {Denied: "it needs an account unlocked on the node; sign locally and use eth_sendRawTransaction"},
+	"eth_sign":                  {Denied: "nodes here hold no keys; sign locally"},
+	"eth_signTransaction":       {Denied: "nodes here hold no keys; sign locally"},
+	"eth_signTypedData":         {Denied: "nodes here hold no keys; sign locally"},
+	"eth_signTypedData_v3":      {Denied: "nodes here hold no keys; sign locally"},
+	"eth_signTypedData_v4":      {Denied: "nodes here hold no keys; sign locally"},
+	"eth_subscribe":             {Denied: "subscriptions need a WebSocket; over HTTP poll with filters"},
+	"eth_unsubscribe":           {Denied: "subscriptions need a WebSocket"},
+	"eth_coinbase":              {Denied: "nodes here do not mine"},
+	"eth_submitWork":            {Denied: "nodes here do not mine"},
+	"eth_submitHashrate":        {Denied: "nodes here do not mine"},
+	"debug_setHead":             {Denied: "it rewinds the node's chain"},
+	"debug_startCPUProfile":     {Denied: "node administration"},
+	"debug_writeMemProfile":     {Denied: "node administration"},
+	"debug_setGCPercent":        {Denied: "node administration"},
+	"debug_freeOSMemory":        {Denied: "node administration"},
+	"debug_setBlockProfileRate": {Denied: "node administration"},
+}
+
+// deniedNamespaces are whole namespaces no public RPC serves: node
+// administration, accounts and keys, mining and the consensus engine API.
+var deniedNamespaces = map[string]string{
+	"admin":    "node administration is not served",
+	"personal": "nodes here hold no accounts or keys",
+	"miner":    "nodes here do not mine",
+	"engine":   "the consensus-layer engine API is not served",
+	"clique":   "consensus signer administration is not served",
+}
+
+// Lookup returns what the gateway knows of method.
+func Lookup(method string) Method {
+	if m, ok := table[method]; ok {
+		return m
+	}
+	if ns, _, ok := strings.Cut(method, "_"); ok {
+		if why, denied := deniedNamespaces[ns]; denied {
+			return Method{Denied: why}
+		}
+	}
+	return Method{}
+}
+
+func quote(s string) json.RawMessage { return strconv.AppendQuote(nil, s) }
+
+// LogsSpan is how many blocks an eth_getLogs filter spans, with block tags
+// resolved against head (the pool's best head; 0 when unknown). ok is false
+// when the span cannot be judged (a blockHash filter, unparsable params —
+// the node answers those — or a tag while the head is unknown).
+func LogsSpan(params json.RawMessage, head uint64) (span uint64, ok bool) {
+	var p []struct {
+		FromBlock *string `json:"fromBlock"`
+		ToBlock   *string `json:"toBlock"`
+		BlockHash *string `json:"blockHash"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p) != 1 || p[0].BlockHash != nil {
+		return 0, false
+	}
+	from, okF := blockNumber(p[0].FromBlock, head)
+	to, okT := blockNumber(p[0].ToBlock, head)
+	if !okF || !okT || to < from {
+		return 0, false
+	}
+	return to - from + 1, true
+}
+
+// blockNumber resolves a block parameter; an absent one means latest.
+func blockNumber(v *string, head uint64) (uint64, bool) {
+	tag := "latest"
+	if v != nil {
+		tag = *v
+	}
+	switch tag {
+	case "earliest":
+		return 0, true
+	case "latest", "pending", "safe", "finalized":
+		return head, head > 0
+	}
+	if !strings.HasPrefix(tag, "0x") || len(tag) < 3 || len(tag) > 18 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(tag[2:], 16, 64)
+	return n, err == nil
+}

@@ -1,0 +1,53 @@
+package evm
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestLookup(t *testing.T) {
+	for _, m := range []string{"admin_nodeInfo", "admin_addPeer", "personal_unlockAccount", "miner_start", "engine_newPayloadV3",
+		"clique_propose", "eth_sign", "eth_sendTransaction", "eth_subscribe", "debug_setHead"} {
+		if Lookup(m).Denied == "" {
+			t.Errorf("%s is served", m)
+		}
+	}
+	for _, m := range []string{"eth_call", "eth_getLogs", "debug_traceTransaction", "trace_block", "administrator", "eth_adminish", "web3_clientVersion"} {
+		if Lookup(m).Denied != "" {
+			t.Errorf("%s is denied", m)
+		}
+	}
+	if !Lookup("eth_sendRawTransactionSync").NoRetry || !Lookup("eth_sendRawTransaction").NoRetry || Lookup("eth_call").NoRetry {
+		t.Error("retry rules")
+	}
+	if got := string(Lookup("eth_chainId").Local(137)); got != `"0x89"` {
+		t.Errorf("eth_chainId %s", got)
+	}
+	if got := string(Lookup("net_version").Local(8453)); got != `"8453"` {
+		t.Errorf("net_version %s", got)
+	}
+}
+
+func TestLogsSpan(t *testing.T) {
+	for _, c := range []struct {
+		params string
+		head   uint64
+		span   uint64
+		ok     bool
+	}{
+		{`[{"fromBlock":"0x1","toBlock":"0x10"}]`, 0, 16, true},
+		{`[{"fromBlock":"earliest","toBlock":"latest"}]`, 5_000_000, 5_000_001, true},
+		{`[{"fromBlock":"earliest"}]`, 100, 101, true},
+		{`[{}]`, 100, 1, true},
+		{`[{"fromBlock":"earliest","toBlock":"latest"}]`, 0, 0, false}, // head unknown
+		{`[{"blockHash":"0xabc"}]`, 100, 0, false},
+		{`[{"fromBlock":"0x10","toBlock":"0x1"}]`, 100, 0, false}, // the node's to refuse
+		{`[{"fromBlock":"nope"}]`, 100, 0, false},
+		{`{}`, 100, 0, false},
+	} {
+		span, ok := LogsSpan(json.RawMessage(c.params), c.head)
+		if span != c.span || ok != c.ok {
+			t.Errorf("%s head %d: %d %v, want %d %v", c.params, c.head, span, ok, c.span, c.ok)
+		}
+	}
+}
