@@ -136,7 +136,7 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 		out.upstream = "cache"
 	} else {
 		var ref upstream.Ref
-		replies, ref, out.relayed = h.forwardUpstream(ctx, cs, split.Upstream)
+		replies, ref, out.relayed = h.forwardCalls(ctx, cs, split.Upstream)
 		out.upstream = ref.EventName()
 		if ref.Kind == upstream.KindNode {
 			out.nodeID = ref.NodeID
@@ -159,10 +159,10 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	size := h.UpstreamMaxBatch
 	if size <= 0 || len(calls) <= size {
-		return h.forwardPart(ctx, cs, calls, "")
+		return h.forwardPart(ctx, cs, calls, "", "")
 	}
 	replies := make([]jsonrpc.Reply, 0, len(calls))
-	first, ref, relayed := h.forwardPart(ctx, cs, calls[:size], "")
+	first, ref, relayed := h.forwardPart(ctx, cs, calls[:size], "", "")
 	replies = append(replies, first...)
 	type part struct {
 		replies []jsonrpc.Reply
@@ -179,7 +179,7 @@ func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []j
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			chunk := rest[i*size : min((i+1)*size, len(rest))]
-			r, f, rel := h.forwardPart(ctx, cs, chunk, ref.Name)
+			r, f, rel := h.forwardPart(ctx, cs, chunk, ref.Name, "")
 			parts[i] = part{r, f, rel}
 		}()
 	}
@@ -214,8 +214,8 @@ func servedCount(rs []jsonrpc.Reply) int {
 }
 
 // forwardPart sends calls as one upstream request (preferring the upstream
-// named prefer, if any).
-func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer string) ([]jsonrpc.Reply, upstream.Ref, bool) {
+// named prefer, or only to the one named only, if any).
+func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	noRetry := false
 	for _, c := range calls {
 		noRetry = noRetry || evm.Lookup(c.Method).NoRetry
@@ -231,7 +231,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	if err != nil { // cannot happen for valid items; answer rather than panic
 		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}, false
 	}
-	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer})
+	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {

@@ -25,6 +25,10 @@ type Method struct {
 	NoRetry bool
 	// MaxBlockRange bounds eth_getLogs' fromBlock..toBlock.
 	MaxBlockRange uint64
+	// CreatesFilter: the result is a filter id that lives on the upstream
+	// that created it. Sticky: params[0] is such an id, so the call must
+	// go to that upstream and nowhere else.
+	CreatesFilter, Sticky bool
 }
 
 // DefaultMaxLogsRange is the widest eth_getLogs range served in one call:
@@ -42,6 +46,13 @@ var table = map[string]Method{
 	"eth_sendRawTransactionSync": {NoRetry: true},
 
 	"eth_getLogs": {MaxBlockRange: DefaultMaxLogsRange},
+
+	"eth_newFilter":                   {CreatesFilter: true},
+	"eth_newBlockFilter":              {CreatesFilter: true},
+	"eth_newPendingTransactionFilter": {CreatesFilter: true},
+	"eth_getFilterChanges":            {Sticky: true},
+	"eth_getFilterLogs":               {Sticky: true},
+	"eth_uninstallFilter":             {Sticky: true},
 
 	"eth_sendTransaction":       {Denied: "it needs an account unlocked on the node; sign locally and use eth_sendRawTransaction"},
 	"eth_sign":                  {Denied: "nodes here hold no keys; sign locally"},

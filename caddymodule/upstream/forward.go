@@ -27,6 +27,9 @@ type ForwardOptions struct {
 	// candidates (the parts of one caller's batch go to one upstream, so
 	// one upstream is credited with serving it).
 	Prefer string
+	// Only names the one upstream the call may go to (a filter lives on the
+	// upstream that created it); none other is tried.
+	Only string
 }
 
 // Result is a served call.
@@ -68,7 +71,7 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 			uerr.Cause = err
 			break
 		}
-		m, done := p.acquire(exclude, opts.NoRetry, opts.Prefer)
+		m, done := p.acquire(exclude, opts.NoRetry, opts.Prefer, opts.Only)
 		if m == nil {
 			break
 		}
@@ -97,7 +100,20 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 // acquire picks an upstream and reserves it with its breaker. An upstream
 // the breaker refuses (it opened since the pick, or its half-open trial
 // slots are taken) is excluded and the next one picked.
-func (p *Pool) acquire(exclude map[string]bool, noRetry bool, prefer string) (*member, func(error)) {
+func (p *Pool) acquire(exclude map[string]bool, noRetry bool, prefer, only string) (*member, func(error)) {
+	if only != "" {
+		if exclude[only] {
+			return nil, nil
+		}
+		for _, m := range p.list() {
+			if m.up.Name == only && !m.retired.Load() {
+				if done, err := m.br.Load().Allow(); err == nil {
+					return m, done
+				}
+			}
+		}
+		return nil, nil
+	}
 	for {
 		m := p.pick(exclude, noRetry, prefer)
 		if m == nil {

@@ -1,0 +1,133 @@
+package caddymodule
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+)
+
+// Filters (eth_newFilter and friends) live on the upstream that created
+// them: asked of another, eth_getFilterChanges finds no such filter — or, by
+// chance, another caller's. So the filter id a caller gets carries its
+// upstream: "0x" + 8 hex of the upstream name's SHA-256 + the upstream's own
+// id. Any gateway of the same configuration can route it back, without
+// shared state; a forged or stale id gets the answer a node gives for an
+// unknown filter, never another node's.
+
+const filterTagLen = 8 // hex characters
+
+func filterTag(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:filterTagLen/2])
+}
+
+// filterNotFound is geth's own answer for an unknown filter id.
+func filterNotFound(it *jsonrpc.Item) jsonrpc.Reply {
+	return jsonrpc.Reply{Response: jsonrpc.ErrorResponse(it.ResponseID(), &jsonrpc.Error{Code: -32000, Message: "filter not found"})}
+}
+
+// forwardCalls forwards the calls the cache could not answer: the sticky
+// ones (a filter id in params[0]) each to the upstream its id names and no
+// other, the rest as forwardUpstream does; the filter ids new filters get
+// are tagged with the upstream that created them. Replies come back in the
+// calls' order.
+func (h *Handler) forwardCalls(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref, bool) {
+	var sticky []int
+	for k := range calls {
+		if evm.Lookup(calls[k].Method).Sticky {
+			sticky = append(sticky, k)
+		}
+	}
+	if len(sticky) == 0 {
+		replies, ref, relayed := h.forwardUpstream(ctx, cs, calls)
+		tagNewFilters(calls, replies, ref)
+		return replies, ref, relayed
+	}
+	replies := make([]jsonrpc.Reply, len(calls))
+	rest := make([]jsonrpc.Item, 0, len(calls)-len(sticky))
+	restAt := make([]int, 0, len(calls)-len(sticky))
+	isSticky := make(map[int]bool, len(sticky))
+	for _, k := range sticky {
+		isSticky[k] = true
+	}
+	for k := range calls {
+		if !isSticky[k] {
+			rest, restAt = append(rest, calls[k]), append(restAt, k)
+		}
+	}
+	var ref upstream.Ref
+	relayed := false
+	if len(rest) > 0 {
+		var r []jsonrpc.Reply
+		r, ref, relayed = h.forwardUpstream(ctx, cs, rest)
+		tagNewFilters(rest, r, ref)
+		for i, k := range restAt {
+			replies[k] = r[i]
+		}
+	}
+	tags := map[string]string{} // tag → upstream name, of this pool now
+	for _, u := range cs.pool.Snapshot().Upstreams {
+		tags[filterTag(u.Name)] = u.Name
+	}
+	for _, k := range sticky {
+		it := calls[k]
+		name, orig, ok := untagParams(it.Params, tags)
+		if !ok {
+			replies[k] = filterNotFound(&it)
+			continue
+		}
+		it.Params = orig
+		r, sref, rel := h.forwardPart(ctx, cs, []jsonrpc.Item{it}, "", name)
+		replies[k] = r[0]
+		relayed = relayed || rel
+		if ref == (upstream.Ref{}) {
+			ref = sref
+		}
+	}
+	return replies, ref, relayed
+}
+
+// untagParams reads ["0x<tag><id>", …] and returns the upstream the tag
+// names and the params with the upstream's own id.
+func untagParams(params json.RawMessage, tags map[string]string) (string, json.RawMessage, bool) {
+	var p []json.RawMessage
+	if json.Unmarshal(params, &p) != nil || len(p) == 0 {
+		return "", nil, false
+	}
+	var id string
+	if json.Unmarshal(p[0], &id) != nil || !strings.HasPrefix(id, "0x") || len(id) <= 2+filterTagLen {
+		return "", nil, false
+	}
+	name, known := tags[strings.ToLower(id[2:2+filterTagLen])]
+	if !known {
+		return "", nil, false
+	}
+	orig, _ := json.Marshal("0x" + id[2+filterTagLen:])
+	p[0] = orig
+	out, err := json.Marshal(p)
+	return name, out, err == nil
+}
+
+// tagNewFilters rewrites the ids of filters created by ref.
+func tagNewFilters(calls []jsonrpc.Item, replies []jsonrpc.Reply, ref upstream.Ref) {
+	if ref.Name == "" {
+		return
+	}
+	for k := range calls {
+		if !evm.Lookup(calls[k].Method).CreatesFilter || replies[k].Err != nil || replies[k].Error != nil {
+			continue
+		}
+		var id string
+		if json.Unmarshal(replies[k].Result, &id) != nil || !strings.HasPrefix(id, "0x") || len(id) < 3 {
+			continue
+		}
+		tagged, _ := json.Marshal("0x" + filterTag(ref.Name) + id[2:])
+		replies[k].Result = tagged
+	}
+}
