@@ -98,26 +98,30 @@ func (b Balance) Delta() money.Units { return b.After - b.Before }
 
 // Summary is what a run did, in exact base units.
 type Summary struct {
-	FreeCalls        int64 // anonymous calls served before the 402
-	KeyID            string
-	Deposit          money.Units
-	DepositTx        string
-	Credited         money.Units
-	PaidCalls        int // metered calls before the node (provider-served)
-	NodeCalls        int // paid calls served by the node
-	X402             X402Result
-	Revenue          money.Units // credits + x402 revenue the walkthrough generated
-	Epochs           int         // closed epochs holding it
-	Operators        money.Units // 50 %
-	Platform         money.Units // 30 %
-	Pool             money.Units // 20 %
-	NodeID           string
-	NodeServedByNode int64 // requests the node's endpoint received
-	Claimed          money.Units
-	ClaimTx          string
-	CreditsLeft      money.Units
-	Balances         []Balance
-	Took             time.Duration
+	FreeCalls int64 // anonymous calls served before the 402
+	KeyID     string
+	Deposit   money.Units
+	DepositTx string
+	Credited  money.Units
+	PaidCalls int // metered calls before the node (provider-served)
+	NodeCalls int // paid calls served by the node
+	X402      X402Result
+	Revenue   money.Units // credits + x402 revenue the walkthrough generated
+	Epochs    int         // closed epochs holding it
+	Operators money.Units // 50 %: the operators' half
+	Platform  money.Units // 30 %
+	Pool      money.Units // 20 %
+	// PlatformOperators is the part of the operators' half that revenue no
+	// node served earned: the platform's (DESIGN §2, revised).
+	PlatformOperators money.Units
+	Distributed       money.Units // the nodes' shares
+	NodeID            string
+	NodeServedByNode  int64 // requests the node's endpoint received
+	Claimed           money.Units
+	ClaimTx           string
+	CreditsLeft       money.Units
+	Balances          []Balance
+	Took              time.Duration
 
 	// Credentials of the run, for the README check; never printed.
 	APIKey      string `json:"-"` // the developer's key (credits left)
@@ -396,9 +400,9 @@ func (r *run) tracked() ([]tracked, error) {
 	for _, t := range []struct{ name, label, asset string }{
 		{"developer-1", "developer-1 (deposits)", "USDT"},
 		{"treasury", "treasury", "USDT"},
-		{"platform", "platform wallet (30 %)", "USDT"},
+		{"platform", "platform wallet", "USDT"},
 		{"pool", "pool wallet (20 %)", "USDT"},
-		{"operator-1", "node operator-1 (50 %)", "USDT"},
+		{"operator-1", "node operator-1", "USDT"},
 		{"payer", "x402 payer", "USDC"},
 		{"treasury", "x402 payTo (treasury)", "USDC"},
 	} {
@@ -732,7 +736,9 @@ func (r *run) walk() error {
 	// 13. Epoch close and split.
 	r.header("The epoch closes: revenue split 50/30/20 (epochs are 60 s; this waits for the current one)")
 	nodePath := "/api/nodes/" + s.NodeID
-	wantNode := s.Revenue / 2
+	// The node earns half of what it served, nothing of what the provider or
+	// x402 traffic earned (that half is the platform's).
+	wantNode := money.Units(s.NodeCalls) * money.PricePerCall / 2
 	var earn map[string]any
 	err = r.poll(150*time.Second, "the node's share closed, forwarded and allocated on chain", func() (bool, error) {
 		a, err := r.do(http.MethodGet, nodePath+"/earnings", "", auth)
@@ -742,7 +748,7 @@ func (r *run) walk() error {
 		earn = a.obj()
 		earned := pu(earn, "total_earned_units")
 		if earned > wantNode {
-			return false, fmt.Errorf("the node earned %s USDT, more than half the revenue %s", earned.Decimal(), s.Revenue.Decimal())
+			return false, fmt.Errorf("the node earned %s USDT, more than half the %s USDT it served", earned.Decimal(), (2 * wantNode).Decimal())
 		}
 		if time.Since(lastTick) >= 10*time.Second {
 			lastTick = time.Now()
@@ -917,9 +923,10 @@ func (r *run) economics() error {
 		return r.fail("economics: %v", err)
 	}
 	sort.Slice(eco.Epochs, func(i, j int) bool { return str(eco.Epochs[i], "id") < str(eco.Epochs[j], "id") })
-	var total, ops, plat, pool money.Units
+	var total, ops, plat, pool, platOps, dist money.Units
 	for _, e := range eco.Epochs {
 		t, o, p, q := pu(e, "total_units"), pu(e, "operators_units"), pu(e, "platform_units"), pu(e, "pool_units")
+		po, d := pu(e, "platform_operators_units"), pu(e, "distributed_units")
 		if t == 0 {
 			continue
 		}
@@ -927,6 +934,11 @@ func (r *run) economics() error {
 		if o != wo || p != wp || q != wq {
 			return r.fail("epoch %s: total %d split %d/%d/%d, want %d/%d/%d", str(e, "id"), t, o, p, q, wo, wp, wq)
 		}
+		if d+po+pu(e, "carry_out_units") != o+pu(e, "carry_in_units") {
+			return r.fail("epoch %s: shares %d + platform's operators' part %d + carry out %s != operators %d + carry in %s",
+				str(e, "id"), d, po, str(e, "carry_out_units"), o, str(e, "carry_in_units"))
+		}
+		platOps, dist = platOps+po, dist+d
 		r.say("epoch %s (%s–%s): %s calls, revenue %s USDT → operators %s, platform %s, pool %s; carry in %s, out %s",
 			str(e, "id"), hhmmss(str(e, "starts_at")), hhmmss(str(e, "ends_at")), str(e, "calls"), t.Decimal(), o.Decimal(), p.Decimal(), q.Decimal(),
 			pu(e, "carry_in_units").Decimal(), pu(e, "carry_out_units").Decimal())
@@ -936,8 +948,10 @@ func (r *run) economics() error {
 	if total != s.Revenue {
 		return r.fail("closed epochs hold %s USDT of revenue, the walkthrough made %s", total.Decimal(), s.Revenue.Decimal())
 	}
-	s.Operators, s.Platform, s.Pool = ops, plat, pool
-	r.say("total %s USDT = operators %s (50 %%) + platform %s (30 %%) + pool %s (20 %%)", total.Decimal(), ops.Decimal(), plat.Decimal(), pool.Decimal())
+	s.Operators, s.Platform, s.Pool, s.PlatformOperators, s.Distributed = ops, plat, pool, platOps, dist
+	r.say("total %s USDT = operators %s (50 %%) + platform %s (30 %%) + pool %s (20 %%); of the operators' half the node earned %s "+
+		"(half of what it served) and the platform %s (what the provider and x402 traffic earned)",
+		total.Decimal(), ops.Decimal(), plat.Decimal(), pool.Decimal(), dist.Decimal(), platOps.Decimal())
 	return nil
 }
 
@@ -975,11 +989,11 @@ func (r *run) checkBalances() error {
 	s := r.sum
 	want := map[string]money.Units{
 		"developer-1 (deposits)/USDT": -s.Deposit,
-		"treasury/USDT":               s.Deposit - s.Operators - s.Platform - s.Pool,
-		"platform wallet (30 %)/USDT": s.Platform,
+		"treasury/USDT":               s.Deposit - s.Distributed - s.Platform - s.PlatformOperators - s.Pool,
+		"platform wallet/USDT":        s.Platform + s.PlatformOperators,
 		"pool wallet (20 %)/USDT":     s.Pool,
-		"node operator-1 (50 %)/USDT": s.Claimed,
-		"ClaimsContract/USDT":         s.Operators - s.Claimed,
+		"node operator-1/USDT":        s.Claimed,
+		"ClaimsContract/USDT":         s.Distributed - s.Claimed,
 		"x402 payer/USDC":             -s.X402.PayerPaid,
 		"x402 payTo (treasury)/USDC":  s.X402.PayerPaid,
 	}

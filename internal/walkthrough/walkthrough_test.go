@@ -121,16 +121,21 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 	}
 	revenue := 30*price + x402Revenue
 	ops, plat, pool := revenue/2, revenue*3/10, revenue-revenue/2-revenue*3/10
-	if sum.Revenue != revenue || sum.Operators != ops || sum.Platform != plat || sum.Pool != pool || sum.Claimed != ops {
-		t.Fatalf("revenue %d split %d/%d/%d claimed %d; want %d split %d/%d/%d", sum.Revenue, sum.Operators, sum.Platform, sum.Pool,
-			sum.Claimed, revenue, ops, plat, pool)
+	// The node earns half of the 20 calls it served; the operators' half of
+	// the provider-served and x402 calls is the platform's.
+	nodeShare := 20 * price / 2
+	if sum.Revenue != revenue || sum.Operators != ops || sum.Platform != plat || sum.Pool != pool || sum.Claimed != nodeShare ||
+		sum.Distributed != nodeShare || sum.PlatformOperators != ops-nodeShare {
+		t.Fatalf("revenue %d split %d/%d/%d, node %d, platform's operators' part %d, claimed %d; want %d split %d/%d/%d, node %d, %d",
+			sum.Revenue, sum.Operators, sum.Platform, sum.Pool, sum.Distributed, sum.PlatformOperators, sum.Claimed,
+			revenue, ops, plat, pool, nodeShare, ops-nodeShare)
 	}
 	if sum.CreditsLeft != deposit-30*price {
 		t.Fatalf("credits left %d", sum.CreditsLeft)
 	}
 	want := map[string]money.Units{
 		"developer-1 (deposits)/USDT": -deposit, "treasury/USDT": deposit - revenue,
-		"platform wallet (30 %)/USDT": plat, "pool wallet (20 %)/USDT": pool, "node operator-1 (50 %)/USDT": ops,
+		"platform wallet/USDT": plat + ops - nodeShare, "pool wallet (20 %)/USDT": pool, "node operator-1/USDT": nodeShare,
 		"ClaimsContract/USDT": 0, "x402 payer/USDC": -sum.X402.PayerPaid, "x402 payTo (treasury)/USDC": sum.X402.PayerPaid,
 	}
 	for _, b := range sum.Balances {

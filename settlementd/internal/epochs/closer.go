@@ -245,9 +245,9 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 	}
 	if _, err := tx.Exec(ctx, `UPDATE epochs SET state = 'CLOSED', events = $2, calls = $3,
 		total_units = $4, node_units = $5, operators_units = $6, platform_units = $7, pool_units = $8,
-		distributed_units = $9, carry_out_units = $10, closed_at = now()
+		distributed_units = $9, carry_out_units = $10, platform_operators_units = $11, closed_at = now()
 		WHERE id = $1`, id, nevent, calls, int64(s.Total), int64(s.NodeUnits), int64(s.Operators),
-		int64(s.Platform), int64(s.Pool), int64(s.Distributed), int64(s.CarryOut)); err != nil {
+		int64(s.Platform), int64(s.Pool), int64(s.Distributed), int64(s.CarryOut), int64(s.PlatformOperators)); err != nil {
 		return Split{}, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO epochs (id, state, starts_at, ends_at, carry_in_units)

@@ -76,7 +76,7 @@ type epochRow struct {
 	ID                                                         int64
 	State                                                      string
 	CarryIn, Total, NodeUnits, Operators, Platform, Pool, Dist int64
-	CarryOut, Events, Calls                                    int64
+	CarryOut, Events, Calls, PlatformOps                       int64
 }
 
 func (w *world) epochs(t *testing.T) []epochRow {
@@ -84,7 +84,7 @@ func (w *world) epochs(t *testing.T) []epochRow {
 	rows, err := w.pool.Query(context.Background(), `SELECT id, state, carry_in_units,
 		COALESCE(total_units, 0), COALESCE(node_units, 0), COALESCE(operators_units, 0), COALESCE(platform_units, 0),
 		COALESCE(pool_units, 0), COALESCE(distributed_units, 0), COALESCE(carry_out_units, 0),
-		COALESCE(events, 0), COALESCE(calls, 0) FROM epochs ORDER BY id`)
+		COALESCE(events, 0), COALESCE(calls, 0), platform_operators_units FROM epochs ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func (w *world) epochs(t *testing.T) []epochRow {
 	for rows.Next() {
 		var e epochRow
 		if err := rows.Scan(&e.ID, &e.State, &e.CarryIn, &e.Total, &e.NodeUnits, &e.Operators, &e.Platform,
-			&e.Pool, &e.Dist, &e.CarryOut, &e.Events, &e.Calls); err != nil {
+			&e.Pool, &e.Dist, &e.CarryOut, &e.Events, &e.Calls, &e.PlatformOps); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, e)
@@ -130,8 +130,10 @@ func rev(id string, at time.Time, node string, amount money.Units, calls int) *e
 		Asset: events.AssetUSDT, Amount: amount, Calls: calls, Upstream: up, NodeID: node}
 }
 
-// The MUST-SHOW example: events in, epochs closed, shares exact to the unit,
-// a node-less epoch's pot carried, and a late event booked forward.
+// The MUST-SHOW example: events in, epochs closed, shares exact to the unit —
+// each node half of what it served, the operators' half of cache and
+// provider revenue the platform's (a node-less epoch carries nothing) — and
+// a late event booked forward.
 func TestCloseHandComputedExampleWithCarry(t *testing.T) {
 	w := newWorld(t)
 	e0 := events.EpochOf(time.Now()) - 10
@@ -159,37 +161,39 @@ func TestCloseHandComputedExampleWithCarry(t *testing.T) {
 	}
 	w.closeUntil(t, epochEnd(e0+3).Add(5*time.Second))
 
-	//  epoch  total ops plat pool | carry in  pot  W   shares                     dist carry out
-	//  e0      340  170  102  68  |   0       170  310 A floor(170·100/310)=54      169   1
-	//                             |                    B floor(170·210/310)=115
-	//  e0+1     90   45   27  18  |   1        46    0 (no node)                     0   46
-	//  e0+2    120   60   36  24  |  46       106  120 A floor(106·90/120)=79       105   1
-	//                             |                    B floor(106·30/120)=26
-	//  e0+3    300  150   90  60  |   1       151  300 B 151 (the late event)       151   0
+	// The operators' half of what nodes served is the nodes' pot; the rest of
+	// the half (cache and provider revenue) is the platform's (plat-ops).
+	//  epoch  total ops plat pool plat-ops | carry in  pot  W   shares                  dist carry out
+	//  e0      340  170  102  68   15      |   0       155  310 A floor(155·100/310)=50  155   0
+	//                                      |                    B floor(155·210/310)=105
+	//  e0+1     90   45   27  18   45      |   0         0    0 (no node)                  0   0
+	//  e0+2    120   60   36  24    0      |   0        60  120 A floor(60·90/120)=45     60   0
+	//                                      |                    B floor(60·30/120)=15
+	//  e0+3    300  150   90  60    0      |   0       150  300 B 150 (the late event)   150   0
 	want := []epochRow{
-		{ID: e0, State: "CLOSED", CarryIn: 0, Total: 340, NodeUnits: 310, Operators: 170, Platform: 102, Pool: 68, Dist: 169, CarryOut: 1, Events: 3, Calls: 9},
-		{ID: e0 + 1, State: "CLOSED", CarryIn: 1, Total: 90, NodeUnits: 0, Operators: 45, Platform: 27, Pool: 18, Dist: 0, CarryOut: 46, Events: 2, Calls: 3},
-		{ID: e0 + 2, State: "CLOSED", CarryIn: 46, Total: 120, NodeUnits: 120, Operators: 60, Platform: 36, Pool: 24, Dist: 105, CarryOut: 1, Events: 2, Calls: 4},
-		{ID: e0 + 3, State: "CLOSED", CarryIn: 1, Total: 300, NodeUnits: 300, Operators: 150, Platform: 90, Pool: 60, Dist: 151, CarryOut: 0, Events: 1, Calls: 10},
+		{ID: e0, State: "CLOSED", CarryIn: 0, Total: 340, NodeUnits: 310, Operators: 170, Platform: 102, Pool: 68, Dist: 155, CarryOut: 0, Events: 3, Calls: 9, PlatformOps: 15},
+		{ID: e0 + 1, State: "CLOSED", CarryIn: 0, Total: 90, NodeUnits: 0, Operators: 45, Platform: 27, Pool: 18, Dist: 0, CarryOut: 0, Events: 2, Calls: 3, PlatformOps: 45},
+		{ID: e0 + 2, State: "CLOSED", CarryIn: 0, Total: 120, NodeUnits: 120, Operators: 60, Platform: 36, Pool: 24, Dist: 60, CarryOut: 0, Events: 2, Calls: 4},
+		{ID: e0 + 3, State: "CLOSED", CarryIn: 0, Total: 300, NodeUnits: 300, Operators: 150, Platform: 90, Pool: 60, Dist: 150, CarryOut: 0, Events: 1, Calls: 10},
 		{ID: e0 + 4, State: "open"},
 	}
 	got := w.epochs(t)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("epochs\n got %+v\nwant %+v", got, want)
 	}
-	wantShares := map[int64]map[string]int64{e0: {A: 54, B: 115}, e0 + 1: {}, e0 + 2: {A: 79, B: 26}, e0 + 3: {B: 151}}
+	wantShares := map[int64]map[string]int64{e0: {A: 50, B: 105}, e0 + 1: {}, e0 + 2: {A: 45, B: 15}, e0 + 3: {B: 150}}
 	for id, ws := range wantShares {
 		if gs := w.shares(t, id); fmt.Sprint(gs) != fmt.Sprint(ws) {
 			t.Errorf("epoch %d shares %v, want %v", id, gs, ws)
 		}
 	}
-	// The earnings ledger: A 54+79, B 115+26+151.
-	for node, want := range map[string]int64{A: 133, B: 292} {
+	// The earnings ledger: A 50+45, B 105+15+150 — half of what each served.
+	for node, want := range map[string]int64{A: 95, B: 270} {
 		if got := settletest.Count(t, w.pool, `SELECT sum(amount_units) FROM node_earnings WHERE node_id = $1 AND kind = 'epoch_share'`, node); got != want {
 			t.Errorf("%s earned %d, want %d", node, got, want)
 		}
 	}
-	// Revenue 850 = nodes 425 + platform 255 + pool 170 + final carry 0.
+	// Revenue 850 = nodes 365 + platform 255 + platform's operators' part 60 + pool 170 + carry 0.
 }
 
 // Property test against real Postgres: random traffic over several epochs,
@@ -283,7 +287,8 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 				s := Compute(money.Units(total), money.Units(carry), weights)
 				checkSplit(t, s, weights)
 				if e.Total != int64(s.Total) || e.Dist != int64(s.Distributed) || e.CarryOut != int64(s.CarryOut) ||
-					e.Platform != int64(s.Platform) || e.Pool != int64(s.Pool) || e.Operators != int64(s.Operators) {
+					e.Platform != int64(s.Platform) || e.Pool != int64(s.Pool) || e.Operators != int64(s.Operators) ||
+					e.PlatformOps != int64(s.PlatformOperators) {
 					t.Fatalf("epoch %d row %+v, pure split %+v", e.ID, e, s)
 				}
 				shares := w.shares(t, e.ID)
@@ -292,7 +297,7 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 						t.Fatalf("epoch %d node %s share %d, want %d", e.ID, sh.NodeID, shares[sh.NodeID], sh.Units)
 					}
 				}
-				if e.Dist+e.Platform+e.Pool+e.CarryOut != e.Total+e.CarryIn {
+				if e.Dist+e.Platform+e.PlatformOps+e.Pool+e.CarryOut != e.Total+e.CarryIn {
 					t.Fatalf("epoch %d not conserved: %+v", e.ID, e)
 				}
 				carry = e.CarryOut

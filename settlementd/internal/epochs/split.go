@@ -1,6 +1,7 @@
 // Package epochs closes settlement epochs: it sums an epoch's revenue, applies
-// the 50/30/20 split and divides the operators' pot between the nodes that
-// served the traffic, all in one Postgres transaction (DESIGN §2, §6).
+// the 50/30/20 split, divides the operators' half of what nodes served between
+// those nodes and books the rest of that half (what providers and the cache
+// served) to the platform, all in one Postgres transaction (DESIGN §2, §6).
 package epochs
 
 import (
@@ -27,26 +28,40 @@ type Share struct {
 
 // Split is the outcome of closing one epoch.
 type Split struct {
-	Total       money.Units // all revenue booked into the epoch
-	CarryIn     money.Units // the previous epoch's carry out
-	Operators   money.Units // 50% of Total
-	Platform    money.Units // 30% of Total
-	Pool        money.Units // the rest of Total (20% plus rounding)
-	NodeUnits   money.Units // W = Σ w_i
-	Distributed money.Units // Σ shares
-	CarryOut    money.Units // pot − Σ shares: rounding, or the whole pot when no node served
-	Shares      []Share     // sorted by node id; only nodes with w_i > 0
+	Total     money.Units // all revenue booked into the epoch
+	CarryIn   money.Units // the previous epoch's carry out (rounding only)
+	Operators money.Units // 50% of Total: the operators' half
+	Platform  money.Units // 30% of Total
+	Pool      money.Units // the rest of Total (20% plus rounding)
+	// PlatformOperators is the part of the operators' half earned by
+	// revenue no registered node served (configured providers, the edge
+	// cache): the platform's own infrastructure served it, so it is the
+	// platform's, booked each epoch (DESIGN §2, revised).
+	PlatformOperators money.Units
+	NodeUnits         money.Units // W = Σ w_i
+	Distributed       money.Units // Σ shares
+	CarryOut          money.Units // pot − Σ shares: rounding, or the whole pot when no node served
+	Shares            []Share     // sorted by node id; only nodes with w_i > 0
 }
 
-// Pot is what the nodes divide: the operators' half plus the carried pot.
-func (s Split) Pot() money.Units { return s.Operators + s.CarryIn }
+// NodesOperators is the operators' half of the revenue nodes served.
+func (s Split) NodesOperators() money.Units { return s.Operators - s.PlatformOperators }
+
+// Pot is what the nodes divide: the operators' half of what they served,
+// plus the carried rounding.
+func (s Split) Pot() money.Units { return s.NodesOperators() + s.CarryIn }
 
 // Compute applies DESIGN §2 to one epoch. total is every unit of revenue
 // booked into the epoch (cache hits and provider-served calls included);
 // weights are the units each registered node served (entries with no units
-// are ignored, a node listed twice is summed). Node i gets floor(pot·w_i/W);
-// what the floors leave, or the whole pot when W = 0, is carried out.
-// Negative inputs are a caller bug and panic: money never goes below zero.
+// are ignored, a node listed twice is summed). The operators' half of the
+// nodes' revenue W (floor(W·50/100)) plus the carry is the nodes' pot, and
+// node i gets floor(pot·w_i/W); the rest of the operators' half — earned by
+// providers and the cache — is the platform's. What the floors leave, or
+// the carry when no node served, is carried out: only rounding ever carries,
+// so one call served by a fresh node can never collect what providers
+// earned. Negative inputs are a caller bug and panic: money never goes
+// below zero.
 func Compute(total, carryIn money.Units, weights []Weight) Split {
 	if total < 0 || carryIn < 0 {
 		panic("epochs: negative total or carry")
@@ -71,6 +86,11 @@ func Compute(total, carryIn money.Units, weights []Weight) Split {
 		sh.Calls += w.Calls
 		s.NodeUnits += w.Units
 	}
+	nodesOps, _, _ := money.Split(s.NodeUnits)
+	// floor(T/2) ≥ floor(W/2) whenever W ≤ T, which the revenue rows make
+	// true; the min keeps the platform's part non-negative regardless.
+	nodesOps = min(nodesOps, s.Operators)
+	s.PlatformOperators = s.Operators - nodesOps
 	pot := s.Pot()
 	if s.NodeUnits > 0 {
 		s.Shares = make([]Share, 0, len(byNode))

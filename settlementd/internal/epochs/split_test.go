@@ -33,18 +33,26 @@ func checkSplit(t *testing.T, s Split, weights []Weight) {
 		t.Fatalf("distributed %d != Σ shares %d", s.Distributed, sum)
 	}
 	// The conservation law: nothing created, nothing lost.
-	if sum+s.Platform+s.Pool+s.CarryOut != s.Total+s.CarryIn {
-		t.Fatalf("Σshares %d + platform %d + pool %d + carry %d != total %d + carry in %d",
-			sum, s.Platform, s.Pool, s.CarryOut, s.Total, s.CarryIn)
+	if sum+s.Platform+s.PlatformOperators+s.Pool+s.CarryOut != s.Total+s.CarryIn {
+		t.Fatalf("Σshares %d + platform %d + platform's operators' part %d + pool %d + carry %d != total %d + carry in %d",
+			sum, s.Platform, s.PlatformOperators, s.Pool, s.CarryOut, s.Total, s.CarryIn)
 	}
-	for _, v := range []money.Units{s.Operators, s.Platform, s.Pool, s.CarryOut, s.Distributed, s.NodeUnits} {
+	// The fair share: nodes divide only the operators' half of what they
+	// served (plus the carried rounding); the rest of the half is the
+	// platform's. Nothing providers earned reaches a node.
+	nodesHalf, _, _ := money.Split(s.NodeUnits)
+	if s.PlatformOperators != s.Operators-nodesHalf || sum > nodesHalf+s.CarryIn {
+		t.Fatalf("platform's operators' part %d, Σshares %d; want %d and at most %d", s.PlatformOperators, sum,
+			s.Operators-nodesHalf, nodesHalf+s.CarryIn)
+	}
+	for _, v := range []money.Units{s.Operators, s.Platform, s.Pool, s.CarryOut, s.Distributed, s.NodeUnits, s.PlatformOperators} {
 		if v < 0 {
 			t.Fatalf("negative amount in %+v", s)
 		}
 	}
 	if s.NodeUnits == 0 {
-		if s.CarryOut != s.Pot() || len(s.Shares) != 0 {
-			t.Fatalf("no node served, yet the pot was not carried: %+v", s)
+		if s.CarryOut != s.CarryIn || s.PlatformOperators != s.Operators || len(s.Shares) != 0 {
+			t.Fatalf("no node served: the carry must pass on and the operators' half be the platform's: %+v", s)
 		}
 	} else if s.CarryOut >= money.Units(len(s.Shares)) {
 		// Each floor loses less than one unit.
@@ -107,7 +115,7 @@ func TestSplitPropertiesSeeded(t *testing.T) {
 			s := Compute(total, carry, weights)
 			checkSplit(t, s, weights)
 			revenue.Add(revenue, big.NewInt(int64(total)))
-			out.Add(out, big.NewInt(int64(s.Distributed+s.Platform+s.Pool)))
+			out.Add(out, big.NewInt(int64(s.Distributed+s.Platform+s.PlatformOperators+s.Pool)))
 			carry = s.CarryOut
 		}
 		if out.Add(out, big.NewInt(int64(carry))).Cmp(revenue) != 0 {
@@ -136,17 +144,31 @@ func TestSplitPropertiesQuick(t *testing.T) {
 }
 
 func TestSplitHandExample(t *testing.T) {
-	// Total 340: operators 170, platform 102, pool 68. Pot 170 + carry 0
-	// over W = 310: A floor(170·100/310) = 54, B floor(170·210/310) = 115,
-	// carry out 1.
+	// Total 340 (A 100, B 210, 30 served by the cache or a provider):
+	// operators 170, platform 102, pool 68. The nodes' pot is the
+	// operators' half of what they served, floor(310/2) = 155, + carry 0:
+	// A floor(155·100/310) = 50, B floor(155·210/310) = 105; the other 15 of
+	// the operators' half is the platform's.
 	s := Compute(340, 0, []Weight{{NodeID: "B", Units: 210}, {NodeID: "A", Units: 100}})
-	want := Split{Total: 340, Operators: 170, Platform: 102, Pool: 68, NodeUnits: 310, Distributed: 169, CarryOut: 1,
-		Shares: []Share{{NodeID: "A", Weight: 100, Units: 54}, {NodeID: "B", Weight: 210, Units: 115}}}
+	want := Split{Total: 340, Operators: 170, Platform: 102, Pool: 68, PlatformOperators: 15, NodeUnits: 310, Distributed: 155, CarryOut: 0,
+		Shares: []Share{{NodeID: "A", Weight: 100, Units: 50}, {NodeID: "B", Weight: 210, Units: 105}}}
 	if fmt.Sprint(s) != fmt.Sprint(want) {
 		t.Fatalf("got %+v\nwant %+v", s, want)
 	}
-	// No node served: the whole pot (45 + carry 1) carries.
-	if s := Compute(90, 1, nil); s.CarryOut != 46 || s.Platform != 27 || s.Pool != 18 {
+	// Rounding: W = 3 over three nodes, pot floor(3/2) + carry 2 = 3, each 1.
+	if s := Compute(3, 2, []Weight{{NodeID: "A", Units: 1}, {NodeID: "B", Units: 1}, {NodeID: "C", Units: 1}}); s.Distributed != 3 ||
+		s.CarryOut != 0 || s.PlatformOperators != 0 {
+		t.Fatalf("rounding: %+v", s)
+	}
+	// No node served: the operators' half (45) is the platform's; only the
+	// carried rounding (1) carries on.
+	if s := Compute(90, 1, nil); s.CarryOut != 1 || s.PlatformOperators != 45 || s.Platform != 27 || s.Pool != 18 {
 		t.Fatalf("node-less epoch: %+v", s)
+	}
+	// The reported case: 70 calls served by a fresh node (1,050 units of
+	// share at 30 a call: W = 2,100) in an epoch whose providers earned
+	// 200,000: the node gets 1,050, not half of everything.
+	if s := Compute(202_100, 0, []Weight{{NodeID: "N", Units: 2_100}}); s.Distributed != 1_050 || s.PlatformOperators != 100_000 {
+		t.Fatalf("fresh node: %+v", s)
 	}
 }

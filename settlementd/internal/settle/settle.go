@@ -191,7 +191,7 @@ func (j *Job) plan(ctx context.Context) error {
 		)
 		err := tx.QueryRow(ctx, `
 			WITH todo AS (
-				SELECT e.id, e.platform_units, e.pool_units FROM epochs e
+				SELECT e.id, e.platform_units + e.platform_operators_units AS platform_units, e.pool_units FROM epochs e
 				WHERE e.state = 'CLOSED' AND NOT EXISTS (SELECT 1 FROM settled_epochs s WHERE s.epoch_id = e.id))
 			SELECT count(*), min(id), max(id),
 				COALESCE((SELECT sum(ne.amount_units) FROM node_earnings ne

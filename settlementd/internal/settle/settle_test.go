@@ -135,9 +135,10 @@ func (e *env) closeEpoch(id int64, total money.Units, weights ...epochs.Weight) 
 	s := epochs.Compute(total, 0, weights)
 	start := time.Unix(id*60, 0).UTC()
 	if _, err := e.pool.Exec(e.ctx, `INSERT INTO epochs (id, state, starts_at, ends_at, carry_in_units, events, calls, total_units,
-			node_units, operators_units, platform_units, pool_units, distributed_units, carry_out_units, closed_at)
-		VALUES ($1, 'CLOSED', $2, $3, 0, 1, 1, $4, $5, $6, $7, $8, $9, $10, now())`, id, start, start.Add(time.Minute),
-		int64(s.Total), int64(s.NodeUnits), int64(s.Operators), int64(s.Platform), int64(s.Pool), int64(s.Distributed), int64(s.CarryOut)); err != nil {
+			node_units, operators_units, platform_units, pool_units, distributed_units, carry_out_units, platform_operators_units, closed_at)
+		VALUES ($1, 'CLOSED', $2, $3, 0, 1, 1, $4, $5, $6, $7, $8, $9, $10, $11, now())`, id, start, start.Add(time.Minute),
+		int64(s.Total), int64(s.NodeUnits), int64(s.Operators), int64(s.Platform), int64(s.Pool), int64(s.Distributed), int64(s.CarryOut),
+		int64(s.PlatformOperators)); err != nil {
 		e.t.Fatal(err)
 	}
 	for _, sh := range s.Shares {
@@ -209,9 +210,9 @@ func expected(before snapshot, splits ...epochs.Split) snapshot {
 	}
 	for _, s := range splits {
 		want.claims += s.Distributed
-		want.platform += s.Platform
+		want.platform += s.Platform + s.PlatformOperators // the platform's 30 % and its operators' part
 		want.pool += s.Pool
-		want.treasury -= s.Distributed + s.Platform + s.Pool
+		want.treasury -= s.Distributed + s.Platform + s.PlatformOperators + s.Pool
 		want.outstanding += s.Distributed
 		for _, sh := range s.Shares {
 			want.alloc[sh.NodeID] += sh.Units

@@ -215,7 +215,7 @@ func (s *Service) query(ctx context.Context, q string, args ...any) ([]map[strin
 	return rowsJSON(rows)
 }
 
-const epochCols = `id, state, starts_at, ends_at, events, calls, total_units, node_units, operators_units, platform_units, pool_units,
+const epochCols = `id, state, starts_at, ends_at, events, calls, total_units, node_units, operators_units, platform_units, platform_operators_units, pool_units,
 	distributed_units, carry_in_units, carry_out_units, closed_at`
 
 // economics: closed epochs newest first (cursor: epoch id) and the latest
