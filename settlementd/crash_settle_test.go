@@ -294,11 +294,13 @@ func settleScenario(t *testing.T, bin string, rdb *redis.Client, c settleCase, e
 		}
 	}
 
-	// The run is right on its own terms, not only equal to another run.
+	// The run is right on its own terms, not only equal to another run. The
+	// platform wallet receives its 20 % and the operators' half of what the
+	// providers and the cache served (platform_operators_units).
 	var earned, platform, poolU int64
 	if err := pool.QueryRow(ctx, `SELECT
 		(SELECT COALESCE(sum(amount_units), 0) FROM node_earnings WHERE kind = 'epoch_share')::bigint,
-		(SELECT COALESCE(sum(platform_units), 0) FROM epochs WHERE state = 'CLOSED')::bigint,
+		(SELECT COALESCE(sum(platform_units + platform_operators_units), 0) FROM epochs WHERE state = 'CLOSED')::bigint,
 		(SELECT COALESCE(sum(pool_units), 0) FROM epochs WHERE state = 'CLOSED')::bigint`).Scan(&earned, &platform, &poolU); err != nil {
 		t.Fatal(err)
 	}
