@@ -69,13 +69,6 @@ func TestCapAtAccept(t *testing.T) {
 			return nil
 		}
 	}
-	closedByServer := func(c net.Conn) bool {
-		_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-		var b [1]byte
-		_, err := c.Read(b[:])
-		ne, ok := err.(net.Error)
-		return err != nil && !(ok && ne.Timeout())
-	}
 
 	a1, a2 := dial("127.0.0.1"), dial("127.0.0.1")
 	s1, _ := next(), next()
@@ -116,4 +109,69 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			t.Errorf("accepted %q", bad)
 		}
 	}
+}
+
+// TestCapSurvivesReload: a config reload wraps the same socket again while
+// the old server's connections drain; they still count, and their release
+// frees a slot under the new wrapper.
+func TestCapSurvivesReload(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	old := (&Limit{PerIP: 2}).WrapListener(inner)
+	var held []net.Conn
+	for range 2 {
+		dial()
+		s, err := old.Accept() // the dial is queued: this does not block
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, s)
+	}
+
+	// The reload: the old server stops accepting, the new one takes over.
+	reloaded := (&Limit{PerIP: 2}).WrapListener(inner)
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := reloaded.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	if c3 := dial(); !closedByServer(c3) {
+		t.Fatal("after a reload the cap started from zero: a third connection was kept")
+	}
+	_ = held[0].Close() // one of the old server's connections ends
+	dial()
+	select {
+	case s := <-accepted:
+		_ = s.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slot freed by the old server's connection was not reusable")
+	}
+	_ = held[1].Close()
+}
+
+// closedByServer: the peer closed c (a read fails other than by timing out
+// within half a second).
+func closedByServer(c net.Conn) bool {
+	_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	var b [1]byte
+	_, err := c.Read(b[:])
+	ne, ok := err.(net.Error)
+	return err != nil && !(ok && ne.Timeout())
 }
