@@ -387,9 +387,9 @@ func readAdminBody(r *http.Request, allowed ...string) (adminFields, *fieldError
 	bodyErr := func(msg string) *fieldError { return &fieldError{Field: "body", Code: "invalid_json", Message: msg} }
 	body, err := readLimited(r.Body, maxAdminRequestBytes)
 	if errors.Is(err, errTooLarge) {
-		return nil, bodyErr("must be at most 4 KiB")
+		return nil, &fieldError{Field: "body", Code: "too_large", Message: "must be at most 4 KiB", Status: http.StatusRequestEntityTooLarge}
 	} else if errors.Is(err, errBodyTimeout) {
-		return nil, bodyErr("did not arrive in time")
+		return nil, &fieldError{Field: "body", Code: "body_timeout", Message: "did not arrive in time", Status: http.StatusRequestTimeout}
 	} else if err != nil {
 		return nil, bodyErr("could not be read")
 	}

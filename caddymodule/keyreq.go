@@ -29,12 +29,23 @@ type fieldError struct {
 	Field   string
 	Code    string
 	Message string
+	// Status is the answer's status; zero is 400. A body that did not
+	// arrive in time (408) or is too large (413) is not a malformed one.
+	Status int
 }
 
 func (e *fieldError) Error() string { return e.Field + ": " + e.Message }
 
 func (e *fieldError) write(w http.ResponseWriter) {
-	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{
+	status := http.StatusBadRequest
+	if e.Status != 0 {
+		status = e.Status
+	}
+	if status == http.StatusRequestTimeout {
+		// What is left of the body is not worth waiting for.
+		w.Header().Set("Connection", "close")
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]string{
 		"code": e.Code, "message": e.Field + ": " + e.Message, "field": e.Field}})
 }
 

@@ -92,16 +92,24 @@ func (l *Limit) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 // WrapListener counts ln's connections per address.
 func (l *Limit) WrapListener(ln net.Listener) net.Listener {
-	return &listener{Listener: ln, max: l.PerIP, rejected: l.rejected, open: map[string]int{}}
+	return &listener{Listener: ln, addr: ln.Addr().String(), max: l.PerIP, rejected: l.rejected}
 }
+
+// open counts connections per listening address, then per client address.
+// It outlives one config: a reload wraps the same socket again while the old
+// server's connections drain, and those still count against their address
+// (a per-wrapper count would start at zero and let each reload double the
+// cap). Empty entries are deleted, so it holds only live connections.
+var open = struct {
+	sync.Mutex
+	by map[string]map[string]int
+}{by: map[string]map[string]int{}}
 
 type listener struct {
 	net.Listener
+	addr     string
 	max      int
 	rejected prometheus.Counter
-
-	mu   sync.Mutex
-	open map[string]int
 }
 
 func (l *listener) Accept() (net.Conn, error) {
@@ -111,27 +119,36 @@ func (l *listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		key := clientKey(c.RemoteAddr())
-		l.mu.Lock()
-		if l.open[key] >= l.max {
-			l.mu.Unlock()
+		open.Lock()
+		m := open.by[l.addr]
+		if m == nil {
+			m = map[string]int{}
+			open.by[l.addr] = m
+		}
+		if m[key] >= l.max {
+			open.Unlock()
 			if l.rejected != nil {
 				l.rejected.Inc()
 			}
 			_ = c.Close()
 			continue
 		}
-		l.open[key]++
-		l.mu.Unlock()
+		m[key]++
+		open.Unlock()
 		return &conn{Conn: c, l: l, key: key}, nil
 	}
 }
 
 func (l *listener) release(key string) {
-	l.mu.Lock()
-	if l.open[key]--; l.open[key] <= 0 {
-		delete(l.open, key)
+	open.Lock()
+	m := open.by[l.addr]
+	if m[key]--; m[key] <= 0 {
+		delete(m, key)
+		if len(m) == 0 {
+			delete(open.by, l.addr)
+		}
 	}
-	l.mu.Unlock()
+	open.Unlock()
 }
 
 type conn struct {
