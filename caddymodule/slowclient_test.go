@@ -186,3 +186,53 @@ func startMeteredWith(t *testing.T, o meterOpts, servers, extra string) *meterEn
 	o.servers, o.extra = servers, extra
 	return startMetered(t, o)
 }
+
+// TestSlowBodyOverHTTP2: behind TLS most clients speak HTTP/2, where one
+// connection carries many streams and the deadline must cut the stream, not
+// rely on the connection. A body trickled a byte a second on an h2c stream
+// is cut at body_timeout with the same JSON 408.
+func TestSlowBodyOverHTTP2(t *testing.T) {
+	e := startMeteredWith(t, meterOpts{free: 100}, `servers {
+		protocols h1 h2c
+	}`, "body_timeout 2s")
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Protocols: &p}}
+
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			if _, err := io.WriteString(pw, "{"); err != nil {
+				return
+			}
+			select {
+			case <-stop:
+				_ = pw.Close()
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	req, _ := http.NewRequest(http.MethodPost, e.gw.URL()+"/rpc", pr)
+	req.Header.Set("Content-Type", "application/json")
+	began := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(began)
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("spoke %s, want HTTP/2", resp.Proto)
+	}
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), "did not arrive within 2s") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if took < 1500*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("cut after %v, want about 2 s", took)
+	}
+	t.Logf("HTTP/2 stream cut after %v", took)
+}

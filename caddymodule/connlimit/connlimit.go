@@ -9,16 +9,21 @@
 //	listener_wrappers {
 //		tollgate_conn_limit {
 //			per_ip 256
+//			exempt 10.0.0.5/32   # the load balancer (optional)
 //		}
 //	}
 //
 // The address is the TCP peer: an IPv4 address, or an IPv6 /64 (one
-// subscriber's usual allocation). Behind a load balancer every connection
-// comes from the balancer, so either raise per_ip to the balancer's share or
-// let the balancer enforce per-client limits.
+// subscriber's usual allocation). It is counted at accept, before a byte of
+// the request is read, so X-Forwarded-For cannot be consulted (and must not
+// be: a header is the client's word). Behind a load balancer every
+// connection comes from the balancer: list the balancer's addresses under
+// exempt (their connections are not capped) and let the balancer cap
+// connections per client, or raise per_ip to what the balancer needs.
 package connlimit
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
@@ -38,6 +43,12 @@ const DefaultPerIP = 256
 type Limit struct {
 	// PerIP is how many connections one address may hold open at once.
 	PerIP int `json:"per_ip,omitempty"`
+	// Exempt lists prefixes whose connections are not capped: the load
+	// balancers or proxies in front of the server, which carry many
+	// clients' connections and must do the per-client capping themselves.
+	Exempt []string `json:"exempt,omitempty"`
+
+	exempt []netip.Prefix
 
 	rejected prometheus.Counter
 }
@@ -51,6 +62,14 @@ func (Limit) CaddyModule() caddy.ModuleInfo {
 func (l *Limit) Provision(ctx caddy.Context) error {
 	if l.PerIP <= 0 {
 		l.PerIP = DefaultPerIP
+	}
+	l.exempt = l.exempt[:0]
+	for _, e := range l.Exempt {
+		p, err := parsePrefix(e)
+		if err != nil {
+			return err
+		}
+		l.exempt = append(l.exempt, p)
 	}
 	c := prometheus.NewCounter(prometheus.CounterOpts{Namespace: "tollgate", Subsystem: "gateway", Name: "connections_rejected_total",
 		Help: "Connections closed at accept because their address held tollgate_conn_limit's per_ip connections."})
@@ -83,6 +102,17 @@ func (l *Limit) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("per_ip: want a positive integer, got %q", v)
 			}
 			l.PerIP = n
+		case "exempt":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.ArgErr()
+			}
+			for _, a := range args {
+				if _, err := parsePrefix(a); err != nil {
+					return d.Errf("exempt: %v", err)
+				}
+			}
+			l.Exempt = append(l.Exempt, args...)
 		default:
 			return d.Errf("unknown option %q", d.Val())
 		}
@@ -92,7 +122,19 @@ func (l *Limit) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 
 // WrapListener counts ln's connections per address.
 func (l *Limit) WrapListener(ln net.Listener) net.Listener {
-	return &listener{Listener: ln, addr: ln.Addr().String(), max: l.PerIP, rejected: l.rejected}
+	return &listener{Listener: ln, addr: ln.Addr().String(), max: l.PerIP, exempt: l.exempt, rejected: l.rejected}
+}
+
+// parsePrefix reads a CIDR prefix or a single address.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither an address nor a CIDR prefix", s)
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
 }
 
 // open counts connections per listening address, then per client address.
@@ -109,6 +151,7 @@ type listener struct {
 	net.Listener
 	addr     string
 	max      int
+	exempt   []netip.Prefix
 	rejected prometheus.Counter
 }
 
@@ -117,6 +160,9 @@ func (l *listener) Accept() (net.Conn, error) {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
+		}
+		if l.isExempt(c.RemoteAddr()) {
+			return c, nil
 		}
 		key := clientKey(c.RemoteAddr())
 		open.Lock()
@@ -137,6 +183,23 @@ func (l *listener) Accept() (net.Conn, error) {
 		open.Unlock()
 		return &conn{Conn: c, l: l, key: key}, nil
 	}
+}
+
+func (l *listener) isExempt(a net.Addr) bool {
+	if len(l.exempt) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return false
+	}
+	ip := ap.Addr().Unmap()
+	for _, p := range l.exempt {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *listener) release(key string) {

@@ -2,6 +2,7 @@ package connlimit
 
 import (
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -94,8 +95,9 @@ func TestCapAtAccept(t *testing.T) {
 
 func TestUnmarshalCaddyfile(t *testing.T) {
 	var l Limit
-	if err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("tollgate_conn_limit {\n per_ip 64\n}")); err != nil || l.PerIP != 64 {
-		t.Fatalf("per_ip %d, %v", l.PerIP, err)
+	if err := l.UnmarshalCaddyfile(caddyfile.NewTestDispenser("tollgate_conn_limit {\n per_ip 64\n exempt 10.0.0.0/8 2001:db8::1\n}")); err != nil ||
+		l.PerIP != 64 || len(l.Exempt) != 2 {
+		t.Fatalf("%+v, %v", l, err)
 	}
 	for _, bad := range []string{
 		"tollgate_conn_limit {\n per_ip 0\n}",
@@ -103,6 +105,9 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		"tollgate_conn_limit {\n per_ip many\n}",
 		"tollgate_conn_limit {\n per_ip 1 2\n}",
 		"tollgate_conn_limit {\n per_host 5\n}",
+		"tollgate_conn_limit {\n exempt\n}",
+		"tollgate_conn_limit {\n exempt 10.0.0.0/33\n}",
+		"tollgate_conn_limit {\n exempt balancer.internal\n}",
 		"tollgate_conn_limit 5",
 	} {
 		if err := new(Limit).UnmarshalCaddyfile(caddyfile.NewTestDispenser(bad)); err == nil {
@@ -174,4 +179,49 @@ func closedByServer(c net.Conn) bool {
 	_, err := c.Read(b[:])
 	ne, ok := err.(net.Error)
 	return err != nil && !(ok && ne.Timeout())
+}
+
+// TestExempt: a load balancer's address listed under exempt is not capped
+// (it carries many clients), every other address still is.
+func TestExempt(t *testing.T) {
+	l := &Limit{PerIP: 1, Exempt: []string{"127.0.0.2"}}
+	p, err := parsePrefix(l.Exempt[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.exempt = []netip.Prefix{p}
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := l.WrapListener(inner)
+	defer ln.Close()
+	go func() {
+		for {
+			if _, err := ln.Accept(); err != nil {
+				return
+			}
+		}
+	}()
+	dial := func(from string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c, err := d.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	for i := range 5 {
+		if c := dial("127.0.0.2"); closedByServer(c) {
+			t.Fatalf("exempt connection %d closed", i+1)
+		}
+	}
+	if c := dial("127.0.0.1"); closedByServer(c) {
+		t.Fatal("first connection from 127.0.0.1 closed")
+	}
+	if c := dial("127.0.0.1"); !closedByServer(c) {
+		t.Fatal("127.0.0.1 is not exempt but its second connection was not closed")
+	}
 }
