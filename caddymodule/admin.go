@@ -15,11 +15,13 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/accounts"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -69,22 +71,22 @@ func (h *Handler) serveAdmin(w http.ResponseWriter, r *http.Request, next caddyh
 		return next.ServeHTTP(w, r)
 	}
 	if h.adminTok == "" {
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
+		web.Error(w, http.StatusNotFound, "not_found", "no such endpoint")
 		return nil
 	}
 	presented := r.Header.Get(adminHeader)
 	got := adminTokenSum(presented)
 	if subtle.ConstantTimeCompare(got[:], h.adminSum[:]) != 1 {
-		adminActions.WithLabelValues("auth", "unauthorized").Inc()
+		metrics.AdminActions.WithLabelValues("auth", "unauthorized").Inc()
 		// The presented value is never logged: it may be a near-miss of the real token.
 		h.logger.Warn("admin request refused: missing or wrong "+adminHeader,
 			zap.String("method", r.Method), zap.String("path", r.URL.Path),
-			zap.String("client_ip", clientIP(r).String()), zap.Bool("token_present", presented != ""))
+			zap.String("client_ip", web.ClientIP(r).String()), zap.Bool("token_present", presented != ""))
 		code := "invalid_admin_token"
 		if presented == "" {
 			code = "missing_admin_token"
 		}
-		writeError(w, http.StatusUnauthorized, code, "send the gateway's admin token in the "+adminHeader+" header")
+		web.Error(w, http.StatusUnauthorized, code, "send the gateway's admin token in the "+adminHeader+" header")
 		return nil
 	}
 	seg := strings.Split(strings.TrimPrefix(r.URL.Path, "/admin/"), "/")
@@ -104,14 +106,14 @@ func (h *Handler) serveAdmin(w http.ResponseWriter, r *http.Request, next caddyh
 	case seg[0] == "upstreams" && len(seg) == 4 && seg[3] == "reset":
 		return onlyMethod(w, r, http.MethodPost, func() error { return h.adminResetBreaker(w, r, seg[1], seg[2]) })
 	}
-	writeError(w, http.StatusNotFound, "not_found", "no such admin endpoint")
+	web.Error(w, http.StatusNotFound, "not_found", "no such admin endpoint")
 	return nil
 }
 
 func onlyMethod(w http.ResponseWriter, r *http.Request, method string, fn func() error) error {
 	if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
 		w.Header().Set("Allow", method)
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use "+method)
+		web.Error(w, http.StatusMethodNotAllowed, "method_not_allowed", "use "+method)
 		return nil
 	}
 	return fn()
@@ -120,9 +122,9 @@ func onlyMethod(w http.ResponseWriter, r *http.Request, method string, fn func()
 // adminLog records an admin action: what, on what, the outcome. Never the
 // token (serveAdmin has checked it and does not pass it on).
 func (h *Handler) adminLog(r *http.Request, action, outcome string, fields ...zap.Field) {
-	adminActions.WithLabelValues(action, outcome).Inc()
+	metrics.AdminActions.WithLabelValues(action, outcome).Inc()
 	fields = append([]zap.Field{zap.String("action", action), zap.String("outcome", outcome),
-		zap.String("client_ip", clientIP(r).String())}, fields...)
+		zap.String("client_ip", web.ClientIP(r).String())}, fields...)
 	h.logger.Info("admin action", fields...)
 }
 
@@ -130,7 +132,7 @@ func (h *Handler) adminLog(r *http.Request, action, outcome string, fields ...za
 // itself when metering is off.
 func (h *Handler) adminMeter(w http.ResponseWriter) (*meter.Meter, bool) {
 	if h.meter == nil {
-		writeError(w, http.StatusNotFound, "metering_off", "this gateway runs without metering: keys and the free tier are not managed here")
+		web.Error(w, http.StatusNotFound, "metering_off", "this gateway runs without metering: keys and the free tier are not managed here")
 		return nil, false
 	}
 	return h.meter, true
@@ -139,7 +141,7 @@ func (h *Handler) adminMeter(w http.ResponseWriter) (*meter.Meter, bool) {
 // adminKey serves POST /admin/keys/{key_id}/{revoke|credit|debit}.
 func (h *Handler) adminKey(w http.ResponseWriter, r *http.Request, keyID, action string) error {
 	if action != "revoke" && action != "credit" && action != "debit" {
-		writeError(w, http.StatusNotFound, "not_found", "no such admin endpoint; use revoke, credit or debit")
+		web.Error(w, http.StatusNotFound, "not_found", "no such admin endpoint; use revoke, credit or debit")
 		return nil
 	}
 	return onlyMethod(w, r, http.MethodPost, func() error {
@@ -148,7 +150,7 @@ func (h *Handler) adminKey(w http.ResponseWriter, r *http.Request, keyID, action
 			return nil
 		}
 		if err := accounts.Validate(keyID); err != nil {
-			(&fieldError{Field: "key_id", Code: "invalid_field", Message: "must be an account id: key_ followed by 26 ULID characters"}).write(w)
+			(&web.FieldError{Field: "key_id", Code: "invalid_field", Message: "must be an account id: key_ followed by 26 ULID characters"}).Write(w)
 			return nil
 		}
 		if action == "revoke" {
@@ -161,22 +163,22 @@ func (h *Handler) adminKey(w http.ResponseWriter, r *http.Request, keyID, action
 func (h *Handler) adminRevoke(w http.ResponseWriter, r *http.Request, m *meter.Meter, keyID string) error {
 	f, ferr := readAdminBody(r, "reason")
 	if ferr != nil {
-		ferr.write(w)
+		ferr.Write(w)
 		return nil
 	}
 	reason, ferr := f.reason()
 	if ferr != nil {
-		ferr.write(w)
+		ferr.Write(w)
 		return nil
 	}
 	changed, err := m.Revoke(r.Context(), keyID, reason)
 	switch {
 	case errors.Is(err, meter.ErrUnknownAccount):
 		h.adminLog(r, "revoke", "unknown_key", zap.String("key_id", keyID))
-		writeError(w, http.StatusNotFound, "unknown_key", "no key "+keyID)
+		web.Error(w, http.StatusNotFound, "unknown_key", "no key "+keyID)
 		return nil
 	case err != nil:
-		h.writeUnavailable(w, err)
+		web.Unavailable(w, h.logger, err)
 		return nil
 	}
 	outcome := "revoked"
@@ -184,7 +186,7 @@ func (h *Handler) adminRevoke(w http.ResponseWriter, r *http.Request, m *meter.M
 		outcome = "already_revoked"
 	}
 	h.adminLog(r, "revoke", outcome, zap.String("key_id", keyID), zap.String("reason", reason))
-	writeJSON(w, http.StatusOK, map[string]any{"key_id": keyID, "status": "revoked", "changed": changed, "reason": reason})
+	web.JSON(w, http.StatusOK, map[string]any{"key_id": keyID, "status": "revoked", "changed": changed, "reason": reason})
 	return nil
 }
 
@@ -195,22 +197,22 @@ func (h *Handler) adminAdjust(w http.ResponseWriter, r *http.Request, m *meter.M
 	}
 	f, ferr := readAdminBody(r, "amount_units", "amount_usdt", "reason", "id")
 	if ferr != nil {
-		ferr.write(w)
+		ferr.Write(w)
 		return nil
 	}
 	amount, ferr := f.amount()
 	if ferr != nil {
-		ferr.write(w)
+		ferr.Write(w)
 		return nil
 	}
 	reason, ferr := f.reason()
 	if ferr != nil {
-		ferr.write(w)
+		ferr.Write(w)
 		return nil
 	}
 	id, ferr := f.adjustmentID()
 	if ferr != nil {
-		ferr.write(w)
+		ferr.Write(w)
 		return nil
 	}
 	units := amount
@@ -224,19 +226,19 @@ func (h *Handler) adminAdjust(w http.ResponseWriter, r *http.Request, m *meter.M
 	switch {
 	case errors.Is(err, meter.ErrUnknownAccount):
 		h.adminLog(r, action, "unknown_key", zap.String("key_id", keyID))
-		writeError(w, http.StatusNotFound, "unknown_key", "no key "+keyID)
+		web.Error(w, http.StatusNotFound, "unknown_key", "no key "+keyID)
 		return nil
 	case errors.As(err, &low):
 		h.adminLog(r, action, "insufficient_balance", logFields...)
-		writeError(w, http.StatusConflict, "insufficient_balance",
+		web.Error(w, http.StatusConflict, "insufficient_balance",
 			"the debit of "+amount.Decimal()+" USDT would take the balance ("+low.Balance.Decimal()+" USDT) below zero")
 		return nil
 	case errors.Is(err, meter.ErrAdjustmentConflict):
 		h.adminLog(r, action, "conflict", logFields...)
-		writeError(w, http.StatusConflict, "adjustment_conflict", "id "+id+" was already used for another account or amount")
+		web.Error(w, http.StatusConflict, "adjustment_conflict", "id "+id+" was already used for another account or amount")
 		return nil
 	case err != nil:
-		h.writeUnavailable(w, err)
+		web.Unavailable(w, h.logger, err)
 		return nil
 	}
 	outcome := "applied"
@@ -248,7 +250,7 @@ func (h *Handler) adminAdjust(w http.ResponseWriter, r *http.Request, m *meter.M
 	if res.Revoked {
 		status = "revoked"
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	web.JSON(w, http.StatusOK, map[string]any{
 		"id":            res.ID,
 		"key_id":        keyID,
 		"applied":       res.Applied,
@@ -273,7 +275,7 @@ func (h *Handler) adminFreeTier(w http.ResponseWriter, r *http.Request) error {
 	case http.MethodPut:
 		f, ferr := readAdminBody(r, "daily_limit_per_ip", "subnet_limit")
 		if ferr != nil {
-			ferr.write(w)
+			ferr.Write(w)
 			return nil
 		}
 		var l meter.FreeLimits
@@ -283,30 +285,30 @@ func (h *Handler) adminFreeTier(w http.ResponseWriter, r *http.Request) error {
 		}{{"daily_limit_per_ip", &l.DailyPerIP}, {"subnet_limit", &l.Subnet}} {
 			n, ferr := f.limit(p.name)
 			if ferr != nil {
-				ferr.write(w)
+				ferr.Write(w)
 				return nil
 			}
 			*p.dst = n
 		}
 		if err := m.SetFreeLimits(r.Context(), l); err != nil {
-			h.writeUnavailable(w, err)
+			web.Unavailable(w, h.logger, err)
 			return nil
 		}
 		h.adminLog(r, "set_free_tier", "applied", zap.Int64("daily_limit_per_ip", l.DailyPerIP), zap.Int64("subnet_limit", l.Subnet))
 	case http.MethodDelete:
 		if err := m.ClearFreeLimits(r.Context()); err != nil {
-			h.writeUnavailable(w, err)
+			web.Unavailable(w, h.logger, err)
 			return nil
 		}
 		h.adminLog(r, "clear_free_tier", "applied")
 	default:
 		w.Header().Set("Allow", "GET, PUT, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET, PUT or DELETE")
+		web.Error(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET, PUT or DELETE")
 		return nil
 	}
 	l, override, err := m.FreeLimits(r.Context())
 	if err != nil {
-		h.writeUnavailable(w, err)
+		web.Unavailable(w, h.logger, err)
 		return nil
 	}
 	source := "config"
@@ -314,7 +316,7 @@ func (h *Handler) adminFreeTier(w http.ResponseWriter, r *http.Request) error {
 		source = "admin"
 	}
 	cfg := m.ConfigLimits()
-	writeJSON(w, http.StatusOK, map[string]any{
+	web.JSON(w, http.StatusOK, map[string]any{
 		"daily_limit_per_ip": l.DailyPerIP,
 		"subnet_limit":       l.Subnet,
 		"source":             source,
@@ -327,7 +329,7 @@ func (h *Handler) adminFreeTier(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) adminChain(w http.ResponseWriter, which string) (*chainState, bool) {
 	c, err := chains.Lookup(which)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "unknown_chain", "unknown chain "+truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
+		web.Error(w, http.StatusNotFound, "unknown_chain", "unknown chain "+web.Truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
 		return nil, false
 	}
 	return h.chains[c.ID], true
@@ -346,7 +348,7 @@ func (h *Handler) adminUpstreams(w http.ResponseWriter, which string) error {
 		if !ok {
 			return nil
 		}
-		writeJSON(w, http.StatusOK, chainPool{cs.chain.ID, cs.chain.Name, cs.pool.Snapshot()})
+		web.JSON(w, http.StatusOK, chainPool{cs.chain.ID, cs.chain.Name, cs.pool.Snapshot()})
 		return nil
 	}
 	var out []chainPool
@@ -354,7 +356,7 @@ func (h *Handler) adminUpstreams(w http.ResponseWriter, which string) error {
 		cs := h.chains[c.ID]
 		out = append(out, chainPool{c.ID, c.Name, cs.pool.Snapshot()})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"chains": out})
+	web.JSON(w, http.StatusOK, map[string]any{"chains": out})
 	return nil
 }
 
@@ -366,14 +368,14 @@ func (h *Handler) adminResetBreaker(w http.ResponseWriter, r *http.Request, whic
 	}
 	prev, err := cs.pool.ResetBreaker(name)
 	if errors.Is(err, upstream.ErrUnknownUpstream) {
-		writeError(w, http.StatusNotFound, "unknown_upstream", "chain "+chainLabel(cs.chain.ID)+" has no upstream "+truncate(name, 64))
+		web.Error(w, http.StatusNotFound, "unknown_upstream", "chain "+metrics.Chain(cs.chain.ID)+" has no upstream "+web.Truncate(name, 64))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	h.adminLog(r, "reset_breaker", "applied", zap.Uint64("chain_id", cs.chain.ID), zap.String("upstream", name), zap.String("from", string(prev)))
-	writeJSON(w, http.StatusOK, map[string]any{"chain_id": cs.chain.ID, "upstream": name, "previous_state": prev, "state": upstream.BreakerClosed})
+	web.JSON(w, http.StatusOK, map[string]any{"chain_id": cs.chain.ID, "upstream": name, "previous_state": prev, "state": upstream.BreakerClosed})
 	return nil
 }
 
@@ -383,13 +385,15 @@ type adminFields map[string]json.RawMessage
 // readAdminBody reads a strict JSON object body: known fields only, each at
 // most once, like the key-creation bodies (a typo must be an error, not a
 // silently ignored option on an operator's money action).
-func readAdminBody(r *http.Request, allowed ...string) (adminFields, *fieldError) {
-	bodyErr := func(msg string) *fieldError { return &fieldError{Field: "body", Code: "invalid_json", Message: msg} }
-	body, err := readLimited(r.Body, maxAdminRequestBytes)
-	if errors.Is(err, errTooLarge) {
-		return nil, &fieldError{Field: "body", Code: "too_large", Message: "must be at most 4 KiB", Status: http.StatusRequestEntityTooLarge}
-	} else if errors.Is(err, errBodyTimeout) {
-		return nil, &fieldError{Field: "body", Code: "body_timeout", Message: "did not arrive in time", Status: http.StatusRequestTimeout}
+func readAdminBody(r *http.Request, allowed ...string) (adminFields, *web.FieldError) {
+	bodyErr := func(msg string) *web.FieldError {
+		return &web.FieldError{Field: "body", Code: "invalid_json", Message: msg}
+	}
+	body, err := web.ReadLimited(r.Body, maxAdminRequestBytes)
+	if errors.Is(err, web.ErrTooLarge) {
+		return nil, &web.FieldError{Field: "body", Code: "too_large", Message: "must be at most 4 KiB", Status: http.StatusRequestEntityTooLarge}
+	} else if errors.Is(err, web.ErrBodyTimeout) {
+		return nil, &web.FieldError{Field: "body", Code: "body_timeout", Message: "did not arrive in time", Status: http.StatusRequestTimeout}
 	} else if err != nil {
 		return nil, bodyErr("could not be read")
 	}
@@ -416,10 +420,10 @@ func readAdminBody(r *http.Request, allowed ...string) (adminFields, *fieldError
 			known = known || a == name
 		}
 		if !known {
-			return nil, &fieldError{Field: printable(name), Code: "unknown_field", Message: "unknown field; allowed: " + strings.Join(allowed, ", ")}
+			return nil, &web.FieldError{Field: printable(name), Code: "unknown_field", Message: "unknown field; allowed: " + strings.Join(allowed, ", ")}
 		}
 		if _, dup := out[name]; dup {
-			return nil, &fieldError{Field: name, Code: "duplicate_field", Message: "given more than once"}
+			return nil, &web.FieldError{Field: name, Code: "duplicate_field", Message: "given more than once"}
 		}
 		if string(raw) != "null" {
 			out[name] = raw
@@ -436,7 +440,7 @@ func readAdminBody(r *http.Request, allowed ...string) (adminFields, *fieldError
 
 // literal returns a field given as a JSON string or a bare JSON number, as
 // text: amounts are parsed from the digits, never through float64.
-func (f adminFields) literal(name string) (string, bool, *fieldError) {
+func (f adminFields) literal(name string) (string, bool, *web.FieldError) {
 	raw, ok := f[name]
 	if !ok {
 		return "", false, nil
@@ -449,12 +453,12 @@ func (f adminFields) literal(name string) (string, bool, *fieldError) {
 	if err := json.Unmarshal(raw, &n); err == nil {
 		return n.String(), true, nil
 	}
-	return "", true, &fieldError{Field: name, Code: "invalid_field", Message: "must be a number or a decimal string"}
+	return "", true, &web.FieldError{Field: name, Code: "invalid_field", Message: "must be a number or a decimal string"}
 }
 
 // amount reads exactly one of amount_units (base units) and amount_usdt
 // (decimal USDT), positive and at most maxAdjustment.
-func (f adminFields) amount() (money.Units, *fieldError) {
+func (f adminFields) amount() (money.Units, *web.FieldError) {
 	u, hasU, ferr := f.literal("amount_units")
 	if ferr != nil {
 		return 0, ferr
@@ -470,14 +474,14 @@ func (f adminFields) amount() (money.Units, *fieldError) {
 	)
 	switch {
 	case hasU && hasD:
-		return 0, &fieldError{Field: "amount_usdt", Code: "conflicting_fields", Message: "give amount_units or amount_usdt, not both"}
+		return 0, &web.FieldError{Field: "amount_usdt", Code: "conflicting_fields", Message: "give amount_units or amount_usdt, not both"}
 	case hasU:
 		v, err = money.ParseUnits(u)
 	case hasD:
 		field = "amount_usdt"
 		v, err = money.Parse(d)
 	default:
-		return 0, &fieldError{Field: "amount_units", Code: "missing_field", Message: `is required (or amount_usdt): e.g. "amount_units":"1000000" or "amount_usdt":"1"`}
+		return 0, &web.FieldError{Field: "amount_units", Code: "missing_field", Message: `is required (or amount_usdt): e.g. "amount_units":"1000000" or "amount_usdt":"1"`}
 	}
 	switch {
 	case err != nil:
@@ -485,53 +489,53 @@ func (f adminFields) amount() (money.Units, *fieldError) {
 		if field == "amount_usdt" {
 			msg = "must be a positive decimal USDT amount with at most 6 decimals"
 		}
-		return 0, &fieldError{Field: field, Code: "invalid_field", Message: msg}
+		return 0, &web.FieldError{Field: field, Code: "invalid_field", Message: msg}
 	case v <= 0:
-		return 0, &fieldError{Field: field, Code: "invalid_field", Message: "must be positive"}
+		return 0, &web.FieldError{Field: field, Code: "invalid_field", Message: "must be positive"}
 	case v > maxAdjustment:
-		return 0, &fieldError{Field: field, Code: "invalid_field", Message: "must be at most " + maxAdjustment.Decimal() + " USDT per adjustment"}
+		return 0, &web.FieldError{Field: field, Code: "invalid_field", Message: "must be at most " + maxAdjustment.Decimal() + " USDT per adjustment"}
 	}
 	return v, nil
 }
 
 // reason reads the required reason of an operator action.
-func (f adminFields) reason() (string, *fieldError) {
+func (f adminFields) reason() (string, *web.FieldError) {
 	raw, ok := f["reason"]
 	if !ok {
-		return "", &fieldError{Field: "reason", Code: "missing_field", Message: "is required: say why, for the ledger and the log"}
+		return "", &web.FieldError{Field: "reason", Code: "missing_field", Message: "is required: say why, for the ledger and the log"}
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", &fieldError{Field: "reason", Code: "invalid_field", Message: "must be a string"}
+		return "", &web.FieldError{Field: "reason", Code: "invalid_field", Message: "must be a string"}
 	}
 	if err := events.ValidReason(s); err != nil {
-		return "", &fieldError{Field: "reason", Code: "invalid_field", Message: "must be 1 to 200 characters, not only spaces, without control characters"}
+		return "", &web.FieldError{Field: "reason", Code: "invalid_field", Message: "must be 1 to 200 characters, not only spaces, without control characters"}
 	}
 	return s, nil
 }
 
 // adjustmentID reads the optional idempotency id of a credit or debit.
-func (f adminFields) adjustmentID() (string, *fieldError) {
+func (f adminFields) adjustmentID() (string, *web.FieldError) {
 	raw, ok := f["id"]
 	if !ok {
 		return "", nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil || !meter.ValidAdjustmentID(s) {
-		return "", &fieldError{Field: "id", Code: "invalid_field", Message: "must be 1 to 64 of A-Z a-z 0-9 . _ : - (a retry with the same id applies once)"}
+		return "", &web.FieldError{Field: "id", Code: "invalid_field", Message: "must be 1 to 64 of A-Z a-z 0-9 . _ : - (a retry with the same id applies once)"}
 	}
 	return s, nil
 }
 
 // limit reads a required free-tier limit: a whole number 0..MaxFreeLimit.
-func (f adminFields) limit(name string) (int64, *fieldError) {
+func (f adminFields) limit(name string) (int64, *web.FieldError) {
 	raw, ok := f[name]
 	if !ok {
-		return 0, &fieldError{Field: name, Code: "missing_field", Message: "is required (PUT sets daily_limit_per_ip and subnet_limit together)"}
+		return 0, &web.FieldError{Field: name, Code: "missing_field", Message: "is required (PUT sets daily_limit_per_ip and subnet_limit together)"}
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil || n < 0 || n > meter.MaxFreeLimit {
-		return 0, &fieldError{Field: name, Code: "invalid_field", Message: "must be a whole number from 0 (free tier off) to " + strconv.FormatInt(meter.MaxFreeLimit, 10)}
+		return 0, &web.FieldError{Field: name, Code: "invalid_field", Message: "must be a whole number from 0 (free tier off) to " + strconv.FormatInt(meter.MaxFreeLimit, 10)}
 	}
 	return n, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
 // probeCall is what an operator's probe asks: the chain's head, a call every
@@ -36,7 +37,7 @@ func (h *Handler) adminProbe(w http.ResponseWriter, r *http.Request, which strin
 		res, err := cs.pool.Forward(ctx, probeCall, upstream.ForwardOptions{})
 		latency := time.Since(began)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, "upstream_unavailable", "no upstream of chain "+cs.chain.HexID()+" answered the probe")
+			web.Error(w, http.StatusServiceUnavailable, "upstream_unavailable", "no upstream of chain "+cs.chain.HexID()+" answered the probe")
 			return nil
 		}
 		var reply struct {
@@ -44,10 +45,10 @@ func (h *Handler) adminProbe(w http.ResponseWriter, r *http.Request, which strin
 			Error  json.RawMessage `json:"error"`
 		}
 		if json.Unmarshal(res.Body, &reply) != nil || reply.Result == "" {
-			writeError(w, http.StatusServiceUnavailable, "upstream_unavailable", "upstream "+res.Upstream.EventName()+" did not answer eth_blockNumber with a block number")
+			web.Error(w, http.StatusServiceUnavailable, "upstream_unavailable", "upstream "+res.Upstream.EventName()+" did not answer eth_blockNumber with a block number")
 			return nil
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"chain_id": cs.chain.ID, "upstream": res.Upstream.EventName(),
+		web.JSON(w, http.StatusOK, map[string]any{"chain_id": cs.chain.ID, "upstream": res.Upstream.EventName(),
 			"block_number": reply.Result, "latency_ms": float64(latency.Microseconds()) / 1000})
 		return nil
 	})

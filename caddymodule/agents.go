@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -41,7 +42,7 @@ func x402Resources(base string) []string {
 
 // serveWellKnownX402 answers GET /.well-known/x402.
 func (h *Handler) serveWellKnownX402(w http.ResponseWriter, r *http.Request) error {
-	base := h.baseURL(r)
+	base := web.BaseURL(r, h.pay.publicURL)
 	doc := map[string]any{
 		"version":      1,
 		"resources":    x402Resources(base),
@@ -51,13 +52,13 @@ func (h *Handler) serveWellKnownX402(w http.ResponseWriter, r *http.Request) err
 		doc["accepts"] = map[string]any{"scheme": paycheck.Scheme, "network": paycheck.NetworkV2, "asset": h.pay.asset,
 			"payTo": h.pay.payTo, "amount": money.BundlePrice.String(), "calls": money.BundleCalls}
 	}
-	writeJSON(w, http.StatusOK, doc)
+	web.JSON(w, http.StatusOK, doc)
 	return nil
 }
 
 // serveLLMsTxt answers GET /llms.txt.
 func (h *Handler) serveLLMsTxt(w http.ResponseWriter, r *http.Request) error {
-	base := h.baseURL(r)
+	base := web.BaseURL(r, h.pay.publicURL)
 	var b strings.Builder
 	b.WriteString("# Tollgate\n\n")
 	b.WriteString("> A metered blockchain JSON-RPC gateway. POST JSON-RPC 2.0 to " + base + "/rpc (Polygon, chain 137) or " +

@@ -9,11 +9,12 @@ import (
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/revenuevault"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/shared/accounts"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -29,31 +30,31 @@ var abis = sync.OnceValues(func() (*testusdt.TestUSDT, *revenuevault.RevenueVaul
 func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var account string
-	if _, present := apiKey(r); present {
+	if _, present := web.APIKey(r); present {
 		u, ok := h.authenticate(w, r)
 		if !ok {
 			return nil
 		}
 		account = u.KeyID
 		if id := q.Get("key_id"); id != "" && id != account {
-			writeError(w, http.StatusBadRequest, "conflicting_account", "key_id names another account than X-API-Key; send one of them")
+			web.Error(w, http.StatusBadRequest, "conflicting_account", "key_id names another account than X-API-Key; send one of them")
 			return nil
 		}
 	} else if id := q.Get("key_id"); id != "" {
 		if err := accounts.Validate(id); err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_key_id", "key_id must be an account id: key_ followed by 26 ULID characters")
+			web.Error(w, http.StatusBadRequest, "invalid_key_id", "key_id must be an account id: key_ followed by 26 ULID characters")
 			return nil
 		}
 		st, err := h.meter.AccountStatus(r.Context(), id)
 		switch {
 		case err != nil:
-			h.writeUnavailable(w, err)
+			web.Unavailable(w, h.logger, err)
 			return nil
 		case st == meter.KeyUnknown:
-			writeError(w, http.StatusNotFound, "unknown_account", "no account "+id+"; create one with POST /api/keys or POST /v1/machine/register")
+			web.Error(w, http.StatusNotFound, "unknown_account", "no account "+id+"; create one with POST /api/keys or POST /v1/machine/register")
 			return nil
 		case st == meter.KeyRevoked:
-			writeError(w, http.StatusConflict, "revoked_account", "account "+id+" belongs to a revoked key; deposits to it would not be usable")
+			web.Error(w, http.StatusConflict, "revoked_account", "account "+id+" belongs to a revoked key; deposits to it would not be usable")
 			return nil
 		case st == meter.KeyRecovering:
 			writeRecoveringREST(w)
@@ -61,7 +62,7 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 		}
 		account = id
 	} else {
-		writeError(w, http.StatusBadRequest, "missing_account",
+		web.Error(w, http.StatusBadRequest, "missing_account",
 			"say which account to credit: send your API key in the X-API-Key header, or add ?key_id=key_… (the key_id returned at key creation)")
 		return nil
 	}
@@ -72,7 +73,7 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 	}
 	acc32, err := accounts.ToBytes32(account)
 	if err != nil { // ids come from Validate or the key store; cannot happen
-		writeError(w, http.StatusBadRequest, "invalid_key_id", err.Error())
+		web.Error(w, http.StatusBadRequest, "invalid_key_id", err.Error())
 		return nil
 	}
 	usdt, vault := abis()
@@ -82,7 +83,7 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 		"data": hexutil.Encode(usdt.PackApprove(h.pay.vault, amount.Big())), "value": "0x0"}
 	deposit := map[string]any{"step": 2, "name": "deposit", "chain_id": chains.Default, "to": h.pay.vault.Hex(),
 		"data": hexutil.Encode(vault.PackDeposit(amount.Big(), acc32)), "value": "0x0"}
-	writeJSON(w, http.StatusOK, map[string]any{
+	web.JSON(w, http.StatusOK, map[string]any{
 		"chain_id":             chains.Default,
 		"vault_address":        h.pay.vault.Hex(),
 		"usdt_address":         h.pay.usdt.Hex(),
@@ -112,24 +113,24 @@ func (h *Handler) depositAmount(w http.ResponseWriter, rawUSDT, rawUnits string)
 	var unit string
 	switch {
 	case rawUSDT != "" && rawUnits != "":
-		writeError(w, http.StatusBadRequest, "conflicting_amount", "send amount (whole USDT) or amount_units (base units, 1 USDT = 1000000), not both")
+		web.Error(w, http.StatusBadRequest, "conflicting_amount", "send amount (whole USDT) or amount_units (base units, 1 USDT = 1000000), not both")
 		return 0, false
 	case rawUnits != "":
 		n, err := strconv.ParseInt(rawUnits, 10, 64)
 		if err != nil || n <= 0 || strings.TrimLeft(rawUnits, "0123456789") != "" {
-			writeError(w, http.StatusBadRequest, "invalid_amount", "amount_units must be a positive whole number of base units (1 USDT = 1000000), such as 5000000 for 5 USDT")
+			web.Error(w, http.StatusBadRequest, "invalid_amount", "amount_units must be a positive whole number of base units (1 USDT = 1000000), such as 5000000 for 5 USDT")
 			return 0, false
 		}
 		amount, unit = money.Units(n), "base units"
 	case rawUSDT != "":
 		a, err := money.Parse(rawUSDT)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_amount", "amount must be a positive USDT amount with at most 6 decimals, such as 10 or 2.5 (or send amount_units in base units)")
+			web.Error(w, http.StatusBadRequest, "invalid_amount", "amount must be a positive USDT amount with at most 6 decimals, such as 10 or 2.5 (or send amount_units in base units)")
 			return 0, false
 		}
 		amount, unit = a, "USDT"
 	default:
-		writeError(w, http.StatusBadRequest, "missing_amount", "amount (whole USDT) or amount_units (base units) is required; the minimum deposit is "+minMsg)
+		web.Error(w, http.StatusBadRequest, "missing_amount", "amount (whole USDT) or amount_units (base units) is required; the minimum deposit is "+minMsg)
 		return 0, false
 	}
 	shown := rawUSDT
@@ -138,14 +139,14 @@ func (h *Handler) depositAmount(w http.ResponseWriter, rawUSDT, rawUnits string)
 	}
 	switch {
 	case amount < h.pay.minDeposit:
-		writeError(w, http.StatusBadRequest, "below_minimum", fmt.Sprintf("amount %s %s is below the minimum deposit of %s", shown, unit, minMsg))
+		web.Error(w, http.StatusBadRequest, "below_minimum", fmt.Sprintf("amount %s %s is below the minimum deposit of %s", shown, unit, minMsg))
 		return 0, false
 	case amount > h.pay.maxDeposit:
 		hint := ""
 		if unit == "USDT" {
 			hint = "; amount is read as whole USDT — to give base units use amount_units"
 		}
-		writeError(w, http.StatusBadRequest, "above_maximum", fmt.Sprintf("amount %s %s is above the maximum deposit of %s%s", shown, unit, maxMsg, hint))
+		web.Error(w, http.StatusBadRequest, "above_maximum", fmt.Sprintf("amount %s %s is above the maximum deposit of %s%s", shown, unit, maxMsg, hint))
 		return 0, false
 	}
 	return amount, true

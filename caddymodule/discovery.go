@@ -15,11 +15,13 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/docs"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/intel"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -61,7 +63,7 @@ type metric struct {
 	price           func(h *Handler) money.Units
 }
 
-var metrics = []metric{
+var catalog = []metric{
 	{id: intel.FundingHeatmap,
 		description: "Perpetual-futures funding rates as a heatmap: symbols × venues × time buckets (windows 1h, 8h, 24h), " +
 			"polled from the venues' public APIs; each cell is the latest rate observed in its bucket",
@@ -86,7 +88,7 @@ type link struct {
 // serveDiscovery answers GET /.well-known/service.json, built from the
 // running configuration and the route table.
 func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
-	base := h.baseURL(r)
+	base := web.BaseURL(r, h.pay.publicURL)
 	var services []map[string]any
 	for _, c := range chains.All() {
 		path := "/rpc/" + strconv.FormatUint(c.ID, 10)
@@ -98,7 +100,7 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 		}
 		services = append(services, s)
 	}
-	for _, m := range metrics {
+	for _, m := range catalog {
 		services = append(services, map[string]any{"id": m.id, "type": "intelligence", "method": http.MethodGet,
 			"path": "/v1/intelligence/" + m.id, "url": base + "/v1/intelligence/" + m.id, "price": priceOf(m.price(h)),
 			"auth": authAPIKey, "description": m.description})
@@ -120,7 +122,7 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 		},
 		"endpoints": endpoints,
 	}
-	writeJSON(w, http.StatusOK, doc)
+	web.JSON(w, http.StatusOK, doc)
 	return nil
 }
 
@@ -226,10 +228,10 @@ func pollOf(hm *intel.Heatmap) time.Duration {
 
 // serveCatalog answers GET /v1/intelligence.
 func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) error {
-	base := h.baseURL(r)
+	base := web.BaseURL(r, h.pay.publicURL)
 	hm, err := h.loadHeatmap(r.Context())
 	var out []map[string]any
-	for _, m := range metrics {
+	for _, m := range catalog {
 		f := freshness(hm, time.Now())
 		if err != nil {
 			f = map[string]any{"available": false, "last_updated": nil, "age_seconds": nil, "stale": true, "error": "data store unavailable"}
@@ -255,7 +257,7 @@ func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) error {
 			out[len(out)-1]["venues"] = sortedVenues(hm)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"metrics": out})
+	web.JSON(w, http.StatusOK, map[string]any{"metrics": out})
 	return nil
 }
 
@@ -270,7 +272,7 @@ func sortedVenues(hm *intel.Heatmap) []string {
 
 // paramError is a 400 naming the query parameter, in fieldError's shape.
 func paramError(w http.ResponseWriter, field, msg string) {
-	(&fieldError{Field: field, Code: "invalid_parameter", Message: msg}).write(w)
+	(&web.FieldError{Field: field, Code: "invalid_parameter", Message: msg}).Write(w)
 }
 
 // list splits a comma list, upper- or lower-casing it.
@@ -309,11 +311,11 @@ func (h *Handler) serveMetric(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/intelligence/"), "/")
 	if r.Method == http.MethodHead { // a HEAD would be charged for a body it never gets
 		w.Header().Set("Allow", "GET")
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET: metric calls are charged")
+		web.Error(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET: metric calls are charged")
 		return nil
 	}
 	if id != intel.FundingHeatmap {
-		writeError(w, http.StatusNotFound, "unknown_metric", "no metric "+strconv.Quote(truncate(id, 64))+"; see GET /v1/intelligence")
+		web.Error(w, http.StatusNotFound, "unknown_metric", "no metric "+strconv.Quote(web.Truncate(id, 64))+"; see GET /v1/intelligence")
 		return nil
 	}
 	return h.meteredEntry(w, r, false, h.serveHeatmap)
@@ -349,10 +351,10 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	req := meter.Request{IP: clientIP(r), Method: "funding_rate_heatmap"}
-	if key, present := apiKey(r); present {
+	req := meter.Request{IP: web.ClientIP(r), Method: "funding_rate_heatmap"}
+	if key, present := web.APIKey(r); present {
 		if !meter.WellFormedKey(key) {
-			writeError(w, http.StatusUnauthorized, "invalid_api_key", "X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
+			web.Error(w, http.StatusUnauthorized, "invalid_api_key", "X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
 			return nil
 		}
 		req.KeyHash = meter.HashKey(key)
@@ -362,11 +364,11 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 	d, err := h.meter.AuthorizeMetric(mctx, req, price)
 	cancel()
 	if err != nil {
-		meterDecisions.WithLabelValues("unavailable").Inc()
-		h.writeUnavailable(w, err)
+		metrics.MeterDecisions.WithLabelValues("unavailable").Inc()
+		web.Unavailable(w, h.logger, err)
 		return nil
 	}
-	meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
+	metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
 	w.Header().Set("X-Tollgate-Request-Id", d.ID)
 	switch d.Outcome {
 	case meter.PaymentRequired:
@@ -375,14 +377,14 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 	case meter.RateLimited:
 		secs := meter.RetrySeconds(d.RetryAfter)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeError(w, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf("too many requests; retry in %d s", secs))
+		web.Error(w, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf("too many requests; retry in %d s", secs))
 		return nil
 	case meter.Unauthorized:
 		code, msg := "invalid_api_key", "unknown API key"
 		if d.Reason == "revoked_key" {
 			code, msg = "revoked_api_key", "this API key has been revoked"
 		}
-		writeError(w, http.StatusUnauthorized, code, msg)
+		web.Error(w, http.StatusUnauthorized, code, msg)
 		return nil
 	case meter.Recovering:
 		writeRecoveringREST(w)
@@ -393,11 +395,11 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
 		defer cancel()
 		if err := h.meter.RefundMetric(ctx, &d); err != nil {
-			meterRefunds.WithLabelValues(string(d.Payer()), "error").Inc()
+			metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "error").Inc()
 			h.logger.Error("metric refund failed", zap.String("request_id", d.ID), zap.String("account", d.Account), zap.Error(err))
 			return
 		}
-		meterRefunds.WithLabelValues(string(d.Payer()), "ok").Inc()
+		metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "ok").Inc()
 		d.Balance += price
 	}
 	hm, err := h.loadHeatmap(r.Context())
@@ -406,12 +408,12 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 		refund()
 		h.logger.Warn("heatmap unavailable", zap.Error(err))
 		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, "data_unavailable", "the heatmap store is unavailable; you were not charged; retry shortly")
+		web.Error(w, http.StatusServiceUnavailable, "data_unavailable", "the heatmap store is unavailable; you were not charged; retry shortly")
 		return nil
 	case hm == nil:
 		refund()
 		w.Header().Set("Retry-After", "60")
-		writeError(w, http.StatusServiceUnavailable, "no_data", "no funding-rate data has been published yet; you were not charged")
+		web.Error(w, http.StatusServiceUnavailable, "no_data", "no funding-rate data has been published yet; you were not charged")
 		return nil
 	}
 	if len(symbols) == 0 {
@@ -479,7 +481,7 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("X-Tollgate-Payer", string(d.Payer()))
 	w.Header().Set("X-Tollgate-Credits-Remaining", d.Balance.Decimal())
-	writeJSON(w, http.StatusOK, map[string]any{
+	web.JSON(w, http.StatusOK, map[string]any{
 		"metric":              intel.FundingHeatmap,
 		"generated_at":        hm.GeneratedAt.UTC().Format(time.RFC3339),
 		"age_seconds":         int64(max(age, 0) / time.Second),

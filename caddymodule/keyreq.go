@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"net/mail"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
 // maxKeyRequestBytes bounds a key-creation body; a valid one is well under 1 KiB.
@@ -24,40 +25,17 @@ type keyRequest struct {
 	EmailConsent bool
 }
 
-// fieldError is a 400 naming the field at fault.
-type fieldError struct {
-	Field   string
-	Code    string
-	Message string
-	// Status is the answer's status; zero is 400. A body that did not
-	// arrive in time (408) or is too large (413) is not a malformed one.
-	Status int
-}
-
-func (e *fieldError) Error() string { return e.Field + ": " + e.Message }
-
-func (e *fieldError) write(w http.ResponseWriter) {
-	status := http.StatusBadRequest
-	if e.Status != 0 {
-		status = e.Status
-	}
-	if status == http.StatusRequestTimeout {
-		// What is left of the body is not worth waiting for.
-		w.Header().Set("Connection", "close")
-	}
-	writeJSON(w, status, map[string]any{"error": map[string]string{
-		"code": e.Code, "message": e.Field + ": " + e.Message, "field": e.Field}})
-}
-
 // parseKeyRequest checks a key-creation body strictly: one JSON object,
 // known fields only, each at most once and of the right type. A machine
 // registration carries only a label; an API key request also needs tier
 // "free" and may carry email and email_consent. Strictness is the point: a
 // typo such as "emial" must be an error, not a key created without the
 // consent the caller thought they gave.
-func parseKeyRequest(body []byte, machine bool) (keyRequest, *fieldError) {
+func parseKeyRequest(body []byte, machine bool) (keyRequest, *web.FieldError) {
 	var kr keyRequest
-	bodyErr := func(msg string) *fieldError { return &fieldError{Field: "body", Code: "invalid_json", Message: msg} }
+	bodyErr := func(msg string) *web.FieldError {
+		return &web.FieldError{Field: "body", Code: "invalid_json", Message: msg}
+	}
 	if !utf8.Valid(body) {
 		return kr, bodyErr("must be UTF-8 JSON")
 	}
@@ -83,28 +61,28 @@ func parseKeyRequest(body []byte, machine bool) (keyRequest, *fieldError) {
 			return kr, bodyErr("is not valid JSON")
 		}
 		if !allowed[name] {
-			return kr, &fieldError{Field: printable(name), Code: "unknown_field", Message: "unknown field; allowed: " + allowedList(machine)}
+			return kr, &web.FieldError{Field: printable(name), Code: "unknown_field", Message: "unknown field; allowed: " + allowedList(machine)}
 		}
 		if seen[name] {
-			return kr, &fieldError{Field: name, Code: "duplicate_field", Message: "given more than once"}
+			return kr, &web.FieldError{Field: name, Code: "duplicate_field", Message: "given more than once"}
 		}
 		seen[name] = true
 		isNull := string(raw) == "null"
 		switch name {
 		case "label":
 			if err := json.Unmarshal(raw, &kr.Label); err != nil || isNull {
-				return kr, &fieldError{Field: name, Code: "invalid_field", Message: "must be a string"}
+				return kr, &web.FieldError{Field: name, Code: "invalid_field", Message: "must be a string"}
 			}
 		case "tier":
 			if err := json.Unmarshal(raw, &kr.Tier); err != nil || isNull {
-				return kr, &fieldError{Field: name, Code: "invalid_field", Message: `must be the string "free"`}
+				return kr, &web.FieldError{Field: name, Code: "invalid_field", Message: `must be the string "free"`}
 			}
 		case "email":
 			if isNull {
 				continue
 			}
 			if err := json.Unmarshal(raw, &kr.Email); err != nil {
-				return kr, &fieldError{Field: name, Code: "invalid_field", Message: "must be a string"}
+				return kr, &web.FieldError{Field: name, Code: "invalid_field", Message: "must be a string"}
 			}
 			hasEmail = true
 		case "email_consent":
@@ -112,7 +90,7 @@ func parseKeyRequest(body []byte, machine bool) (keyRequest, *fieldError) {
 				continue
 			}
 			if err := json.Unmarshal(raw, &kr.EmailConsent); err != nil {
-				return kr, &fieldError{Field: name, Code: "invalid_field", Message: "must be true or false"}
+				return kr, &web.FieldError{Field: name, Code: "invalid_field", Message: "must be true or false"}
 			}
 			consentSet = true
 		}
@@ -125,29 +103,29 @@ func parseKeyRequest(body []byte, machine bool) (keyRequest, *fieldError) {
 	}
 
 	if !seen["label"] {
-		return kr, &fieldError{Field: "label", Code: "missing_field", Message: "is required (1 to 64 characters)"}
+		return kr, &web.FieldError{Field: "label", Code: "missing_field", Message: "is required (1 to 64 characters)"}
 	}
 	if n := utf8.RuneCountInString(kr.Label); n < 1 || n > 64 || strings.TrimSpace(kr.Label) == "" {
-		return kr, &fieldError{Field: "label", Code: "invalid_field", Message: "must be 1 to 64 characters, not only spaces"}
+		return kr, &web.FieldError{Field: "label", Code: "invalid_field", Message: "must be 1 to 64 characters, not only spaces"}
 	}
 	if strings.ContainsFunc(kr.Label, unicode.IsControl) {
-		return kr, &fieldError{Field: "label", Code: "invalid_field", Message: "must not contain control characters"}
+		return kr, &web.FieldError{Field: "label", Code: "invalid_field", Message: "must not contain control characters"}
 	}
 	if machine {
 		kr.Tier = "free"
 		return kr, nil
 	}
 	if !seen["tier"] {
-		return kr, &fieldError{Field: "tier", Code: "missing_field", Message: `is required and must be "free"`}
+		return kr, &web.FieldError{Field: "tier", Code: "missing_field", Message: `is required and must be "free"`}
 	}
 	if kr.Tier != "free" {
-		return kr, &fieldError{Field: "tier", Code: "invalid_field", Message: `must be "free" (the only tier keys are created with)`}
+		return kr, &web.FieldError{Field: "tier", Code: "invalid_field", Message: `must be "free" (the only tier keys are created with)`}
 	}
 	if hasEmail && !validEmail(kr.Email) {
-		return kr, &fieldError{Field: "email", Code: "invalid_field", Message: "must be a valid email address such as dev@example.com"}
+		return kr, &web.FieldError{Field: "email", Code: "invalid_field", Message: "must be a valid email address such as dev@example.com"}
 	}
 	if consentSet && kr.EmailConsent && !hasEmail {
-		return kr, &fieldError{Field: "email_consent", Code: "invalid_field", Message: "true needs an email"}
+		return kr, &web.FieldError{Field: "email_consent", Code: "invalid_field", Message: "true needs an email"}
 	}
 	return kr, nil
 }

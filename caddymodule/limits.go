@@ -2,39 +2,11 @@ package caddymodule
 
 import (
 	"hash/maphash"
-	"net"
-	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
-
-// clientIP is Caddy's client IP: the connection's peer, or — only when the
-// peer is one of the server's trusted_proxies — the address it forwarded.
-// A raw X-Forwarded-For is never read here, so an untrusted client cannot
-// pick the address its free tier and limits are counted under.
-func clientIP(r *http.Request) netip.Addr {
-	if v, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && v != "" {
-		if a, err := netip.ParseAddr(v); err == nil {
-			return a.Unmap()
-		}
-		if ap, err := netip.ParseAddrPort(v); err == nil {
-			return ap.Addr().Unmap()
-		}
-	}
-	// Outside a Caddy server (unit tests) the variable is unset.
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	host, _, _ = strings.Cut(host, "%")
-	a, _ := netip.ParseAddr(host)
-	return a.Unmap()
-}
 
 // concurrency caps the requests one caller (IP, IPv6 /64) has in flight on
 // this instance. It is in-process on purpose: a Redis counter would cost a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 )
 
 // answerLocally answers, free and without an upstream, the calls the method
@@ -33,7 +34,7 @@ func answerLocally(cs *chainState, calls []jsonrpc.Item, index []int, resps []js
 			restCalls, restIndex = append(make([]jsonrpc.Item, 0, len(calls)), calls[:k]...), append(make([]int, 0, len(calls)), index[:k]...)
 		}
 		resps[index[k]] = resp
-		rpcCalls.WithLabelValues(chainLabel(cs.chain.ID), jsonrpc.MetricLabel(calls[k].Method), "local").Inc()
+		metrics.RPCCalls.WithLabelValues(metrics.Chain(cs.chain.ID), jsonrpc.MetricLabel(calls[k].Method), "local").Inc()
 	}
 	if restCalls == nil {
 		return calls, index

@@ -15,8 +15,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -201,17 +203,17 @@ func (h *Handler) meteredEntry(w http.ResponseWriter, r *http.Request, rpc bool,
 		if rpc {
 			return fn(w, r)
 		}
-		writeError(w, http.StatusNotFound, "metering_off", "this gateway runs without metering: keys and credits are not available")
+		web.Error(w, http.StatusNotFound, "metering_off", "this gateway runs without metering: keys and credits are not available")
 		return nil
 	}
-	release, ok := h.conc.acquire(clientIP(r))
+	release, ok := h.conc.acquire(web.ClientIP(r))
 	if !ok {
-		meterDecisions.WithLabelValues("concurrency_limited").Inc()
+		metrics.MeterDecisions.WithLabelValues("concurrency_limited").Inc()
 		w.Header().Set("Retry-After", "1")
 		if rpc {
-			writeRPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(nil, jsonrpc.RateLimited(1)))
+			web.RPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(nil, jsonrpc.RateLimited(1)))
 		} else {
-			writeError(w, http.StatusTooManyRequests, "rate_limited", "too many requests in flight from this address; retry in 1 s")
+			web.Error(w, http.StatusTooManyRequests, "rate_limited", "too many requests in flight from this address; retry in 1 s")
 		}
 		return nil
 	}
@@ -219,22 +221,14 @@ func (h *Handler) meteredEntry(w http.ResponseWriter, r *http.Request, rpc bool,
 	return fn(w, r)
 }
 
-// writeUnavailable answers a REST request whose Redis call failed: 503,
-// never 500, and the cause only in the log (it may name an address).
-func (h *Handler) writeUnavailable(w http.ResponseWriter, err error) {
-	h.logger.Warn("metering store unavailable", zap.Error(err))
-	w.Header().Set("Retry-After", "1")
-	writeError(w, http.StatusServiceUnavailable, "unavailable", "the metering store is unavailable; retry shortly")
-}
-
 // serveFreeTierStats answers GET /stats/free-tier.
 func (h *Handler) serveFreeTierStats(w http.ResponseWriter, r *http.Request) error {
 	st, err := h.meter.Stats(r.Context())
 	if err != nil {
-		h.writeUnavailable(w, err)
+		web.Unavailable(w, h.logger, err)
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	web.JSON(w, http.StatusOK, map[string]any{
 		"date":                 st.Date,
 		"active_ips_today":     st.ActiveIPs,
 		"total_calls_today":    st.Calls,
@@ -247,40 +241,28 @@ func (h *Handler) serveFreeTierStats(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-// apiKey reads X-API-Key. present is false when the header is absent.
-// Caddy's access log prints request headers (it redacts only Authorization
-// and cookies), so Caddyfiles filter this header out of the log; see the
-// root Caddyfile.
-func apiKey(r *http.Request) (key string, present bool) {
-	v := r.Header.Values("X-API-Key")
-	if len(v) == 0 {
-		return "", false
-	}
-	return strings.TrimSpace(v[0]), true
-}
-
 // serveCreateKey answers POST /api/keys and POST /v1/machine/register.
 func (h *Handler) serveCreateKey(w http.ResponseWriter, r *http.Request, machine bool) error {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST")
+		web.Error(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST")
 		return nil
 	}
-	body, err := readLimited(r.Body, maxKeyRequestBytes)
-	if errors.Is(err, errBodyTimeout) {
-		h.writeBodyTimeout(w, false)
+	body, err := web.ReadLimited(r.Body, maxKeyRequestBytes)
+	if errors.Is(err, web.ErrBodyTimeout) {
+		web.BodyTimeout(w, false, time.Duration(h.BodyTimeout))
 		return nil
 	}
-	if errors.Is(err, errTooLarge) {
-		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "the body must be at most 4 KiB")
+	if errors.Is(err, web.ErrTooLarge) {
+		web.Error(w, http.StatusRequestEntityTooLarge, "too_large", "the body must be at most 4 KiB")
 		return nil
 	} else if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_json", "body: could not be read")
+		web.Error(w, http.StatusBadRequest, "invalid_json", "body: could not be read")
 		return nil
 	}
 	kr, ferr := parseKeyRequest(body, machine)
 	if ferr != nil {
-		ferr.write(w)
+		ferr.Write(w)
 		return nil
 	}
 	kind := events.KeyAPI
@@ -288,23 +270,23 @@ func (h *Handler) serveCreateKey(w http.ResponseWriter, r *http.Request, machine
 		kind = events.KeyMachine
 	}
 	k, err := h.meter.CreateKey(r.Context(), meter.NewKeyRequest{Kind: kind, Label: kr.Label, Tier: kr.Tier,
-		Email: kr.Email, EmailConsent: kr.EmailConsent, IP: clientIP(r)})
+		Email: kr.Email, EmailConsent: kr.EmailConsent, IP: web.ClientIP(r)})
 	var lim *meter.ErrCreateLimited
 	switch {
 	case errors.As(err, &lim):
-		meterDecisions.WithLabelValues("create_limited").Inc()
+		metrics.MeterDecisions.WithLabelValues("create_limited").Inc()
 		secs := meter.RetrySeconds(lim.RetryAfter)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		cfg := h.meter.Config()
-		writeError(w, http.StatusTooManyRequests, "rate_limited",
+		web.Error(w, http.StatusTooManyRequests, "rate_limited",
 			fmt.Sprintf("at most %d keys per IP per %s; retry in %d s", cfg.CreateLimit, cfg.CreateWindow, secs))
 		return nil
 	case err != nil:
-		h.writeUnavailable(w, err)
+		web.Unavailable(w, h.logger, err)
 		return nil
 	}
-	keysCreated.WithLabelValues(string(kind)).Inc()
-	base := h.baseURL(r)
+	metrics.KeysCreated.WithLabelValues(string(kind)).Inc()
+	base := web.BaseURL(r, h.pay.publicURL)
 	out := map[string]any{
 		"api_key":     k.Secret,
 		"key_id":      k.ID,
@@ -319,7 +301,7 @@ func (h *Handler) serveCreateKey(w http.ResponseWriter, r *http.Request, machine
 	if !machine && kr.Email != "" {
 		out["email"], out["email_consent"] = kr.Email, kr.EmailConsent
 	}
-	writeJSON(w, http.StatusCreated, out)
+	web.JSON(w, http.StatusCreated, out)
 	return nil
 }
 
@@ -329,7 +311,7 @@ func (h *Handler) serveUsage(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	web.JSON(w, http.StatusOK, map[string]any{
 		"key_id":                  u.KeyID,
 		"tier":                    u.Tier,
 		"daily_limit":             u.DailyLimit,
@@ -344,26 +326,26 @@ func (h *Handler) serveUsage(w http.ResponseWriter, r *http.Request) error {
 // authenticate resolves X-API-Key for a REST endpoint, answering 401 or 503
 // itself when it cannot.
 func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (meter.Usage, bool) {
-	key, present := apiKey(r)
+	key, present := web.APIKey(r)
 	if !present || key == "" {
 		w.Header().Set("WWW-Authenticate", `APIKey header="X-API-Key"`)
-		writeError(w, http.StatusUnauthorized, "missing_api_key", "send your API key in the X-API-Key header")
+		web.Error(w, http.StatusUnauthorized, "missing_api_key", "send your API key in the X-API-Key header")
 		return meter.Usage{}, false
 	}
 	if !meter.WellFormedKey(key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
+		web.Error(w, http.StatusUnauthorized, "invalid_api_key", "X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
 		return meter.Usage{}, false
 	}
 	u, st, err := h.meter.Usage(r.Context(), meter.HashKey(key))
 	switch {
 	case err != nil:
-		h.writeUnavailable(w, err)
+		web.Unavailable(w, h.logger, err)
 		return u, false
 	case st == meter.KeyUnknown:
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "unknown API key")
+		web.Error(w, http.StatusUnauthorized, "invalid_api_key", "unknown API key")
 		return u, false
 	case st == meter.KeyRevoked:
-		writeError(w, http.StatusUnauthorized, "revoked_api_key", "this API key has been revoked")
+		web.Error(w, http.StatusUnauthorized, "revoked_api_key", "this API key has been revoked")
 		return u, false
 	case st == meter.KeyRecovering:
 		writeRecoveringREST(w)

@@ -1,108 +1,17 @@
 package caddymodule
 
 import (
-	"errors"
-	"strconv"
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 )
-
-// Collectors are created once per process and registered into each config's
-// registry (Caddy makes a new registry per config load). Labels are bounded:
-// chain ids, well-known method names or "other", outcome words, upstream
-// names from config or the node registry — never a key, wallet or IP.
-var (
-	metricsOnce sync.Once
-
-	rpcRequests *prometheus.CounterVec
-	rpcCalls    *prometheus.CounterVec
-	rpcDuration *prometheus.HistogramVec
-	cacheCalls  *prometheus.CounterVec
-
-	meterDecisions *prometheus.CounterVec
-	meterLatency   prometheus.Histogram
-	meterRefunds   *prometheus.CounterVec
-	keysCreated    *prometheus.CounterVec
-	adminActions   *prometheus.CounterVec
-	x402Payments   *prometheus.CounterVec
-	siwxOutcomes   *prometheus.CounterVec
-)
-
-func initMetrics() {
-	metricsOnce.Do(func() {
-		const ns, sub = "tollgate", "gateway"
-		rpcRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "rpc_requests_total",
-			Help: "HTTP JSON-RPC requests by chain and outcome (ok, partial, unavailable, rejected).",
-		}, []string{"chain_id", "outcome"})
-		rpcCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "rpc_calls_total",
-			Help: "JSON-RPC calls (batch items) by chain, method and source (upstream, cache, local, failed).",
-		}, []string{"chain_id", "method", "source"})
-		rpcDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: ns, Subsystem: sub, Name: "rpc_request_duration_seconds",
-			Help:    "Time to answer a JSON-RPC request, by chain.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"chain_id"})
-		cacheCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: sub, Name: "cache_lookups_total",
-			Help: "Edge-cache lookups by chain and result (hit, miss).",
-		}, []string{"chain_id", "result"})
-		meterDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: "meter", Name: "decisions_total",
-			Help: "Metering decisions by outcome (paid, free, payment_required, rate_limited, unauthorized, unavailable, concurrency_limited, create_limited).",
-		}, []string{"outcome"})
-		meterLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: ns, Subsystem: "meter", Name: "script_duration_seconds",
-			Help:    "Round trip of the per-request metering script.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .1, .5, 1},
-		})
-		meterRefunds = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: "meter", Name: "refunded_calls_total",
-			Help: "Calls refunded because the upstream failed, by payer (credits, free) and result (ok, error).",
-		}, []string{"payer", "result"})
-		keysCreated = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: "meter", Name: "keys_created_total",
-			Help: "API keys created, by kind (api, machine).",
-		}, []string{"kind"})
-		adminActions = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: "admin", Name: "actions_total",
-			Help: "Gateway admin requests by action (revoke, credit, debit, set_free_tier, clear_free_tier, reset_breaker, auth) and outcome.",
-		}, []string{"action", "outcome"})
-		x402Payments = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: "x402", Name: "payments_total",
-			Help: "x402 payment headers by outcome (settled, invalid, settle_failed, facilitator_unavailable, grant_failed).",
-		}, []string{"outcome"})
-		siwxOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: ns, Subsystem: "x402", Name: "siwx_total",
-			Help: "Sign-In-With-X headers by outcome (served, invalid, bundle_exhausted, siwx_nonce_used, rate_limited).",
-		}, []string{"outcome"})
-	})
-}
 
 // registerMetrics adds the collectors to a config's registry, plus a
 // collector of this handler's upstream states read at scrape time.
 func (h *Handler) registerMetrics(reg prometheus.Registerer) error {
-	initMetrics()
-	if reg == nil {
-		return nil
-	}
-	for _, c := range []prometheus.Collector{rpcRequests, rpcCalls, rpcDuration, cacheCalls, upstreamCollector{h},
-		meterDecisions, meterLatency, meterRefunds, keysCreated, adminActions, x402Payments, siwxOutcomes, writerCollector{h}} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return err
-			}
-		}
-	}
-	return nil
+	return metrics.Register(reg, upstreamCollector{h}, writerCollector{h})
 }
-
-func chainLabel(id uint64) string { return strconv.FormatUint(id, 10) }
 
 var (
 	upAvailableDesc = prometheus.NewDesc("tollgate_gateway_upstream_available",
@@ -130,8 +39,8 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 				avail = 1
 			}
 			state := map[upstream.BreakerState]float64{upstream.BreakerClosed: 0, upstream.BreakerHalfOpen: 1, upstream.BreakerOpen: 2}[u.Breaker]
-			ch <- prometheus.MustNewConstMetric(upAvailableDesc, prometheus.GaugeValue, avail, chainLabel(id), u.Name, string(u.Kind))
-			ch <- prometheus.MustNewConstMetric(upBreakerDesc, prometheus.GaugeValue, state, chainLabel(id), u.Name, string(u.Kind))
+			ch <- prometheus.MustNewConstMetric(upAvailableDesc, prometheus.GaugeValue, avail, metrics.Chain(id), u.Name, string(u.Kind))
+			ch <- prometheus.MustNewConstMetric(upBreakerDesc, prometheus.GaugeValue, state, metrics.Chain(id), u.Name, string(u.Kind))
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
@@ -29,7 +30,7 @@ func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) error {
 		snap := cs.pool.Snapshot()
 		out.Chains = append(out.Chains, healthChain{ChainID: c.ID, Name: c.Name, Healthy: available(snap), Upstreams: snap})
 	}
-	writeJSON(w, http.StatusOK, out)
+	web.JSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -38,7 +39,7 @@ func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request, which string) error {
 	c, err := chains.Lookup(which)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "unknown_chain", "unknown chain "+truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
+		web.Error(w, http.StatusNotFound, "unknown_chain", "unknown chain "+web.Truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
 		return nil
 	}
 	cs := h.chains[c.ID]
@@ -59,7 +60,7 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request, which strin
 		}
 		return 1
 	})
-	writeJSON(w, http.StatusOK, map[string]any{
+	web.JSON(w, http.StatusOK, map[string]any{
 		"chain_id":         c.ID,
 		"name":             c.Name,
 		"circuit_breakers": bs,

@@ -7,9 +7,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -148,19 +149,6 @@ var bundleDescription = fmt.Sprintf("%d JSON-RPC calls (x402 bundle)", money.Bun
 const exposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Tollgate-Bundle-Key, X-Tollgate-Bundle-Remaining, " +
 	"X-Tollgate-Payer, X-Tollgate-Credits-Remaining, X-Tollgate-Free-Remaining, X-Tollgate-Request-Id, X-Tollgate-Upstream, Retry-After"
 
-// baseURL is the gateway's external base URL: public_url, or the scheme and
-// host the request came in on.
-func (h *Handler) baseURL(r *http.Request) string {
-	if h.pay.publicURL != "" {
-		return h.pay.publicURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
-
 // writePaymentRequired answers 402 as DESIGN §5 decides: the x402 v1
 // PaymentRequired object plus onboarding as the body (v1 clients such as
 // x402-fetch read only the body), and the v2 object in PAYMENT-REQUIRED
@@ -195,7 +183,7 @@ func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, re
 }
 
 func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits) {
-	base := h.baseURL(r)
+	base := web.BaseURL(r, h.pay.publicURL)
 	resource := base + r.URL.Path
 	v1req, _ := h.requirement(1, resource)
 	v2req, _ := h.requirement(2, resource)
@@ -209,7 +197,7 @@ func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason s
 	}
 	hdr, _ := json.Marshal(v2)
 	w.Header().Set(headerRequired, base64.StdEncoding.EncodeToString(hdr))
-	writeJSON(w, http.StatusPaymentRequired, v1) // Cache-Control: no-store
+	web.JSON(w, http.StatusPaymentRequired, v1) // Cache-Control: no-store
 }
 
 // onboarding is what an autonomous client needs to go from 402 to paid

@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
@@ -64,7 +65,7 @@ func metered(fn func(h *Handler, w http.ResponseWriter, r *http.Request) error) 
 
 func get(fn func(h *Handler, w http.ResponseWriter, r *http.Request) error) func(h *Handler, w http.ResponseWriter, r *http.Request) error {
 	return func(h *Handler, w http.ResponseWriter, r *http.Request) error {
-		return h.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error { return fn(h, w, r) })
+		return web.OnlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error { return fn(h, w, r) })
 	}
 }
 
@@ -87,11 +88,11 @@ func routeTable() []route {
 			}},
 		{http.MethodGet, "/rpc/health", authNone, "per-chain, per-provider success rates, latency and last error",
 			exact("/rpc/health"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.onlyGET(w, r, h.serveHealth)
+				return web.OnlyGET(w, r, h.serveHealth)
 			}},
 		{http.MethodGet, "/rpc/stats/{chain}", authNone, "circuit-breaker states and edge-cache hit rates of a chain (name or id)",
 			prefixed("/rpc/stats/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error {
+				return web.OnlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error {
 					return h.serveStats(w, r, strings.TrimPrefix(r.URL.Path, "/rpc/stats/"))
 				})
 			}},
@@ -117,27 +118,27 @@ func routeTable() []route {
 			exact("/stats/free-tier"), metered(get(func(h *Handler, w http.ResponseWriter, r *http.Request) error { return h.serveFreeTierStats(w, r) }))},
 		{http.MethodGet, "/.well-known/service.json", authNone, "this discovery document: services, prices, ways to pay, endpoints",
 			exact("/.well-known/service.json"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.onlyGET(w, r, h.serveDiscovery)
+				return web.OnlyGET(w, r, h.serveDiscovery)
 			}},
 		{http.MethodGet, "/.well-known/x402", authNone, "x402 discovery: the x402-payable resources and how to pay",
 			exact("/.well-known/x402"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.onlyGET(w, r, h.serveWellKnownX402)
+				return web.OnlyGET(w, r, h.serveWellKnownX402)
 			}},
 		{http.MethodGet, "/llms.txt", authNone, "what this service is and how an agent uses it (Markdown)",
 			exact("/llms.txt"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.onlyGET(w, r, h.serveLLMsTxt)
+				return web.OnlyGET(w, r, h.serveLLMsTxt)
 			}},
 		{http.MethodGet, "/v1/intelligence", authNone, "catalog of intelligence metrics: per-call price, update interval, data freshness",
 			exact("/v1/intelligence", "/v1/intelligence/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.onlyGET(w, r, h.serveCatalog)
+				return web.OnlyGET(w, r, h.serveCatalog)
 			}},
 		{http.MethodGet, "/v1/intelligence/{metric}", authAPIKey, "one intelligence metric, metered at its own price from the key's credits",
 			prefixed("/v1/intelligence/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.onlyGET(w, r, h.serveMetric)
+				return web.OnlyGET(w, r, h.serveMetric)
 			}},
 		{http.MethodGet, "/openapi.yaml", authNone, "the OpenAPI 3.1 document of the gateway and settlementd",
 			exact("/openapi.yaml"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.onlyGET(w, r, serveOpenAPI)
+				return web.OnlyGET(w, r, serveOpenAPI)
 			}},
 		{http.MethodPost, "/admin/keys/{key_id}/{action}", authAdminToken, "operator: revoke, credit or debit a key (action: revoke, credit, debit)",
 			adminSub("keys", 0), admin},
@@ -157,8 +158,8 @@ func (h *Handler) rpcChain(w http.ResponseWriter, r *http.Request) error {
 	seg := strings.TrimPrefix(r.URL.Path, "/rpc/")
 	c, err := chains.Lookup(strings.TrimSuffix(seg, "/"))
 	if err != nil || strings.Contains(strings.TrimSuffix(seg, "/"), "/") {
-		writeRPCError(w, http.StatusNotFound, jsonrpc.ErrorResponse(nil, &jsonrpc.Error{
-			Code: jsonrpc.CodeMethodNotFound, Message: "unsupported chain: " + truncate(seg, 32) + " (supported: 137, 1, 42161, 8453, 80002)"}))
+		web.RPCError(w, http.StatusNotFound, jsonrpc.ErrorResponse(nil, &jsonrpc.Error{
+			Code: jsonrpc.CodeMethodNotFound, Message: "unsupported chain: " + web.Truncate(seg, 32) + " (supported: 137, 1, 42161, 8453, 80002)"}))
 		return nil
 	}
 	return h.rpcEntry(w, r, c.ID)

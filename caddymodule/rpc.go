@@ -11,8 +11,10 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
 // serveRPC answers one JSON-RPC request or batch for a chain: parse, answer
@@ -20,31 +22,31 @@ import (
 // every answer back at the caller's position with the caller's id.
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainState) error {
 	start := time.Now()
-	chainID := chainLabel(cs.chain.ID)
+	chainID := metrics.Chain(cs.chain.ID)
 	outcome := "rejected"
 	defer func() {
-		rpcRequests.WithLabelValues(chainID, outcome).Inc()
-		rpcDuration.WithLabelValues(chainID).Observe(time.Since(start).Seconds())
+		metrics.RPCRequests.WithLabelValues(chainID, outcome).Inc()
+		metrics.RPCDuration.WithLabelValues(chainID).Observe(time.Since(start).Seconds())
 	}()
 
-	body, err := readLimited(r.Body, h.MaxBodyBytes)
+	body, err := web.ReadLimited(r.Body, h.MaxBodyBytes)
 	if err != nil {
-		if errors.Is(err, errBodyTimeout) {
-			h.writeBodyTimeout(w, true)
+		if errors.Is(err, web.ErrBodyTimeout) {
+			web.BodyTimeout(w, true, time.Duration(h.BodyTimeout))
 			return nil
 		}
-		if errors.Is(err, errTooLarge) {
+		if errors.Is(err, web.ErrTooLarge) {
 			rej := jsonrpc.BodyTooLarge(h.MaxBodyBytes)
-			writeRaw(w, rej.Status, rej.Body())
+			web.Raw(w, rej.Status, rej.Body())
 			return nil
 		}
 		// The client went away or the body broke off mid-read.
-		writeRPCError(w, http.StatusBadRequest, jsonrpc.ErrorResponse(nil, jsonrpc.ParseError()))
+		web.RPCError(w, http.StatusBadRequest, jsonrpc.ErrorResponse(nil, jsonrpc.ParseError()))
 		return nil
 	}
 	msg, rej := jsonrpc.Parse(body, jsonrpc.Options{MaxBatch: h.MaxBatch})
 	if rej != nil {
-		writeRaw(w, rej.Status, rej.Body())
+		web.Raw(w, rej.Status, rej.Body())
 		return nil
 	}
 	calls, index := msg.Calls()
@@ -74,7 +76,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 			failed++
 			source = "failed"
 		}
-		rpcCalls.WithLabelValues(chainID, jsonrpc.MetricLabel(calls[k].Method), source).Inc()
+		metrics.RPCCalls.WithLabelValues(chainID, jsonrpc.MetricLabel(calls[k].Method), source).Inc()
 	}
 	switch {
 	case failed == 0:
@@ -97,7 +99,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	if out.upstream != "" {
 		w.Header().Set("X-Tollgate-Upstream", out.upstream)
 	}
-	writeRaw(w, status, answer)
+	web.Raw(w, status, answer)
 	return nil
 }
 
@@ -124,12 +126,12 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 			out.source[k] = "cache"
 		}
 	}
-	chainID := chainLabel(cs.chain.ID)
+	chainID := metrics.Chain(cs.chain.ID)
 	if n := len(split.Hits); n > 0 {
-		cacheCalls.WithLabelValues(chainID, "hit").Add(float64(n))
+		metrics.CacheLookups.WithLabelValues(chainID, "hit").Add(float64(n))
 	}
 	if n := len(split.Forward); n > 0 {
-		cacheCalls.WithLabelValues(chainID, "miss").Add(float64(n))
+		metrics.CacheLookups.WithLabelValues(chainID, "miss").Add(float64(n))
 	}
 	var replies []jsonrpc.Reply
 	if len(split.Upstream) == 0 {
@@ -256,16 +258,4 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	}
 	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
 	return replies, res.Upstream, false
-}
-
-var errTooLarge = errors.New("body too large")
-
-func writeRaw(w http.ResponseWriter, status int, body []byte) {
-	if body != nil {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	w.WriteHeader(status)
-	if body != nil {
-		_, _ = w.Write(body)
-	}
 }

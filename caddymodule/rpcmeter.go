@@ -11,8 +11,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -38,12 +40,12 @@ func wholeID(msg *jsonrpc.Message) json.RawMessage {
 // been written.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainState, msg *jsonrpc.Message, calls []jsonrpc.Item) (meter.Decision, bool) {
 	id := wholeID(msg)
-	req := meter.Request{ChainID: cs.chain.ID, IP: clientIP(r), Calls: len(calls), Method: jsonrpc.RequestLabel(calls)}
-	key, keyed := apiKey(r)
+	req := meter.Request{ChainID: cs.chain.ID, IP: web.ClientIP(r), Calls: len(calls), Method: jsonrpc.RequestLabel(calls)}
+	key, keyed := web.APIKey(r)
 	if keyed {
 		if !meter.WellFormedKey(key) {
-			meterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()
-			writeRPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id,
+			metrics.MeterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()
+			web.RPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id,
 				jsonrpc.Unauthorized("X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")))
 			return meter.Decision{}, false
 		}
@@ -53,7 +55,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 		if siwx := r.Header.Get(headerSIWX); siwx != "" {
 			if d, ok, handled := h.authorizeSIWX(w, r, req, id, siwx, payName != ""); handled {
 				if ok {
-					meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
+					metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
 					w.Header().Set("X-Tollgate-Request-Id", d.ID)
 				}
 				return d, ok
@@ -62,7 +64,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 		if payName != "" {
 			d, ok := h.authorizePayment(w, r, req, id, payName, payValue)
 			if ok {
-				meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
+				metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
 				w.Header().Set("X-Tollgate-Request-Id", d.ID)
 			}
 			return d, ok
@@ -72,7 +74,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 	defer cancel()
 	start := time.Now()
 	d, err := h.meter.Authorize(ctx, req)
-	meterLatency.Observe(time.Since(start).Seconds())
+	metrics.MeterLatency.Observe(time.Since(start).Seconds())
 	if err != nil {
 		// The script may have run before the connection died (Redis killed
 		// between booking and replying): the request id lets the caller and
@@ -86,7 +88,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 		}
 		return d, false
 	}
-	meterDecisions.WithLabelValues(d.Outcome.String()).Inc()
+	metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
 	w.Header().Set("X-Tollgate-Request-Id", d.ID)
 	switch d.Outcome {
 	case meter.Paid, meter.Free, meter.Bundle:
@@ -100,7 +102,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 		if d.Reason == "revoked_key" {
 			msg = "this API key has been revoked"
 		}
-		writeRPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id, jsonrpc.Unauthorized(msg)))
+		web.RPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id, jsonrpc.Unauthorized(msg)))
 	case meter.Recovering:
 		writeRecovering(w, id, &d)
 	}
@@ -118,7 +120,7 @@ const recoveringMessage = "metering is recovering after its store lost its data;
 func writeRecovering(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
 	secs := meter.RetrySeconds(d.RetryAfter)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 		Message: "Internal error: " + fmt.Sprintf(recoveringMessage, secs),
 		Data:    json.RawMessage(`{"reason":"` + meter.ReasonRecovering + `","retry_after":` + strconv.Itoa(secs) + `}`)}))
 }
@@ -127,7 +129,7 @@ func writeRecovering(w http.ResponseWriter, id json.RawMessage, d *meter.Decisio
 func writeRecoveringREST(w http.ResponseWriter) {
 	secs := meter.RetrySeconds(meter.RecoveryRetryAfter)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeError(w, http.StatusServiceUnavailable, meter.ReasonRecovering, fmt.Sprintf(recoveringMessage, secs))
+	web.Error(w, http.StatusServiceUnavailable, meter.ReasonRecovering, fmt.Sprintf(recoveringMessage, secs))
 }
 
 // meterSIWX runs the SIWX draw with the metering deadline and latency metric.
@@ -136,7 +138,7 @@ func (h *Handler) meterSIWX(r *http.Request, req meter.Request, wallet, nonce st
 	defer cancel()
 	start := time.Now()
 	d, err := h.meter.AuthorizeSIWX(ctx, req, wallet, nonce, paycheck.SIWXNonceTTL)
-	meterLatency.Observe(time.Since(start).Seconds())
+	metrics.MeterLatency.Observe(time.Since(start).Seconds())
 	return d, err
 }
 
@@ -170,13 +172,13 @@ func (h *Handler) voidLater(d meter.Decision) {
 			cancel()
 			if err == nil {
 				if found {
-					meterRefunds.WithLabelValues("unsettled", "ok").Inc()
+					metrics.MeterRefunds.WithLabelValues("unsettled", "ok").Inc()
 					log.Warn("a request answered 503 had been booked as Redis failed; its charge was given back", zap.String("request_id", d.ID))
 				}
 				return
 			}
 			if time.Now().After(deadline) {
-				meterRefunds.WithLabelValues("unsettled", "error").Inc()
+				metrics.MeterRefunds.WithLabelValues("unsettled", "error").Inc()
 				log.Error("could not check whether a request answered 503 was booked: it may stay charged; refund it by its request id",
 					zap.String("request_id", d.ID), zap.Error(err))
 				return
@@ -194,16 +196,16 @@ const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
 // meterDown answers 503 when metering failed: nothing was served (and a
 // booking the failed call may have made is undone by voidLater).
 func (h *Handler) meterDown(w http.ResponseWriter, id json.RawMessage, req meter.Request, err error) {
-	meterDecisions.WithLabelValues("unavailable").Inc()
+	metrics.MeterDecisions.WithLabelValues("unavailable").Inc()
 	h.logger.Warn("metering unavailable; refusing the request", zap.Uint64("chain_id", req.ChainID), zap.Error(err))
 	w.Header().Set("Retry-After", "1")
-	writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError("metering unavailable, retry shortly")))
+	web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError("metering unavailable, retry shortly")))
 }
 
 func (h *Handler) writeRateLimited(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
 	secs := meter.RetrySeconds(d.RetryAfter)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeRPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(id, jsonrpc.RateLimited(secs)))
+	web.RPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(id, jsonrpc.RateLimited(secs)))
 }
 
 // settle finishes a served request's books: a refund for the calls the
@@ -219,11 +221,11 @@ func (h *Handler) settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 		if err != nil {
 			// The debit and its failure are both on record (the Debit event,
 			// this log line); settlementd's reconciliation can repay it.
-			meterRefunds.WithLabelValues(string(d.Payer()), "error").Add(float64(failed))
+			metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "error").Add(float64(failed))
 			h.logger.Error("refund failed", zap.String("request_id", d.ID), zap.String("account", d.Account),
 				zap.Int("calls", failed), zap.Error(err))
 		} else {
-			meterRefunds.WithLabelValues(string(d.Payer()), "ok").Add(float64(failed))
+			metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "ok").Add(float64(failed))
 			refunded = true
 			if d.Outcome == meter.Paid {
 				balance += money.PricePerCall * money.Units(failed)

@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
 // authorizeSIWX serves a request from the signer's bundle. ok is false with
 // the refusal written, unless fallThrough: the request also carries a
 // payment, which is then tried instead.
 func (h *Handler) authorizeSIWX(w http.ResponseWriter, r *http.Request, req meter.Request, id json.RawMessage, value string, fallThrough bool) (d meter.Decision, ok, handled bool) {
-	wallet, nonce, ref := paycheck.VerifySIWX(value, h.baseURL(r), h.meter.Now())
+	wallet, nonce, ref := paycheck.VerifySIWX(value, web.BaseURL(r, h.pay.publicURL), h.meter.Now())
 	if ref != nil {
-		siwxOutcomes.WithLabelValues("invalid").Inc()
+		metrics.SIWXOutcomes.WithLabelValues("invalid").Inc()
 		if fallThrough {
 			return d, false, false
 		}
@@ -29,20 +31,20 @@ func (h *Handler) authorizeSIWX(w http.ResponseWriter, r *http.Request, req mete
 	}
 	switch d.Outcome {
 	case meter.Bundle:
-		siwxOutcomes.WithLabelValues("served").Inc()
+		metrics.SIWXOutcomes.WithLabelValues("served").Inc()
 		return d, true, true
 	case meter.RateLimited:
-		siwxOutcomes.WithLabelValues("rate_limited").Inc()
+		metrics.SIWXOutcomes.WithLabelValues("rate_limited").Inc()
 		h.writeRateLimited(w, id, &d)
 		return d, false, true
 	case meter.Recovering:
 		// The wallet's bundle is not rebuilt yet; a payment sent along
 		// would be refused by the same state (PaymentGate).
-		siwxOutcomes.WithLabelValues(meter.ReasonRecovering).Inc()
+		metrics.SIWXOutcomes.WithLabelValues(meter.ReasonRecovering).Inc()
 		writeRecovering(w, id, &d)
 		return d, false, true
 	}
-	siwxOutcomes.WithLabelValues(d.Reason).Inc()
+	metrics.SIWXOutcomes.WithLabelValues(d.Reason).Inc()
 	if fallThrough {
 		return d, false, false
 	}

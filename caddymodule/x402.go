@@ -18,8 +18,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
-	"github.com/tollgate-rpc/tollgate/caddymodule/meter"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
@@ -136,13 +138,13 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 // neither case is anything charged or granted.
 func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req meter.Request, id json.RawMessage, name, value string) (meter.Decision, bool) {
 	now := h.meter.Now()
-	resource := h.baseURL(r) + r.URL.Path
+	resource := web.BaseURL(r, h.pay.publicURL) + r.URL.Path
 	p, ref := h.decodePayment(name, value, resource, now)
 	if ref == nil && req.Calls > money.BundleCalls {
 		ref = paycheck.Refuse(meter.ReasonBundleExhausted, "the request has %d calls; one bundle buys %d: split the batch", req.Calls, money.BundleCalls)
 	}
 	if ref != nil {
-		x402Payments.WithLabelValues("invalid").Inc()
+		metrics.X402Payments.WithLabelValues("invalid").Inc()
 		h.writePaymentRefused(w, r, ref, nil)
 		return meter.Decision{}, false
 	}
@@ -153,8 +155,8 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	if url == "" {
 		// Never derived from the request: a Host header naming the caller's
 		// own "facilitator" would approve any payment.
-		x402Payments.WithLabelValues("facilitator_unavailable").Inc()
-		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
+		metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
+		web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
 			"x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url); nothing was charged")))
 		return meter.Decision{}, false
 	}
@@ -186,7 +188,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	}
 	if err == nil && gate.Outcome == meter.Bundle {
 		cancel()
-		x402Payments.WithLabelValues("bundle_reused").Inc()
+		metrics.X402Payments.WithLabelValues("bundle_reused").Inc()
 		return gate, true
 	}
 	if err == nil && gate.Outcome != meter.RateLimited && gate.Outcome != meter.Recovering {
@@ -194,7 +196,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		prev, err = h.meter.ClaimSettle(gctx, nonceKey, ttl)
 		if err == nil && prev != "" && prev != meter.PaymentSettling {
 			cancel()
-			x402Payments.WithLabelValues("replayed").Inc()
+			metrics.X402Payments.WithLabelValues("replayed").Inc()
 			h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonNonceUsed,
 				"this authorization already paid for a request from the wallet's bundle and will not be settled; sign a new one"), nil)
 			return meter.Decision{}, false
@@ -210,7 +212,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		h.writeRateLimited(w, id, &gate)
 		return meter.Decision{}, false
 	case meter.Recovering:
-		x402Payments.WithLabelValues(meter.ReasonRecovering).Inc()
+		metrics.X402Payments.WithLabelValues(meter.ReasonRecovering).Inc()
 		writeRecovering(w, id, &gate)
 		return meter.Decision{}, false
 	}
@@ -226,7 +228,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	}
 	payerHex := p.Checked.From.Hex()
 	if vr.Payer != "" && !strings.EqualFold(vr.Payer, payerHex) {
-		x402Payments.WithLabelValues("invalid").Inc()
+		metrics.X402Payments.WithLabelValues("invalid").Inc()
 		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonPayload, "the facilitator read the payer as %s, this gateway as %s", vr.Payer, payerHex), nil)
 		return meter.Decision{}, false
 	}
@@ -235,7 +237,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	// with that transaction; the grant then goes to whoever presents the
 	// payment first, once.
 	if !vr.IsValid && vr.InvalidReason != x402.ReasonNonceUsed {
-		x402Payments.WithLabelValues("invalid").Inc()
+		metrics.X402Payments.WithLabelValues("invalid").Inc()
 		h.writePaymentRefused(w, r, paycheck.Refuse(orDefault(vr.InvalidReason, x402.ReasonPayload), "%s", orDefault(vr.InvalidMessage, "the facilitator refused the payment")), nil)
 		return meter.Decision{}, false
 	}
@@ -246,15 +248,15 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	if err != nil {
 		// The transfer may have been sent: say so, and let the client retry
 		// with the same header (settle is idempotent, the grant once per tx).
-		x402Payments.WithLabelValues("facilitator_unavailable").Inc()
+		metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
 		h.logger.Warn("x402 settle unanswered; the payment may have settled", zap.String("payer", payerHex), zap.Error(redactURL(err)))
 		w.Header().Set("Retry-After", "5")
-		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
+		web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
 			"the x402 facilitator did not answer the settlement; the payment may have settled: retry with the same payment header to receive its bundle")))
 		return meter.Decision{}, false
 	}
 	if sr.Payer != "" && !strings.EqualFold(sr.Payer, payerHex) {
-		x402Payments.WithLabelValues("invalid").Inc()
+		metrics.X402Payments.WithLabelValues("invalid").Inc()
 		h.logger.Error("x402 facilitator settled for another payer than the payment names", zap.String("payer", payerHex),
 			zap.String("facilitator_payer", sr.Payer), zap.String("tx", sr.Transaction))
 		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonPayload, "the facilitator settled for %s, the payment names %s", sr.Payer, payerHex), nil)
@@ -266,7 +268,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		network = paycheck.NetworkV1
 	}
 	if !sr.Success || sr.Transaction == "" {
-		x402Payments.WithLabelValues("settle_failed").Inc()
+		metrics.X402Payments.WithLabelValues("settle_failed").Inc()
 		fail := x402.SettleResponse{Success: false, ErrorReason: orDefault(sr.ErrorReason, x402.ReasonUnexpectedSett),
 			ErrorMessage: sr.ErrorMessage, Transaction: "", Network: network, Payer: p.Checked.From.Hex()}
 		h.writePaymentRefused(w, r, paycheck.Refuse(fail.ErrorReason, "%s", orDefault(sr.ErrorMessage, "settlement failed")), &settled{version: p.Version, resp: fail})
@@ -291,15 +293,15 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
 	}
 	if err != nil {
-		x402Payments.WithLabelValues("grant_failed").Inc()
+		metrics.X402Payments.WithLabelValues("grant_failed").Inc()
 		h.logger.Error("x402 payment settled but the bundle grant failed; grant it by hand (the grant is idempotent per tx)",
 			zap.String("tx", g.TxHash), zap.String("payer", payer), zap.Error(err))
 		w.Header().Set("Retry-After", "1")
-		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
+		web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
 			"the payment settled in transaction "+g.TxHash+" but the bundle could not be recorded; contact the operator with this transaction")))
 		return meter.Decision{}, false
 	}
-	x402Payments.WithLabelValues("settled").Inc()
+	metrics.X402Payments.WithLabelValues("settled").Inc()
 	h.logger.Info("x402 payment settled; bundle granted", zap.String("tx", g.TxHash), zap.String("payer", payer),
 		zap.Bool("new_grant", key != nil))
 	ok := x402.SettleResponse{Success: true, Transaction: sr.Transaction, Network: network, Payer: p.Checked.From.Hex()}
@@ -308,7 +310,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		w.Header().Set(headerBundleKey, key.Secret)
 	}
 	if d.Reason == meter.ReasonPaymentUsed {
-		x402Payments.WithLabelValues("replayed").Inc()
+		metrics.X402Payments.WithLabelValues("replayed").Inc()
 		w.Header().Del(headerResponseV1)
 		w.Header().Del(headerResponseV2)
 		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonNonceUsed, "this payment (transaction %s) was already used; its bundle belongs to the wallet that paid: sign in with it, or pay again", g.TxHash), nil)
@@ -323,10 +325,10 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 
 // facilitatorDown answers 503: nothing was charged or granted.
 func (h *Handler) facilitatorDown(w http.ResponseWriter, id json.RawMessage, step string, err error) (meter.Decision, bool) {
-	x402Payments.WithLabelValues("facilitator_unavailable").Inc()
+	metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
 	h.logger.Warn("x402 facilitator unavailable; payment refused with 503", zap.String("step", step), zap.Error(redactURL(err)))
 	w.Header().Set("Retry-After", "5")
-	writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
+	web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
 		"the x402 payment facilitator is unavailable ("+step+"); nothing was charged, retry shortly")))
 	return meter.Decision{}, false
 }

@@ -1,6 +1,6 @@
 // Package balances is the Redis key layout of Tollgate's hot metering state
 // and the one balance operation settlementd performs on it: crediting a
-// confirmed deposit. The gateway (caddymodule/meter) debits and refunds with
+// confirmed deposit. The gateway (shared/meter) debits and refunds with
 // its own scripts over the same layout; both sides import this package so a
 // key name can never drift between them.
 //

@@ -1,0 +1,198 @@
+// Package web is what every room of the gateway answers with and reads from
+// a request: the REST and JSON-RPC error bodies of DESIGN §5, the caller's
+// address and API key, the gateway's external base URL, and bounded body
+// reading. It holds no state; the rooms (accounts, payment, discovery,
+// admin) and the root package's /rpc all write their answers through it, so
+// one error looks the same on every route.
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+)
+
+// JSON writes v as the answer. The gateway's JSON answers are never cached
+// by intermediaries: they carry balances, limits and one-time secrets.
+func JSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encoding failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// Error writes the REST error body of DESIGN §5:
+// {"error":{"code":…,"message":…}}.
+func Error(w http.ResponseWriter, status int, code, msg string) {
+	JSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+// RPCError writes a JSON-RPC error answer with an HTTP status.
+func RPCError(w http.ResponseWriter, status int, resp jsonrpc.Response) {
+	b, _ := json.Marshal(resp)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// Raw writes an already encoded JSON body.
+func Raw(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// FieldError is a refused request body naming the field at fault (400
+// unless Status says otherwise: a body that did not arrive in time is 408,
+// one too large 413).
+type FieldError struct {
+	Field   string
+	Code    string
+	Message string
+	Status  int
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// Write answers with e.
+func (e *FieldError) Write(w http.ResponseWriter) {
+	status := http.StatusBadRequest
+	if e.Status != 0 {
+		status = e.Status
+	}
+	if status == http.StatusRequestTimeout {
+		// What is left of the body is not worth waiting for.
+		w.Header().Set("Connection", "close")
+	}
+	JSON(w, status, map[string]any{"error": map[string]string{
+		"code": e.Code, "message": e.Field + ": " + e.Message, "field": e.Field}})
+}
+
+// OnlyGET serves fn for GET and HEAD and answers 405 otherwise.
+func OnlyGET(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		Error(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET")
+		return nil
+	}
+	return fn(w, r)
+}
+
+// Unavailable answers a REST request whose Redis call failed: 503, never
+// 500, and the cause only in the log (it may name an address).
+func Unavailable(w http.ResponseWriter, log *zap.Logger, err error) {
+	log.Warn("metering store unavailable", zap.Error(err))
+	w.Header().Set("Retry-After", "1")
+	Error(w, http.StatusServiceUnavailable, "unavailable", "the metering store is unavailable; retry shortly")
+}
+
+// ClientIP is Caddy's client IP: the connection's peer, or — only when the
+// peer is one of the server's trusted_proxies — the address it forwarded.
+// A raw X-Forwarded-For is never read here, so an untrusted client cannot
+// pick the address its free tier and limits are counted under.
+func ClientIP(r *http.Request) netip.Addr {
+	if v, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && v != "" {
+		if a, err := netip.ParseAddr(v); err == nil {
+			return a.Unmap()
+		}
+		if ap, err := netip.ParseAddrPort(v); err == nil {
+			return ap.Addr().Unmap()
+		}
+	}
+	// Outside a Caddy server (unit tests) the variable is unset.
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	host, _, _ = strings.Cut(host, "%")
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}
+
+// APIKey reads X-API-Key. present is false when the header is absent.
+// Caddy's access log prints request headers (it redacts only Authorization
+// and cookies), so Caddyfiles filter this header out of the log; see the
+// root Caddyfile.
+func APIKey(r *http.Request) (key string, present bool) {
+	v := r.Header.Values(APIKeyHeader)
+	if len(v) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(v[0]), true
+}
+
+// APIKeyHeader carries a caller's API key.
+const APIKeyHeader = "X-API-Key"
+
+// BaseURL is the gateway's external base URL: public (public_url) when
+// configured, else the scheme and host the request came in on.
+func BaseURL(r *http.Request, public string) string {
+	if public != "" {
+		return public
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// Truncate shortens s to n bytes for an error message that echoes input.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// ErrTooLarge is a body over its route's limit; ErrBodyTimeout one that
+// did not arrive within body_timeout.
+var (
+	ErrTooLarge    = errors.New("body too large")
+	ErrBodyTimeout = errors.New("request body not received in time")
+)
+
+// ReadLimited reads at most limit bytes and reports ErrTooLarge beyond
+// that, without reading an unbounded body into memory, and ErrBodyTimeout
+// when the body's read deadline passed first.
+func ReadLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		var ne net.Error
+		if errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+			return nil, ErrBodyTimeout
+		}
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, ErrTooLarge
+	}
+	return b, nil
+}
+
+// BodyTimeout answers a body that did not arrive within limit: 408, the
+// connection closed (what is left of the body is not worth waiting for).
+func BodyTimeout(w http.ResponseWriter, rpc bool, limit time.Duration) {
+	w.Header().Set("Connection", "close")
+	msg := "the request body did not arrive within " + limit.String()
+	if rpc {
+		RPCError(w, http.StatusRequestTimeout, jsonrpc.ErrorResponse(nil, jsonrpc.InvalidRequest(msg)))
+		return
+	}
+	Error(w, http.StatusRequestTimeout, "body_timeout", msg)
+}
