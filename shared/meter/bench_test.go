@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
 // The metering decision's round trip against the real Redis: what a request
