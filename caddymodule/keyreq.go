@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/mail"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -61,7 +60,7 @@ func parseKeyRequest(body []byte, machine bool) (keyRequest, *web.FieldError) {
 			return kr, bodyErr("is not valid JSON")
 		}
 		if !allowed[name] {
-			return kr, &web.FieldError{Field: printable(name), Code: "unknown_field", Message: "unknown field; allowed: " + allowedList(machine)}
+			return kr, &web.FieldError{Field: web.Printable(name), Code: "unknown_field", Message: "unknown field; allowed: " + allowedList(machine)}
 		}
 		if seen[name] {
 			return kr, &web.FieldError{Field: name, Code: "duplicate_field", Message: "given more than once"}
@@ -150,21 +149,4 @@ func validEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
 	domain := s[at+1:]
 	return at > 0 && strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
-}
-
-// printable makes a caller-chosen field name safe to echo: quoted escapes,
-// bounded length, and `""` for the empty name.
-func printable(s string) string {
-	if s == "" {
-		return `""`
-	}
-	if len(s) > 40 {
-		s = s[:40]
-		for !utf8.ValidString(s) {
-			s = s[:len(s)-1]
-		}
-		s += "…"
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
 }

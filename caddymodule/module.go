@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
@@ -131,8 +132,6 @@ type Handler struct {
 
 	logger   *zap.Logger
 	redisURL string
-	adminTok string
-	adminSum [32]byte // SHA-256 of adminTok, what a presented token is compared with
 	chains   map[uint64]*chainState
 	// nodePolicy is the address policy of node dials (built in Provision).
 	nodePolicy netpolicy.Policy
@@ -146,6 +145,7 @@ type Handler struct {
 	writer    *meter.EventWriter
 	writerKey string
 	conc      *concurrency
+	admin     *admin.Handler
 	pay       payConfig
 	intel     intelConfig
 }

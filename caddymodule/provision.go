@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
@@ -69,9 +70,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	repl := caddy.NewReplacer()
 	h.redisURL = repl.ReplaceAll(h.RedisURL, "")
-	h.adminTok = repl.ReplaceAll(h.AdminToken, "")
-	h.adminSum = adminTokenSum(h.adminTok)
-	if h.adminTok != "" && len(h.adminTok) < 16 {
+	adminTok := repl.ReplaceAll(h.AdminToken, "")
+	if adminTok != "" && len(adminTok) < 16 {
 		// Not fatal (a dev setup may use a short one), but worth saying:
 		// the token is all that guards balance changes.
 		h.logger.Warn("admin_token is shorter than 16 characters; use a long random token")
@@ -135,6 +135,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionIntel(repl); err != nil {
 		return err
 	}
+	pools := map[uint64]*upstream.Pool{}
+	for id, cs := range h.chains {
+		pools[id] = cs.pool
+	}
+	h.admin = admin.New(admin.Config{Token: adminTok, Meter: h.meter, Pools: pools,
+		RequestTimeout: time.Duration(h.RequestTimeout), Log: h.logger})
 	h.logger.Info("tollgate provisioned",
 		zap.Int("chains", len(h.chains)),
 		zap.Bool("redis", h.redis != nil),

@@ -45,9 +45,9 @@ func prefixed(pre string) func(string) bool {
 	return func(p string) bool { return strings.HasPrefix(p, pre) }
 }
 
-// adminSub matches the gateway admin paths under /admin/<root> (isAdminPath's
+// adminSub matches the gateway admin paths under /admin/<root> (admin.IsAdminPath's
 // roots): every depth when maxSeg is 0, else at most maxSeg segments after
-// /admin/. serveAdmin answers a sub-path it does not know with its own 404.
+// /admin/. admin.Handler answers a sub-path it does not know with its own 404.
 func adminSub(root string, maxSeg int) func(string) bool {
 	return func(p string) bool {
 		if p != "/admin/"+root && !strings.HasPrefix(p, "/admin/"+root+"/") {
@@ -69,8 +69,8 @@ func get(fn func(h *Handler, w http.ResponseWriter, r *http.Request) error) func
 	}
 }
 
-func admin(h *Handler, w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	return h.serveAdmin(w, r, next)
+func adminRoute(h *Handler, w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	return h.admin.ServeHTTP(w, r, next)
 }
 
 // routes is the table, matched in order (first match wins). /rpc comes
@@ -141,15 +141,15 @@ func routeTable() []route {
 				return web.OnlyGET(w, r, serveOpenAPI)
 			}},
 		{http.MethodPost, "/admin/keys/{key_id}/{action}", authAdminToken, "operator: revoke, credit or debit a key (action: revoke, credit, debit)",
-			adminSub("keys", 0), admin},
+			adminSub("keys", 0), adminRoute},
 		{http.MethodGet, "/admin/free-tier", authAdminToken, "operator: read (GET), set (PUT) or clear (DELETE) the runtime free-tier limits",
-			adminSub("free-tier", 0), admin},
+			adminSub("free-tier", 0), adminRoute},
 		{http.MethodGet, "/admin/upstreams/{chain}", authAdminToken, "operator: upstream snapshots (all chains, or one)",
-			adminSub("upstreams", 2), admin},
+			adminSub("upstreams", 2), adminRoute},
 		{http.MethodPost, "/admin/upstreams/{chain}/{upstream}/reset", authAdminToken, "operator: close one upstream's circuit breaker",
-			adminSub("upstreams", 0), admin},
+			adminSub("upstreams", 0), adminRoute},
 		{http.MethodPost, "/admin/probe/{chain}", authAdminToken, "operator: one eth_blockNumber through the chain's upstream pool, unmetered and uncached",
-			adminSub("probe", 2), admin},
+			adminSub("probe", 2), adminRoute},
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -195,4 +197,21 @@ func BodyTimeout(w http.ResponseWriter, rpc bool, limit time.Duration) {
 		return
 	}
 	Error(w, http.StatusRequestTimeout, "body_timeout", msg)
+}
+
+// Printable makes a caller-chosen field name safe to echo: quoted escapes,
+// bounded length, and `""` for the empty name.
+func Printable(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if len(s) > 40 {
+		s = s[:40]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+		s += "…"
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

@@ -1,7 +1,13 @@
-package caddymodule
+// Package admin is the gateway's operator room (DESIGN §1 "/admin/*
+// (gateway ops)"): endpoints gated by the X-Admin-Token header that revoke,
+// credit and debit keys, set the runtime free-tier limits, show and reset
+// upstream pools and probe a chain. Other /admin/* paths belong to
+// settlementd and are passed on to the next handler.
+package admin
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -10,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -24,6 +31,44 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
+
+// Config is what the admin room is given by the gateway.
+type Config struct {
+	// Token is the admin token, expanded; empty means admin does not exist.
+	Token string
+	// Meter is nil when metering is off.
+	Meter *meter.Meter
+	// Pools holds every served chain's upstream pool.
+	Pools map[uint64]*upstream.Pool
+	// RequestTimeout bounds a probe.
+	RequestTimeout time.Duration
+	Log            *zap.Logger
+}
+
+// Handler serves the gateway's admin routes.
+type Handler struct {
+	log            *zap.Logger
+	meter          *meter.Meter
+	token          string
+	sum            [sha256.Size]byte // SHA-256 of token, what a presented token is compared with
+	chains         map[uint64]chainState
+	requestTimeout time.Duration
+}
+
+type chainState struct {
+	chain chains.Chain
+	pool  *upstream.Pool
+}
+
+// New builds the admin room.
+func New(c Config) *Handler {
+	h := &Handler{log: c.Log, meter: c.Meter, token: c.Token, sum: tokenSum(c.Token), chains: map[uint64]chainState{}, requestTimeout: c.RequestTimeout}
+	for id, p := range c.Pools {
+		ch, _ := chains.ByID(id)
+		h.chains[id] = chainState{chain: ch, pool: p}
+	}
+	return h
+}
 
 // Gateway admin (DESIGN §1 "/admin/* (gateway ops)"): operator endpoints
 // gated by the X-Admin-Token header.
@@ -49,7 +94,7 @@ const (
 
 // isAdminPath reports whether p is one of the gateway's admin endpoints (or
 // below one), as opposed to settlementd's part of /admin/*.
-func isAdminPath(p string) bool {
+func IsAdminPath(p string) bool {
 	for _, root := range []string{"/admin/keys", "/admin/free-tier", "/admin/upstreams", "/admin/probe"} {
 		if p == root || strings.HasPrefix(p, root+"/") {
 			return true
@@ -61,25 +106,25 @@ func isAdminPath(p string) bool {
 // adminTokenSum is what the presented token is compared with. Comparing
 // SHA-256 digests keeps the comparison constant-time in the token's length
 // too (subtle.ConstantTimeCompare returns early on a length mismatch).
-func adminTokenSum(tok string) [sha256.Size]byte { return sha256.Sum256([]byte(tok)) }
+func tokenSum(tok string) [sha256.Size]byte { return sha256.Sum256([]byte(tok)) }
 
-// serveAdmin authenticates and routes an admin request. Without a
+// ServeHTTP authenticates and routes an admin request. Without a
 // configured token admin does not exist: 404, not 401, so an unconfigured
 // gateway does not even advertise it.
-func (h *Handler) serveAdmin(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if !isAdminPath(r.URL.Path) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if !IsAdminPath(r.URL.Path) {
 		return next.ServeHTTP(w, r)
 	}
-	if h.adminTok == "" {
+	if h.token == "" {
 		web.Error(w, http.StatusNotFound, "not_found", "no such endpoint")
 		return nil
 	}
 	presented := r.Header.Get(adminHeader)
-	got := adminTokenSum(presented)
-	if subtle.ConstantTimeCompare(got[:], h.adminSum[:]) != 1 {
+	got := tokenSum(presented)
+	if subtle.ConstantTimeCompare(got[:], h.sum[:]) != 1 {
 		metrics.AdminActions.WithLabelValues("auth", "unauthorized").Inc()
 		// The presented value is never logged: it may be a near-miss of the real token.
-		h.logger.Warn("admin request refused: missing or wrong "+adminHeader,
+		h.log.Warn("admin request refused: missing or wrong "+adminHeader,
 			zap.String("method", r.Method), zap.String("path", r.URL.Path),
 			zap.String("client_ip", web.ClientIP(r).String()), zap.Bool("token_present", presented != ""))
 		code := "invalid_admin_token"
@@ -125,7 +170,7 @@ func (h *Handler) adminLog(r *http.Request, action, outcome string, fields ...za
 	metrics.AdminActions.WithLabelValues(action, outcome).Inc()
 	fields = append([]zap.Field{zap.String("action", action), zap.String("outcome", outcome),
 		zap.String("client_ip", web.ClientIP(r).String())}, fields...)
-	h.logger.Info("admin action", fields...)
+	h.log.Info("admin action", fields...)
 }
 
 // adminMeter returns the meter for endpoints that need one, answering
@@ -178,7 +223,7 @@ func (h *Handler) adminRevoke(w http.ResponseWriter, r *http.Request, m *meter.M
 		web.Error(w, http.StatusNotFound, "unknown_key", "no key "+keyID)
 		return nil
 	case err != nil:
-		web.Unavailable(w, h.logger, err)
+		web.Unavailable(w, h.log, err)
 		return nil
 	}
 	outcome := "revoked"
@@ -238,7 +283,7 @@ func (h *Handler) adminAdjust(w http.ResponseWriter, r *http.Request, m *meter.M
 		web.Error(w, http.StatusConflict, "adjustment_conflict", "id "+id+" was already used for another account or amount")
 		return nil
 	case err != nil:
-		web.Unavailable(w, h.logger, err)
+		web.Unavailable(w, h.log, err)
 		return nil
 	}
 	outcome := "applied"
@@ -291,13 +336,13 @@ func (h *Handler) adminFreeTier(w http.ResponseWriter, r *http.Request) error {
 			*p.dst = n
 		}
 		if err := m.SetFreeLimits(r.Context(), l); err != nil {
-			web.Unavailable(w, h.logger, err)
+			web.Unavailable(w, h.log, err)
 			return nil
 		}
 		h.adminLog(r, "set_free_tier", "applied", zap.Int64("daily_limit_per_ip", l.DailyPerIP), zap.Int64("subnet_limit", l.Subnet))
 	case http.MethodDelete:
 		if err := m.ClearFreeLimits(r.Context()); err != nil {
-			web.Unavailable(w, h.logger, err)
+			web.Unavailable(w, h.log, err)
 			return nil
 		}
 		h.adminLog(r, "clear_free_tier", "applied")
@@ -308,7 +353,7 @@ func (h *Handler) adminFreeTier(w http.ResponseWriter, r *http.Request) error {
 	}
 	l, override, err := m.FreeLimits(r.Context())
 	if err != nil {
-		web.Unavailable(w, h.logger, err)
+		web.Unavailable(w, h.log, err)
 		return nil
 	}
 	source := "config"
@@ -326,11 +371,11 @@ func (h *Handler) adminFreeTier(w http.ResponseWriter, r *http.Request) error {
 }
 
 // adminChain resolves the {chain} path segment (a name or an id).
-func (h *Handler) adminChain(w http.ResponseWriter, which string) (*chainState, bool) {
+func (h *Handler) adminChain(w http.ResponseWriter, which string) (chainState, bool) {
 	c, err := chains.Lookup(which)
 	if err != nil {
 		web.Error(w, http.StatusNotFound, "unknown_chain", "unknown chain "+web.Truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
-		return nil, false
+		return chainState{}, false
 	}
 	return h.chains[c.ID], true
 }
@@ -420,7 +465,7 @@ func readAdminBody(r *http.Request, allowed ...string) (adminFields, *web.FieldE
 			known = known || a == name
 		}
 		if !known {
-			return nil, &web.FieldError{Field: printable(name), Code: "unknown_field", Message: "unknown field; allowed: " + strings.Join(allowed, ", ")}
+			return nil, &web.FieldError{Field: web.Printable(name), Code: "unknown_field", Message: "unknown field; allowed: " + strings.Join(allowed, ", ")}
 		}
 		if _, dup := out[name]; dup {
 			return nil, &web.FieldError{Field: name, Code: "duplicate_field", Message: "given more than once"}
@@ -538,4 +583,48 @@ func (f adminFields) limit(name string) (int64, *web.FieldError) {
 		return 0, &web.FieldError{Field: name, Code: "invalid_field", Message: "must be a whole number from 0 (free tier off) to " + strconv.FormatInt(meter.MaxFreeLimit, 10)}
 	}
 	return n, nil
+}
+
+// probeCall is what an operator's probe asks: the chain's head, a call every
+// upstream answers and no cache can answer for long.
+var probeCall = []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`)
+
+// adminProbe serves POST /admin/probe/{chain}: one eth_blockNumber sent
+// through the chain's upstream pool — the path a paid call takes (selection,
+// breakers, failover, the upstream's transport), without metering and
+// without the edge cache. It is what settlementd's gateway-health sampler
+// measures: a monitor that called /rpc keyless would spend its own IP's free
+// tier and then count the gateway's 402 as "up"; one with a key would pay
+// the platform's revenue to itself.
+//
+// 200 {"chain_id", "upstream", "block_number", "latency_ms"} when an
+// upstream answered with a block number; 503 upstream_unavailable otherwise,
+// with the reason.
+func (h *Handler) adminProbe(w http.ResponseWriter, r *http.Request, which string) error {
+	return onlyMethod(w, r, http.MethodPost, func() error {
+		cs, ok := h.adminChain(w, which)
+		if !ok {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), h.requestTimeout)
+		defer cancel()
+		began := time.Now()
+		res, err := cs.pool.Forward(ctx, probeCall, upstream.ForwardOptions{})
+		latency := time.Since(began)
+		if err != nil {
+			web.Error(w, http.StatusServiceUnavailable, "upstream_unavailable", "no upstream of chain "+cs.chain.HexID()+" answered the probe")
+			return nil
+		}
+		var reply struct {
+			Result string          `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(res.Body, &reply) != nil || reply.Result == "" {
+			web.Error(w, http.StatusServiceUnavailable, "upstream_unavailable", "upstream "+res.Upstream.EventName()+" did not answer eth_blockNumber with a block number")
+			return nil
+		}
+		web.JSON(w, http.StatusOK, map[string]any{"chain_id": cs.chain.ID, "upstream": res.Upstream.EventName(),
+			"block_number": reply.Result, "latency_ms": float64(latency.Microseconds()) / 1000})
+		return nil
+	})
 }
