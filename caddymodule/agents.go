@@ -42,15 +42,15 @@ func x402Resources(base string) []string {
 
 // serveWellKnownX402 answers GET /.well-known/x402.
 func (h *Handler) serveWellKnownX402(w http.ResponseWriter, r *http.Request) error {
-	base := web.BaseURL(r, h.pay.publicURL)
+	base := h.pay.BaseURL(r)
 	doc := map[string]any{
 		"version":      1,
 		"resources":    x402Resources(base),
 		"instructions": h.agentGuide(base),
 	}
 	if h.meter != nil {
-		doc["accepts"] = map[string]any{"scheme": paycheck.Scheme, "network": paycheck.NetworkV2, "asset": h.pay.asset,
-			"payTo": h.pay.payTo, "amount": money.BundlePrice.String(), "calls": money.BundleCalls}
+		doc["accepts"] = map[string]any{"scheme": paycheck.Scheme, "network": paycheck.NetworkV2, "asset": h.pay.Asset,
+			"payTo": h.pay.PayTo, "amount": money.BundlePrice.String(), "calls": money.BundleCalls}
 	}
 	web.JSON(w, http.StatusOK, doc)
 	return nil
@@ -58,7 +58,7 @@ func (h *Handler) serveWellKnownX402(w http.ResponseWriter, r *http.Request) err
 
 // serveLLMsTxt answers GET /llms.txt.
 func (h *Handler) serveLLMsTxt(w http.ResponseWriter, r *http.Request) error {
-	base := web.BaseURL(r, h.pay.publicURL)
+	base := h.pay.BaseURL(r)
 	var b strings.Builder
 	b.WriteString("# Tollgate\n\n")
 	b.WriteString("> A metered blockchain JSON-RPC gateway. POST JSON-RPC 2.0 to " + base + "/rpc (Polygon, chain 137) or " +

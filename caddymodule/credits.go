@@ -9,6 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/revenuevault"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
@@ -57,7 +58,7 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 			web.Error(w, http.StatusConflict, "revoked_account", "account "+id+" belongs to a revoked key; deposits to it would not be usable")
 			return nil
 		case st == meter.KeyRecovering:
-			writeRecoveringREST(w)
+			web.RecoveringREST(w)
 			return nil
 		}
 		account = id
@@ -79,14 +80,14 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 	usdt, vault := abis()
 	// The two transactions in the order they must be mined, each complete:
 	// chain, recipient, calldata and value (no ETH/POL is sent, only USDT).
-	approve := map[string]any{"step": 1, "name": "approve", "chain_id": chains.Default, "to": h.pay.usdt.Hex(),
-		"data": hexutil.Encode(usdt.PackApprove(h.pay.vault, amount.Big())), "value": "0x0"}
-	deposit := map[string]any{"step": 2, "name": "deposit", "chain_id": chains.Default, "to": h.pay.vault.Hex(),
+	approve := map[string]any{"step": 1, "name": "approve", "chain_id": chains.Default, "to": h.pay.USDT.Hex(),
+		"data": hexutil.Encode(usdt.PackApprove(h.pay.Vault, amount.Big())), "value": "0x0"}
+	deposit := map[string]any{"step": 2, "name": "deposit", "chain_id": chains.Default, "to": h.pay.Vault.Hex(),
 		"data": hexutil.Encode(vault.PackDeposit(amount.Big(), acc32)), "value": "0x0"}
 	web.JSON(w, http.StatusOK, map[string]any{
 		"chain_id":             chains.Default,
-		"vault_address":        h.pay.vault.Hex(),
-		"usdt_address":         h.pay.usdt.Hex(),
+		"vault_address":        h.pay.Vault.Hex(),
+		"usdt_address":         h.pay.USDT.Hex(),
 		"account":              account,
 		"amount_usdt":          money.USDT(amount),
 		"amount_raw":           amount.String(),
@@ -94,9 +95,9 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 		"approve":              approve,
 		"deposit":              deposit,
 		"transactions":         []map[string]any{approve, deposit},
-		"explorer_url":         h.pay.explorer + "/address/" + h.pay.vault.Hex(),
-		"confirmations":        depositConfirmations,
-		"minimum_deposit_usdt": money.USDT(h.pay.minDeposit),
+		"explorer_url":         h.pay.Explorer + "/address/" + h.pay.Vault.Hex(),
+		"confirmations":        payment.DepositConfirmations,
+		"minimum_deposit_usdt": money.USDT(h.pay.MinDeposit),
 		"note":                 "send approve first, then deposit, from any wallet holding the USDT; credits arrive after 25 confirmations",
 	})
 	return nil
@@ -107,8 +108,8 @@ func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Reques
 // Every refusal names the unit it read the number in, so a program that sent
 // base units as amount learns why 1000000 is a million USDT.
 func (h *Handler) depositAmount(w http.ResponseWriter, rawUSDT, rawUnits string) (money.Units, bool) {
-	minMsg := fmt.Sprintf("%s USDT (amount=%s or amount_units=%s)", h.pay.minDeposit.Decimal(), h.pay.minDeposit.Decimal(), h.pay.minDeposit.String())
-	maxMsg := fmt.Sprintf("%s USDT (amount=%s or amount_units=%s)", h.pay.maxDeposit.Decimal(), h.pay.maxDeposit.Decimal(), h.pay.maxDeposit.String())
+	minMsg := fmt.Sprintf("%s USDT (amount=%s or amount_units=%s)", h.pay.MinDeposit.Decimal(), h.pay.MinDeposit.Decimal(), h.pay.MinDeposit.String())
+	maxMsg := fmt.Sprintf("%s USDT (amount=%s or amount_units=%s)", h.pay.MaxDeposit.Decimal(), h.pay.MaxDeposit.Decimal(), h.pay.MaxDeposit.String())
 	var amount money.Units
 	var unit string
 	switch {
@@ -138,10 +139,10 @@ func (h *Handler) depositAmount(w http.ResponseWriter, rawUSDT, rawUnits string)
 		shown = rawUnits
 	}
 	switch {
-	case amount < h.pay.minDeposit:
+	case amount < h.pay.MinDeposit:
 		web.Error(w, http.StatusBadRequest, "below_minimum", fmt.Sprintf("amount %s %s is below the minimum deposit of %s", shown, unit, minMsg))
 		return 0, false
-	case amount > h.pay.maxDeposit:
+	case amount > h.pay.MaxDeposit:
 		hint := ""
 		if unit == "USDT" {
 			hint = "; amount is read as whole USDT — to give base units use amount_units"

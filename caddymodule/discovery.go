@@ -17,6 +17,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/docs"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
@@ -37,7 +38,6 @@ const (
 // intelConfig is the expanded intelligence and discovery configuration.
 type intelConfig struct {
 	heatmapPrice money.Units
-	facilitator  string
 }
 
 func (h *Handler) provisionIntel(repl *caddy.Replacer) error {
@@ -50,8 +50,8 @@ func (h *Handler) provisionIntel(repl *caddy.Replacer) error {
 		return fmt.Errorf("tollgate: heatmap_price %q must be a positive USDT amount", p)
 	}
 	h.intel.heatmapPrice = u
-	h.intel.facilitator = strings.TrimRight(repl.ReplaceAll(h.X402Facilitator, ""), "/")
-	if f := h.intel.facilitator; f != "" && !strings.HasPrefix(f, "http://") && !strings.HasPrefix(f, "https://") {
+	h.pay.Facilitator = strings.TrimRight(repl.ReplaceAll(h.X402Facilitator, ""), "/")
+	if f := h.pay.Facilitator; f != "" && !strings.HasPrefix(f, "http://") && !strings.HasPrefix(f, "https://") {
 		return fmt.Errorf("tollgate: x402_facilitator_url %q must start with http:// or https://", f)
 	}
 	return nil
@@ -88,7 +88,7 @@ type link struct {
 // serveDiscovery answers GET /.well-known/service.json, built from the
 // running configuration and the route table.
 func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
-	base := web.BaseURL(r, h.pay.publicURL)
+	base := h.pay.BaseURL(r)
 	var services []map[string]any
 	for _, c := range chains.All() {
 		path := "/rpc/" + strconv.FormatUint(c.ID, 10)
@@ -133,7 +133,7 @@ func (h *Handler) paymentMethods(ctx context.Context, base string) map[string]an
 	}
 	lim := h.meter.Config()
 	free := map[string]any{"daily_limit_per_ip": lim.FreeDailyLimit, "subnet_limit": lim.FreeSubnetLimit, "limits_source": "configuration"}
-	sctx, cancel := context.WithTimeout(ctx, meterTimeout)
+	sctx, cancel := context.WithTimeout(ctx, payment.MeterTimeout)
 	defer cancel()
 	if st, err := h.meter.Stats(sctx); err == nil { // an operator's runtime limits win
 		free["daily_limit_per_ip"], free["subnet_limit"], free["limits_source"] = st.Limits.DailyPerIP, st.Limits.Subnet, "in_force"
@@ -144,7 +144,7 @@ func (h *Handler) paymentMethods(ctx context.Context, base string) map[string]an
 	free["resets_at"] = meter.NextReset(h.meter.Now()).Format(time.RFC3339)
 	free["stats"] = base + "/stats/free-tier"
 	p := h.pay
-	facilitator := h.intel.facilitator
+	facilitator := h.pay.Facilitator
 	if facilitator == "" {
 		facilitator = base + "/x402"
 	}
@@ -155,16 +155,16 @@ func (h *Handler) paymentMethods(ctx context.Context, base string) map[string]an
 			"create_key":             link{http.MethodPost, base + "/api/keys"},
 			"register_machine":       link{http.MethodPost, base + "/v1/machine/register"},
 			"usage":                  link{http.MethodGet, base + "/api/keys/usage"},
-			"deposit_initiate":       link{http.MethodGet, base + "/credits/initiate?amount=" + p.minDeposit.Decimal()},
+			"deposit_initiate":       link{http.MethodGet, base + "/credits/initiate?amount=" + p.MinDeposit.Decimal()},
 			"deposit_initiate_alias": link{http.MethodGet, base + "/credits/deposit/initiate"},
 			"chain_id":               chains.Default,
-			"vault_address":          p.vault.Hex(),
-			"usdt_address":           p.usdt.Hex(),
-			"minimum_deposit_usdt":   money.USDT(p.minDeposit),
-			"minimum_deposit_units":  p.minDeposit.String(),
-			"maximum_deposit_usdt":   money.USDT(p.maxDeposit),
-			"confirmations":          depositConfirmations,
-			"explorer_url":           p.explorer,
+			"vault_address":          p.Vault.Hex(),
+			"usdt_address":           p.USDT.Hex(),
+			"minimum_deposit_usdt":   money.USDT(p.MinDeposit),
+			"minimum_deposit_units":  p.MinDeposit.String(),
+			"maximum_deposit_usdt":   money.USDT(p.MaxDeposit),
+			"confirmations":          payment.DepositConfirmations,
+			"explorer_url":           p.Explorer,
 			"price_per_call":         priceOf(money.PricePerCall),
 			"calls_per_usdt":         int64(money.Scale / money.PricePerCall),
 		},
@@ -173,9 +173,9 @@ func (h *Handler) paymentMethods(ctx context.Context, base string) map[string]an
 			"scheme":             paycheck.Scheme,
 			"network":            paycheck.NetworkV2,
 			"network_v1":         paycheck.NetworkV1,
-			"asset":              p.asset,
+			"asset":              p.Asset,
 			"asset_symbol":       "USDC",
-			"pay_to":             p.payTo,
+			"pay_to":             p.PayTo,
 			"bundle_price_usdc":  money.USDT(money.BundlePrice),
 			"bundle_price_units": money.BundlePrice.String(),
 			"bundle_calls":       money.BundleCalls,
@@ -191,7 +191,7 @@ func (h *Handler) loadHeatmap(ctx context.Context) (*intel.Heatmap, error) {
 	if h.redis == nil {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, meterTimeout)
+	ctx, cancel := context.WithTimeout(ctx, payment.MeterTimeout)
 	defer cancel()
 	b, err := h.redis.Get(ctx, intel.LatestKey(h.KeyPrefix)).Bytes()
 	if errors.Is(err, redis.Nil) {
@@ -228,7 +228,7 @@ func pollOf(hm *intel.Heatmap) time.Duration {
 
 // serveCatalog answers GET /v1/intelligence.
 func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) error {
-	base := web.BaseURL(r, h.pay.publicURL)
+	base := h.pay.BaseURL(r)
 	hm, err := h.loadHeatmap(r.Context())
 	var out []map[string]any
 	for _, m := range catalog {
@@ -360,7 +360,7 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 		req.KeyHash = meter.HashKey(key)
 	}
 	price := h.intel.heatmapPrice
-	mctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), payment.MeterTimeout)
 	d, err := h.meter.AuthorizeMetric(mctx, req, price)
 	cancel()
 	if err != nil {
@@ -372,7 +372,7 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("X-Tollgate-Request-Id", d.ID)
 	switch d.Outcome {
 	case meter.PaymentRequired:
-		h.writePaymentRequired(w, r, &d)
+		h.payers.WritePaymentRequired(w, r, &d)
 		return nil
 	case meter.RateLimited:
 		secs := meter.RetrySeconds(d.RetryAfter)
@@ -387,12 +387,12 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 		web.Error(w, http.StatusUnauthorized, code, msg)
 		return nil
 	case meter.Recovering:
-		writeRecoveringREST(w)
+		web.RecoveringREST(w)
 		return nil
 	}
 	// Paid. From here every refusal gives the price back.
 	refund := func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), payment.MeterTimeout)
 		defer cancel()
 		if err := h.meter.RefundMetric(ctx, &d); err != nil {
 			metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "error").Inc()

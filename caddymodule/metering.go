@@ -16,6 +16,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -28,7 +29,6 @@ const (
 	DefaultMinDeposit    = "1"       // USDT; the dev vault's minDeposit
 	DefaultMaxDeposit    = "1000000" // USDT; a typo guard, not a policy
 	DefaultExplorerURL   = "https://polygonscan.com"
-	depositConfirmations = 25
 	// writerFlushTimeout bounds how long a shutdown waits for queued events.
 	writerFlushTimeout = 5 * time.Second
 )
@@ -43,16 +43,6 @@ func (w writerHandle) Destruct() error {
 	ctx, cancel := context.WithTimeout(context.Background(), writerFlushTimeout)
 	defer cancel()
 	return w.Close(ctx)
-}
-
-// payConfig is the expanded, validated deposit and x402 configuration.
-type payConfig struct {
-	vault, usdt            common.Address
-	minDeposit, maxDeposit money.Units
-	explorer               string
-	asset, payTo           string
-	publicURL              string
-	settlementd            string // settlementd's base URL, "" if not configured
 }
 
 // redisOptions are the connection settings of the metering Redis. Retries
@@ -112,15 +102,15 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	}
 	var err error
 	p := &h.pay
-	if p.vault, err = addr("vault_address", h.VaultAddress); err != nil {
+	if p.Vault, err = addr("vault_address", h.VaultAddress); err != nil {
 		return err
 	}
-	if p.usdt, err = addr("usdt_address", h.USDTAddress); err != nil {
+	if p.USDT, err = addr("usdt_address", h.USDTAddress); err != nil {
 		return err
 	}
 	asset := h.X402Asset
 	if asset == "" {
-		asset = baseUSDCMainnet
+		asset = payment.BaseUSDCMainnet
 	}
 	a, err := addr("x402_asset", asset)
 	if err != nil {
@@ -130,7 +120,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	if err != nil {
 		return err
 	}
-	p.asset, p.payTo = a.Hex(), to.Hex()
+	p.Asset, p.PayTo = a.Hex(), to.Hex()
 	minS, maxS := h.MinDeposit, h.MaxDeposit
 	if minS == "" {
 		minS = DefaultMinDeposit
@@ -138,26 +128,26 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	if maxS == "" {
 		maxS = DefaultMaxDeposit
 	}
-	if p.minDeposit, err = money.Parse(minS); err != nil || p.minDeposit <= 0 {
+	if p.MinDeposit, err = money.Parse(minS); err != nil || p.MinDeposit <= 0 {
 		return fmt.Errorf("tollgate: min_deposit %q must be a positive USDT amount", minS)
 	}
-	if p.maxDeposit, err = money.Parse(maxS); err != nil || p.maxDeposit < p.minDeposit {
+	if p.MaxDeposit, err = money.Parse(maxS); err != nil || p.MaxDeposit < p.MinDeposit {
 		return fmt.Errorf("tollgate: max_deposit %q must be a USDT amount at least min_deposit", maxS)
 	}
-	p.explorer = strings.TrimRight(repl.ReplaceAll(h.ExplorerURL, ""), "/")
-	if p.explorer == "" {
-		p.explorer = DefaultExplorerURL
+	p.Explorer = strings.TrimRight(repl.ReplaceAll(h.ExplorerURL, ""), "/")
+	if p.Explorer == "" {
+		p.Explorer = DefaultExplorerURL
 	}
-	p.publicURL = strings.TrimRight(repl.ReplaceAll(h.PublicURL, ""), "/")
-	if p.publicURL != "" && !strings.HasPrefix(p.publicURL, "http://") && !strings.HasPrefix(p.publicURL, "https://") {
-		return fmt.Errorf("tollgate: public_url %q must start with http:// or https://", p.publicURL)
+	p.PublicURL = strings.TrimRight(repl.ReplaceAll(h.PublicURL, ""), "/")
+	if p.PublicURL != "" && !strings.HasPrefix(p.PublicURL, "http://") && !strings.HasPrefix(p.PublicURL, "https://") {
+		return fmt.Errorf("tollgate: public_url %q must start with http:// or https://", p.PublicURL)
 	}
 
-	p.settlementd = strings.TrimRight(repl.ReplaceAll(h.SettlementdURL, ""), "/")
-	if p.settlementd != "" && !strings.HasPrefix(p.settlementd, "http://") && !strings.HasPrefix(p.settlementd, "https://") {
-		return fmt.Errorf("tollgate: settlementd_url %q must start with http:// or https://", p.settlementd)
+	p.Settlementd = strings.TrimRight(repl.ReplaceAll(h.SettlementdURL, ""), "/")
+	if p.Settlementd != "" && !strings.HasPrefix(p.Settlementd, "http://") && !strings.HasPrefix(p.Settlementd, "https://") {
+		return fmt.Errorf("tollgate: settlementd_url %q must start with http:// or https://", p.Settlementd)
 	}
-	if p.publicURL == "" {
+	if p.PublicURL == "" {
 		h.logger.Warn("public_url is not set: 402 answers and Sign-In-With-X challenges take their origin from the request's Host header; " +
 			"set public_url in production so a signed sign-in names this gateway only")
 	}
@@ -184,6 +174,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 		return err
 	}
 	h.writer = v.(writerHandle).EventWriter
+	h.payers = payment.New(h.meter, h.writer, &h.pay, h.logger)
 	conc := DefaultIPConcurrency
 	if h.IPConcurrency != nil {
 		conc = *h.IPConcurrency
@@ -192,7 +183,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	h.logger.Info("metering on",
 		zap.Int64("free_daily_limit", cfg.FreeDailyLimit), zap.Int64("free_subnet_limit", cfg.FreeSubnetLimit),
 		zap.Int("ip_rate", cfg.IPRate.Rate), zap.Int("key_rate", cfg.KeyRate.Rate), zap.Int("ip_concurrency", conc),
-		zap.String("min_deposit_usdt", p.minDeposit.Decimal()))
+		zap.String("min_deposit_usdt", p.MinDeposit.Decimal()))
 	return nil
 }
 
@@ -286,7 +277,7 @@ func (h *Handler) serveCreateKey(w http.ResponseWriter, r *http.Request, machine
 		return nil
 	}
 	metrics.KeysCreated.WithLabelValues(string(kind)).Inc()
-	base := web.BaseURL(r, h.pay.publicURL)
+	base := h.pay.BaseURL(r)
 	out := map[string]any{
 		"api_key":     k.Secret,
 		"key_id":      k.ID,
@@ -296,7 +287,7 @@ func (h *Handler) serveCreateKey(w http.ResponseWriter, r *http.Request, machine
 		"created_at":  k.Created.UTC().Format(time.RFC3339),
 		"note":        "store api_key now: it is shown only this once and cannot be recovered; send it as the X-API-Key header",
 		"usage_url":   base + "/api/keys/usage",
-		"deposit_url": base + "/credits/initiate?amount=" + h.pay.minDeposit.Decimal() + "&key_id=" + k.ID,
+		"deposit_url": base + "/credits/initiate?amount=" + h.pay.MinDeposit.Decimal() + "&key_id=" + k.ID,
 	}
 	if !machine && kr.Email != "" {
 		out["email"], out["email_consent"] = kr.Email, kr.EmailConsent
@@ -348,7 +339,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (meter.Us
 		web.Error(w, http.StatusUnauthorized, "revoked_api_key", "this API key has been revoked")
 		return u, false
 	case st == meter.KeyRecovering:
-		writeRecoveringREST(w)
+		web.RecoveringREST(w)
 		return u, false
 	}
 	return u, true

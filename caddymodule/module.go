@@ -17,6 +17,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -146,7 +147,8 @@ type Handler struct {
 	writerKey string
 	conc      *concurrency
 	admin     *admin.Handler
-	pay       payConfig
+	pay       payment.Settings
+	payers    *payment.Handler
 	intel     intelConfig
 }
 

@@ -56,7 +56,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	calls, index = answerLocally(cs, calls, index, resps)
 	var dec *meter.Decision
 	if h.meter != nil && len(calls) > 0 {
-		d, served := h.authorize(w, r, cs, msg, calls)
+		d, served := h.payers.Authorize(w, r, cs.chain.ID, msg, calls)
 		if !served {
 			outcome = "refused"
 			return nil
@@ -94,7 +94,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		status = http.StatusServiceUnavailable
 	}
 	if dec != nil {
-		h.settle(r, w, dec, &out, failed)
+		h.payers.Settle(r, w, dec, out.upstream, out.nodeID, failed)
 	}
 	if out.upstream != "" {
 		w.Header().Set("X-Tollgate-Upstream", out.upstream)

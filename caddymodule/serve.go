@@ -6,6 +6,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
@@ -33,7 +34,7 @@ func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint6
 	// so any origin may call it and read the payment headers.
 	hdr := w.Header()
 	hdr.Set("Access-Control-Allow-Origin", "*")
-	hdr.Set("Access-Control-Expose-Headers", exposedHeaders)
+	hdr.Set("Access-Control-Expose-Headers", payment.ExposedHeaders)
 	if r.Method == http.MethodOptions {
 		hdr.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
 		hdr.Set("Access-Control-Allow-Headers", corsAllowedHeaders)

@@ -9,6 +9,7 @@ package web
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
 // JSON writes v as the answer. The gateway's JSON answers are never cached
@@ -214,4 +216,27 @@ func Printable(s string) string {
 	}
 	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
+}
+
+// recoveringMessage tells a key holder that its key is not in doubt: a
+// client that believed a 401 here would throw a valid key away.
+const recoveringMessage = "metering is recovering after its store lost its data; your key and balance are safe in the ledger and are being restored; nothing was charged; retry in %d s"
+
+// Recovering answers a request the meter could not decide because
+// Redis lost its data and settlementd has not rebuilt it yet
+// (meter.Recovering): 503 with Retry-After, never 401 or 402. The
+// JSON-RPC code is -32603 (server-side, retry) with the reason in data.
+func Recovering(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
+	secs := meter.RetrySeconds(d.RetryAfter)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: "Internal error: " + fmt.Sprintf(recoveringMessage, secs),
+		Data:    json.RawMessage(`{"reason":"` + meter.ReasonRecovering + `","retry_after":` + strconv.Itoa(secs) + `}`)}))
+}
+
+// RecoveringREST is Recovering for the REST endpoints.
+func RecoveringREST(w http.ResponseWriter) {
+	secs := meter.RetrySeconds(meter.RecoveryRetryAfter)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	Error(w, http.StatusServiceUnavailable, meter.ReasonRecovering, fmt.Sprintf(recoveringMessage, secs))
 }

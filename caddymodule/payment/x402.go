@@ -1,4 +1,4 @@
-package caddymodule
+package payment
 
 import (
 	"bytes"
@@ -68,22 +68,22 @@ func paymentHeader(r *http.Request) (name, value string) {
 
 // requirement is what we asked for in the 402, in the payload's version.
 func (h *Handler) requirement(version int, resource string) (any, x402.Requirements) {
-	short := paycheck.Offer{Asset: h.pay.asset, PayTo: h.pay.payTo}.Short(version)
+	short := paycheck.Offer{Asset: h.pay.Asset, PayTo: h.pay.PayTo}.Short(version)
 	extra := map[string]string{"name": paycheck.TokenName, "version": paycheck.TokenVersion}
 	amount := money.BundlePrice.String()
 	if version == 1 {
 		return acceptV1{Scheme: paycheck.Scheme, Network: paycheck.NetworkV1, MaxAmountRequired: amount, Resource: resource,
-			Description: bundleDescription, MimeType: x402MimeType, PayTo: h.pay.payTo, MaxTimeoutSeconds: x402MaxTimeout,
-			Asset: h.pay.asset, Extra: extra}, short
+			Description: bundleDescription, MimeType: x402MimeType, PayTo: h.pay.PayTo, MaxTimeoutSeconds: x402MaxTimeout,
+			Asset: h.pay.Asset, Extra: extra}, short
 	}
-	return acceptV2{Scheme: paycheck.Scheme, Network: paycheck.NetworkV2, Amount: amount, Asset: h.pay.asset, PayTo: h.pay.payTo,
+	return acceptV2{Scheme: paycheck.Scheme, Network: paycheck.NetworkV2, Amount: amount, Asset: h.pay.Asset, PayTo: h.pay.PayTo,
 		MaxTimeoutSeconds: x402MaxTimeout, Extra: extra}, short
 }
 
 // decodePayment checks a payment header offline (paycheck) against the
 // offer and pairs it with the requirement the facilitator is shown.
 func (h *Handler) decodePayment(name, value, resource string, now time.Time) (*payment, *paycheck.Refusal) {
-	p, ref := paycheck.DecodePayment(paycheck.Offer{Asset: h.pay.asset, PayTo: h.pay.payTo}, name, value, now)
+	p, ref := paycheck.DecodePayment(paycheck.Offer{Asset: h.pay.Asset, PayTo: h.pay.PayTo}, name, value, now)
 	if ref != nil {
 		return nil, ref
 	}
@@ -138,7 +138,7 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 // neither case is anything charged or granted.
 func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req meter.Request, id json.RawMessage, name, value string) (meter.Decision, bool) {
 	now := h.meter.Now()
-	resource := web.BaseURL(r, h.pay.publicURL) + r.URL.Path
+	resource := h.pay.BaseURL(r) + r.URL.Path
 	p, ref := h.decodePayment(name, value, resource, now)
 	if ref == nil && req.Calls > money.BundleCalls {
 		ref = paycheck.Refuse(meter.ReasonBundleExhausted, "the request has %d calls; one bundle buys %d: split the batch", req.Calls, money.BundleCalls)
@@ -148,9 +148,9 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		h.writePaymentRefused(w, r, ref, nil)
 		return meter.Decision{}, false
 	}
-	url := h.intel.facilitator
-	if url == "" && h.pay.settlementd != "" {
-		url = h.pay.settlementd + "/x402"
+	url := h.pay.Facilitator
+	if url == "" && h.pay.Settlementd != "" {
+		url = h.pay.Settlementd + "/x402"
 	}
 	if url == "" {
 		// Never derived from the request: a Host header naming the caller's
@@ -176,7 +176,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	if reusable {
 		ttl = time.Duration(left.Int64())*time.Second + time.Minute
 	}
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
 	var (
 		gate meter.Decision
 		err  error
@@ -213,7 +213,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		return meter.Decision{}, false
 	case meter.Recovering:
 		metrics.X402Payments.WithLabelValues(meter.ReasonRecovering).Inc()
-		writeRecovering(w, id, &gate)
+		web.Recovering(w, id, &gate)
 		return meter.Decision{}, false
 	}
 	// Settlement must finish once started, even if the client hangs up: the
@@ -282,7 +282,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	)
 	pg, err := h.meter.PrepareGrant(req, g)
 	for attempt := 1; err == nil; attempt++ {
-		gctx, cancel := context.WithTimeout(ctx, meterTimeout)
+		gctx, cancel := context.WithTimeout(ctx, MeterTimeout)
 		d, key, err = h.meter.GrantBundle(gctx, pg)
 		cancel()
 		if err == nil || attempt == grantAttempts {

@@ -1,4 +1,4 @@
-package caddymodule
+package payment
 
 import (
 	"encoding/base64"
@@ -20,7 +20,7 @@ import (
 const (
 	x402MaxTimeout   = 300 // seconds a signed authorization may wait for settlement
 	x402MimeType     = "application/json"
-	baseUSDCMainnet  = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+	BaseUSDCMainnet  = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 	exampleKeyEnvVar = "TOLLGATE_API_KEY"
 	apiKeyHeader     = "X-API-Key"
 )
@@ -144,16 +144,16 @@ type paymentRequiredV2 struct {
 // bundleDescription describes what an x402 payment buys.
 var bundleDescription = fmt.Sprintf("%d JSON-RPC calls (x402 bundle)", money.BundleCalls)
 
-// exposedHeaders are the response headers a browser client may read (x402
+// ExposedHeaders are the response headers a browser client may read (x402
 // clients must read the first three; research x402.md §5.3).
-const exposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Tollgate-Bundle-Key, X-Tollgate-Bundle-Remaining, " +
+const ExposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Tollgate-Bundle-Key, X-Tollgate-Bundle-Remaining, " +
 	"X-Tollgate-Payer, X-Tollgate-Credits-Remaining, X-Tollgate-Free-Remaining, X-Tollgate-Request-Id, X-Tollgate-Upstream, Retry-After"
 
-// writePaymentRequired answers 402 as DESIGN §5 decides: the x402 v1
+// WritePaymentRequired answers 402 as DESIGN §5 decides: the x402 v1
 // PaymentRequired object plus onboarding as the body (v1 clients such as
 // x402-fetch read only the body), and the v2 object in PAYMENT-REQUIRED
 // (v2 clients read only the header), with a fresh Sign-In-With-X challenge.
-func (h *Handler) writePaymentRequired(w http.ResponseWriter, r *http.Request, d *meter.Decision) {
+func (h *Handler) WritePaymentRequired(w http.ResponseWriter, r *http.Request, d *meter.Decision) {
 	lim := d.Limits // in force when the request was refused (an operator may have changed them)
 	why := fmt.Sprintf("Free tier exhausted: %d calls per IP per UTC day", lim.DailyPerIP)
 	if d.Reason == "subnet" {
@@ -183,7 +183,7 @@ func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, re
 }
 
 func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits) {
-	base := web.BaseURL(r, h.pay.publicURL)
+	base := h.pay.BaseURL(r)
 	resource := base + r.URL.Path
 	v1req, _ := h.requirement(1, resource)
 	v2req, _ := h.requirement(2, resource)
@@ -205,7 +205,7 @@ func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason s
 // examples are complete shell commands; the key travels in an environment
 // variable so the commands can be pasted as they are.
 func (h *Handler) onboarding(base, reason string, lim meter.FreeLimits) onboarding {
-	min := h.pay.minDeposit
+	min := h.pay.MinDeposit
 	q := shellQuote
 	key := `"X-API-Key: $` + exampleKeyEnvVar + `"`
 	return onboarding{
@@ -231,15 +231,15 @@ func (h *Handler) onboarding(base, reason string, lim meter.FreeLimits) onboardi
 		Reason:   reason,
 		FreeTier: freeTierRef{DailyLimitPerIP: lim.DailyPerIP, SubnetLimit: lim.Subnet, ResetsAt: meter.NextReset(h.meter.Now()).Format("2006-01-02T15:04:05Z")},
 
-		MaximumDepositUSDT:   money.USDT(h.pay.maxDeposit),
-		MaximumDepositUnits:  h.pay.maxDeposit.String(),
+		MaximumDepositUSDT:   money.USDT(h.pay.MaxDeposit),
+		MaximumDepositUnits:  h.pay.MaxDeposit.String(),
 		APIKeyHeader:         apiKeyHeader,
 		RPCURL:               base + "/rpc",
 		RegisterURL:          base + "/v1/machine/register",
 		DepositURL:           base + "/credits/initiate",
 		UsageURL:             base + "/api/keys/usage",
 		DepositChainID:       chains.Default,
-		DepositConfirmations: depositConfirmations,
+		DepositConfirmations: DepositConfirmations,
 		Steps:                h.onboardingSteps(base),
 	}
 }
@@ -253,14 +253,14 @@ func (h *Handler) onboardingSteps(base string) []step {
 		{Step: 1, Action: "http", Method: http.MethodPost, URL: base + "/v1/machine/register", Body: map[string]string{"label": "my-agent"},
 			Description: "Create an API key. api_key is shown once: keep it secret and send it in the " + apiKeyHeader + " header.",
 			Returns:     map[string]string{"api_key": "the key (secret, shown once)", "key_id": "the account the key draws credits from"}},
-		{Step: 2, Action: "http", Method: http.MethodGet, URL: base + "/credits/initiate?amount_units=" + h.pay.minDeposit.String(), Headers: keyHeader,
+		{Step: 2, Action: "http", Method: http.MethodGet, URL: base + "/credits/initiate?amount_units=" + h.pay.MinDeposit.String(), Headers: keyHeader,
 			Description: fmt.Sprintf("Get the transactions that deposit the minimum, %s USDT (amount_units is in base units, 1 USDT = %d; amount= takes whole USDT).",
-				h.pay.minDeposit.Decimal(), money.Scale),
+				h.pay.MinDeposit.Decimal(), money.Scale),
 			Returns: map[string]string{"transactions": "the transactions to send, in order"}},
 		{Step: 3, Action: "send_transactions", Transactions: "transactions", TransactionFields: []string{"chain_id", "to", "data", "value"},
 			Description: fmt.Sprintf("From a wallet holding the USDT on chain %d, send each transaction in order (value is in wei, hex), each mined before the next.", chains.Default)},
 		{Step: 4, Action: "poll", Method: http.MethodGet, URL: base + "/api/keys/usage", Headers: keyHeader, Until: "credits_remaining_calls", IntervalSeconds: 5,
-			Description: fmt.Sprintf("Credits arrive after %d confirmations of the deposit; poll until credits_remaining_calls is above zero.", depositConfirmations),
+			Description: fmt.Sprintf("Credits arrive after %d confirmations of the deposit; poll until credits_remaining_calls is above zero.", DepositConfirmations),
 			Returns:     map[string]string{"credits_remaining_calls": "paid calls the key's credits cover"}},
 		{Step: 5, Action: "http", Method: http.MethodPost, URL: base + "/rpc", Headers: keyHeader,
 			Body:        map[string]any{"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []any{}},

@@ -1,9 +1,8 @@
-package caddymodule
+package payment
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -18,10 +17,10 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// meterTimeout bounds the metering round trips. They run detached from the
+// MeterTimeout bounds the metering round trips. They run detached from the
 // client's context: a client hanging up mid-script must not leave a debit
 // whose outcome the gateway never learned (and so never refunds).
-const meterTimeout = 2 * time.Second
+const MeterTimeout = 2 * time.Second
 
 // wholeID is the id a whole-request error carries: the caller's for a
 // single request, null for a batch.
@@ -32,15 +31,15 @@ func wholeID(msg *jsonrpc.Message) json.RawMessage {
 	return nil
 }
 
-// authorize books the request's calls (its valid items) before anything is
+// Authorize books the request's calls (its valid items) before anything is
 // forwarded, deciding who pays in DESIGN §4's order: an API key (credits,
 // or a bundle key's bundle), a Sign-In-With-X message (the wallet's
 // bundle), an x402 payment (settled, then a new bundle), the IP's free
 // allowance. When it returns false the answer (401, 402, 429 or 503) has
 // been written.
-func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainState, msg *jsonrpc.Message, calls []jsonrpc.Item) (meter.Decision, bool) {
+func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request, chainID uint64, msg *jsonrpc.Message, calls []jsonrpc.Item) (meter.Decision, bool) {
 	id := wholeID(msg)
-	req := meter.Request{ChainID: cs.chain.ID, IP: web.ClientIP(r), Calls: len(calls), Method: jsonrpc.RequestLabel(calls)}
+	req := meter.Request{ChainID: chainID, IP: web.ClientIP(r), Calls: len(calls), Method: jsonrpc.RequestLabel(calls)}
 	key, keyed := web.APIKey(r)
 	if keyed {
 		if !meter.WellFormedKey(key) {
@@ -70,7 +69,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 			return d, ok
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
 	defer cancel()
 	start := time.Now()
 	d, err := h.meter.Authorize(ctx, req)
@@ -94,7 +93,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 	case meter.Paid, meter.Free, meter.Bundle:
 		return d, true
 	case meter.PaymentRequired:
-		h.writePaymentRequired(w, r, &d)
+		h.WritePaymentRequired(w, r, &d)
 	case meter.RateLimited:
 		h.writeRateLimited(w, id, &d)
 	case meter.Unauthorized:
@@ -104,37 +103,14 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, cs *chainSta
 		}
 		web.RPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id, jsonrpc.Unauthorized(msg)))
 	case meter.Recovering:
-		writeRecovering(w, id, &d)
+		web.Recovering(w, id, &d)
 	}
 	return d, false
 }
 
-// recoveringMessage tells a key holder that its key is not in doubt: a
-// client that believed a 401 here would throw a valid key away.
-const recoveringMessage = "metering is recovering after its store lost its data; your key and balance are safe in the ledger and are being restored; nothing was charged; retry in %d s"
-
-// writeRecovering answers a request the meter could not decide because
-// Redis lost its data and settlementd has not rebuilt it yet
-// (meter.Recovering): 503 with Retry-After, never 401 or 402. The
-// JSON-RPC code is -32603 (server-side, retry) with the reason in data.
-func writeRecovering(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
-	secs := meter.RetrySeconds(d.RetryAfter)
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-		Message: "Internal error: " + fmt.Sprintf(recoveringMessage, secs),
-		Data:    json.RawMessage(`{"reason":"` + meter.ReasonRecovering + `","retry_after":` + strconv.Itoa(secs) + `}`)}))
-}
-
-// writeRecoveringREST is writeRecovering for the REST endpoints.
-func writeRecoveringREST(w http.ResponseWriter) {
-	secs := meter.RetrySeconds(meter.RecoveryRetryAfter)
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	web.Error(w, http.StatusServiceUnavailable, meter.ReasonRecovering, fmt.Sprintf(recoveringMessage, secs))
-}
-
 // meterSIWX runs the SIWX draw with the metering deadline and latency metric.
 func (h *Handler) meterSIWX(r *http.Request, req meter.Request, wallet, nonce string) (meter.Decision, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
 	defer cancel()
 	start := time.Now()
 	d, err := h.meter.AuthorizeSIWX(ctx, req, wallet, nonce, paycheck.SIWXNonceTTL)
@@ -167,7 +143,7 @@ func (h *Handler) voidLater(d meter.Decision) {
 		time.Sleep(voidFirstLook)
 		wait := 100 * time.Millisecond
 		for deadline := time.Now().Add(voidPatience); ; {
-			ctx, cancel := context.WithTimeout(context.Background(), meterTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), MeterTimeout)
 			found, err := m.VoidIfBooked(ctx, &d)
 			cancel()
 			if err == nil {
@@ -208,14 +184,14 @@ func (h *Handler) writeRateLimited(w http.ResponseWriter, id json.RawMessage, d 
 	web.RPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(id, jsonrpc.RateLimited(secs)))
 }
 
-// settle finishes a served request's books: a refund for the calls the
+// Settle finishes a served request's books: a refund for the calls the
 // upstream failed (synchronously, so the answer and the balance agree), and
 // the revenue event for the rest (asynchronously).
-func (h *Handler) settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, out *forwarded, failed int) {
+func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, servedBy, nodeID string, failed int) {
 	balance := d.Balance
 	refunded := false
 	if failed > 0 {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), meterTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
 		err := h.meter.Refund(ctx, d, failed)
 		cancel()
 		if err != nil {
@@ -232,11 +208,11 @@ func (h *Handler) settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 			}
 		}
 	}
-	served := out.upstream
+	served := servedBy
 	if served == "" {
 		served = "cache" // the forwarded part failed; only cached calls were served
 	}
-	if ev, ok := d.Revenue(failed, served, out.nodeID, time.Now()); ok && !h.writer.Enqueue(ev) {
+	if ev, ok := d.Revenue(failed, served, nodeID, time.Now()); ok && !h.writer.Enqueue(ev) {
 		h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
 	}
 	w.Header().Set("X-Tollgate-Payer", string(d.Payer()))

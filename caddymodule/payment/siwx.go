@@ -1,4 +1,4 @@
-package caddymodule
+package payment
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // the refusal written, unless fallThrough: the request also carries a
 // payment, which is then tried instead.
 func (h *Handler) authorizeSIWX(w http.ResponseWriter, r *http.Request, req meter.Request, id json.RawMessage, value string, fallThrough bool) (d meter.Decision, ok, handled bool) {
-	wallet, nonce, ref := paycheck.VerifySIWX(value, web.BaseURL(r, h.pay.publicURL), h.meter.Now())
+	wallet, nonce, ref := paycheck.VerifySIWX(value, h.pay.BaseURL(r), h.meter.Now())
 	if ref != nil {
 		metrics.SIWXOutcomes.WithLabelValues("invalid").Inc()
 		if fallThrough {
@@ -41,7 +41,7 @@ func (h *Handler) authorizeSIWX(w http.ResponseWriter, r *http.Request, req mete
 		// The wallet's bundle is not rebuilt yet; a payment sent along
 		// would be refused by the same state (PaymentGate).
 		metrics.SIWXOutcomes.WithLabelValues(meter.ReasonRecovering).Inc()
-		writeRecovering(w, id, &d)
+		web.Recovering(w, id, &d)
 		return d, false, true
 	}
 	metrics.SIWXOutcomes.WithLabelValues(d.Reason).Inc()
