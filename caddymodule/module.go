@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/accounts"
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
@@ -149,6 +150,7 @@ type Handler struct {
 	admin     *admin.Handler
 	pay       payment.Settings
 	payers    *payment.Handler
+	accounts  *accounts.Handler
 	intel     intelConfig
 }
 

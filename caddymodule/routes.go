@@ -101,21 +101,25 @@ func routeTable() []route {
 				return h.rpcChain(w, r)
 			}},
 		{http.MethodPost, "/api/keys", authNone, "create an API key (returned once)",
-			exact("/api/keys"), metered(func(h *Handler, w http.ResponseWriter, r *http.Request) error { return h.serveCreateKey(w, r, false) })},
+			exact("/api/keys"), metered(func(h *Handler, w http.ResponseWriter, r *http.Request) error {
+				return h.accounts.CreateKey(w, r, false)
+			})},
 		{http.MethodPost, "/v1/machine/register", authNone, "register a machine: returns an API key",
-			exact("/v1/machine/register"), metered(func(h *Handler, w http.ResponseWriter, r *http.Request) error { return h.serveCreateKey(w, r, true) })},
+			exact("/v1/machine/register"), metered(func(h *Handler, w http.ResponseWriter, r *http.Request) error {
+				return h.accounts.CreateKey(w, r, true)
+			})},
 		{http.MethodGet, "/api/keys/usage", authAPIKey, "the key's tier, daily limit, requests today, spend and credits",
-			exact("/api/keys/usage"), metered(get(func(h *Handler, w http.ResponseWriter, r *http.Request) error { return h.serveUsage(w, r) }))},
+			exact("/api/keys/usage"), metered(get(func(h *Handler, w http.ResponseWriter, r *http.Request) error { return h.accounts.Usage(w, r) }))},
 		{http.MethodGet, "/credits/initiate", authNone, "deposit instructions: approve and deposit calldata for RevenueVault on chain 137",
 			exact("/credits/initiate"), metered(get(func(h *Handler, w http.ResponseWriter, r *http.Request) error {
-				return h.serveDepositInstructions(w, r)
+				return h.accounts.DepositInstructions(w, r)
 			}))},
 		{http.MethodGet, "/credits/deposit/initiate", authNone, "alias of /credits/initiate",
 			exact("/credits/deposit/initiate"), metered(get(func(h *Handler, w http.ResponseWriter, r *http.Request) error {
-				return h.serveDepositInstructions(w, r)
+				return h.accounts.DepositInstructions(w, r)
 			}))},
 		{http.MethodGet, "/stats/free-tier", authNone, "free-tier statistics of the UTC day and the limits in force",
-			exact("/stats/free-tier"), metered(get(func(h *Handler, w http.ResponseWriter, r *http.Request) error { return h.serveFreeTierStats(w, r) }))},
+			exact("/stats/free-tier"), metered(get(func(h *Handler, w http.ResponseWriter, r *http.Request) error { return h.accounts.FreeTierStats(w, r) }))},
 		{http.MethodGet, "/.well-known/service.json", authNone, "this discovery document: services, prices, ways to pay, endpoints",
 			exact("/.well-known/service.json"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 				return web.OnlyGET(w, r, h.serveDiscovery)

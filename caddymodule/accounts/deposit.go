@@ -1,4 +1,4 @@
-package caddymodule
+package accounts
 
 import (
 	"fmt"
@@ -25,14 +25,14 @@ var abis = sync.OnceValues(func() (*testusdt.TestUSDT, *revenuevault.RevenueVaul
 	return testusdt.NewTestUSDT(), revenuevault.NewRevenueVault()
 })
 
-// serveDepositInstructions answers GET /credits/initiate and its alias
+// DepositInstructions answers GET /credits/initiate and its alias
 // /credits/deposit/initiate: the two transactions a wallet sends to turn
 // USDT into credits of an account (DESIGN §5).
-func (h *Handler) serveDepositInstructions(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) DepositInstructions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var account string
 	if _, present := web.APIKey(r); present {
-		u, ok := h.authenticate(w, r)
+		u, ok := h.Authenticate(w, r)
 		if !ok {
 			return nil
 		}
