@@ -6,7 +6,7 @@ package caddymodule
 func RouteTable() [][2]string {
 	out := make([][2]string, len(routes))
 	for i, r := range routes {
-		out[i] = [2]string{r.method, r.path}
+		out[i] = [2]string{r.Method, r.Path}
 	}
 	return out
 }

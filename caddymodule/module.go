@@ -17,6 +17,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/accounts"
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
+	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
@@ -151,6 +152,7 @@ type Handler struct {
 	pay       payment.Settings
 	payers    *payment.Handler
 	accounts  *accounts.Handler
+	discovery *discovery.Handler
 	intel     intelConfig
 }
 

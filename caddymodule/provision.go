@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
+	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
@@ -135,6 +138,15 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionIntel(repl); err != nil {
 		return err
 	}
+	documented := make([]web.Route, len(routes))
+	for i, rt := range routes {
+		documented[i] = rt.Route
+	}
+	h.discovery = discovery.New(discovery.Config{Meter: h.meter, Writer: h.writer, Redis: h.redis, KeyPrefix: h.KeyPrefix,
+		Pay: &h.pay, Payers: h.payers, Accounts: h.accounts, HeatmapPrice: h.intel.heatmapPrice, Routes: documented,
+		Metered: func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
+			return h.meteredEntry(w, r, false, fn)
+		}, Log: h.logger})
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
 		pools[id] = cs.pool

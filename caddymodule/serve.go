@@ -15,7 +15,7 @@ import (
 // routes in one site block.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if rt := routeFor(r.URL.Path); rt != nil {
-		if !h.bodyDeadline(w, r, rt.auth == authKeyOrFree) {
+		if !h.bodyDeadline(w, r, rt.Auth == web.AuthKeyOrFree) {
 			return nil
 		}
 		return rt.serve(h, w, r, next)

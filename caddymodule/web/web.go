@@ -240,3 +240,19 @@ func RecoveringREST(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	Error(w, http.StatusServiceUnavailable, meter.ReasonRecovering, fmt.Sprintf(recoveringMessage, secs))
 }
+
+// Authentication of a route, as service.json and the OpenAPI document name it.
+const (
+	AuthNone       = "none"
+	AuthKeyOrFree  = "api_key_or_free_tier" // X-API-Key optional: credits, else the IP's free allowance
+	AuthAPIKey     = "api_key"              // X-API-Key required
+	AuthAdminToken = "admin_token"          // X-Admin-Token
+)
+
+// Route is one documented entry of the gateway's route table.
+type Route struct {
+	Method  string // the method served (admin routes: the main one; others answer 405)
+	Path    string // as documented: {name} marks a path parameter
+	Auth    string
+	Summary string
+}

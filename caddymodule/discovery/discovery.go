@@ -1,4 +1,10 @@
-package caddymodule
+// Package discovery is the gateway's discovery and intelligence room: what
+// a program reads to find and pay for the service — /.well-known/service.json
+// (built from the route table and the running configuration),
+// /.well-known/x402, /llms.txt, /openapi.yaml — and the paid intelligence
+// metrics (/v1/intelligence and its metrics, debited from credits at their
+// own price).
+package discovery
 
 import (
 	"context"
@@ -11,10 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/accounts"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
@@ -26,35 +32,53 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// Intelligence defaults.
 const (
-	DefaultHeatmapPrice = "0.001" // USDT per heatmap call (1,000 units)
 	// defaultIntelInterval is the update interval the catalog states before
 	// settlementd has published (it then states the published one).
 	defaultIntelInterval = 60 * time.Second
 	maxHeatmapSymbols    = 20
 )
 
-// intelConfig is the expanded intelligence and discovery configuration.
-type intelConfig struct {
-	heatmapPrice money.Units
+// Config is what the discovery room is given by the gateway.
+type Config struct {
+	Meter     *meter.Meter // nil when metering is off
+	Writer    *meter.EventWriter
+	Redis     redis.UniversalClient
+	KeyPrefix string
+	Pay       *payment.Settings
+	Payers    *payment.Handler
+	Accounts  *accounts.Handler
+	// HeatmapPrice is the funding-rate heatmap's price per call.
+	HeatmapPrice money.Units
+	// Routes is the gateway's route table, as documented.
+	Routes []web.Route
+	// Metered runs fn under the per-address concurrency cap of the
+	// metered routes.
+	Metered func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error
+	Log     *zap.Logger
 }
 
-func (h *Handler) provisionIntel(repl *caddy.Replacer) error {
-	p := h.HeatmapPrice
-	if p == "" {
-		p = DefaultHeatmapPrice
-	}
-	u, err := money.Parse(p)
-	if err != nil || u <= 0 {
-		return fmt.Errorf("tollgate: heatmap_price %q must be a positive USDT amount", p)
-	}
-	h.intel.heatmapPrice = u
-	h.pay.Facilitator = strings.TrimRight(repl.ReplaceAll(h.X402Facilitator, ""), "/")
-	if f := h.pay.Facilitator; f != "" && !strings.HasPrefix(f, "http://") && !strings.HasPrefix(f, "https://") {
-		return fmt.Errorf("tollgate: x402_facilitator_url %q must start with http:// or https://", f)
-	}
-	return nil
+// Handler serves the discovery and intelligence routes.
+type Handler struct {
+	meter     *meter.Meter
+	writer    *meter.EventWriter
+	redis     redis.UniversalClient
+	keyPrefix string
+	pay       *payment.Settings
+	payers    *payment.Handler
+	accounts  *accounts.Handler
+	routes    []web.Route
+	metered   func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error
+	logger    *zap.Logger
+	intel     struct{ heatmapPrice money.Units }
+}
+
+// New builds the discovery room.
+func New(c Config) *Handler {
+	h := &Handler{meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
+		accounts: c.Accounts, routes: c.Routes, metered: c.Metered, logger: c.Log}
+	h.intel.heatmapPrice = c.HeatmapPrice
+	return h
 }
 
 // metric is one catalog entry.
@@ -85,16 +109,16 @@ type link struct {
 	URL    string `json:"url"`
 }
 
-// serveDiscovery answers GET /.well-known/service.json, built from the
+// ServiceJSON answers GET /.well-known/service.json, built from the
 // running configuration and the route table.
-func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) ServiceJSON(w http.ResponseWriter, r *http.Request) error {
 	base := h.pay.BaseURL(r)
 	var services []map[string]any
 	for _, c := range chains.All() {
 		path := "/rpc/" + strconv.FormatUint(c.ID, 10)
 		s := map[string]any{"id": "rpc-" + c.Name, "type": "json-rpc", "chain_id": c.ID, "network": c.Network(),
 			"name": c.Display, "testnet": c.Testnet, "method": http.MethodPost, "path": path, "url": base + path,
-			"price": priceOf(money.PricePerCall), "stats": base + "/rpc/stats/" + c.Name, "auth": authKeyOrFree}
+			"price": priceOf(money.PricePerCall), "stats": base + "/rpc/stats/" + c.Name, "auth": web.AuthKeyOrFree}
 		if c.ID == chains.Default {
 			s["path"], s["url"], s["aliases"] = "/rpc", base+"/rpc", []string{path}
 		}
@@ -103,11 +127,11 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) error {
 	for _, m := range catalog {
 		services = append(services, map[string]any{"id": m.id, "type": "intelligence", "method": http.MethodGet,
 			"path": "/v1/intelligence/" + m.id, "url": base + "/v1/intelligence/" + m.id, "price": priceOf(m.price(h)),
-			"auth": authAPIKey, "description": m.description})
+			"auth": web.AuthAPIKey, "description": m.description})
 	}
 	var endpoints []map[string]string
-	for _, rt := range routes {
-		endpoints = append(endpoints, map[string]string{"method": rt.method, "path": rt.path, "auth": rt.auth, "summary": rt.summary})
+	for _, rt := range h.routes {
+		endpoints = append(endpoints, map[string]string{"method": rt.Method, "path": rt.Path, "auth": rt.Auth, "summary": rt.Summary})
 	}
 	doc := map[string]any{
 		"name":         "Tollgate",
@@ -193,7 +217,7 @@ func (h *Handler) loadHeatmap(ctx context.Context) (*intel.Heatmap, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, payment.MeterTimeout)
 	defer cancel()
-	b, err := h.redis.Get(ctx, intel.LatestKey(h.KeyPrefix)).Bytes()
+	b, err := h.redis.Get(ctx, intel.LatestKey(h.keyPrefix)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -226,8 +250,8 @@ func pollOf(hm *intel.Heatmap) time.Duration {
 	return time.Duration(hm.PollIntervalS) * time.Second
 }
 
-// serveCatalog answers GET /v1/intelligence.
-func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) error {
+// Catalog answers GET /v1/intelligence.
+func (h *Handler) Catalog(w http.ResponseWriter, r *http.Request) error {
 	base := h.pay.BaseURL(r)
 	hm, err := h.loadHeatmap(r.Context())
 	var out []map[string]any
@@ -306,8 +330,8 @@ func plainToken(s string) bool {
 	return true
 }
 
-// serveMetric answers GET /v1/intelligence/{metric}.
-func (h *Handler) serveMetric(w http.ResponseWriter, r *http.Request) error {
+// Metric answers GET /v1/intelligence/{metric}.
+func (h *Handler) Metric(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/intelligence/"), "/")
 	if r.Method == http.MethodHead { // a HEAD would be charged for a body it never gets
 		w.Header().Set("Allow", "GET")
@@ -318,7 +342,7 @@ func (h *Handler) serveMetric(w http.ResponseWriter, r *http.Request) error {
 		web.Error(w, http.StatusNotFound, "unknown_metric", "no metric "+strconv.Quote(web.Truncate(id, 64))+"; see GET /v1/intelligence")
 		return nil
 	}
-	return h.meteredEntry(w, r, false, h.serveHeatmap)
+	return h.metered(w, r, h.serveHeatmap)
 }
 
 // serveHeatmap: validate the query, debit the metric's price (one script
@@ -499,8 +523,8 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// serveOpenAPI answers GET /openapi.yaml with the embedded docs/openapi.yaml.
-func serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
+// OpenAPI answers GET /openapi.yaml with the embedded docs/openapi.yaml.
+func OpenAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/yaml")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	w.WriteHeader(http.StatusOK)

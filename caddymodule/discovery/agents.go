@@ -1,4 +1,4 @@
-package caddymodule
+package discovery
 
 import (
 	"fmt"
@@ -23,29 +23,29 @@ import (
 
 // x402Resources are the concrete URLs of the x402-payable routes (those a
 // keyless caller pays for): /rpc and /rpc/{chain} for every chain.
-func x402Resources(base string) []string {
+func (h *Handler) x402Resources(base string) []string {
 	var out []string
-	for _, rt := range routes {
-		if rt.auth != authKeyOrFree {
+	for _, rt := range h.routes {
+		if rt.Auth != web.AuthKeyOrFree {
 			continue
 		}
-		if !strings.Contains(rt.path, "{chain}") {
-			out = append(out, base+rt.path)
+		if !strings.Contains(rt.Path, "{chain}") {
+			out = append(out, base+rt.Path)
 			continue
 		}
 		for _, c := range chains.All() {
-			out = append(out, base+strings.ReplaceAll(rt.path, "{chain}", strconv.FormatUint(c.ID, 10)))
+			out = append(out, base+strings.ReplaceAll(rt.Path, "{chain}", strconv.FormatUint(c.ID, 10)))
 		}
 	}
 	return out
 }
 
-// serveWellKnownX402 answers GET /.well-known/x402.
-func (h *Handler) serveWellKnownX402(w http.ResponseWriter, r *http.Request) error {
+// WellKnownX402 answers GET /.well-known/x402.
+func (h *Handler) WellKnownX402(w http.ResponseWriter, r *http.Request) error {
 	base := h.pay.BaseURL(r)
 	doc := map[string]any{
 		"version":      1,
-		"resources":    x402Resources(base),
+		"resources":    h.x402Resources(base),
 		"instructions": h.agentGuide(base),
 	}
 	if h.meter != nil {
@@ -56,8 +56,8 @@ func (h *Handler) serveWellKnownX402(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-// serveLLMsTxt answers GET /llms.txt.
-func (h *Handler) serveLLMsTxt(w http.ResponseWriter, r *http.Request) error {
+// LLMsTxt answers GET /llms.txt.
+func (h *Handler) LLMsTxt(w http.ResponseWriter, r *http.Request) error {
 	base := h.pay.BaseURL(r)
 	var b strings.Builder
 	b.WriteString("# Tollgate\n\n")
@@ -65,11 +65,11 @@ func (h *Handler) serveLLMsTxt(w http.ResponseWriter, r *http.Request) error {
 		base + "/rpc/{chainId}. Pay per call: a daily free tier per IP, prepaid USDT credits on an API key, or keyless x402 USDC payments.\n\n")
 	b.WriteString(h.agentGuide(base))
 	b.WriteString("\n## Endpoints\n\n")
-	for _, rt := range routes {
-		if rt.auth == authAdminToken {
+	for _, rt := range h.routes {
+		if rt.Auth == web.AuthAdminToken {
 			continue
 		}
-		fmt.Fprintf(&b, "- %s %s%s (auth: %s): %s\n", rt.method, base, rt.path, rt.auth, rt.summary)
+		fmt.Fprintf(&b, "- %s %s%s (auth: %s): %s\n", rt.Method, base, rt.Path, rt.Auth, rt.Summary)
 	}
 	b.WriteString("\n## Machine-readable\n\n")
 	fmt.Fprintf(&b, "- [service.json](%s/.well-known/service.json): services, prices, ways to pay, every endpoint\n", base)
