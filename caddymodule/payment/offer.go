@@ -177,7 +177,7 @@ func (h *Handler) WritePaymentRequired(w http.ResponseWriter, r *http.Request, d
 // the facilitator refused to settle.
 func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, ref *paycheck.Refusal, s *settled) {
 	if s != nil {
-		setSettlement(w, s)
+		setSettlement(w.Header(), s)
 	}
 	h.write402(w, r, ref.Reason+": "+ref.Msg, ref.Reason, h.meter.ConfigLimits())
 }

@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -31,44 +32,85 @@ func wholeID(msg *jsonrpc.Message) json.RawMessage {
 	return nil
 }
 
+// A payer is one way to pay for a request. It answers errNotMine when the
+// request carries nothing it reads (the next payer is asked), a *Refusal
+// when it refuses, or the decision that serves the request with its calls
+// booked. Adding a way to pay is adding a payer.
+type payer struct {
+	name string
+	pay  func(h *Handler, r *http.Request, hdr http.Header, req meter.Request) (meter.Decision, error)
+}
+
+// payers in DESIGN §4's order: an API key (credits, or a bundle key's
+// bundle), a Sign-In-With-X message (the wallet's bundle), an x402 payment
+// (settled, then a new bundle), the caller's free allowance (which takes
+// every request that reaches it).
+var payers = []payer{
+	{"api_key", (*Handler).payWithKey},
+	{"siwx", (*Handler).payWithSIWX},
+	{"x402", (*Handler).payWithX402},
+	{"free", (*Handler).payFree},
+}
+
 // Authorize books the request's calls (its valid items) before anything is
-// forwarded, deciding who pays in DESIGN §4's order: an API key (credits,
-// or a bundle key's bundle), a Sign-In-With-X message (the wallet's
-// bundle), an x402 payment (settled, then a new bundle), the IP's free
-// allowance. When it returns false the answer (401, 402, 429 or 503) has
-// been written.
+// forwarded, asking the payers in order. When it returns false the refusal
+// (401, 402, 429 or 503) has been written.
 func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request, chainID uint64, msg *jsonrpc.Message, calls []jsonrpc.Item) (meter.Decision, bool) {
-	id := wholeID(msg)
 	req := meter.Request{ChainID: chainID, IP: web.ClientIP(r), Calls: len(calls), Method: jsonrpc.RequestLabel(calls)}
-	key, keyed := web.APIKey(r)
-	if keyed {
-		if !meter.WellFormedKey(key) {
-			metrics.MeterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()
-			web.RPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id,
-				jsonrpc.Unauthorized("X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")))
-			return meter.Decision{}, false
+	for _, p := range payers {
+		d, err := p.pay(h, r, w.Header(), req)
+		if errors.Is(err, errNotMine) {
+			continue
 		}
-		req.KeyHash = meter.HashKey(key)
-	} else {
-		payName, payValue := paymentHeader(r)
-		if siwx := r.Header.Get(headerSIWX); siwx != "" {
-			if d, ok, handled := h.authorizeSIWX(w, r, req, id, siwx, payName != ""); handled {
-				if ok {
-					metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
-					w.Header().Set("X-Tollgate-Request-Id", d.ID)
-				}
-				return d, ok
+		// The request id lets the caller and the operator match a booking
+		// to this answer, also when the answer is a 503.
+		if d.ID != "" {
+			w.Header().Set("X-Tollgate-Request-Id", d.ID)
+		}
+		var ref *Refusal
+		if errors.As(err, &ref) {
+			if ref.decision != nil {
+				metrics.MeterDecisions.WithLabelValues(ref.decision.Outcome.String()).Inc()
+			} else if ref.kind == refusedKey {
+				metrics.MeterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()
 			}
+			h.write(w, r, wholeID(msg), req, ref)
+			return d, false
 		}
-		if payName != "" {
-			d, ok := h.authorizePayment(w, r, req, id, payName, payValue)
-			if ok {
-				metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
-				w.Header().Set("X-Tollgate-Request-Id", d.ID)
-			}
-			return d, ok
+		if err != nil { // a payer returns only refusals; guard the contract
+			h.write(w, r, wholeID(msg), req, meterDown(err))
+			return d, false
 		}
+		metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
+		return d, true
 	}
+	h.write(w, r, wholeID(msg), req, unavailable(1, "no way to pay applies"))
+	return meter.Decision{}, false
+}
+
+// payWithKey: a request carrying X-API-Key is the key's, whatever else it
+// carries; the metering script checks the key and books the calls in one
+// round trip.
+func (h *Handler) payWithKey(r *http.Request, _ http.Header, req meter.Request) (meter.Decision, error) {
+	key, keyed := web.APIKey(r)
+	if !keyed {
+		return meter.Decision{}, errNotMine
+	}
+	if !meter.WellFormedKey(key) {
+		return meter.Decision{}, keyRefused("X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
+	}
+	req.KeyHash = meter.HashKey(key)
+	return h.authorizeScript(r, req)
+}
+
+// payFree: the caller's free allowance (the script also reports a key's
+// missing credits and the rate limits).
+func (h *Handler) payFree(r *http.Request, _ http.Header, req meter.Request) (meter.Decision, error) {
+	return h.authorizeScript(r, req)
+}
+
+// authorizeScript runs the metering script for a key or the free tier.
+func (h *Handler) authorizeScript(r *http.Request, req meter.Request) (meter.Decision, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
 	defer cancel()
 	start := time.Now()
@@ -76,36 +118,16 @@ func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request, chainID uint
 	metrics.MeterLatency.Observe(time.Since(start).Seconds())
 	if err != nil {
 		// The script may have run before the connection died (Redis killed
-		// between booking and replying): the request id lets the caller and
-		// the operator match such a debit to this 503.
-		if d.ID != "" {
-			w.Header().Set("X-Tollgate-Request-Id", d.ID)
-		}
-		h.meterDown(w, id, req, err)
+		// between booking and replying): undo whatever it booked.
 		if meter.MaybeBooked(err) {
 			h.voidLater(d)
 		}
-		return d, false
+		return d, meterDown(err)
 	}
-	metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
-	w.Header().Set("X-Tollgate-Request-Id", d.ID)
-	switch d.Outcome {
-	case meter.Paid, meter.Free, meter.Bundle:
-		return d, true
-	case meter.PaymentRequired:
-		h.WritePaymentRequired(w, r, &d)
-	case meter.RateLimited:
-		h.writeRateLimited(w, id, &d)
-	case meter.Unauthorized:
-		msg := "unknown API key"
-		if d.Reason == "revoked_key" {
-			msg = "this API key has been revoked"
-		}
-		web.RPCError(w, http.StatusUnauthorized, jsonrpc.ErrorResponse(id, jsonrpc.Unauthorized(msg)))
-	case meter.Recovering:
-		web.Recovering(w, id, &d)
+	if ref := decided(d); ref != nil {
+		return d, ref
 	}
-	return d, false
+	return d, nil
 }
 
 // meterSIWX runs the SIWX draw with the metering deadline and latency metric.
@@ -168,21 +190,6 @@ func (h *Handler) voidLater(d meter.Decision) {
 // voidPatience is how long voidLater keeps trying to reach Redis;
 // voidFirstLook is when it first looks.
 const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
-
-// meterDown answers 503 when metering failed: nothing was served (and a
-// booking the failed call may have made is undone by voidLater).
-func (h *Handler) meterDown(w http.ResponseWriter, id json.RawMessage, req meter.Request, err error) {
-	metrics.MeterDecisions.WithLabelValues("unavailable").Inc()
-	h.logger.Warn("metering unavailable; refusing the request", zap.Uint64("chain_id", req.ChainID), zap.Error(err))
-	w.Header().Set("Retry-After", "1")
-	web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError("metering unavailable, retry shortly")))
-}
-
-func (h *Handler) writeRateLimited(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
-	secs := meter.RetrySeconds(d.RetryAfter)
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	web.RPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(id, jsonrpc.RateLimited(secs)))
-}
 
 // Settle finishes a served request's books: a refund for the calls the
 // upstream failed (synchronously, so the answer and the balance agree), and

@@ -17,10 +17,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"go.uber.org/zap"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
-	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/x402"
@@ -130,13 +128,17 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 	return nil
 }
 
-// authorizePayment serves a request that carries an x402 payment: offline
+// payWithX402 serves a request that carries an x402 payment: offline
 // checks, the facilitator's verify and settle, then the bundle grant that
 // also draws this request's calls. This is the one request in a thousand
 // that waits on the chain; everything else about it is refused with 402
 // (the payment's fault) or 503 (the facilitator's or Redis's), and in
 // neither case is anything charged or granted.
-func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req meter.Request, id json.RawMessage, name, value string) (meter.Decision, bool) {
+func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Request) (meter.Decision, error) {
+	name, value := paymentHeader(r)
+	if name == "" {
+		return meter.Decision{}, errNotMine
+	}
 	now := h.meter.Now()
 	resource := h.pay.BaseURL(r) + r.URL.Path
 	p, ref := h.decodePayment(name, value, resource, now)
@@ -145,8 +147,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	}
 	if ref != nil {
 		metrics.X402Payments.WithLabelValues("invalid").Inc()
-		h.writePaymentRefused(w, r, ref, nil)
-		return meter.Decision{}, false
+		return meter.Decision{}, paymentRefused(ref, nil)
 	}
 	url := h.pay.Facilitator
 	if url == "" && h.pay.Settlementd != "" {
@@ -156,9 +157,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		// Never derived from the request: a Host header naming the caller's
 		// own "facilitator" would approve any payment.
 		metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
-		web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
-			"x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url); nothing was charged")))
-		return meter.Decision{}, false
+		return meter.Decision{}, unavailable(0, "x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url); nothing was charged")
 	}
 	// A wallet whose bundle still covers the request is served from it and
 	// the new authorization is never settled: generic x402 clients (no
@@ -189,7 +188,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	if err == nil && gate.Outcome == meter.Bundle {
 		cancel()
 		metrics.X402Payments.WithLabelValues("bundle_reused").Inc()
-		return gate, true
+		return gate, nil
 	}
 	if err == nil && gate.Outcome != meter.RateLimited && gate.Outcome != meter.Recovering {
 		var prev string
@@ -197,24 +196,20 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		if err == nil && prev != "" && prev != meter.PaymentSettling {
 			cancel()
 			metrics.X402Payments.WithLabelValues("replayed").Inc()
-			h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonNonceUsed,
+			return meter.Decision{}, paymentRefused(paycheck.Refuse(x402.ReasonNonceUsed,
 				"this authorization already paid for a request from the wallet's bundle and will not be settled; sign a new one"), nil)
-			return meter.Decision{}, false
 		}
 	}
 	cancel()
 	if err != nil {
-		h.meterDown(w, id, req, err)
-		return meter.Decision{}, false
+		return meter.Decision{}, meterDown(err)
 	}
 	switch gate.Outcome {
 	case meter.RateLimited:
-		h.writeRateLimited(w, id, &gate)
-		return meter.Decision{}, false
+		return meter.Decision{}, decided(gate)
 	case meter.Recovering:
 		metrics.X402Payments.WithLabelValues(meter.ReasonRecovering).Inc()
-		web.Recovering(w, id, &gate)
-		return meter.Decision{}, false
+		return meter.Decision{}, decided(gate)
 	}
 	// Settlement must finish once started, even if the client hangs up: the
 	// money may move either way, and the grant must follow it.
@@ -224,13 +219,12 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	err = h.facilitatorCall(vctx, url+"/verify", p, &vr)
 	cancel()
 	if err != nil {
-		return h.facilitatorDown(w, id, "verify", err)
+		return meter.Decision{}, h.facilitatorDown("verify", err)
 	}
 	payerHex := p.Checked.From.Hex()
 	if vr.Payer != "" && !strings.EqualFold(vr.Payer, payerHex) {
 		metrics.X402Payments.WithLabelValues("invalid").Inc()
-		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonPayload, "the facilitator read the payer as %s, this gateway as %s", vr.Payer, payerHex), nil)
-		return meter.Decision{}, false
+		return meter.Decision{}, paymentRefused(paycheck.Refuse(x402.ReasonPayload, "the facilitator read the payer as %s, this gateway as %s", vr.Payer, payerHex), nil)
 	}
 	// A used nonce may be this payment settled by an earlier attempt whose
 	// answer was lost: the facilitator's settle is idempotent and answers
@@ -238,8 +232,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 	// payment first, once.
 	if !vr.IsValid && vr.InvalidReason != x402.ReasonNonceUsed {
 		metrics.X402Payments.WithLabelValues("invalid").Inc()
-		h.writePaymentRefused(w, r, paycheck.Refuse(orDefault(vr.InvalidReason, x402.ReasonPayload), "%s", orDefault(vr.InvalidMessage, "the facilitator refused the payment")), nil)
-		return meter.Decision{}, false
+		return meter.Decision{}, paymentRefused(paycheck.Refuse(orDefault(vr.InvalidReason, x402.ReasonPayload), "%s", orDefault(vr.InvalidMessage, "the facilitator refused the payment")), nil)
 	}
 	sctx, cancel := context.WithTimeout(ctx, facilitatorSettle)
 	var sr x402.SettleResponse
@@ -250,17 +243,13 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		// with the same header (settle is idempotent, the grant once per tx).
 		metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
 		h.logger.Warn("x402 settle unanswered; the payment may have settled", zap.String("payer", payerHex), zap.Error(redactURL(err)))
-		w.Header().Set("Retry-After", "5")
-		web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
-			"the x402 facilitator did not answer the settlement; the payment may have settled: retry with the same payment header to receive its bundle")))
-		return meter.Decision{}, false
+		return meter.Decision{}, unavailable(5, "the x402 facilitator did not answer the settlement; the payment may have settled: retry with the same payment header to receive its bundle")
 	}
 	if sr.Payer != "" && !strings.EqualFold(sr.Payer, payerHex) {
 		metrics.X402Payments.WithLabelValues("invalid").Inc()
 		h.logger.Error("x402 facilitator settled for another payer than the payment names", zap.String("payer", payerHex),
 			zap.String("facilitator_payer", sr.Payer), zap.String("tx", sr.Transaction))
-		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonPayload, "the facilitator settled for %s, the payment names %s", sr.Payer, payerHex), nil)
-		return meter.Decision{}, false
+		return meter.Decision{}, paymentRefused(paycheck.Refuse(x402.ReasonPayload, "the facilitator settled for %s, the payment names %s", sr.Payer, payerHex), nil)
 	}
 	payer := strings.ToLower(payerHex)
 	network := paycheck.NetworkV2
@@ -271,8 +260,7 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		metrics.X402Payments.WithLabelValues("settle_failed").Inc()
 		fail := x402.SettleResponse{Success: false, ErrorReason: orDefault(sr.ErrorReason, x402.ReasonUnexpectedSett),
 			ErrorMessage: sr.ErrorMessage, Transaction: "", Network: network, Payer: p.Checked.From.Hex()}
-		h.writePaymentRefused(w, r, paycheck.Refuse(fail.ErrorReason, "%s", orDefault(sr.ErrorMessage, "settlement failed")), &settled{version: p.Version, resp: fail})
-		return meter.Decision{}, false
+		return meter.Decision{}, paymentRefused(paycheck.Refuse(fail.ErrorReason, "%s", orDefault(sr.ErrorMessage, "settlement failed")), &settled{version: p.Version, resp: fail})
 	}
 	g := meter.Grant{TxHash: strings.ToLower(sr.Transaction), Wallet: payer, Network: paycheck.NetworkV2,
 		Amount: money.BundlePrice, Calls: money.BundleCalls}
@@ -296,41 +284,33 @@ func (h *Handler) authorizePayment(w http.ResponseWriter, r *http.Request, req m
 		metrics.X402Payments.WithLabelValues("grant_failed").Inc()
 		h.logger.Error("x402 payment settled but the bundle grant failed; grant it by hand (the grant is idempotent per tx)",
 			zap.String("tx", g.TxHash), zap.String("payer", payer), zap.Error(err))
-		w.Header().Set("Retry-After", "1")
-		web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
-			"the payment settled in transaction "+g.TxHash+" but the bundle could not be recorded; contact the operator with this transaction")))
-		return meter.Decision{}, false
+		return meter.Decision{}, unavailable(1, "the payment settled in transaction "+g.TxHash+" but the bundle could not be recorded; contact the operator with this transaction")
 	}
 	metrics.X402Payments.WithLabelValues("settled").Inc()
 	h.logger.Info("x402 payment settled; bundle granted", zap.String("tx", g.TxHash), zap.String("payer", payer),
 		zap.Bool("new_grant", key != nil))
 	ok := x402.SettleResponse{Success: true, Transaction: sr.Transaction, Network: network, Payer: p.Checked.From.Hex()}
-	setSettlement(w, &settled{version: p.Version, resp: ok})
+	setSettlement(hdr, &settled{version: p.Version, resp: ok})
 	if key != nil {
-		w.Header().Set(headerBundleKey, key.Secret)
+		hdr.Set(headerBundleKey, key.Secret)
 	}
 	if d.Reason == meter.ReasonPaymentUsed {
 		metrics.X402Payments.WithLabelValues("replayed").Inc()
-		w.Header().Del(headerResponseV1)
-		w.Header().Del(headerResponseV2)
-		h.writePaymentRefused(w, r, paycheck.Refuse(x402.ReasonNonceUsed, "this payment (transaction %s) was already used; its bundle belongs to the wallet that paid: sign in with it, or pay again", g.TxHash), nil)
-		return d, false
+		hdr.Del(headerResponseV1)
+		hdr.Del(headerResponseV2)
+		return d, paymentRefused(paycheck.Refuse(x402.ReasonNonceUsed, "this payment (transaction %s) was already used; its bundle belongs to the wallet that paid: sign in with it, or pay again", g.TxHash), nil)
 	}
 	if d.Outcome != meter.Bundle { // cannot happen: a paying batch is at most one bundle
-		h.writePaymentRefused(w, r, paycheck.Refuse(meter.ReasonBundleExhausted, "the request has %d calls; the bundle holds %d", req.Calls, d.BundleLeft), nil)
-		return d, false
+		return d, paymentRefused(paycheck.Refuse(meter.ReasonBundleExhausted, "the request has %d calls; the bundle holds %d", req.Calls, d.BundleLeft), nil)
 	}
-	return d, true
+	return d, nil
 }
 
-// facilitatorDown answers 503: nothing was charged or granted.
-func (h *Handler) facilitatorDown(w http.ResponseWriter, id json.RawMessage, step string, err error) (meter.Decision, bool) {
+// facilitatorDown refuses with 503: nothing was charged or granted.
+func (h *Handler) facilitatorDown(step string, err error) *Refusal {
 	metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
 	h.logger.Warn("x402 facilitator unavailable; payment refused with 503", zap.String("step", step), zap.Error(redactURL(err)))
-	w.Header().Set("Retry-After", "5")
-	web.RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, jsonrpc.InternalError(
-		"the x402 payment facilitator is unavailable ("+step+"); nothing was charged, retry shortly")))
-	return meter.Decision{}, false
+	return unavailable(5, "the x402 payment facilitator is unavailable ("+step+"); nothing was charged, retry shortly")
 }
 
 // settled is a settlement answer to put in PAYMENT-RESPONSE (v2) or
@@ -340,13 +320,13 @@ type settled struct {
 	resp    x402.SettleResponse
 }
 
-func setSettlement(w http.ResponseWriter, s *settled) {
+func setSettlement(hdr http.Header, s *settled) {
 	b, _ := json.Marshal(s.resp)
 	name := headerResponseV2
 	if s.version == 1 {
 		name = headerResponseV1
 	}
-	w.Header().Set(name, base64.StdEncoding.EncodeToString(b))
+	hdr.Set(name, base64.StdEncoding.EncodeToString(b))
 }
 
 func orDefault(s, def string) string {
