@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
@@ -94,10 +95,10 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		status = http.StatusServiceUnavailable
 	}
 	if dec != nil {
-		h.payers.Settle(r, w, dec, out.upstream, out.nodeID, failed)
+		h.payers.Settle(r, w, dec, out.servedBy, failed)
 	}
-	if out.upstream != "" {
-		w.Header().Set("X-Tollgate-Upstream", out.upstream)
+	if out.servedBy.Upstream != "" {
+		w.Header().Set("X-Tollgate-Upstream", out.servedBy.Upstream)
 	}
 	web.Raw(w, status, answer)
 	return nil
@@ -108,8 +109,7 @@ type forwarded struct {
 	replies  []jsonrpc.Response // one per call, in order
 	failed   []bool             // call k got no usable answer (refund, no revenue)
 	source   []string           // "cache" or "upstream" per call
-	upstream string             // who served the forwarded part ("cache" if nothing was forwarded)
-	nodeID   string             // set when a registered node served it
+	servedBy events.ServedBy    // who served the forwarded part (the cache if nothing was forwarded)
 	relayed  bool               // an upstream's answer relayed though it was not served (an error it owns)
 }
 
@@ -135,14 +135,11 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 	}
 	var replies []jsonrpc.Reply
 	if len(split.Upstream) == 0 {
-		out.upstream = "cache"
+		out.servedBy = events.ServedByCache
 	} else {
 		var ref upstream.Ref
 		replies, ref, out.relayed = h.forwardCalls(ctx, cs, split.Upstream)
-		out.upstream = ref.EventName()
-		if ref.Kind == upstream.KindNode {
-			out.nodeID = ref.NodeID
-		}
+		out.servedBy = ref.ServedBy()
 	}
 	for k, rep := range split.Merge(replies, cs.finalized(h.FinalityDepth)) {
 		out.replies[k] = rep.Response

@@ -27,6 +27,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/docs"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/intel"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -497,11 +498,10 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 	for i, b := range grid.Buckets {
 		buckets[i] = b.UTC().Format(time.RFC3339)
 	}
-	if ev, ok := d.Revenue(0, "intelligence", "", now); ok {
-		ev.Amount = d.Amount() // Revenue prices calls at the RPC rate; a metric call is paid at its own
-		if !h.writer.Enqueue(ev) {
-			h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
-		}
+	// Nothing failed: Finish makes no Redis call, only the revenue event
+	// (priced as the metric was charged).
+	if f, _ := h.meter.Finish(r.Context(), &d, 0, events.ServedByIntelligence, now); f.Revenue != nil && !h.writer.Enqueue(f.Revenue) {
+		h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
 	}
 	w.Header().Set("X-Tollgate-Payer", string(d.Payer()))
 	w.Header().Set("X-Tollgate-Credits-Remaining", d.Balance.Decimal())

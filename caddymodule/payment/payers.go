@@ -14,8 +14,8 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
-	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 // MeterTimeout bounds the metering round trips. They run detached from the
@@ -191,47 +191,36 @@ func (h *Handler) voidLater(d meter.Decision) {
 // voidFirstLook is when it first looks.
 const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
 
-// Settle finishes a served request's books: a refund for the calls the
-// upstream failed (synchronously, so the answer and the balance agree), and
-// the revenue event for the rest (asynchronously).
-func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, servedBy, nodeID string, failed int) {
-	balance := d.Balance
-	refunded := false
-	if failed > 0 {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
-		err := h.meter.Refund(ctx, d, failed)
-		cancel()
-		if err != nil {
-			// The debit and its failure are both on record (the Debit event,
-			// this log line); settlementd's reconciliation can repay it.
-			metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "error").Add(float64(failed))
-			h.logger.Error("refund failed", zap.String("request_id", d.ID), zap.String("account", d.Account),
-				zap.Int("calls", failed), zap.Error(err))
-		} else {
-			metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "ok").Add(float64(failed))
-			refunded = true
-			if d.Outcome == meter.Paid {
-				balance += money.PricePerCall * money.Units(failed)
-			}
-		}
+// Settle closes a served request's books (meter.Finish: the refund of the
+// calls the upstream failed, synchronously so the answer and the balance
+// agree, and the revenue of the rest, queued) and tells the caller what is
+// left.
+func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, by events.ServedBy, failed int) {
+	if by.Upstream == "" {
+		by = events.ServedByCache // the forwarded part failed; only cached calls were served
 	}
-	served := servedBy
-	if served == "" {
-		served = "cache" // the forwarded part failed; only cached calls were served
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
+	f, err := h.meter.Finish(ctx, d, failed, by, time.Now())
+	cancel()
+	switch {
+	case err != nil:
+		// The debit and its failure are both on record (the Debit event,
+		// this log line); settlementd's reconciliation can repay it.
+		metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "error").Add(float64(failed))
+		h.logger.Error("refund failed", zap.String("request_id", d.ID), zap.String("account", d.Account),
+			zap.Int("calls", failed), zap.Error(err))
+	case f.Refunded:
+		metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "ok").Add(float64(failed))
 	}
-	if ev, ok := d.Revenue(failed, served, nodeID, time.Now()); ok && !h.writer.Enqueue(ev) {
+	if f.Revenue != nil && !h.writer.Enqueue(f.Revenue) {
 		h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
 	}
 	w.Header().Set("X-Tollgate-Payer", string(d.Payer()))
 	switch d.Outcome {
 	case meter.Paid:
-		w.Header().Set("X-Tollgate-Credits-Remaining", balance.Decimal())
+		w.Header().Set("X-Tollgate-Credits-Remaining", f.Balance.Decimal())
 	case meter.Bundle:
-		left := d.BundleLeft
-		if failed > 0 && refunded {
-			left += int64(failed)
-		}
-		w.Header().Set(headerBundleLeft, strconv.FormatInt(left, 10))
+		w.Header().Set(headerBundleLeft, strconv.FormatInt(f.BundleLeft, 10))
 	default:
 		w.Header().Set("X-Tollgate-Free-Remaining", strconv.FormatInt(d.FreeLeft, 10))
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
 // Kind says where an upstream comes from. It decides selection order:
@@ -104,6 +106,14 @@ func (r Ref) EventName() string {
 		return r.NodeID
 	}
 	return r.Name
+}
+
+// ServedBy is r as the revenue event records the server of a call.
+func (r Ref) ServedBy() events.ServedBy {
+	if r.Kind == KindNode {
+		return events.ServedBy{Upstream: r.EventName(), NodeID: r.NodeID}
+	}
+	return events.ServedBy{Upstream: r.EventName()}
 }
 
 // normalize checks u and fills defaults. want is the kind implied by where u

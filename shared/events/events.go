@@ -217,6 +217,34 @@ func Encode(e Event) ([]any, error) {
 	return []any{"t", e.EventType(), "v", Version, "d", string(d)}, nil
 }
 
+// ServedBy is who served a request's calls, as the revenue event records
+// it (Revenue.Upstream, Revenue.NodeID): a configured provider by name, a
+// registered node (Upstream is its id too), the gateway's edge cache or its
+// intelligence data. It is the one form "who served" takes from the
+// upstream pool to the epoch's split.
+type ServedBy struct {
+	Upstream string
+	NodeID   string
+}
+
+// Servers that are not upstreams.
+var (
+	ServedByCache        = ServedBy{Upstream: "cache"}
+	ServedByIntelligence = ServedBy{Upstream: "intelligence"}
+)
+
+// Payload is the "d" field of an event's stream entry: the metering scripts
+// append it with the type and Version themselves (XADD in the same script
+// as the balance change), so only this package knows how an event is
+// encoded.
+func Payload(e Event) (string, error) {
+	enc, err := Encode(e)
+	if err != nil {
+		return "", err
+	}
+	return enc[5].(string), nil
+}
+
 // ErrUnknownType is returned for entries of a type this build does not know;
 // the consumer parks them instead of dropping them.
 var ErrUnknownType = errors.New("unknown event type")

@@ -113,12 +113,12 @@ func (m *Meter) Revoke(ctx context.Context, id, reason string) (changed bool, er
 	if err := accounts.Validate(id); err != nil {
 		return false, fmt.Errorf("meter: %w", err)
 	}
-	enc, err := events.Encode(&events.KeyRevoked{KeyID: id, Reason: reason, TimeMs: m.cfg.Now().UnixMilli()})
+	data, err := events.Payload(&events.KeyRevoked{KeyID: id, Reason: reason, TimeMs: m.cfg.Now().UnixMilli()})
 	if err != nil {
 		return false, err
 	}
 	res, err := revokeScript.Run(ctx, m.rdb, []string{m.layout.Account(id), m.layout.Stream()},
-		events.TypeKeyRevoked, events.Version, enc[5]).Int64()
+		events.TypeKeyRevoked, events.Version, data).Int64()
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -205,14 +205,14 @@ func (m *Meter) Adjust(ctx context.Context, a Adjustment) (AdjustResult, error) 
 		return AdjustResult{}, errors.New("meter: adjustment id must be 1 to 64 of A-Z a-z 0-9 . _ : -")
 	}
 	ev := &events.Adjustment{ID: a.ID, Account: a.Account, Units: a.Units, Reason: a.Reason, TimeMs: m.cfg.Now().UnixMilli()}
-	enc, err := events.Encode(ev)
+	data, err := events.Payload(ev)
 	if err != nil {
 		return AdjustResult{}, fmt.Errorf("meter: %w", err)
 	}
 	l := m.layout
 	units := strconv.FormatInt(int64(a.Units), 10)
 	res, err := adjustScript.Run(ctx, m.rdb, []string{l.Account(a.Account), l.Adjustments(), l.Stream()},
-		a.ID, a.Account+" "+units, units, events.TypeAdjustment, events.Version, enc[5]).Slice()
+		a.ID, a.Account+" "+units, units, events.TypeAdjustment, events.Version, data).Slice()
 	if err != nil {
 		return AdjustResult{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

@@ -60,7 +60,7 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 		return d, errors.New("meter: empty SIWX nonce")
 	}
 	ms := now.UnixMilli()
-	enc, err := events.Encode(bundleDebit(d.ID, ms, req.ChainID, wallet, req.Calls))
+	data, err := events.Payload(bundleDebit(d.ID, ms, req.ChainID, wallet, req.Calls))
 	if err != nil {
 		return d, err
 	}
@@ -68,7 +68,7 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	res, err := siwxScript.Run(ctx, m.rdb,
 		[]string{l.Stream(), l.IPRate(d.ipKey), l.Bundle(wallet), l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
 		ms, req.Calls, m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), int64(max(nonceTTL, time.Second)/time.Second),
-		events.TypeDebit, events.Version, enc[5], int64(dayTTL/time.Second)).Slice()
+		events.TypeDebit, events.Version, data, int64(dayTTL/time.Second)).Slice()
 	if err != nil {
 		return d, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

@@ -457,16 +457,12 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 	if failed <= 0 || failed > d.calls {
 		return fmt.Errorf("meter: refund of %d of %d calls", failed, d.calls)
 	}
-	var units money.Units
-	account := d.Account
-	switch d.Outcome {
-	case Paid:
-		units = money.PricePerCall * money.Units(failed)
-	case Bundle:
-		units, account = money.BundleCallRevenue*money.Units(failed), d.Wallet
+	units, account := d.price(failed), d.Account
+	if d.Outcome == Bundle {
+		account = d.Wallet
 	}
 	ev := &events.Refund{ID: d.ID, TimeMs: m.cfg.Now().UnixMilli(), Payer: d.Payer(), Account: account, Amount: units, Calls: failed}
-	enc, err := events.Encode(ev)
+	data, err := events.Payload(ev)
 	if err != nil {
 		return err
 	}
@@ -484,7 +480,7 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 		keys = append(keys, l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey), l.FreeStats(d.date))
 	}
 	err = refundScript.Run(ctx, m.rdb, keys, mode, int64(units), failed, events.TypeRefund, events.Version,
-		enc[5], nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
+		data, nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
 	if err != nil {
 		return fmt.Errorf("%w: refund: %v", ErrUnavailable, err)
 	}
@@ -500,13 +496,9 @@ func (d *Decision) Revenue(failed int, upstream, nodeID string, served time.Time
 	if n <= 0 || !d.served() {
 		return nil, false
 	}
-	var amount money.Units
-	asset, account := events.AssetUSDT, d.Account
-	switch d.Outcome {
-	case Paid:
-		amount = money.PricePerCall * money.Units(n)
-	case Bundle:
-		amount, asset, account = money.BundleCallRevenue*money.Units(n), events.AssetUSDC, d.Wallet
+	amount, asset, account := d.price(n), events.AssetUSDT, d.Account
+	if d.Outcome == Bundle {
+		asset, account = events.AssetUSDC, d.Wallet
 	}
 	if upstream == "" {
 		upstream = "unknown"

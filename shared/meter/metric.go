@@ -80,14 +80,14 @@ func (m *Meter) RefundMetric(ctx context.Context, d *Decision) error {
 		return errors.New("meter: only a paid metric call is refunded here")
 	}
 	ev := &events.Refund{ID: d.ID, TimeMs: m.cfg.Now().UnixMilli(), Payer: events.PayerCredits, Account: d.Account, Amount: d.amount, Calls: 1}
-	enc, err := events.Encode(ev)
+	data, err := events.Payload(ev)
 	if err != nil {
 		return err
 	}
 	l := m.layout
 	keys := []string{l.Stream(), l.RefundGuard(d.ID), l.Account(d.Account)}
 	err = refundScript.Run(ctx, m.rdb, keys, "credits", int64(d.amount), 1, events.TypeRefund, events.Version,
-		enc[5], nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
+		data, nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
 	if err != nil {
 		return fmt.Errorf("%w: refund: %v", ErrUnavailable, err)
 	}
