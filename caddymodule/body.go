@@ -9,12 +9,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
-// DefaultBodyTimeout bounds how long a request body may take to arrive on
-// the handler's routes: a body trickled a byte at a time, or a chunked body
-// that never ends, would otherwise hold its connection and goroutine for as
-// long as the client likes.
-const DefaultBodyTimeout = 10 * time.Second
-
 // bodyDeadline starts the body's read deadline and refuses, before reading a
 // byte, a body its Content-Length already puts over the route's limit. ok is
 // false when the answer (413) has been written.

@@ -6,12 +6,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/shared/money"
-)
-
-// Intelligence defaults.
-const (
-	DefaultHeatmapPrice = "0.001" // USDT per heatmap call (1,000 units)
 )
 
 // intelConfig is the expanded intelligence and discovery configuration.
@@ -20,16 +16,16 @@ type intelConfig struct {
 }
 
 func (h *Handler) provisionIntel(repl *caddy.Replacer) error {
-	p := h.HeatmapPrice
+	p := h.Intelligence.HeatmapPrice
 	if p == "" {
-		p = DefaultHeatmapPrice
+		p = config.DefaultHeatmapPrice
 	}
 	u, err := money.Parse(p)
 	if err != nil || u <= 0 {
 		return fmt.Errorf("tollgate: heatmap_price %q must be a positive USDT amount", p)
 	}
 	h.intel.heatmapPrice = u
-	h.pay.Facilitator = strings.TrimRight(repl.ReplaceAll(h.X402Facilitator, ""), "/")
+	h.pay.Facilitator = strings.TrimRight(repl.ReplaceAll(h.Payments.Facilitator, ""), "/")
 	if f := h.pay.Facilitator; f != "" && !strings.HasPrefix(f, "http://") && !strings.HasPrefix(f, "https://") {
 		return fmt.Errorf("tollgate: x402_facilitator_url %q must start with http:// or https://", f)
 	}

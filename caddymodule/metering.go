@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/accounts"
+	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
@@ -22,15 +23,8 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// Defaults of the metering options that are not meter's own.
-const (
-	DefaultIPConcurrency = 32
-	DefaultMinDeposit    = "1"       // USDT; the dev vault's minDeposit
-	DefaultMaxDeposit    = "1000000" // USDT; a typo guard, not a policy
-	DefaultExplorerURL   = "https://polygonscan.com"
-	// writerFlushTimeout bounds how long a shutdown waits for queued events.
-	writerFlushTimeout = 5 * time.Second
-)
+// writerFlushTimeout bounds how long a shutdown waits for queued events.
+const writerFlushTimeout = 5 * time.Second
 
 // Event writers outlive config reloads like the Redis clients they use, so
 // a reload neither loses queued events nor stalls on a flush.
@@ -68,7 +62,7 @@ func redisOptions(url string, cluster bool) (redis.UniversalClient, error) {
 	return redis.NewClient(o), nil
 }
 
-func rateOf(c *RateConfig, def meter.Rate) meter.Rate {
+func rateOf(c *config.RateConfig, def meter.Rate) meter.Rate {
 	if c == nil {
 		return def
 	}
@@ -85,7 +79,7 @@ func int64Or(p *int64, def int64) int64 {
 // provisionMetering builds the meter, its event writer and the limits. It
 // runs after the Redis client exists.
 func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
-	if h.MeteringOff {
+	if h.Metering.Off {
 		h.logger.Warn("metering is off: every call is free and unlimited")
 		return nil
 	}
@@ -101,13 +95,13 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	}
 	var err error
 	p := &h.pay
-	if p.Vault, err = addr("vault_address", h.VaultAddress); err != nil {
+	if p.Vault, err = addr("vault_address", h.Payments.VaultAddress); err != nil {
 		return err
 	}
-	if p.USDT, err = addr("usdt_address", h.USDTAddress); err != nil {
+	if p.USDT, err = addr("usdt_address", h.Payments.USDTAddress); err != nil {
 		return err
 	}
-	asset := h.X402Asset
+	asset := h.Payments.X402Asset
 	if asset == "" {
 		asset = payment.BaseUSDCMainnet
 	}
@@ -115,17 +109,17 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	if err != nil {
 		return err
 	}
-	to, err := addr("x402_pay_to", h.X402PayTo)
+	to, err := addr("x402_pay_to", h.Payments.X402PayTo)
 	if err != nil {
 		return err
 	}
 	p.Asset, p.PayTo = a.Hex(), to.Hex()
-	minS, maxS := h.MinDeposit, h.MaxDeposit
+	minS, maxS := h.Payments.MinDeposit, h.Payments.MaxDeposit
 	if minS == "" {
-		minS = DefaultMinDeposit
+		minS = config.DefaultMinDeposit
 	}
 	if maxS == "" {
-		maxS = DefaultMaxDeposit
+		maxS = config.DefaultMaxDeposit
 	}
 	if p.MinDeposit, err = money.Parse(minS); err != nil || p.MinDeposit <= 0 {
 		return fmt.Errorf("tollgate: min_deposit %q must be a positive USDT amount", minS)
@@ -133,16 +127,16 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	if p.MaxDeposit, err = money.Parse(maxS); err != nil || p.MaxDeposit < p.MinDeposit {
 		return fmt.Errorf("tollgate: max_deposit %q must be a USDT amount at least min_deposit", maxS)
 	}
-	p.Explorer = strings.TrimRight(repl.ReplaceAll(h.ExplorerURL, ""), "/")
+	p.Explorer = strings.TrimRight(repl.ReplaceAll(h.Payments.ExplorerURL, ""), "/")
 	if p.Explorer == "" {
-		p.Explorer = DefaultExplorerURL
+		p.Explorer = config.DefaultExplorerURL
 	}
-	p.PublicURL = strings.TrimRight(repl.ReplaceAll(h.PublicURL, ""), "/")
+	p.PublicURL = strings.TrimRight(repl.ReplaceAll(h.Payments.PublicURL, ""), "/")
 	if p.PublicURL != "" && !strings.HasPrefix(p.PublicURL, "http://") && !strings.HasPrefix(p.PublicURL, "https://") {
 		return fmt.Errorf("tollgate: public_url %q must start with http:// or https://", p.PublicURL)
 	}
 
-	p.Settlementd = strings.TrimRight(repl.ReplaceAll(h.SettlementdURL, ""), "/")
+	p.Settlementd = strings.TrimRight(repl.ReplaceAll(h.Payments.SettlementdURL, ""), "/")
 	if p.Settlementd != "" && !strings.HasPrefix(p.Settlementd, "http://") && !strings.HasPrefix(p.Settlementd, "https://") {
 		return fmt.Errorf("tollgate: settlementd_url %q must start with http:// or https://", p.Settlementd)
 	}
@@ -151,13 +145,13 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 			"set public_url in production so a signed sign-in names this gateway only")
 	}
 
-	create := rateOf(h.KeyCreateLimit, meter.Rate{Rate: meter.DefaultCreatePerWindow, Per: meter.DefaultCreateWindow})
+	create := rateOf(h.Metering.KeyCreateLimit, meter.Rate{Rate: meter.DefaultCreatePerWindow, Per: meter.DefaultCreateWindow})
 	cfg := meter.Config{
 		Prefix:          h.KeyPrefix,
-		FreeDailyLimit:  int64Or(h.FreeDailyLimit, meter.DefaultFreeDailyLimit),
-		FreeSubnetLimit: int64Or(h.FreeSubnetLimit, meter.DefaultFreeSubnetLimit),
-		IPRate:          rateOf(h.RateLimitIP, meter.Rate{Rate: meter.DefaultIPRate, Per: time.Second, Burst: meter.DefaultIPBurst}),
-		KeyRate:         rateOf(h.RateLimitKey, meter.Rate{Rate: meter.DefaultKeyRate, Per: time.Second, Burst: meter.DefaultKeyBurst}),
+		FreeDailyLimit:  int64Or(h.Metering.FreeDailyLimit, meter.DefaultFreeDailyLimit),
+		FreeSubnetLimit: int64Or(h.Metering.FreeSubnetLimit, meter.DefaultFreeSubnetLimit),
+		IPRate:          rateOf(h.Metering.RateLimitIP, meter.Rate{Rate: meter.DefaultIPRate, Per: time.Second, Burst: meter.DefaultIPBurst}),
+		KeyRate:         rateOf(h.Metering.RateLimitKey, meter.Rate{Rate: meter.DefaultKeyRate, Per: time.Second, Burst: meter.DefaultKeyBurst}),
 		CreateLimit:     create.Rate,
 		CreateWindow:    create.Per,
 	}
@@ -175,9 +169,9 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	h.writer = v.(writerHandle).EventWriter
 	h.payers = payment.New(h.meter, h.writer, &h.pay, h.logger)
 	h.accounts = accounts.New(h.meter, &h.pay, time.Duration(h.BodyTimeout), h.logger)
-	conc := DefaultIPConcurrency
-	if h.IPConcurrency != nil {
-		conc = *h.IPConcurrency
+	conc := config.DefaultIPConcurrency
+	if h.Metering.IPConcurrency != nil {
+		conc = *h.Metering.IPConcurrency
 	}
 	h.conc = newConcurrency(conc)
 	h.logger.Info("metering on",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
+	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
@@ -59,13 +60,13 @@ func (r redisHandle) Destruct() error { return r.Close() }
 // Provision sets the handler up.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	h.setDefaults()
-	allow, err := netpolicy.ParsePrefixes(h.NodeAllowCIDRs)
+	h.SetDefaults()
+	allow, err := netpolicy.ParsePrefixes(h.Upstreams.NodeAllowCIDRs)
 	if err != nil {
 		return fmt.Errorf("tollgate: node_allow_cidrs: %w", err)
 	}
-	h.nodePolicy = netpolicy.Policy{AllowPrivate: h.AllowPrivateNodes, Allow: allow}
-	if h.AllowPrivateNodes {
+	h.nodePolicy = netpolicy.Policy{AllowPrivate: h.Upstreams.AllowPrivateNodes, Allow: allow}
+	if h.Upstreams.AllowPrivateNodes {
 		h.logger.Warn("allow_private_nodes is on: registered nodes may point at loopback and private addresses (development only)")
 	}
 	if err := h.registerMetrics(ctx.GetMetricsRegistry()); err != nil {
@@ -80,7 +81,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.logger.Warn("admin_token is shorter than 16 characters; use a long random token")
 	}
 
-	configured := map[uint64]ChainConfig{}
+	configured := map[uint64]config.ChainConfig{}
 	for _, c := range h.Chains {
 		configured[c.ID] = c
 	}
@@ -90,7 +91,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for _, c := range chains.All() {
 		cc, ok := configured[c.ID]
 		if !ok {
-			cc = ChainConfig{ID: c.ID}
+			cc = config.ChainConfig{ID: c.ID}
 		}
 		cfg := h.poolConfig(cc, repl)
 		key := cfg.Key()

@@ -14,7 +14,7 @@ import (
 // settlementd maintains in Redis. It runs off the request path: a request
 // never waits for the registry.
 func (h *Handler) refreshRegistry(ctx context.Context) {
-	t := time.NewTicker(time.Duration(h.RegistryRefresh))
+	t := time.NewTicker(time.Duration(h.Upstreams.RegistryRefresh))
 	defer t.Stop()
 	for {
 		h.syncNodes(ctx)

@@ -156,7 +156,7 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 // upstream that served the most calls), and whether any part is an
 // upstream's answer relayed although it did not count as served.
 func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref, bool) {
-	size := h.UpstreamMaxBatch
+	size := h.Upstreams.MaxBatch
 	if size <= 0 || len(calls) <= size {
 		return h.forwardPart(ctx, cs, calls, "", "")
 	}

@@ -1,0 +1,379 @@
+package config
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
+	"go.uber.org/zap"
+)
+
+// UnmarshalCaddyfile reads the tollgate directive:
+//
+//	tollgate {
+//	    redis_url        {env.REDIS_URL}            # runtime placeholder: never stored expanded
+//	    redis_cluster                               # redis_url is a Cluster URL; key_prefix then needs a {hash tag}
+//	    key_prefix       tollgate:
+//	    admin_token      {env.TOLLGATE_ADMIN_TOKEN}
+//	    max_body         1MiB
+//	    max_batch        1000
+//	    request_timeout  15s
+//	    body_timeout     10s
+//	    cache_size       64MiB
+//	    finality_depth   64                         # blocks below head treated as final by the cache
+//
+//	    upstreams {
+//	        timeout          10s                    # per attempt
+//	        max_attempts     3
+//	        max_batch        100                    # the largest batch sent to one upstream
+//	        probe_interval   5s
+//	        lag_threshold    5                      # blocks behind the pool's best head
+//	        breaker_failures 5                      # consecutive failures that open a breaker
+//	        breaker_open_for 30s
+//	        registry_refresh 5s
+//	        allow_private_nodes off                 # development only: nodes on loopback/private addresses
+//	        node_allow_cidrs 10.1.0.0/16            # private ranges nodes may use anyway
+//	        node_resolver    127.0.0.1:53           # DNS server for node host names
+//	    }
+//	    metering [on|off] {                         # off: an open gateway, no Redis needed
+//	        free_daily_limit  500                   # free calls per IP (IPv6 /64) per UTC day; 0 = no free tier
+//	        free_subnet_limit 2500                  # free calls per /24 (IPv6 /48) per UTC day
+//	        rate_limit_ip     50 1s 100             # requests per period, burst (anonymous or bad key); or off
+//	        rate_limit_key    250 1s 500            # per valid API key; or off
+//	        key_create_limit  10 1h                 # key creations per IP per window; or off
+//	        ip_concurrency    32                    # requests in flight per IP on this instance; or off
+//	    }
+//	    payments {
+//	        vault_address   0x…                     # RevenueVault on chain 137
+//	        usdt_address    0x…                     # USDT on chain 137
+//	        min_deposit     1                       # USDT
+//	        max_deposit     1000000                 # USDT
+//	        explorer_url    https://polygonscan.com
+//	        x402_asset      0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913   # USDC on Base
+//	        x402_pay_to     0x…                     # receiver of x402 payments on Base
+//	        public_url      https://rpc.example.com # base of the 402 answer's URLs (default: the request's)
+//	        facilitator_url https://rpc.example.com/x402  # the x402 facilitator: verifies and settles payments
+//	        settlementd_url http://127.0.0.1:8081   # settlementd; its /x402 is the facilitator when facilitator_url is unset
+//	    }
+//	    intelligence {
+//	        heatmap_price   0.001                   # USDT per funding-rate-heatmap call
+//	    }
+//	    chain 137 {
+//	        provider <name> <url> {
+//	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
+//	        }
+//	    }
+//	}
+//
+// The flat spellings of earlier versions (upstream_timeout, free_daily_limit,
+// vault_address, x402_facilitator_url, heatmap_price, … directly in the
+// block) are still read, with a deprecation warning naming the new place.
+func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		opt := d.Val()
+		switch opt {
+		case "upstreams", "payments", "intelligence":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			if err := g.section(d, opt); err != nil {
+				return err
+			}
+		case "metering":
+			if d.NextArg() {
+				switch v := d.Val(); v {
+				case "on", "off":
+					g.Metering.Off = v == "off"
+				default:
+					return d.Errf("metering: want on or off")
+				}
+				if d.NextArg() {
+					return d.Errf("metering: want on or off")
+				}
+			}
+			if err := g.section(d, opt); err != nil {
+				return err
+			}
+		case "chain":
+			c, err := parseChain(d)
+			if err != nil {
+				return err
+			}
+			g.Chains = append(g.Chains, c)
+		default:
+			if sec, name, ok := flat(opt); ok {
+				caddy.Log().Named("tollgate").Warn("deprecated Caddyfile option: move it into its section",
+					zap.String("option", opt), zap.String("write", sec+" { "+name+" … }"))
+				if err := g.set(d, sec, name); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := g.set(d, "", opt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flat maps an option written directly in the block by earlier versions to
+// its section and name.
+func flat(opt string) (section, name string, ok bool) {
+	switch opt {
+	case "upstream_timeout":
+		return "upstreams", "timeout", true
+	case "upstream_max_batch":
+		return "upstreams", "max_batch", true
+	case "max_attempts", "probe_interval", "lag_threshold", "breaker_failures", "breaker_open_for", "registry_refresh",
+		"allow_private_nodes", "node_allow_cidrs", "node_resolver":
+		return "upstreams", opt, true
+	case "free_daily_limit", "free_subnet_limit", "rate_limit_ip", "rate_limit_key", "key_create_limit", "ip_concurrency":
+		return "metering", opt, true
+	case "x402_facilitator_url":
+		return "payments", "facilitator_url", true
+	case "vault_address", "usdt_address", "min_deposit", "max_deposit", "explorer_url", "x402_asset", "x402_pay_to",
+		"public_url", "settlementd_url":
+		return "payments", opt, true
+	case "heatmap_price":
+		return "intelligence", opt, true
+	}
+	return "", "", false
+}
+
+// section reads the block of a section, if one follows.
+func (g *Gateway) section(d *caddyfile.Dispenser, name string) error {
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		if err := g.set(d, name, d.Val()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// set reads one option of a section ("" is the top level).
+func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
+	u, m, p := &g.Upstreams, &g.Metering, &g.Payments
+	str := map[string]*string{
+		".redis_url": &g.RedisURL, ".key_prefix": &g.KeyPrefix, ".admin_token": &g.AdminToken,
+		"upstreams.node_resolver": &u.NodeResolver,
+		"payments.vault_address":  &p.VaultAddress, "payments.usdt_address": &p.USDTAddress,
+		"payments.min_deposit": &p.MinDeposit, "payments.max_deposit": &p.MaxDeposit,
+		"payments.explorer_url": &p.ExplorerURL, "payments.x402_asset": &p.X402Asset, "payments.x402_pay_to": &p.X402PayTo,
+		"payments.public_url": &p.PublicURL, "payments.facilitator_url": &p.Facilitator,
+		"payments.settlementd_url":   &p.SettlementdURL,
+		"intelligence.heatmap_price": &g.Intelligence.HeatmapPrice,
+	}
+	durations := map[string]*caddy.Duration{
+		".request_timeout": &g.RequestTimeout, ".body_timeout": &g.BodyTimeout,
+		"upstreams.timeout": &u.Timeout, "upstreams.probe_interval": &u.ProbeInterval,
+		"upstreams.breaker_open_for": &u.BreakerOpenFor, "upstreams.registry_refresh": &u.RegistryRefresh,
+	}
+	key := section + "." + opt
+	where := opt
+	if section != "" {
+		where = section + " " + opt
+	}
+	if dst, ok := str[key]; ok {
+		if !d.Args(dst) || d.NextArg() {
+			return d.ArgErr()
+		}
+		return nil
+	}
+	if dst, ok := durations[key]; ok {
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return d.ArgErr()
+		}
+		dur, err := caddy.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return d.Errf("%s: invalid duration %q", where, v)
+		}
+		*dst = caddy.Duration(dur)
+		return nil
+	}
+	switch key {
+	case ".redis_cluster":
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+		g.RedisCluster = true
+	case ".max_body", ".cache_size":
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return d.ArgErr()
+		}
+		n, err := humanize.ParseBytes(v)
+		if err != nil || n == 0 || n > 1<<40 {
+			return d.Errf("%s: invalid size %q", where, v)
+		}
+		if opt == "max_body" {
+			g.MaxBodyBytes = int64(n)
+		} else {
+			g.CacheMaxBytes = int64(n)
+		}
+	case ".max_batch", ".finality_depth", "upstreams.max_batch", "upstreams.max_attempts", "upstreams.lag_threshold", "upstreams.breaker_failures":
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return d.ArgErr()
+		}
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || n == 0 {
+			return d.Errf("%s: want a positive integer, got %q", where, v)
+		}
+		switch key {
+		case ".max_batch":
+			g.MaxBatch = int(n)
+		case ".finality_depth":
+			g.FinalityDepth = n
+		case "upstreams.max_batch":
+			u.MaxBatch = int(n)
+		case "upstreams.max_attempts":
+			u.MaxAttempts = int(n)
+		case "upstreams.lag_threshold":
+			u.LagThreshold = n
+		case "upstreams.breaker_failures":
+			u.BreakerFailures = uint32(n)
+		}
+	case "upstreams.allow_private_nodes":
+		// allow_private_nodes [on|off|1|0|true|false]; bare means on.
+		// Placeholders such as {$TOLLGATE_ALLOW_PRIVATE_NODES:0} are
+		// expanded before parsing.
+		v := "on"
+		if d.NextArg() {
+			v = d.Val()
+		}
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+		switch v {
+		case "on", "1", "true":
+			u.AllowPrivateNodes = true
+		case "off", "0", "false", "":
+			u.AllowPrivateNodes = false
+		default:
+			return d.Errf("%s: want on or off, got %q", where, v)
+		}
+	case "upstreams.node_allow_cidrs":
+		u.NodeAllowCIDRs = append(u.NodeAllowCIDRs, d.RemainingArgs()...)
+	case "metering.free_daily_limit", "metering.free_subnet_limit":
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return d.ArgErr()
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > 1<<40 {
+			return d.Errf("%s: want a non-negative integer, got %q", where, v)
+		}
+		if opt == "free_daily_limit" {
+			m.FreeDailyLimit = &n
+		} else {
+			m.FreeSubnetLimit = &n
+		}
+	case "metering.ip_concurrency":
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return d.ArgErr()
+		}
+		n := 0
+		if v != "off" {
+			x, err := strconv.ParseUint(v, 10, 31)
+			if err != nil || x == 0 {
+				return d.Errf("%s: want a positive integer or off, got %q", where, v)
+			}
+			n = int(x)
+		}
+		m.IPConcurrency = &n
+	case "metering.rate_limit_ip", "metering.rate_limit_key", "metering.key_create_limit":
+		rc, err := parseRate(d, where, opt != "key_create_limit")
+		if err != nil {
+			return err
+		}
+		*map[string]**RateConfig{"rate_limit_ip": &m.RateLimitIP, "rate_limit_key": &m.RateLimitKey,
+			"key_create_limit": &m.KeyCreateLimit}[opt] = rc
+	default:
+		if section == "" {
+			return d.Errf("unrecognized tollgate option %q", opt)
+		}
+		return d.Errf("unrecognized option %q in tollgate %s", opt, section)
+	}
+	return nil
+}
+
+// parseRate reads "<rate> <period> [<burst>]" or "off" (no limit).
+func parseRate(d *caddyfile.Dispenser, opt string, burst bool) (*RateConfig, error) {
+	args := d.RemainingArgs()
+	if len(args) == 1 && args[0] == "off" {
+		return &RateConfig{}, nil
+	}
+	if len(args) < 2 || len(args) > 3 || (!burst && len(args) == 3) {
+		if burst {
+			return nil, d.Errf("%s: want <rate> <period> [<burst>] or off", opt)
+		}
+		return nil, d.Errf("%s: want <count> <period> or off", opt)
+	}
+	n, err := strconv.ParseUint(args[0], 10, 31)
+	if err != nil || n == 0 {
+		return nil, d.Errf("%s: rate %q is not a positive integer", opt, args[0])
+	}
+	per, err := caddy.ParseDuration(args[1])
+	if err != nil || per < time.Millisecond {
+		return nil, d.Errf("%s: invalid period %q", opt, args[1])
+	}
+	rc := &RateConfig{Rate: int(n), Per: caddy.Duration(per)}
+	if len(args) == 3 {
+		b, err := strconv.ParseUint(args[2], 10, 31)
+		if err != nil || b == 0 {
+			return nil, d.Errf("%s: burst %q is not a positive integer", opt, args[2])
+		}
+		rc.Burst = int(b)
+	} else {
+		rc.Burst = int(n)
+	}
+	return rc, nil
+}
+
+func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
+	var idStr string
+	if !d.Args(&idStr) || d.NextArg() {
+		return ChainConfig{}, d.ArgErr()
+	}
+	id, err := strconv.ParseUint(idStr, 10, 64)
+	if err != nil {
+		return ChainConfig{}, d.Errf("chain: %q is not a chain id", idStr)
+	}
+	c := ChainConfig{ID: id}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		if d.Val() != "provider" {
+			return c, d.Errf("chain %d: unrecognized option %q (want provider)", id, d.Val())
+		}
+		var p ProviderConfig
+		if !d.Args(&p.Name, &p.URL) || d.NextArg() {
+			return c, d.ArgErr()
+		}
+		for pn := d.Nesting(); d.NextBlock(pn); {
+			if d.Val() != "header" {
+				return c, d.Errf("provider %s: unrecognized option %q (want header)", p.Name, d.Val())
+			}
+			var k, v string
+			if !d.Args(&k, &v) || d.NextArg() {
+				return c, d.ArgErr()
+			}
+			if p.Headers == nil {
+				p.Headers = map[string]string{}
+			}
+			p.Headers[k] = v
+		}
+		c.Providers = append(c.Providers, p)
+	}
+	return c, nil
+}
+
+// Interface guard
+var _ caddyfile.Unmarshaler = (*Gateway)(nil)

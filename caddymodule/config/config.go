@@ -1,0 +1,280 @@
+// Package config is the tollgate directive's configuration: the JSON layout
+// Caddy stores (Gateway, embedded in the handler), its Caddyfile form with
+// one section per room — upstreams, metering, payments, intelligence — and
+// every check that needs nothing but the configuration itself (Validate).
+// Values that may be {env.*} placeholders (URLs, addresses, secrets) are
+// kept as written and expanded by the handler at provision time, so a
+// secret never lands in Caddy's config JSON or autosave.
+package config
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
+)
+
+// Defaults of the configuration.
+const (
+	DefaultMaxBodyBytes = jsonrpc.DefaultMaxBodyBytes
+	DefaultMaxBatch     = jsonrpc.DefaultMaxBatch
+	// DefaultUpstreamMaxBatch is the largest batch sent to one upstream;
+	// larger caller batches go out in sub-batches of this size (many
+	// providers refuse batches over 100).
+	DefaultUpstreamMaxBatch = 100
+	DefaultRequestTimeout   = 15 * time.Second
+	// DefaultBodyTimeout bounds how long a request body may take to arrive
+	// on the handler's routes: a body trickled a byte at a time, or a
+	// chunked body that never ends, would otherwise hold its connection and
+	// goroutine for as long as the client likes.
+	DefaultBodyTimeout     = 10 * time.Second
+	DefaultRegistryRefresh = 5 * time.Second
+	// DefaultFinalityDepth is how far below the best head the cache treats
+	// blocks as final: a conservative default for all supported chains;
+	// operators who know their chain's finality can lower it.
+	DefaultFinalityDepth = 64
+	DefaultKeyPrefix     = "tollgate:"
+
+	DefaultIPConcurrency = 32
+	DefaultMinDeposit    = "1"       // USDT; the dev vault's minDeposit
+	DefaultMaxDeposit    = "1000000" // USDT; a typo guard, not a policy
+	DefaultExplorerURL   = "https://polygonscan.com"
+	DefaultHeatmapPrice  = "0.001" // USDT per heatmap call (1,000 units)
+)
+
+// Gateway is the tollgate handler's configuration.
+type Gateway struct {
+	// Chains and their configured upstream providers. Chains without
+	// providers are still served when registered nodes serve them.
+	Chains []ChainConfig `json:"chains,omitempty"`
+
+	// RedisURL is the metering/registry Redis, usually the runtime
+	// placeholder {env.REDIS_URL}. RedisCluster makes it a Cluster URL
+	// (redis.ParseClusterURL); key_prefix must then carry a hash tag
+	// (docs/decisions.md, "Metering").
+	RedisURL     string `json:"redis_url,omitempty"`
+	RedisCluster bool   `json:"redis_cluster,omitempty"`
+	// KeyPrefix namespaces every Redis key this handler touches.
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// AdminToken gates /admin/* (X-Admin-Token); a placeholder like
+	// {env.TOLLGATE_ADMIN_TOKEN}.
+	AdminToken string `json:"admin_token,omitempty"`
+
+	// Limits of one request.
+	MaxBodyBytes   int64          `json:"max_body_bytes,omitempty"`
+	MaxBatch       int            `json:"max_batch,omitempty"`
+	RequestTimeout caddy.Duration `json:"request_timeout,omitempty"`
+	// BodyTimeout bounds how long a request body may take to arrive on the
+	// handler's routes (default 10 s): 408 after it.
+	BodyTimeout caddy.Duration `json:"body_timeout,omitempty"`
+
+	// The edge cache: its size per chain, and how far below the head a
+	// block counts as final.
+	CacheMaxBytes int64  `json:"cache_max_bytes,omitempty"`
+	FinalityDepth uint64 `json:"finality_depth,omitempty"`
+
+	Upstreams    Upstreams    `json:"upstreams,omitempty"`
+	Metering     Metering     `json:"metering,omitempty"`
+	Payments     Payments     `json:"payments,omitempty"`
+	Intelligence Intelligence `json:"intelligence,omitempty"`
+}
+
+// Upstreams tunes every chain's upstream pool and how registered nodes are
+// reached.
+type Upstreams struct {
+	Timeout         caddy.Duration `json:"timeout,omitempty"` // per attempt
+	MaxAttempts     int            `json:"max_attempts,omitempty"`
+	ProbeInterval   caddy.Duration `json:"probe_interval,omitempty"`
+	LagThreshold    uint64         `json:"lag_threshold,omitempty"`
+	BreakerFailures uint32         `json:"breaker_failures,omitempty"`
+	BreakerOpenFor  caddy.Duration `json:"breaker_open_for,omitempty"`
+	RegistryRefresh caddy.Duration `json:"registry_refresh,omitempty"`
+	// MaxBatch is the largest batch sent to an upstream in one request
+	// (default 100).
+	MaxBatch int `json:"max_batch,omitempty"`
+	// Registered nodes are strangers' endpoints: every address the gateway
+	// dials for one must pass shared/netpolicy (public unicast only),
+	// unless AllowPrivateNodes (development: loopback and private allowed)
+	// or it is in NodeAllowCIDRs. NodeResolver (host:port of a DNS server)
+	// resolves node host names instead of the system resolver.
+	AllowPrivateNodes bool     `json:"allow_private_nodes,omitempty"`
+	NodeAllowCIDRs    []string `json:"node_allow_cidrs,omitempty"`
+	NodeResolver      string   `json:"node_resolver,omitempty"`
+}
+
+// Metering (DESIGN §4) is on unless switched off explicitly: a missing
+// Redis must never silently turn the gateway into a free one.
+type Metering struct {
+	Off bool `json:"off,omitempty"`
+	// Free tier: calls per UTC day per IP (IPv6 /64), and per /24 (IPv6
+	// /48). Nil means the default; 0 switches the free tier off.
+	FreeDailyLimit  *int64 `json:"free_daily_limit,omitempty"`
+	FreeSubnetLimit *int64 `json:"free_subnet_limit,omitempty"`
+	// Abuse limits. A nil rate means the default, a zero Rate no limit.
+	RateLimitIP    *RateConfig `json:"rate_limit_ip,omitempty"`
+	RateLimitKey   *RateConfig `json:"rate_limit_key,omitempty"`
+	KeyCreateLimit *RateConfig `json:"key_create_limit,omitempty"` // Rate creations per Per (an exact window; Burst unused)
+	// IPConcurrency caps one IP's requests in flight on this instance; nil
+	// means the default, 0 no cap.
+	IPConcurrency *int `json:"ip_concurrency,omitempty"`
+}
+
+// Payments are deposits (chain 137), the x402 offer and the 402 answer.
+// Addresses and URLs may be {env.*} placeholders.
+type Payments struct {
+	VaultAddress string `json:"vault_address,omitempty"`
+	USDTAddress  string `json:"usdt_address,omitempty"`
+	MinDeposit   string `json:"min_deposit,omitempty"` // USDT, decimal
+	MaxDeposit   string `json:"max_deposit,omitempty"` // USDT, decimal
+	ExplorerURL  string `json:"explorer_url,omitempty"`
+	X402Asset    string `json:"x402_asset,omitempty"`  // USDC on Base
+	X402PayTo    string `json:"x402_pay_to,omitempty"` // receiver of x402 payments on Base
+	// PublicURL is the gateway's external base URL for the absolute URLs
+	// of the 402 answer; empty means the request's own scheme and host.
+	PublicURL string `json:"public_url,omitempty"`
+	// Facilitator is the x402 facilitator URL service.json advertises
+	// (settlementd's /x402 by default: public_url + "/x402").
+	Facilitator string `json:"facilitator_url,omitempty"`
+	// SettlementdURL is settlementd's address as the gateway reaches it;
+	// its /x402 settles payments when Facilitator is unset. The
+	// facilitator is never derived from a request: a Host header naming
+	// the caller's own "facilitator" would approve any payment.
+	SettlementdURL string `json:"settlementd_url,omitempty"`
+}
+
+// Intelligence prices the paid metrics.
+type Intelligence struct {
+	// HeatmapPrice is the funding-rate heatmap's price per call in USDT
+	// (decimal; default DefaultHeatmapPrice), debited from credits.
+	HeatmapPrice string `json:"heatmap_price,omitempty"`
+}
+
+// RateConfig is a request-rate limit: Rate requests per Per, in bursts of
+// up to Burst.
+type RateConfig struct {
+	Rate  int            `json:"rate"`
+	Per   caddy.Duration `json:"per,omitempty"`
+	Burst int            `json:"burst,omitempty"`
+}
+
+// ChainConfig is one served chain.
+type ChainConfig struct {
+	ID        uint64           `json:"id"`
+	Providers []ProviderConfig `json:"providers,omitempty"`
+}
+
+// ProviderConfig is one configured upstream provider. URL and header values
+// may hold {env.*} placeholders, expanded at provision time.
+type ProviderConfig struct {
+	Name    string            `json:"name"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// SetDefaults fills what the configuration left unset.
+func (g *Gateway) SetDefaults() {
+	if g.MaxBodyBytes <= 0 {
+		g.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if g.MaxBatch <= 0 {
+		g.MaxBatch = DefaultMaxBatch
+	}
+	if g.Upstreams.MaxBatch <= 0 {
+		g.Upstreams.MaxBatch = DefaultUpstreamMaxBatch
+	}
+	if g.BodyTimeout <= 0 {
+		g.BodyTimeout = caddy.Duration(DefaultBodyTimeout)
+	}
+	if g.RequestTimeout <= 0 {
+		g.RequestTimeout = caddy.Duration(DefaultRequestTimeout)
+	}
+	if g.Upstreams.RegistryRefresh <= 0 {
+		g.Upstreams.RegistryRefresh = caddy.Duration(DefaultRegistryRefresh)
+	}
+	if g.FinalityDepth == 0 {
+		g.FinalityDepth = DefaultFinalityDepth
+	}
+	if g.KeyPrefix == "" {
+		g.KeyPrefix = DefaultKeyPrefix
+	}
+}
+
+// Validate checks everything the configuration can be checked on without
+// expanding its placeholders (those values are checked when the handler
+// provisions).
+func (g *Gateway) Validate() error {
+	seen := map[uint64]bool{}
+	for _, c := range g.Chains {
+		if _, ok := chains.ByID(c.ID); !ok {
+			return fmt.Errorf("tollgate: chain %d is not supported", c.ID)
+		}
+		if seen[c.ID] {
+			return fmt.Errorf("tollgate: chain %d configured twice", c.ID)
+		}
+		seen[c.ID] = true
+		names := map[string]bool{}
+		for _, p := range c.Providers {
+			if p.Name == "" || p.URL == "" {
+				return fmt.Errorf("tollgate: chain %d: provider needs a name and a url", c.ID)
+			}
+			if names[p.Name] {
+				return fmt.Errorf("tollgate: chain %d: provider %q twice", c.ID, p.Name)
+			}
+			names[p.Name] = true
+		}
+	}
+	if g.MaxBatch > 10_000 {
+		return fmt.Errorf("tollgate: max_batch %d is unreasonably large", g.MaxBatch)
+	}
+	u := g.Upstreams
+	if u.MaxBatch > 10_000 {
+		return fmt.Errorf("tollgate: upstreams max_batch %d is unreasonably large", u.MaxBatch)
+	}
+	if _, err := netpolicy.ParsePrefixes(u.NodeAllowCIDRs); err != nil {
+		return fmt.Errorf("tollgate: upstreams node_allow_cidrs: %w", err)
+	}
+	if u.NodeResolver != "" {
+		if _, _, err := net.SplitHostPort(u.NodeResolver); err != nil {
+			return fmt.Errorf("tollgate: upstreams node_resolver %q: want host:port", u.NodeResolver)
+		}
+	}
+	m := g.Metering
+	for name, r := range map[string]*RateConfig{"rate_limit_ip": m.RateLimitIP, "rate_limit_key": m.RateLimitKey, "key_create_limit": m.KeyCreateLimit} {
+		if r != nil && (r.Rate < 0 || r.Burst < 0 || (r.Rate > 0 && time.Duration(r.Per) < time.Millisecond)) {
+			return fmt.Errorf("tollgate: metering %s: want a positive rate per period of at least 1ms, or off", name)
+		}
+	}
+	for name, p := range map[string]*int64{"free_daily_limit": m.FreeDailyLimit, "free_subnet_limit": m.FreeSubnetLimit} {
+		if p != nil && (*p < 0 || *p > 1<<40) {
+			return fmt.Errorf("tollgate: metering %s: want a non-negative integer, got %d", name, *p)
+		}
+	}
+	if m.IPConcurrency != nil && *m.IPConcurrency < 0 {
+		return fmt.Errorf("tollgate: metering ip_concurrency: want a positive integer or off")
+	}
+	p := g.Payments
+	for name, v := range map[string]string{"min_deposit": p.MinDeposit, "max_deposit": p.MaxDeposit, "heatmap_price": g.Intelligence.HeatmapPrice} {
+		if v == "" || isPlaceholder(v) {
+			continue
+		}
+		if u, err := money.Parse(v); err != nil || u <= 0 {
+			return fmt.Errorf("tollgate: %s %q must be a positive USDT amount", name, v)
+		}
+	}
+	for name, v := range map[string]string{"public_url": p.PublicURL, "facilitator_url": p.Facilitator, "settlementd_url": p.SettlementdURL} {
+		if v != "" && !isPlaceholder(v) && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+			return fmt.Errorf("tollgate: payments %s %q must start with http:// or https://", name, v)
+		}
+	}
+	return nil
+}
+
+// isPlaceholder reports whether v holds a placeholder expanded later.
+func isPlaceholder(v string) bool { return strings.Contains(v, "{") }
