@@ -67,7 +67,8 @@ func (m *Meter) VoidIfBooked(ctx context.Context, d *Decision) (found bool, err 
 			default:
 				booked.Outcome, booked.Account = Free, deb.Account
 			}
-			booked.calls = deb.Calls
+			// The refund gives back what the debit took.
+			booked.calls, booked.amount = deb.Calls, deb.Amount
 			return true, m.Refund(ctx, &booked, deb.Calls)
 		}
 		if len(msgs) < 1000 {
