@@ -126,7 +126,7 @@ func (h *Handler) Authenticate(w http.ResponseWriter, r *http.Request) (meter.Us
 		return meter.Usage{}, false
 	}
 	if !meter.WellFormedKey(key) {
-		web.Error(w, http.StatusUnauthorized, "invalid_api_key", "X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
+		web.Error(w, http.StatusUnauthorized, web.CodeInvalidKey, web.MsgMalformedKey)
 		return meter.Usage{}, false
 	}
 	u, st, err := h.meter.Usage(r.Context(), meter.HashKey(key))
@@ -135,10 +135,10 @@ func (h *Handler) Authenticate(w http.ResponseWriter, r *http.Request) (meter.Us
 		web.Unavailable(w, h.logger, err)
 		return u, false
 	case st == meter.KeyUnknown:
-		web.Error(w, http.StatusUnauthorized, "invalid_api_key", "unknown API key")
+		web.Error(w, http.StatusUnauthorized, web.CodeInvalidKey, web.MsgUnknownKey)
 		return u, false
 	case st == meter.KeyRevoked:
-		web.Error(w, http.StatusUnauthorized, "revoked_api_key", "this API key has been revoked")
+		web.Error(w, http.StatusUnauthorized, web.CodeRevokedKey, web.MsgRevokedKey)
 		return u, false
 	case st == meter.KeyRecovering:
 		web.RecoveringREST(w)

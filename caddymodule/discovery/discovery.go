@@ -379,7 +379,7 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 	req := meter.Request{IP: web.ClientIP(r), Method: "funding_rate_heatmap"}
 	if key, present := web.APIKey(r); present {
 		if !meter.WellFormedKey(key) {
-			web.Error(w, http.StatusUnauthorized, "invalid_api_key", "X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
+			web.Error(w, http.StatusUnauthorized, web.CodeInvalidKey, web.MsgMalformedKey)
 			return nil
 		}
 		req.KeyHash = meter.HashKey(key)
@@ -405,9 +405,9 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 		web.Error(w, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf("too many requests; retry in %d s", secs))
 		return nil
 	case meter.Unauthorized:
-		code, msg := "invalid_api_key", "unknown API key"
+		code, msg := web.CodeInvalidKey, web.MsgUnknownKey
 		if d.Reason == "revoked_key" {
-			code, msg = "revoked_api_key", "this API key has been revoked"
+			code, msg = web.CodeRevokedKey, web.MsgRevokedKey
 		}
 		web.Error(w, http.StatusUnauthorized, code, msg)
 		return nil

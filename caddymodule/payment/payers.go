@@ -97,7 +97,7 @@ func (h *Handler) payWithKey(r *http.Request, _ http.Header, req meter.Request) 
 		return meter.Decision{}, errNotMine
 	}
 	if !meter.WellFormedKey(key) {
-		return meter.Decision{}, keyRefused("X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)")
+		return meter.Decision{}, keyRefused(web.MsgMalformedKey)
 	}
 	req.KeyHash = meter.HashKey(key)
 	return h.authorizeScript(r, req)

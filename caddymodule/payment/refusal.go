@@ -85,9 +85,9 @@ func decided(d meter.Decision) *Refusal {
 		return &Refusal{kind: refusedRecovering, decision: &d}
 	case meter.Unauthorized:
 		if d.Reason == "revoked_key" {
-			return keyRefused("this API key has been revoked")
+			return keyRefused(web.MsgRevokedKey)
 		}
-		return keyRefused("unknown API key")
+		return keyRefused(web.MsgUnknownKey)
 	}
 	return meterDown(errors.New("unexpected metering outcome " + d.Outcome.String()))
 }

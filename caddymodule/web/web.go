@@ -143,6 +143,16 @@ func APIKey(r *http.Request) (key string, present bool) {
 // APIKeyHeader carries a caller's API key.
 const APIKeyHeader = "X-API-Key"
 
+// What a refused API key is told, on every route (REST code and message;
+// /rpc sends the message in a JSON-RPC error).
+const (
+	MsgMalformedKey = "X-API-Key is not a Tollgate API key (tg_ followed by 43 letters and digits)"
+	MsgUnknownKey   = "unknown API key"
+	MsgRevokedKey   = "this API key has been revoked"
+	CodeInvalidKey  = "invalid_api_key"
+	CodeRevokedKey  = "revoked_api_key"
+)
+
 // BaseURL is the gateway's external base URL: public (public_url) when
 // configured, else the scheme and host the request came in on.
 func BaseURL(r *http.Request, public string) string {
