@@ -240,6 +240,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 			// answer is the call's own outcome and is served like any
 			// other; when the upstream failed, it is relayed but not charged.
 			replies, _ := jsonrpc.MatchReplies(calls, uerr.LastReply)
+			untrusted(replies, uerr.LastUpstream)
 			if uerr.LastVerdict == upstream.VerdictSkip {
 				return replies, uerr.LastUpstream, true
 			}
@@ -254,5 +255,19 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), upstream.Ref{}, false
 	}
 	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
+	untrusted(replies, res.Upstream)
 	return replies, res.Upstream, false
+}
+
+// untrusted marks the replies of a registered node: only the configured
+// providers' answers are kept in the edge cache (a node's lie about a final
+// block would otherwise be served to every later caller, after the node
+// has gone).
+func untrusted(replies []jsonrpc.Reply, by upstream.Ref) {
+	if by.Kind != upstream.KindNode {
+		return
+	}
+	for k := range replies {
+		replies[k].Untrusted = true
+	}
 }

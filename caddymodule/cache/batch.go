@@ -87,7 +87,7 @@ func (s *Split) Merge(replies []jsonrpc.Reply, finalized uint64) []jsonrpc.Reply
 			continue
 		}
 		r := replies[k]
-		if m := &s.misses[k]; m.cacheable && r.Err == nil && m.plan.storable(&r.Response, finalized) {
+		if m := &s.misses[k]; m.cacheable && r.Err == nil && !r.Untrusted && m.plan.storable(&r.Response, finalized) {
 			s.c.Put(m.key, r.Result)
 		}
 		out[i] = r

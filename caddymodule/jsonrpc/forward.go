@@ -99,6 +99,11 @@ type Reply struct {
 	// Err means the upstream misbehaved: refund the call, and count it
 	// against the upstream.
 	Err error
+
+	// Untrusted marks an answer of a registered node: a stranger's word is
+	// relayed to the caller who asked, but never kept in the edge cache,
+	// where it would be served to everyone else.
+	Untrusted bool
 }
 
 // MatchReplies maps an upstream body answering EncodeUpstream(items) back to

@@ -26,6 +26,13 @@ const (
 	Hang                   // never answer until the client gives up
 	WrongChain             // eth_chainId answers 0x1
 	Lag                    // eth_blockNumber answers LagBy blocks behind
+	Lie                    // eth_getBalance answers LieBalance; eth_getBlockByNumber/Hash a block with a made-up hash
+)
+
+// LieBalance is the balance a lying proxy claims; LieHash the block hash.
+const (
+	LieBalance = "0x2a"
+	LieHash    = "0x1111111111111111111111111111111111111111111111111111111111111111"
 )
 
 // Proxy is a running fault proxy.
@@ -130,7 +137,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag {
+	if mode == WrongChain || mode == Lag || mode == Lie {
 		out = p.rewrite(calls, out, mode)
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -138,7 +145,8 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// rewrite changes the eth_chainId or eth_blockNumber answers in out.
+// rewrite changes the eth_chainId, eth_blockNumber, balance or block answers
+// in out.
 func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 	methodOf := map[string]string{}
 	for _, c := range calls {
@@ -148,6 +156,14 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 		switch m := methodOf[string(r.ID)]; {
 		case mode == WrongChain && m == "eth_chainId":
 			r.Result = json.RawMessage(`"0x1"`)
+		case mode == Lie && m == "eth_getBalance":
+			r.Result = json.RawMessage(strconv.Quote(LieBalance))
+		case mode == Lie && (m == "eth_getBlockByNumber" || m == "eth_getBlockByHash"):
+			var block map[string]json.RawMessage
+			if json.Unmarshal(r.Result, &block) == nil && block != nil {
+				block["hash"] = json.RawMessage(strconv.Quote(LieHash))
+				r.Result, _ = json.Marshal(block)
+			}
 		case mode == Lag && m == "eth_blockNumber":
 			var hex string
 			_ = json.Unmarshal(r.Result, &hex)
