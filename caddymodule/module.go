@@ -21,6 +21,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
@@ -55,6 +56,7 @@ type Handler struct {
 	payers    *payment.Handler
 	accounts  *accounts.Handler
 	discovery *discovery.Handler
+	verifier  *verify.Verifier
 	intel     intelConfig
 }
 

@@ -17,8 +17,10 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
 
@@ -148,6 +150,17 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Metered: func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
 			return h.meteredEntry(w, r, false, fn)
 		}, Log: h.logger})
+	if !h.Upstreams.VerifyOff {
+		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify")}
+		if h.Upstreams.VerifyFirst != nil {
+			vc.FirstAnswers = *h.Upstreams.VerifyFirst
+		}
+		if h.writer != nil {
+			w := h.writer
+			vc.Emit = func(ev *events.NodeMismatch) bool { return w.Enqueue(ev) }
+		}
+		h.verifier = verify.New(vc)
+	}
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
 		pools[id] = cs.pool
@@ -165,6 +178,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 func (h *Handler) Cleanup() error {
 	if h.stopReg != nil {
 		h.stopReg()
+	}
+	if h.verifier != nil {
+		h.verifier.Close()
 	}
 	for _, k := range h.poolKeys {
 		_, _ = pools.Delete(k)

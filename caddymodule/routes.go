@@ -147,6 +147,8 @@ func routeTable() []route {
 			adminSub("upstreams", 2), adminRoute},
 		{doc(http.MethodPost, "/admin/upstreams/{chain}/{upstream}/reset", web.AuthAdminToken, "operator: close one upstream's circuit breaker"),
 			adminSub("upstreams", 0), adminRoute},
+		{doc(http.MethodPost, "/admin/upstreams/{chain}/{upstream}/unquarantine", web.AuthAdminToken, "operator: return a quarantined node to traffic after review"),
+			adminSub("upstreams", 0), adminRoute},
 		{doc(http.MethodPost, "/admin/probe/{chain}", web.AuthAdminToken, "operator: one eth_blockNumber through the chain's upstream pool, unmetered and uncached"),
 			adminSub("probe", 2), adminRoute},
 	}

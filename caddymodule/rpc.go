@@ -13,6 +13,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -256,6 +257,10 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	}
 	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
 	untrusted(replies, res.Upstream)
+	if res.Upstream.Kind == upstream.KindNode {
+		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, Node: res.Upstream, Calls: calls, Replies: replies,
+			Finalized: cs.finalized(h.FinalityDepth)})
+	}
 	return replies, res.Upstream, false
 }
 

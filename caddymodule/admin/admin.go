@@ -81,6 +81,7 @@ func New(c Config) *Handler {
 //	DELETE /admin/free-tier                      back to the Caddyfile's limits
 //	GET    /admin/upstreams[/{chain}]            pool snapshots (breakers, health, latency)
 //	POST   /admin/upstreams/{chain}/{name}/reset close one upstream's breaker
+//	POST   /admin/upstreams/{chain}/{name}/unquarantine  return a quarantined node to traffic
 //
 // Other /admin/* paths belong to settlementd (settlement ops) and are passed
 // on to the next handler, which the Caddyfile proxies there.
@@ -150,6 +151,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return h.adminProbe(w, r, seg[1])
 	case seg[0] == "upstreams" && len(seg) == 4 && seg[3] == "reset":
 		return onlyMethod(w, r, http.MethodPost, func() error { return h.adminResetBreaker(w, r, seg[1], seg[2]) })
+	case seg[0] == "upstreams" && len(seg) == 4 && seg[3] == "unquarantine":
+		return onlyMethod(w, r, http.MethodPost, func() error { return h.adminUnquarantine(w, r, seg[1], seg[2]) })
 	}
 	web.Error(w, http.StatusNotFound, "not_found", "no such admin endpoint")
 	return nil
@@ -421,6 +424,26 @@ func (h *Handler) adminResetBreaker(w http.ResponseWriter, r *http.Request, whic
 	}
 	h.adminLog(r, "reset_breaker", "applied", zap.Uint64("chain_id", cs.chain.ID), zap.String("upstream", name), zap.String("from", string(prev)))
 	web.JSON(w, http.StatusOK, map[string]any{"chain_id": cs.chain.ID, "upstream": name, "previous_state": prev, "state": upstream.BreakerClosed})
+	return nil
+}
+
+// adminUnquarantine serves POST /admin/upstreams/{chain}/{name}/unquarantine:
+// after an operator's review, a node quarantined on this gateway (its
+// answer differed from a configured provider's) gets traffic again. The
+// quarantine settlementd records (the registry) is lifted there.
+func (h *Handler) adminUnquarantine(w http.ResponseWriter, r *http.Request, which, name string) error {
+	cs, ok := h.adminChain(w, which)
+	if !ok {
+		return nil
+	}
+	reason, was := cs.pool.Quarantined(name)
+	if !was {
+		web.Error(w, http.StatusNotFound, "not_quarantined", "chain "+metrics.Chain(cs.chain.ID)+" has no quarantined upstream "+web.Truncate(name, 64))
+		return nil
+	}
+	cs.pool.Unquarantine(name)
+	h.adminLog(r, "unquarantine", "applied", zap.Uint64("chain_id", cs.chain.ID), zap.String("upstream", name), zap.String("reason", reason))
+	web.JSON(w, http.StatusOK, map[string]any{"chain_id": cs.chain.ID, "upstream": name, "quarantined": false, "was": reason})
 	return nil
 }
 

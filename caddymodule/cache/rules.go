@@ -237,6 +237,16 @@ func Cacheable(chain uint64, it *jsonrpc.Item, finalized uint64) (Key, bool) {
 	return makeKey(chain, it.Method, &params), true
 }
 
+// Block is the highest block number the call reads, or 0 when the call is
+// pinned by hash or static (or not cacheable at all).
+func Block(it *jsonrpc.Item) uint64 {
+	p, _, ok := analyze(it)
+	if !ok || p.pinned {
+		return 0
+	}
+	return p.block
+}
+
 // Storable reports whether resp, the upstream's answer to it, may be kept:
 // it must be cacheable (at the finalized head as it is now, which may have
 // moved since Cacheable) and not an error or null, and pass its method's

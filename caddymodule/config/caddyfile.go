@@ -36,6 +36,7 @@ import (
 //	        allow_private_nodes off                 # development only: nodes on loopback/private addresses
 //	        node_allow_cidrs 10.1.0.0/16            # private ranges nodes may use anyway
 //	        node_resolver    127.0.0.1:53           # DNS server for node host names
+//	        verify           0.05 20                # check 5 % of a node's requests and all of its first 20; or off
 //	    }
 //	    metering [on|off] {                         # off: an open gateway, no Redis needed
 //	        free_daily_limit  500                   # free calls per IP (IPv6 /64) per UTC day; 0 = no free tier
@@ -259,6 +260,28 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 			u.AllowPrivateNodes = false
 		default:
 			return d.Errf("%s: want on or off, got %q", where, v)
+		}
+	case "upstreams.verify":
+		// verify off | verify <rate> [<first>]
+		args := d.RemainingArgs()
+		if len(args) == 1 && args[0] == "off" {
+			u.VerifyOff = true
+			return nil
+		}
+		if len(args) < 1 || len(args) > 2 {
+			return d.Errf("%s: want <rate> [<first requests>] or off", where)
+		}
+		r, err := strconv.ParseFloat(args[0], 64)
+		if err != nil || r <= 0 || r > 1 {
+			return d.Errf("%s: rate %q is not a share between 0 and 1", where, args[0])
+		}
+		u.VerifyRate = r
+		if len(args) == 2 {
+			n, err := strconv.ParseInt(args[1], 10, 32)
+			if err != nil || n < 0 {
+				return d.Errf("%s: first %q is not a non-negative integer", where, args[1])
+			}
+			u.VerifyFirst = &n
 		}
 	case "upstreams.node_allow_cidrs":
 		u.NodeAllowCIDRs = append(u.NodeAllowCIDRs, d.RemainingArgs()...)

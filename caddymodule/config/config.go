@@ -107,6 +107,13 @@ type Upstreams struct {
 	AllowPrivateNodes bool     `json:"allow_private_nodes,omitempty"`
 	NodeAllowCIDRs    []string `json:"node_allow_cidrs,omitempty"`
 	NodeResolver      string   `json:"node_resolver,omitempty"`
+	// Verification of registered nodes' answers (caddymodule/verify): the
+	// share of a node's requests checked against a configured provider
+	// (0: the default, 5 %) and how many of its first requests are all
+	// checked (nil: the default, 20); VerifyOff switches it off.
+	VerifyRate  float64 `json:"verify_rate,omitempty"`
+	VerifyFirst *int64  `json:"verify_first,omitempty"`
+	VerifyOff   bool    `json:"verify_off,omitempty"`
 }
 
 // Metering (DESIGN §4) is on unless switched off explicitly: a missing
@@ -244,6 +251,9 @@ func (g *Gateway) Validate() error {
 		if _, _, err := net.SplitHostPort(u.NodeResolver); err != nil {
 			return fmt.Errorf("tollgate: upstreams node_resolver %q: want host:port", u.NodeResolver)
 		}
+	}
+	if u.VerifyRate < 0 || u.VerifyRate > 1 {
+		return fmt.Errorf("tollgate: upstreams verify: rate %v is not a share between 0 and 1", u.VerifyRate)
 	}
 	m := g.Metering
 	for name, r := range map[string]*RateConfig{"rate_limit_ip": m.RateLimitIP, "rate_limit_key": m.RateLimitKey, "key_create_limit": m.KeyCreateLimit} {

@@ -58,6 +58,10 @@ var (
 		Namespace: ns, Subsystem: "x402", Name: "payments_total",
 		Help: "x402 payment headers by outcome (settled, invalid, settle_failed, facilitator_unavailable, grant_failed).",
 	}, []string{"outcome"})
+	Verifications = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "node_verifications_total",
+		Help: "Registered nodes' answers checked against a configured provider, by outcome (match, mismatch, unjudged, not_deterministic, no_provider, dropped).",
+	}, []string{"outcome"})
 	SIWXOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: "x402", Name: "siwx_total",
 		Help: "Sign-In-With-X headers by outcome (served, invalid, bundle_exhausted, siwx_nonce_used, rate_limited).",
@@ -72,7 +76,7 @@ func Register(reg prometheus.Registerer, extra ...prometheus.Collector) error {
 		return nil
 	}
 	all := []prometheus.Collector{RPCRequests, RPCCalls, RPCDuration, CacheLookups,
-		MeterDecisions, MeterLatency, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes}
+		MeterDecisions, MeterLatency, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes, Verifications}
 	for _, c := range append(all, extra...) {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError

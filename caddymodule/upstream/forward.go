@@ -30,6 +30,9 @@ type ForwardOptions struct {
 	// Only names the one upstream the call may go to (a filter lives on the
 	// upstream that created it); none other is tried.
 	Only string
+	// ProvidersOnly keeps the call to the configured providers (the
+	// answer verifier asks them, never another stranger's node).
+	ProvidersOnly bool
 }
 
 // Result is a served call.
@@ -71,7 +74,7 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 			uerr.Cause = err
 			break
 		}
-		m, done := p.acquire(exclude, opts.NoRetry, opts.Prefer, opts.Only)
+		m, done := p.acquire(exclude, opts.NoRetry, opts.Prefer, opts.Only, opts.ProvidersOnly)
 		if m == nil {
 			break
 		}
@@ -100,13 +103,13 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 // acquire picks an upstream and reserves it with its breaker. An upstream
 // the breaker refuses (it opened since the pick, or its half-open trial
 // slots are taken) is excluded and the next one picked.
-func (p *Pool) acquire(exclude map[string]bool, noRetry bool, prefer, only string) (*member, func(error)) {
+func (p *Pool) acquire(exclude map[string]bool, noRetry bool, prefer, only string, providersOnly bool) (*member, func(error)) {
 	if only != "" {
 		if exclude[only] {
 			return nil, nil
 		}
 		for _, m := range p.list() {
-			if m.up.Name == only && !m.retired.Load() {
+			if _, q := p.quarantined.of(only); m.up.Name == only && !m.retired.Load() && !q {
 				if done, err := m.br.Load().Allow(); err == nil {
 					return m, done
 				}
@@ -115,7 +118,7 @@ func (p *Pool) acquire(exclude map[string]bool, noRetry bool, prefer, only strin
 		return nil, nil
 	}
 	for {
-		m := p.pick(exclude, noRetry, prefer)
+		m := p.pick(exclude, noRetry, prefer, providersOnly)
 		if m == nil {
 			return nil, nil
 		}

@@ -206,6 +206,8 @@ type Pool struct {
 	kick    chan struct{}
 	stopped atomic.Bool
 	once    sync.Once
+
+	quarantined quarantine
 }
 
 // New builds a pool from cfg and starts its probe loop.

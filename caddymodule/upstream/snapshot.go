@@ -46,6 +46,11 @@ type UpstreamSnapshot struct {
 
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+
+	// Quarantined: an answer of this upstream was proven wrong; it gets no
+	// traffic until an operator's review (QuarantineReason says what).
+	Quarantined      bool   `json:"quarantined"`
+	QuarantineReason string `json:"quarantine_reason,omitempty"`
 }
 
 // Snapshot reports every upstream's state, providers first in config order,
@@ -67,6 +72,7 @@ func (p *Pool) Snapshot() Snapshot {
 			LatencySamples: st.samples, P50Ms: millis(st.p50), P99Ms: millis(st.p99),
 			LastError: st.lastErr,
 		}
+		u.QuarantineReason, u.Quarantined = p.quarantined.of(m.up.Name)
 		if u.RateLimited {
 			t := time.Unix(0, m.limitedUntil.Load())
 			u.RateLimitedUntil = &t

@@ -1,0 +1,265 @@
+// Package verify checks registered nodes' answers off the hot path. A share
+// of the requests a node serves (and every one of a node's first answers)
+// is handed to a worker after the caller has been answered; the worker asks
+// a configured provider the same deterministic questions — calls whose
+// answers the edge cache would keep as immutable: blocks, receipts,
+// transactions, state at a final block, lookups by hash — and compares the
+// answers canonically. A node that answered differently is quarantined in
+// the pool at once (no more traffic on this gateway) and the evidence, both
+// answers included, goes to settlementd as an events.NodeMismatch, which
+// quarantines the node everywhere and withholds its share.
+//
+// What is never judged: answers about a moving head (they are not
+// immutable), calls the provider could not answer or answered with null or
+// an error (a lagging node, a pruned provider), and object fields only one
+// of the two answers has (clients differ in the fields they add).
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
+)
+
+// Defaults of the verification policy.
+const (
+	DefaultRate         = 0.05 // a twentieth of a node's requests
+	DefaultFirstAnswers = 20   // every one of a node's first 20 requests
+	queueSize           = 256
+	checkTimeout        = 10 * time.Second
+)
+
+// Config is the verification policy.
+type Config struct {
+	// Rate is the share of a node's requests checked (0 < Rate <= 1).
+	Rate float64
+	// FirstAnswers: a node's first requests on this gateway are all checked.
+	FirstAnswers int64
+	// Emit hands evidence on (the event writer); nil keeps it in the log.
+	Emit func(*events.NodeMismatch) bool
+	Log  *zap.Logger
+}
+
+// Job is one node-served request offered for checking.
+type Job struct {
+	Pool      *upstream.Pool
+	ChainID   uint64
+	Node      upstream.Ref
+	Calls     []jsonrpc.Item
+	Replies   []jsonrpc.Reply
+	Finalized uint64
+}
+
+// Verifier samples node answers and checks them in the background.
+type Verifier struct {
+	cfg   Config
+	jobs  chan Job
+	seen  sync.Map // node name → *atomic.Int64, requests offered
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+// New starts a verifier's worker; Close stops it.
+func New(cfg Config) *Verifier {
+	if cfg.Rate <= 0 {
+		cfg.Rate = DefaultRate
+	}
+	if cfg.FirstAnswers < 0 {
+		cfg.FirstAnswers = 0
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	v := &Verifier{cfg: cfg, jobs: make(chan Job, queueSize), stop: cancel, done: make(chan struct{})}
+	go v.run(ctx)
+	return v
+}
+
+// Close stops the worker; jobs still queued are dropped.
+func (v *Verifier) Close() {
+	v.stop()
+	<-v.done
+}
+
+// Offer considers a node-served request for checking. It costs the hot
+// path an atomic add and, when sampled, a channel send that never blocks
+// (a full queue drops the job).
+func (v *Verifier) Offer(j Job) {
+	if v == nil || j.Node.Kind != upstream.KindNode || len(j.Calls) == 0 {
+		return
+	}
+	c, _ := v.seen.LoadOrStore(j.Node.Name, new(atomic.Int64))
+	n := c.(*atomic.Int64).Add(1)
+	if n > v.cfg.FirstAnswers && rand.Float64() >= v.cfg.Rate {
+		return
+	}
+	// The request goes on with its slices (filters rewrite ids in place):
+	// the check gets its own.
+	j.Calls = append([]jsonrpc.Item(nil), j.Calls...)
+	j.Replies = append([]jsonrpc.Reply(nil), j.Replies...)
+	select {
+	case v.jobs <- j:
+	default:
+		metrics.Verifications.WithLabelValues("dropped").Inc()
+	}
+}
+
+func (v *Verifier) run(ctx context.Context) {
+	defer close(v.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-v.jobs:
+			v.check(ctx, j)
+		}
+	}
+}
+
+// check asks a provider the job's deterministic calls and compares.
+func (v *Verifier) check(ctx context.Context, j Job) {
+	if _, q := j.Pool.Quarantined(j.Node.Name); q {
+		return // already proven; one proof is enough
+	}
+	var calls []jsonrpc.Item
+	var nodeAnswers []jsonrpc.Reply
+	for k := range j.Calls {
+		if k >= len(j.Replies) {
+			break
+		}
+		r := j.Replies[k]
+		if r.Err != nil || r.Response.Error != nil || !cache.Storable(&j.Calls[k], &r.Response, j.Finalized) {
+			continue
+		}
+		if len(r.Result) > events.MaxEvidenceBytes {
+			continue
+		}
+		calls = append(calls, j.Calls[k])
+		nodeAnswers = append(nodeAnswers, r)
+	}
+	if len(calls) == 0 {
+		metrics.Verifications.WithLabelValues("not_deterministic").Inc()
+		return
+	}
+	body, err := jsonrpc.EncodeUpstream(calls)
+	if err != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
+	cancel()
+	if err != nil {
+		metrics.Verifications.WithLabelValues("no_provider").Inc()
+		return
+	}
+	trusted, _ := jsonrpc.MatchReplies(calls, res.Body)
+	for k := range calls {
+		t := trusted[k]
+		if t.Err != nil || t.Response.Error != nil || isNull(t.Result) {
+			metrics.Verifications.WithLabelValues("unjudged").Inc()
+			continue
+		}
+		if Same(nodeAnswers[k].Result, t.Result) {
+			metrics.Verifications.WithLabelValues("match").Inc()
+			continue
+		}
+		metrics.Verifications.WithLabelValues("mismatch").Inc()
+		v.convict(j, &calls[k], nodeAnswers[k].Result, t.Result, res.Upstream.Name)
+		return
+	}
+}
+
+// convict quarantines the node and hands the evidence on.
+func (v *Verifier) convict(j Job, call *jsonrpc.Item, lie, truth json.RawMessage, by string) {
+	reason := "answered " + call.Method + " unlike provider " + by
+	if !j.Pool.Quarantine(j.Node.Name, reason) {
+		return
+	}
+	ev := &events.NodeMismatch{ID: meter.NewRequestID(), TimeMs: time.Now().UnixMilli(), ChainID: j.ChainID, NodeID: j.Node.NodeID,
+		Method: call.Method, Params: append(json.RawMessage(nil), call.Params...), Block: cache.Block(call),
+		NodeAnswer: append(json.RawMessage(nil), lie...), TrustedAnswer: append(json.RawMessage(nil), truth...), TrustedBy: by}
+	if ev.NodeID == "" {
+		ev.NodeID = j.Node.Name
+	}
+	v.cfg.Log.Warn("registered node quarantined: its answer differs from a configured provider's",
+		zap.Uint64("chain_id", j.ChainID), zap.String("node", j.Node.Name), zap.String("method", call.Method),
+		zap.String("evidence", ev.ID), zap.String("provider", by))
+	if v.cfg.Emit != nil && !v.cfg.Emit(ev) {
+		v.cfg.Log.Error("node evidence could not be queued", zap.String("evidence", ev.ID))
+	}
+}
+
+func isNull(r json.RawMessage) bool {
+	t := bytes.TrimSpace(r)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// Same compares two JSON answers canonically: objects by the fields both
+// have (a client may add fields another lacks), arrays element by element,
+// hex strings ignoring case, everything else exactly.
+func Same(a, b json.RawMessage) bool {
+	var x, y any
+	da, db := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
+	da.UseNumber()
+	db.UseNumber()
+	if da.Decode(&x) != nil || db.Decode(&y) != nil {
+		return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
+	}
+	return same(x, y)
+}
+
+func same(x, y any) bool {
+	switch a := x.(type) {
+	case map[string]any:
+		b, ok := y.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, va := range a {
+			if vb, both := b[k]; both && !same(va, vb) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := y.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !same(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		b, ok := y.(string)
+		if !ok {
+			return false
+		}
+		if strings.HasPrefix(a, "0x") && strings.HasPrefix(b, "0x") {
+			return strings.EqualFold(a, b)
+		}
+		return a == b
+	case json.Number:
+		b, ok := y.(json.Number)
+		return ok && a == b
+	default:
+		return x == y
+	}
+}

@@ -1,0 +1,288 @@
+package caddymodule_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/registry"
+)
+
+// registerNode puts a node serving chain 137 at url into the gateway's
+// registry.
+func (e *meterEnv) registerNode(t *testing.T, id, url string) {
+	t.Helper()
+	raw, err := registry.Encode(&registry.Node{ID: id, Wallet: "0x0000000000000000000000000000000000000001", Region: "eu",
+		URL: url, ChainIDs: []uint64{137}, Status: registry.StatusOnline, UpdatedAt: time.Now().Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rdb.HSet(t.Context(), e.prefix+registry.NodesKey, id, raw).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// upstreamState is the node's entry in /rpc/health for chain 137.
+func (e *meterEnv) upstreamState(t *testing.T, name string) map[string]any {
+	t.Helper()
+	var h struct {
+		Chains []struct {
+			ChainID uint64 `json:"chain_id"`
+			Pool    struct {
+				Upstreams []map[string]any `json:"upstreams"`
+			} `json:"pool"`
+		}
+	}
+	resp, err := http.Get(e.gw.URL() + "/rpc/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range h.Chains {
+		for _, u := range c.Pool.Upstreams {
+			if c.ChainID == 137 && u["name"] == name {
+				return u
+			}
+		}
+	}
+	return nil
+}
+
+// verifications reads tollgate_gateway_node_verifications_total by outcome.
+func (e *meterEnv) verifications(t *testing.T) map[string]int {
+	t.Helper()
+	resp, err := http.Get("http://" + e.gw.AdminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "tollgate_gateway_node_verifications_total{") {
+			continue
+		}
+		i := strings.Index(line, `outcome="`)
+		j := strings.LastIndexByte(line, ' ')
+		outcome := line[i+9 : strings.IndexByte(line[i+9:], '"')+i+9]
+		n, _ := strconv.ParseFloat(line[j+1:], 64)
+		out[outcome] = int(n)
+	}
+	return out
+}
+
+// blockN asks for block n: a final block is a deterministic question, and
+// one never asked before is not in the cache.
+func blockN(n int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x%x",false]}`, n)
+}
+
+const headNumber = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+
+// waitForNode polls until the node serves a call (nodes are preferred once
+// their first probe passed).
+func (e *meterEnv) waitForNode(t *testing.T, nodeID string, headers ...string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a := e.rpc(t, headNumber, headers...)
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			return
+		}
+		if a.status != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("the node never served: %d %s; node %v", a.status, a.body, e.upstreamState(t, nodeID))
+		}
+		time.Sleep(20 * time.Millisecond) // polling the pool's state through the API
+	}
+}
+
+// TestLyingNodeIsQuarantined: a registered node that alters every answer
+// about a final block serves paid traffic next to two honest providers.
+// Its first answers are all checked (verify 0.05 20: the defaults), so it
+// is quarantined within its first 5 answers; /rpc/health shows why, the
+// evidence (the call and both answers) is on the event stream for
+// settlementd, no call reaches the node afterwards, and callers get the
+// providers' true answers. An operator's review puts it back.
+func TestLyingNodeIsQuarantined(t *testing.T) {
+	e := startMetered(t, meterOpts{free: 100_000, subnet: 100_000, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t}"})
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetMode(faultproxy.Lie)
+	const nodeID = "NODE-EU-LIARLIAR"
+	e.registerNode(t, nodeID, liar.URL())
+
+	e.waitForNode(t, nodeID)
+	// Ask about final blocks, each once, until the node is quarantined,
+	// counting the node's answers.
+	served, lies, n := 0, 0, 0
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n++
+		a := e.rpc(t, blockN(n))
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			served++
+			if strings.Contains(string(a.body), faultproxy.LieHash) {
+				lies++
+			}
+		}
+		if st := e.upstreamState(t, nodeID); st != nil && st["quarantined"] == true {
+			if r, _ := st["quarantine_reason"].(string); !strings.Contains(r, "eth_getBlockByNumber") {
+				t.Fatalf("quarantine reason %q does not name the call", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the liar was not quarantined after serving %d answers (%d lies)", served, lies)
+		}
+	}
+	t.Logf("the liar served %d answers (%d lies) before its quarantine", served, lies)
+	if served == 0 || served > 5 {
+		t.Fatalf("the liar served %d answers before its quarantine; the bound is 1 to 5", served)
+	}
+
+	// The evidence: the call and both answers.
+	var ev *events.NodeMismatch
+	deadline = time.Now().Add(5 * time.Second)
+	for ev == nil && time.Now().Before(deadline) {
+		for _, x := range e.stream(t) {
+			if m, ok := x.(*events.NodeMismatch); ok {
+				ev = m
+			}
+		}
+		if ev == nil {
+			time.Sleep(50 * time.Millisecond) // the event writer flushes asynchronously
+		}
+	}
+	if ev == nil {
+		t.Fatal("no node_mismatch evidence on the stream")
+	}
+	var lie, truth struct {
+		Hash string `json:"hash"`
+	}
+	_ = json.Unmarshal(ev.NodeAnswer, &lie)
+	_ = json.Unmarshal(ev.TrustedAnswer, &truth)
+	if ev.NodeID != nodeID || ev.Method != "eth_getBlockByNumber" || ev.Block == 0 || lie.Hash != faultproxy.LieHash ||
+		truth.Hash == "" || truth.Hash == faultproxy.LieHash || (ev.TrustedBy != "alpha" && ev.TrustedBy != "beta") {
+		t.Fatalf("evidence %+v (node hash %s, trusted hash %s)", ev, lie.Hash, truth.Hash)
+	}
+
+	// Quarantined: no call reaches it, callers get the truth.
+	before := liar.Calls("eth_getBlockByNumber")
+	for i := range 20 {
+		a := e.rpc(t, blockN(n+1+i))
+		if by := a.header.Get("X-Tollgate-Upstream"); by == nodeID || strings.Contains(string(a.body), faultproxy.LieHash) {
+			t.Fatalf("call %d after the quarantine served by %s: %s", i+1, by, a.body)
+		}
+	}
+	if n := liar.Calls("eth_getBlockByNumber") - before; n != 0 {
+		t.Fatalf("%d calls reached the quarantined node", n)
+	}
+
+	// Review: the operator lifts it on this gateway.
+	a := e.do(t, http.MethodPost, "/admin/upstreams/137/"+nodeID+"/unquarantine", "", "X-Admin-Token: admin-token-0123456789")
+	if a.status != http.StatusOK {
+		t.Fatalf("unquarantine: %d %s", a.status, a.body)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+		t.Fatalf("after review: %v", st)
+	}
+	if a := e.do(t, http.MethodPost, "/admin/upstreams/137/"+nodeID+"/unquarantine", "", "X-Admin-Token: admin-token-0123456789"); a.status != http.StatusNotFound {
+		t.Fatalf("unquarantine twice: %d %s", a.status, a.body)
+	}
+}
+
+// TestHonestNodesAreNeverQuarantined: 10,000 calls through an honest node,
+// every request checked (verify 1), while the head moves every 100 ms —
+// questions about the latest block, about final blocks and about blocks
+// just behind the head. Not one quarantine; the checks that could be made
+// all matched.
+func TestHonestNodesAreNeverQuarantined(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tverify 1\n\t\t\t}"})
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-HONESTAB"
+	e.registerNode(t, nodeID, honest.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNode(t, nodeID, "X-API-Key: "+key)
+
+	const total, workers = 10_000, 8
+	bodies := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`,
+		`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["0x2",false]}`,
+		`{"jsonrpc":"2.0","id":3,"method":"eth_blockNumber","params":[]}`,
+		`{"jsonrpc":"2.0","id":4,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","0x1"]}`,
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		byNode   int
+		failures []string
+	)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < total && ctx.Err() == nil; i += workers {
+				body := bodies[i%len(bodies)]
+				if i%len(bodies) == 1 { // blocks at and near the head as it moves: final or not yet
+					body = blockN(1 + i/40)
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.gw.URL()+"/rpc", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-API-Key", key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					mu.Lock()
+					failures = append(failures, err.Error())
+					mu.Unlock()
+					continue
+				}
+				mu.Lock()
+				if resp.StatusCode != http.StatusOK {
+					failures = append(failures, resp.Status)
+				}
+				if resp.Header.Get("X-Tollgate-Upstream") == nodeID {
+					byNode++
+				}
+				mu.Unlock()
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d of %d calls failed, e.g. %s", len(failures), total, failures[0])
+	}
+	st := e.upstreamState(t, nodeID)
+	v := e.verifications(t)
+	t.Logf("%d calls, %d served by the honest node; checks: %v", total, byNode, v)
+	if st == nil || st["quarantined"] != false || v["mismatch"] != 0 {
+		t.Fatalf("an honest node was judged a liar: %v, checks %v", st, v)
+	}
+	if byNode < total/2 || v["match"] < 100 {
+		t.Fatalf("too little was checked to mean anything: %d calls by the node, checks %v", byNode, v)
+	}
+	for _, x := range e.stream(t) {
+		if m, ok := x.(*events.NodeMismatch); ok {
+			t.Fatalf("evidence against an honest node: %+v", m)
+		}
+	}
+}
