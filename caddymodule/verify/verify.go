@@ -66,11 +66,11 @@ type Job struct {
 
 // Verifier samples node answers and checks them in the background.
 type Verifier struct {
-	cfg   Config
-	jobs  chan Job
-	seen  sync.Map // node name → *atomic.Int64, requests offered
-	stop  context.CancelFunc
-	done  chan struct{}
+	cfg  Config
+	jobs chan Job
+	seen sync.Map // node name → *atomic.Int64, requests offered
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // New starts a verifier's worker; Close stops it.
