@@ -360,7 +360,7 @@ func (s *Sender) fill(ctx context.Context, signer *Signer, n uint64) error {
 			int64(s.cfg.ChainID), addr, int64(n)).Scan(&used); err != nil || used {
 			return err
 		}
-		t, err = s.insert(ctx, tx, signer, Intent{Purpose: fmt.Sprintf("nonce-fill:%s:%d", addr, n), Kind: KindNonceFill, To: from},
+		t, err = s.insert(ctx, tx, signer, Intent{Purpose: fmt.Sprintf("nonce-fill:%s:%d", addr, n), Kind: KindNonceFill, To: from, Data: []byte{}},
 			n, 21_000, signed, raw, tip, feeCap)
 		return err
 	})

@@ -435,14 +435,14 @@ func (s *Sender) Pending(ctx context.Context) ([]*Tx, error) {
 // harmless.
 func (s *Sender) ResolvePending(ctx context.Context) error {
 	// Gaps first: everything of ours above a gap waits for it.
+	var errs []error
 	if err := s.fillGaps(ctx); err != nil {
-		s.log.Warn("filling nonce gaps", zap.Error(err))
+		errs = append(errs, fmt.Errorf("chain: filling nonce gaps: %w", err))
 	}
 	txs, err := s.Pending(ctx)
 	if err != nil {
 		return fmt.Errorf("chain: listing pending transactions: %w", err)
 	}
-	var errs []error
 	for _, t := range txs {
 		if err := s.Resolve(ctx, t, true); err != nil {
 			errs = append(errs, err)
