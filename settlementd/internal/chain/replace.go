@@ -109,9 +109,15 @@ var (
 		Help: "Nonce gaps of our keys filled with a 0-value self-transfer, by key role."}, []string{"role"})
 )
 
-// RegisterMetrics adds the transaction metrics to reg (once per registry).
+// RegisterMetrics adds the transaction metrics to reg; registering them
+// again with the same registry is a no-op.
 func RegisterMetrics(reg prometheus.Registerer) {
-	reg.MustRegister(metricReplaced, metricResent, metricCeiling, metricGaps)
+	for _, c := range []prometheus.Collector{metricReplaced, metricResent, metricCeiling, metricGaps} {
+		var dup prometheus.AlreadyRegisteredError
+		if err := reg.Register(c); err != nil && !errors.As(err, &dup) {
+			panic(err)
+		}
+	}
 }
 
 // bump returns x raised by pct percent, rounded up, and by at least 1 wei.

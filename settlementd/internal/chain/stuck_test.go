@@ -361,3 +361,28 @@ func counter(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// The counters are exported once per registry, under their documented names.
+func TestRegisterMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	RegisterMetrics(reg)
+	RegisterMetrics(reg)
+	metricCeiling.WithLabelValues("governor").Add(0)
+	metricReplaced.WithLabelValues("governor").Add(0)
+	metricResent.WithLabelValues("governor").Add(0)
+	metricGaps.WithLabelValues("governor").Add(0)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, mf := range mfs {
+		names[mf.GetName()] = true
+	}
+	for _, want := range []string{"settlementd_chain_tx_replacements_total", "settlementd_chain_tx_resent_total",
+		"settlementd_chain_tx_fee_ceiling_reached_total", "settlementd_chain_tx_nonce_gaps_filled_total"} {
+		if !names[want] {
+			t.Errorf("%s not exported (have %v)", want, names)
+		}
+	}
+}
