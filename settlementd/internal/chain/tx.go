@@ -27,6 +27,7 @@ const (
 	KindCreateClaim   = "create_claim"
 	KindPause         = "pause"
 	KindUnpause       = "unpause"
+	KindX402Settle    = "x402_transfer_with_authorization"
 )
 
 // Transaction states (see migration 0011).

@@ -91,12 +91,25 @@ func FromEnv(getenv func(string) string) (Settings, error) {
 			*p = n
 		}
 	}
+	var err error
+	if s.TxPolicy, err = TxPolicyFromEnv(getenv); err != nil {
+		errs = append(errs, err)
+	}
+	return s, errors.Join(errs...)
+}
+
+// TxPolicyFromEnv reads TOLLGATE_TX_STUCK_AFTER, TOLLGATE_TX_FEE_BUMP_PERCENT
+// and TOLLGATE_TX_MAX_FEE_GWEI (unset: the chain package's defaults). The
+// x402 facilitator's transactions on Base follow the same policy.
+func TxPolicyFromEnv(getenv func(string) string) (chain.TxPolicy, error) {
+	var p chain.TxPolicy
+	var errs []error
 	if v := strings.TrimSpace(getenv("TOLLGATE_TX_STUCK_AFTER")); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			errs = append(errs, errors.New("TOLLGATE_TX_STUCK_AFTER must be a positive duration (e.g. 3m)"))
 		}
-		s.TxPolicy.StuckAfter = d
+		p.StuckAfter = d
 	}
 	if v := strings.TrimSpace(getenv("TOLLGATE_TX_FEE_BUMP_PERCENT")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -104,16 +117,16 @@ func FromEnv(getenv func(string) string) (Settings, error) {
 			errs = append(errs, fmt.Errorf("TOLLGATE_TX_FEE_BUMP_PERCENT must be an integer from %d to 1000 (nodes refuse smaller replacements)",
 				chain.MinBumpPercent))
 		}
-		s.TxPolicy.BumpPercent = n
+		p.BumpPercent = n
 	}
 	if v := strings.TrimSpace(getenv("TOLLGATE_TX_MAX_FEE_GWEI")); v != "" {
 		w, err := chain.ParseGwei(v)
 		if err != nil || w.Sign() <= 0 {
 			errs = append(errs, errors.New("TOLLGATE_TX_MAX_FEE_GWEI must be a positive decimal amount of gwei"))
 		}
-		s.TxPolicy.MaxFeePerGas = w
+		p.MaxFeePerGas = w
 	}
-	return s, errors.Join(errs...)
+	return p, errors.Join(errs...)
 }
 
 // Deps are the daemon's shared clients.
