@@ -323,7 +323,32 @@ func (s *Sender) fillGaps(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("chain: nonce of %s: %w", signer, err))
 			continue
 		}
+		if latest >= uint64(*top) {
+			continue
+		}
+		used := map[uint64]bool{}
+		rows, err := s.cfg.Pool.Query(ctx, `SELECT nonce FROM chain_txs WHERE chain_id = $1 AND from_addr = $2 AND nonce >= $3 AND nonce < $4`,
+			int64(s.cfg.ChainID), addr, int64(latest), *top)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for rows.Next() {
+			var n int64
+			if err := rows.Scan(&n); err != nil {
+				errs = append(errs, err)
+			}
+			used[uint64(n)] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		for n := latest; n < uint64(*top); n++ {
+			if used[n] {
+				continue
+			}
 			if err := s.fill(ctx, signer, n); err != nil {
 				errs = append(errs, err)
 				break
