@@ -145,15 +145,19 @@ func bigMin(a, b *big.Int) *big.Int {
 }
 
 // attempt is one signed version of a chain_txs row.
+// Ages are measured by PostgreSQL's clock, which also stamped the times, so
+// the stuck timer does not depend on the replicas' clocks.
 type attempt struct {
-	hash   common.Hash
-	raw    []byte
-	sentAt *time.Time
+	hash common.Hash
+	raw  []byte
+	age  time.Duration  // since the version was recorded
+	sent *time.Duration // since the first broadcast a node accepted; nil: none yet
 }
 
 // attempts lists the versions of t, newest first.
 func (s *Sender) attempts(ctx context.Context, t *Tx) ([]attempt, error) {
-	rows, err := s.cfg.Pool.Query(ctx, `SELECT tx_hash, raw_tx, sent_at FROM chain_tx_attempts WHERE chain_tx_id = $1 ORDER BY id DESC`, t.ID)
+	rows, err := s.cfg.Pool.Query(ctx, `SELECT tx_hash, raw_tx, EXTRACT(EPOCH FROM now() - created_at)::float8,
+		EXTRACT(EPOCH FROM now() - sent_at)::float8 FROM chain_tx_attempts WHERE chain_tx_id = $1 ORDER BY id DESC`, t.ID)
 	if err != nil {
 		return nil, fmt.Errorf("chain: versions of %s: %w", t.Purpose, err)
 	}
@@ -162,10 +166,16 @@ func (s *Sender) attempts(ctx context.Context, t *Tx) ([]attempt, error) {
 	for rows.Next() {
 		var a attempt
 		var h string
-		if err := rows.Scan(&h, &a.raw, &a.sentAt); err != nil {
+		var age float64
+		var sent *float64
+		if err := rows.Scan(&h, &a.raw, &age, &sent); err != nil {
 			return nil, err
 		}
-		a.hash = common.HexToHash(h)
+		a.hash, a.age = common.HexToHash(h), time.Duration(age*float64(time.Second))
+		if sent != nil {
+			d := time.Duration(*sent * float64(time.Second))
+			a.sent = &d
+		}
 		out = append(out, a)
 	}
 	if err := rows.Err(); err != nil {
@@ -177,10 +187,12 @@ func (s *Sender) attempts(ctx context.Context, t *Tx) ([]attempt, error) {
 	return out, nil
 }
 
-// unstick acts on t, which is not mined and whose nonce is still free: a
-// version stuck longer than StuckAfter is replaced (when this Sender holds
-// the key); otherwise a version the node dropped, or every version when
-// rebroadcast is set, is sent again (the same bytes).
+// unstick acts on t, which is not mined and whose nonce is still free. Its
+// newest version is sent if no node has accepted it yet (a crash before the
+// broadcast, a network error); replaced (when this Sender holds the key) if
+// it was accepted StuckAfter ago, or has been refused that long (e.g. an
+// underpriced replacement); otherwise sent again, the same bytes, when the
+// node dropped it or rebroadcast is set.
 func (s *Sender) unstick(ctx context.Context, t *Tx, rebroadcast bool) error {
 	vs, err := s.attempts(ctx, t)
 	if err != nil {
@@ -190,7 +202,18 @@ func (s *Sender) unstick(ctx context.Context, t *Tx, rebroadcast bool) error {
 	if cur.hash != t.Hash { // another run replaced it meanwhile
 		t.Hash, t.Raw = cur.hash, cur.raw
 	}
-	if signer := s.signers[t.From]; signer != nil && cur.sentAt != nil && time.Since(*cur.sentAt) >= s.policy.StuckAfter {
+	signer := s.signers[t.From]
+	if cur.sent == nil {
+		sendErr := s.broadcast(ctx, t)
+		if sendErr == nil || signer == nil || cur.age < s.policy.StuckAfter {
+			return sendErr
+		}
+		if replaced, err := s.replace(ctx, t, signer); err != nil || replaced {
+			return err
+		}
+		return sendErr
+	}
+	if signer != nil && *cur.sent >= s.policy.StuckAfter {
 		replaced, err := s.replace(ctx, t, signer)
 		if err != nil || replaced {
 			return err
