@@ -386,3 +386,51 @@ func TestRegisterMetrics(t *testing.T) {
 		}
 	}
 }
+
+// A replacement the node refuses (here: the key cannot cover the higher
+// fee) is sent again on every pass but replaced only once per StuckAfter,
+// so a refusal cannot run the fee up; once the node accepts it, it is mined.
+func TestRefusedReplacementIsRetriedNotRunAway(t *testing.T) {
+	e := newHHEnv(t, TxPolicy{StuckAfter: 2 * time.Second})
+	tx, err := e.sender.Submit(e.ctx, e.relayer, e.intent("alloc:NODE-EU-AAAAAAAA:1000000", "NODE-EU-AAAAAAAA", 1_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := decodeRaw(t, tx.Raw)
+	// Enough for the original (gas × fee cap), not for +20 %.
+	funds := new(big.Int).Mul(new(big.Int).SetUint64(orig.Gas()), orig.GasFeeCap())
+	funds.Div(funds.Mul(funds, big.NewInt(110)), big.NewInt(100))
+	if err := e.n.SetBalance(e.ctx, e.relayer.Address(), funds); err != nil {
+		t.Fatal(err)
+	}
+	settletest.Eventually(t, 10*time.Second, "a replacement", func() (bool, error) {
+		err := e.sender.Resolve(e.ctx, tx, false)
+		if e.versions(tx.ID) == 2 {
+			if err == nil {
+				t.Fatal("the underfunded replacement was accepted")
+			}
+			return true, nil
+		}
+		return false, err
+	})
+	// Refused, and younger than StuckAfter: sent again, not replaced again.
+	if err := e.sender.Resolve(e.ctx, tx, false); err == nil || e.versions(tx.ID) != 2 {
+		t.Fatalf("second pass: %v, %d versions", err, e.versions(tx.ID))
+	}
+	if _, _, err := e.n.Client.TransactionByHash(e.ctx, tx.Hash); !errors.Is(err, ethereum.NotFound) {
+		t.Fatalf("the refused version is known to the node: %v", err)
+	}
+	// Funded again: the next pass sends the newest version, the node takes it.
+	if err := e.n.SetBalance(e.ctx, e.relayer.Address(), new(big.Int).Mul(big.NewInt(1e6), big.NewInt(1e18))); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sender.Resolve(e.ctx, tx, false); err != nil {
+		t.Fatal(err)
+	}
+	stop := e.spike(big.NewInt(1))
+	ok, err := e.sender.Await(e.ctx, []*Tx{tx}, 10*time.Second)
+	stop()
+	if err != nil || !ok || tx.State != StateMined || tx.Hash == orig.Hash() || e.versions(tx.ID) > 3 {
+		t.Fatalf("await: %v %v %s %s, %d versions", ok, err, tx.State, tx.Hash.Hex(), e.versions(tx.ID))
+	}
+}
