@@ -45,8 +45,10 @@ tools:
 # npm ci only when a lockfile is newer than what is installed.
 # tests/x402: the independent x402 client (@x402/fetch); tests/x402v1: the
 # legacy v1 client (x402-fetch, ~670 MB of dependencies); console: the web
-# console's pinned build toolchain; tests/browser: playwright-core.
-NPM_DIRS := contracts tests/js tests/x402 tests/x402v1 console tests/browser
+# console's pinned build toolchain; tests/browser: playwright-core;
+# tests/hardhat: Hardhat Network, the real EVM node whose mining the
+# stuck-transaction tests control.
+NPM_DIRS := contracts tests/js tests/x402 tests/x402v1 console tests/browser tests/hardhat
 node-deps: tools
 	@for d in $(NPM_DIRS); do \
 	  [ -f $$d/package-lock.json ] || continue; \

@@ -131,7 +131,8 @@ func registerChainJobs(ctx context.Context, d *daemon.Daemon, cfg *config.Config
 	if err != nil {
 		return nil, err
 	}
-	cj, err := chainjobs.Build(ctx, s, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Fence: d.Elector(), Log: log})
+	cj, err := chainjobs.Build(ctx, s, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Fence: d.Elector(),
+		Registry: d.Registry(), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chainjobs"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/facilitator"
 )
@@ -20,6 +21,19 @@ func registerX402(ctx context.Context, d *daemon.Daemon, log *zap.Logger, getenv
 	if f == nil {
 		log.Info("x402 facilitator off: TOLLGATE_X402_RPC_URL is not set (no /x402 routes)")
 		return func() {}, nil
+	}
+	// Settlement transactions are recorded and unstuck like chain 137's
+	// (TOLLGATE_TX_*); the leader follows those whose answer has gone.
+	policy, err := chainjobs.TxPolicyFromEnv(getenv)
+	if err == nil {
+		err = f.Track(d.Pool(), policy)
+	}
+	if err == nil {
+		err = d.Scheduler().Add("*/5 * * * * *", f.TxJob())
+	}
+	if err != nil {
+		client.Close()
+		return nil, err
 	}
 	f.Register(d.API().Handle)
 	log.Info("x402 facilitator registered", zap.String("relayer", f.Relayer().Hex()))

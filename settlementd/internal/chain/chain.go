@@ -33,6 +33,9 @@ type Backend interface {
 	ChainID(ctx context.Context) (*big.Int, error)
 	NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error)
 	TransactionReceipt(ctx context.Context, txHash common.Hash) (*types.Receipt, error)
+	// TransactionByHash tells a transaction the node still holds (pending
+	// or mined) from one it dropped (ethereum.NotFound).
+	TransactionByHash(ctx context.Context, txHash common.Hash) (tx *types.Transaction, isPending bool, err error)
 }
 
 // Fencer proves, inside a transaction, that this replica still leads

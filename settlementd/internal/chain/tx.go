@@ -27,6 +27,7 @@ const (
 	KindCreateClaim   = "create_claim"
 	KindPause         = "pause"
 	KindUnpause       = "unpause"
+	KindX402Settle    = "x402_transfer_with_authorization"
 )
 
 // Transaction states (see migration 0011).
@@ -95,7 +96,14 @@ type SenderConfig struct {
 	PollInterval time.Duration
 	// MaxAttempts bounds how often one purpose is retried after reverting (default 3).
 	MaxAttempts int
-	Log         *zap.Logger
+	// Policy prices transactions and unsticks them (replace.go).
+	Policy TxPolicy
+	// Signers are the keys whose stuck transactions this Sender may
+	// replace and whose nonce gaps it fills. A pending transaction of
+	// another key is only tracked and rebroadcast (its own Sender, e.g. the
+	// solvency job's for the governor, replaces it).
+	Signers []*Signer
+	Log     *zap.Logger
 }
 
 // Hooks let crash tests stop a Sender at the dangerous moments. Returning an
@@ -103,6 +111,7 @@ type SenderConfig struct {
 type Hooks struct {
 	AfterCommit    func(*Tx) error // row committed, not yet broadcast
 	AfterBroadcast func(*Tx) error // broadcast, outcome not yet recorded
+	AfterReplace   func(*Tx) error // a replacement committed, not yet broadcast
 }
 
 // Sender signs, records and broadcasts transactions so that a crash at any
@@ -121,6 +130,8 @@ type Hooks struct {
 // is the backstop. The keys must be used by settlementd only.
 type Sender struct {
 	cfg     SenderConfig
+	policy  TxPolicy
+	signers map[common.Address]*Signer
 	chainID *big.Int
 	log     *zap.Logger
 	hooks   Hooks
@@ -143,7 +154,18 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Sender{cfg: cfg, chainID: new(big.Int).SetUint64(cfg.ChainID), log: cfg.Log.Named("chaintx")}, nil
+	policy, err := cfg.Policy.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	signers := map[common.Address]*Signer{}
+	for _, k := range cfg.Signers {
+		if k != nil {
+			signers[k.Address()] = k
+		}
+	}
+	return &Sender{cfg: cfg, policy: policy, signers: signers, chainID: new(big.Int).SetUint64(cfg.ChainID),
+		log: cfg.Log.Named("chaintx")}, nil
 }
 
 // SetHooks installs crash-test hooks.
@@ -267,22 +289,7 @@ func (s *Sender) Submit(ctx context.Context, signer *Signer, in Intent) (*Tx, er
 		if err != nil {
 			return err
 		}
-		var recipient, node, amount any
-		if in.Recipient != (common.Address{}) {
-			recipient = strings.ToLower(in.Recipient.Hex())
-		}
-		if in.NodeID != "" {
-			node = in.NodeID
-		}
-		if in.Amount != 0 {
-			amount = int64(in.Amount)
-		}
-		t, err = scanTx(tx.QueryRow(ctx, `INSERT INTO chain_txs (chain_id, purpose, kind, role, from_addr, to_addr, recipient,
-				node_id, amount_units, nonce, gas_limit, calldata, raw_tx, tx_hash)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-			RETURNING `+txColumns,
-			int64(s.cfg.ChainID), in.Purpose, in.Kind, signer.Role(), addr, strings.ToLower(in.To.Hex()), recipient,
-			node, amount, int64(nonce), int64(gas), in.Data, raw, strings.ToLower(signed.Hash().Hex())))
+		t, err = s.insert(ctx, tx, signer, in, nonce, gas, signed, raw, tip, feeCap)
 		return err
 	})
 	if err != nil {
@@ -315,9 +322,40 @@ func (s *Sender) Submit(ctx context.Context, signer *Signer, in Intent) (*Tx, er
 	return t, nil
 }
 
+// insert records a signed transaction and its first version.
+func (s *Sender) insert(ctx context.Context, tx pgx.Tx, signer *Signer, in Intent, nonce, gas uint64, signed *types.Transaction,
+	raw []byte, tip, feeCap *big.Int) (*Tx, error) {
+	var recipient, node, amount any
+	if in.Recipient != (common.Address{}) {
+		recipient = strings.ToLower(in.Recipient.Hex())
+	}
+	if in.NodeID != "" {
+		node = in.NodeID
+	}
+	if in.Amount != 0 {
+		amount = int64(in.Amount)
+	}
+	hash := strings.ToLower(signed.Hash().Hex())
+	t, err := scanTx(tx.QueryRow(ctx, `INSERT INTO chain_txs (chain_id, purpose, kind, role, from_addr, to_addr, recipient,
+			node_id, amount_units, nonce, gas_limit, calldata, raw_tx, tx_hash)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		RETURNING `+txColumns,
+		int64(s.cfg.ChainID), in.Purpose, in.Kind, signer.Role(), strings.ToLower(signer.Address().Hex()), strings.ToLower(in.To.Hex()),
+		recipient, node, amount, int64(nonce), int64(gas), in.Data, raw, hash))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO chain_tx_attempts (chain_tx_id, tx_hash, raw_tx, tip_wei, fee_cap_wei) VALUES ($1, $2, $3, $4, $5)`,
+		t.ID, hash, raw, tip.String(), feeCap.String()); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // fees picks EIP-1559 fees: the node's suggested tip, and a cap of twice
 // the current base fee plus the tip, so the transaction stays includable
-// through a few blocks of rising base fee.
+// through a few blocks of rising base fee; neither above the policy's
+// ceiling.
 func (s *Sender) fees(ctx context.Context) (tip, feeCap *big.Int, err error) {
 	tip, err = s.cfg.Client.SuggestGasTipCap(ctx)
 	if err != nil {
@@ -331,7 +369,8 @@ func (s *Sender) fees(ctx context.Context) (tip, feeCap *big.Int, err error) {
 	if head.BaseFee != nil {
 		feeCap.Add(feeCap, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
 	}
-	return tip, feeCap, nil
+	feeCap = bigMin(feeCap, s.policy.MaxFeePerGas)
+	return bigMin(tip, feeCap), feeCap, nil
 }
 
 // broadcast sends the recorded bytes. "Already known" and "nonce too low"
@@ -346,8 +385,10 @@ func (s *Sender) broadcast(ctx context.Context, t *Tx) error {
 	if sendErr != nil && !benignSendError(sendErr) {
 		lastErr = truncate(sendErr.Error(), 500)
 	}
-	if _, err := s.cfg.Pool.Exec(ctx, `UPDATE chain_txs SET broadcasts = broadcasts + 1, sent_at = COALESCE(sent_at, now()),
-		last_error = $2 WHERE id = $1`, t.ID, lastErr); err != nil && sendErr == nil {
+	if _, err := s.cfg.Pool.Exec(ctx, `WITH v AS (UPDATE chain_tx_attempts SET sent_at = COALESCE(sent_at, now())
+			WHERE tx_hash = $3 AND $2::text IS NULL)
+		UPDATE chain_txs SET broadcasts = broadcasts + 1, sent_at = COALESCE(sent_at, now()),
+		last_error = $2 WHERE id = $1`, t.ID, lastErr, strings.ToLower(t.Hash.Hex())); err != nil && sendErr == nil {
 		s.log.Warn("recording a broadcast", zap.Int64("id", t.ID), zap.Error(err))
 	}
 	if lastErr != nil {
@@ -394,11 +435,15 @@ func (s *Sender) Pending(ctx context.Context) ([]*Tx, error) {
 // is what makes a crash after recording (before or after the broadcast)
 // harmless.
 func (s *Sender) ResolvePending(ctx context.Context) error {
+	// Gaps first: everything of ours above a gap waits for it.
+	var errs []error
+	if err := s.fillGaps(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("chain: filling nonce gaps: %w", err))
+	}
 	txs, err := s.Pending(ctx)
 	if err != nil {
 		return fmt.Errorf("chain: listing pending transactions: %w", err)
 	}
-	var errs []error
 	for _, t := range txs {
 		if err := s.Resolve(ctx, t, true); err != nil {
 			errs = append(errs, err)
@@ -407,78 +452,90 @@ func (s *Sender) ResolvePending(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Resolve updates t from the chain. With rebroadcast, a transaction that is
-// neither mined nor superseded is sent again (the same signed bytes).
+// Resolve updates t from the chain: a receipt of any of its versions is
+// recorded; while its nonce is free it is unstuck (replaced when stuck,
+// sent again when dropped) and, with rebroadcast, sent again regardless.
 func (s *Sender) Resolve(ctx context.Context, t *Tx, rebroadcast bool) error {
 	if t.Done() {
 		return nil
 	}
-	// The nonce is read before the receipt: if the account's nonce had
-	// passed ours at that point and our receipt is still absent afterwards,
-	// the nonce went to another transaction.
+	// The nonce is read before the receipts: if the account's nonce had
+	// passed ours at that point and no version has a receipt afterwards,
+	// the nonce went to another transaction. While it has not passed, no
+	// version can be mined, so the receipts need not be asked for.
 	latest, err := s.cfg.Client.NonceAt(ctx, t.From, nil)
 	if err != nil {
 		return fmt.Errorf("chain: nonce of %s: %w", t.From.Hex(), err)
 	}
-	found, err := s.checkReceipt(ctx, t)
+	if latest <= t.Nonce {
+		return s.unstick(ctx, t, rebroadcast)
+	}
+	vs, err := s.attempts(ctx, t)
+	if err != nil {
+		return err
+	}
+	found, err := s.checkReceipts(ctx, t, vs)
 	if err != nil || found {
 		return err
 	}
-	if latest > t.Nonce {
-		// A receipt can lag the nonce on load-balanced RPC; look once more.
-		if found, err := s.checkReceipt(ctx, t); err != nil || found {
-			return err
-		}
-		s.log.Error("nonce consumed by an unrecorded transaction", zap.String("purpose", t.Purpose),
-			zap.String("tx", t.Hash.Hex()), zap.Uint64("nonce", t.Nonce), zap.String("from", t.From.Hex()))
-		return s.mark(ctx, t, StateConflict, nil)
+	// A receipt can lag the nonce on load-balanced RPC; look once more.
+	if found, err := s.checkReceipts(ctx, t, vs); err != nil || found {
+		return err
 	}
-	if rebroadcast {
-		s.log.Info("rebroadcasting recorded transaction", zap.String("purpose", t.Purpose), zap.String("tx", t.Hash.Hex()),
-			zap.Uint64("nonce", t.Nonce))
-		return s.broadcast(ctx, t)
-	}
-	return nil
+	s.log.Error("nonce consumed by an unrecorded transaction", zap.String("purpose", t.Purpose),
+		zap.String("tx", t.Hash.Hex()), zap.Int("versions", len(vs)), zap.Uint64("nonce", t.Nonce), zap.String("from", t.From.Hex()))
+	return s.mark(ctx, t, StateConflict, nil, nil)
 }
 
-// checkReceipt reports whether t has a receipt, and records the outcome
-// once the receipt is Confirmations deep.
-func (s *Sender) checkReceipt(ctx context.Context, t *Tx) (bool, error) {
-	r, err := s.cfg.Client.TransactionReceipt(ctx, t.Hash)
-	if errors.Is(err, ethereum.NotFound) || (err == nil && r == nil) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("chain: receipt of %s: %w", t.Hash.Hex(), err)
-	}
-	if s.cfg.Confirmations > 1 {
-		head, err := s.cfg.Client.BlockNumber(ctx)
+// checkReceipts reports whether a version of t has a receipt, and records
+// the outcome (with that version's hash) once the receipt is Confirmations
+// deep. At most one version can have one: they share a nonce.
+func (s *Sender) checkReceipts(ctx context.Context, t *Tx, vs []attempt) (bool, error) {
+	for i := range vs {
+		r, err := s.cfg.Client.TransactionReceipt(ctx, vs[i].hash)
+		if errors.Is(err, ethereum.NotFound) || (err == nil && r == nil) {
+			continue
+		}
 		if err != nil {
-			return false, err
+			return false, fmt.Errorf("chain: receipt of %s: %w", vs[i].hash.Hex(), err)
 		}
-		if head+1 < r.BlockNumber.Uint64()+s.cfg.Confirmations {
-			return true, nil // included, not yet deep enough
+		if s.cfg.Confirmations > 1 {
+			head, err := s.cfg.Client.BlockNumber(ctx)
+			if err != nil {
+				return false, err
+			}
+			if head+1 < r.BlockNumber.Uint64()+s.cfg.Confirmations {
+				return true, nil // included, not yet deep enough
+			}
 		}
+		state := StateMined
+		if r.Status != types.ReceiptStatusSuccessful {
+			state = StateFailed
+			s.log.Warn("transaction reverted", zap.String("purpose", t.Purpose), zap.String("tx", vs[i].hash.Hex()))
+		}
+		return true, s.mark(ctx, t, state, r, &vs[i])
 	}
-	state := StateMined
-	if r.Status != types.ReceiptStatusSuccessful {
-		state = StateFailed
-		s.log.Warn("transaction reverted", zap.String("purpose", t.Purpose), zap.String("tx", t.Hash.Hex()))
-	}
-	return true, s.mark(ctx, t, state, r)
+	return false, nil
 }
 
-func (s *Sender) mark(ctx context.Context, t *Tx, state string, r *types.Receipt) error {
+// mark records t's outcome; v is the version the chain included (nil for
+// a conflict), which becomes the row's tx_hash and raw_tx.
+func (s *Sender) mark(ctx context.Context, t *Tx, state string, r *types.Receipt, v *attempt) error {
 	var blockNo, gasUsed, blockHash any
 	if r != nil {
 		blockNo, gasUsed, blockHash = r.BlockNumber.Int64(), int64(r.GasUsed), strings.ToLower(r.BlockHash.Hex())
 		t.BlockNumber = r.BlockNumber.Uint64()
 	}
-	if _, err := s.cfg.Pool.Exec(ctx, `UPDATE chain_txs SET state = $2, block_number = $3, block_hash = $4, gas_used = $5,
-		resolved_at = now() WHERE id = $1 AND state = 'signed'`, t.ID, state, blockNo, blockHash, gasUsed); err != nil {
-		return fmt.Errorf("chain: recording the outcome of %s: %w", t.Hash.Hex(), err)
+	hash, raw := t.Hash, t.Raw
+	if v != nil {
+		hash, raw = v.hash, v.raw
 	}
-	t.State = state
+	if _, err := s.cfg.Pool.Exec(ctx, `UPDATE chain_txs SET state = $2, block_number = $3, block_hash = $4, gas_used = $5,
+		tx_hash = $6, raw_tx = $7, resolved_at = now() WHERE id = $1 AND state = 'signed'`,
+		t.ID, state, blockNo, blockHash, gasUsed, strings.ToLower(hash.Hex()), raw); err != nil {
+		return fmt.Errorf("chain: recording the outcome of %s: %w", hash.Hex(), err)
+	}
+	t.State, t.Hash, t.Raw = state, hash, raw
 	return nil
 }
 

@@ -17,10 +17,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -52,6 +54,12 @@ type Settings struct {
 	DepositSchedule    string // TOLLGATE_DEPOSIT_SCHEDULE (default "*/5 * * * * *": every 5 s)
 	SettlementSchedule string // TOLLGATE_SETTLEMENT_SCHEDULE (default "0 */5 * * * *": every 5 min)
 	SolvencySchedule   string // TOLLGATE_SOLVENCY_SCHEDULE (default "30 */5 * * * *": every 5 min, offset)
+
+	// TxPolicy prices every transaction settlementd signs and unsticks it:
+	//   TOLLGATE_TX_STUCK_AFTER       not mined this long after broadcast → replaced (Go duration, default 3m)
+	//   TOLLGATE_TX_FEE_BUMP_PERCENT  tip and fee cap raise per replacement (default 20, at least 10)
+	//   TOLLGATE_TX_MAX_FEE_GWEI      ceiling of any fee cap, decimal gwei (default 1000); reaching it alerts
+	TxPolicy chain.TxPolicy
 }
 
 // Default schedules (jobs.Parser syntax, seconds first).
@@ -83,7 +91,42 @@ func FromEnv(getenv func(string) string) (Settings, error) {
 			*p = n
 		}
 	}
+	var err error
+	if s.TxPolicy, err = TxPolicyFromEnv(getenv); err != nil {
+		errs = append(errs, err)
+	}
 	return s, errors.Join(errs...)
+}
+
+// TxPolicyFromEnv reads TOLLGATE_TX_STUCK_AFTER, TOLLGATE_TX_FEE_BUMP_PERCENT
+// and TOLLGATE_TX_MAX_FEE_GWEI (unset: the chain package's defaults). The
+// x402 facilitator's transactions on Base follow the same policy.
+func TxPolicyFromEnv(getenv func(string) string) (chain.TxPolicy, error) {
+	var p chain.TxPolicy
+	var errs []error
+	if v := strings.TrimSpace(getenv("TOLLGATE_TX_STUCK_AFTER")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, errors.New("TOLLGATE_TX_STUCK_AFTER must be a positive duration (e.g. 3m)"))
+		}
+		p.StuckAfter = d
+	}
+	if v := strings.TrimSpace(getenv("TOLLGATE_TX_FEE_BUMP_PERCENT")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < chain.MinBumpPercent || n > 1000 {
+			errs = append(errs, fmt.Errorf("TOLLGATE_TX_FEE_BUMP_PERCENT must be an integer from %d to 1000 (nodes refuse smaller replacements)",
+				chain.MinBumpPercent))
+		}
+		p.BumpPercent = n
+	}
+	if v := strings.TrimSpace(getenv("TOLLGATE_TX_MAX_FEE_GWEI")); v != "" {
+		w, err := chain.ParseGwei(v)
+		if err != nil || w.Sign() <= 0 {
+			errs = append(errs, errors.New("TOLLGATE_TX_MAX_FEE_GWEI must be a positive decimal amount of gwei"))
+		}
+		p.MaxFeePerGas = w
+	}
+	return p, errors.Join(errs...)
 }
 
 // Deps are the daemon's shared clients.
@@ -92,7 +135,9 @@ type Deps struct {
 	Redis  redis.Scripter
 	Prefix string       // Redis key prefix (the daemon's -prefix)
 	Fence  chain.Fencer // the leader elector
-	Log    *zap.Logger
+	// Registry receives the transaction metrics (nil: not exported).
+	Registry prometheus.Registerer
+	Log      *zap.Logger
 }
 
 // Scheduled is a job and its schedule.
@@ -224,7 +269,8 @@ func Build(ctx context.Context, s Settings, d Deps) (*Jobs, error) {
 	}
 	if settling {
 		if out.Settlement, err = settle.New(settle.Config{Pool: d.Pool, Client: client, ChainID: s.ChainID, USDT: usdt, Claims: claims,
-			PlatformWallet: platform, PoolWallet: pool, Treasury: treasury, Relayer: relayer, Fence: d.Fence, Log: d.Log}); err != nil {
+			PlatformWallet: platform, PoolWallet: pool, Treasury: treasury, Relayer: relayer, TxPolicy: s.TxPolicy, Fence: d.Fence,
+			Log: d.Log}); err != nil {
 			client.Close()
 			return nil, err
 		}
@@ -232,7 +278,7 @@ func Build(ctx context.Context, s Settings, d Deps) (*Jobs, error) {
 		log.Warn("TOLLGATE_TREASURY_KEY / TOLLGATE_RELAYER_KEY are not set: the settlement job is off")
 	}
 	if out.Solvency, err = solvency.New(solvency.Config{Pool: d.Pool, Client: client, ChainID: s.ChainID, USDT: usdt, Claims: claims,
-		WebhookURL: s.WebhookURL, Governor: governor, Fence: d.Fence, Log: d.Log}); err != nil {
+		WebhookURL: s.WebhookURL, Governor: governor, TxPolicy: s.TxPolicy, Fence: d.Fence, Log: d.Log}); err != nil {
 		client.Close()
 		return nil, err
 	}
@@ -243,6 +289,9 @@ func Build(ctx context.Context, s Settings, d Deps) (*Jobs, error) {
 	}
 	if governor != nil {
 		fields = append(fields, zap.Stringer("governor", governor))
+	}
+	if d.Registry != nil {
+		chain.RegisterMetrics(d.Registry)
 	}
 	log.Info("chain jobs configured", fields...)
 	return out, nil

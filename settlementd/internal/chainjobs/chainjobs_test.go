@@ -143,3 +143,25 @@ func TestDevChainDepositCredited(t *testing.T) {
 		t.Fatalf("credited at head %d for a deposit in block %d", head, res.Block)
 	}
 }
+
+// The stuck-transaction policy is read from the environment; bad values
+// are refused with the variable's name, never taken as a default.
+func TestTxPolicyFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	s, err := FromEnv(env(map[string]string{"TOLLGATE_TX_STUCK_AFTER": "90s", "TOLLGATE_TX_FEE_BUMP_PERCENT": "12",
+		"TOLLGATE_TX_MAX_FEE_GWEI": "0.05"}))
+	if err != nil || s.TxPolicy.StuckAfter != 90*time.Second || s.TxPolicy.BumpPercent != 12 || s.TxPolicy.MaxFeePerGas.Int64() != 50_000_000 {
+		t.Fatalf("policy %+v, %v", s.TxPolicy, err)
+	}
+	for name, bad := range map[string]string{"TOLLGATE_TX_STUCK_AFTER": "soon", "TOLLGATE_TX_FEE_BUMP_PERCENT": "9",
+		"TOLLGATE_TX_MAX_FEE_GWEI": "0.0000000001"} {
+		if _, err := FromEnv(env(map[string]string{name: bad})); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%s: %v", name, bad, err)
+		}
+	}
+	for _, bad := range []string{"-1", "1e3", "abc", "0"} {
+		if _, err := FromEnv(env(map[string]string{"TOLLGATE_TX_MAX_FEE_GWEI": bad})); err == nil {
+			t.Errorf("TOLLGATE_TX_MAX_FEE_GWEI=%s accepted", bad)
+		}
+	}
+}

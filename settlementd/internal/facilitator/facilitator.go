@@ -16,7 +16,12 @@
 // v,r,s overload for 65-byte signatures, the bytes overload otherwise) and
 // waits for the receipt. Settles of one (from, nonce) are serialised in
 // process and re-verified, including authorizationState on chain, so the
-// same authorization is never submitted twice by this process.
+// same authorization is never submitted twice by this process. With Track
+// (settlementd always), the transaction goes through chain.Sender: recorded
+// in PostgreSQL before it is sent, keyed by the authorization (so no
+// replica builds a second one), replaced with higher fees when stuck, sent
+// again when dropped, and followed to its receipt by the leader's
+// "x402-transactions" job after the answer has gone.
 package facilitator
 
 import (
@@ -37,6 +42,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdc"
@@ -44,6 +50,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/revert"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
+	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
 
@@ -115,7 +122,47 @@ type Facilitator struct {
 	mu     sync.Mutex
 	locks  map[string]*keyLock // per from+nonce settle locks
 	sendMu sync.Mutex          // one relayer transaction built and sent at a time (account nonce)
+
+	sender *chain.Sender // nil: untracked (bind.Transact), see Track
+	signer *chain.Signer
 }
+
+// Track records, unsticks and follows every settlement transaction in
+// PostgreSQL (chain_txs, chain_tx_attempts) with policy. Backend must serve
+// chain.Backend (an *ethclient.Client does). Call before Register.
+func (f *Facilitator) Track(pool *pgxpool.Pool, policy chain.TxPolicy) error {
+	b, ok := f.cfg.Backend.(chain.Backend)
+	if !ok {
+		return errors.New("facilitator: the backend cannot track transactions")
+	}
+	f.signer = chain.NewSigner("x402-relayer", f.cfg.Relayer)
+	s, err := chain.NewSender(chain.SenderConfig{Pool: pool, Client: b, ChainID: f.cfg.ChainID, Policy: policy,
+		Signers: []*chain.Signer{f.signer}, PollInterval: 200 * time.Millisecond, Log: f.cfg.Log})
+	if err != nil {
+		return err
+	}
+	f.sender = s
+	return nil
+}
+
+// TxJob is the leader's job that follows the tracked transactions after
+// their answer has gone (receipt timeout, restart): receipts recorded,
+// stuck ones replaced, dropped ones sent again. nil without Track.
+func (f *Facilitator) TxJob() *TxJob {
+	if f.sender == nil {
+		return nil
+	}
+	return &TxJob{f.sender}
+}
+
+// TxJob resolves the facilitator's pending transactions.
+type TxJob struct{ s *chain.Sender }
+
+// Name implements jobs.Job.
+func (j *TxJob) Name() string { return "x402-transactions" }
+
+// Run implements jobs.Job.
+func (j *TxJob) Run(ctx context.Context) error { return j.s.ResolvePending(ctx) }
 
 type keyLock struct {
 	mu   sync.Mutex
@@ -378,7 +425,7 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusServiceUnavailable, "rpc_unavailable", "the chain RPC is unavailable")
 		return
 	}
-	hash, err := f.submit(r.Context(), c)
+	hash, wait, err := f.submit(r.Context(), c)
 	if errors.As(err, &inv) {
 		resp.ErrorReason, resp.ErrorMessage = inv.Reason, inv.Msg
 		httpx.JSON(w, http.StatusOK, resp)
@@ -392,7 +439,8 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 	resp.Transaction = hash.Hex()
 	ctx, cancel := context.WithTimeout(context.Background(), f.cfg.ReceiptTimeout)
 	defer cancel()
-	rcpt, err := deploy.WaitReceipt(ctx, f.cfg.Backend, hash, 100*time.Millisecond)
+	hash, rcpt, err := wait(ctx)
+	resp.Transaction = hash.Hex()
 	switch {
 	case err != nil:
 		f.cfg.Log.Warn("x402 settle: no receipt", zap.String("tx", hash.Hex()), zap.Error(f.scrub(err)))
@@ -466,8 +514,14 @@ func (f *Facilitator) settledBefore(ctx context.Context, req *Request) (common.H
 }
 
 // submit sends transferWithAuthorization from the relayer. A revert found
-// by gas estimation is an *x402.Invalid with the decoded reason.
-func (f *Facilitator) submit(ctx context.Context, c *x402.Checked) (common.Hash, error) {
+// by gas estimation is an *x402.Invalid with the decoded reason. wait
+// returns the receipt and the hash of the transaction mined (a replacement
+// of a stuck one has another hash).
+func (f *Facilitator) submit(ctx context.Context, c *x402.Checked) (hash common.Hash,
+	wait func(context.Context) (common.Hash, *types.Receipt, error), err error) {
+	if f.sender != nil {
+		return f.submitTracked(ctx, c)
+	}
 	f.sendMu.Lock()
 	defer f.sendMu.Unlock()
 	opts := bind.NewKeyedTransactor(f.cfg.Relayer, new(big.Int).SetUint64(f.cfg.ChainID))
@@ -475,9 +529,49 @@ func (f *Facilitator) submit(ctx context.Context, c *x402.Checked) (common.Hash,
 	tx, err := bind.Transact(f.usdc.Instance(f.cfg.Backend, c.Asset), opts, f.callData(c))
 	if err != nil {
 		if reason, ok := revertReason(err, f.usdc.UnpackError); ok {
-			return common.Hash{}, x402.Bad(ReasonTxState, "transferWithAuthorization reverts: %s", reason)
+			return common.Hash{}, nil, x402.Bad(ReasonTxState, "transferWithAuthorization reverts: %s", reason)
 		}
-		return common.Hash{}, fmt.Errorf("%w: send transferWithAuthorization: %v", errRPC, err)
+		return common.Hash{}, nil, fmt.Errorf("%w: send transferWithAuthorization: %v", errRPC, err)
 	}
-	return tx.Hash(), nil
+	return tx.Hash(), func(ctx context.Context) (common.Hash, *types.Receipt, error) {
+		r, err := deploy.WaitReceipt(ctx, f.cfg.Backend, tx.Hash(), 100*time.Millisecond)
+		return tx.Hash(), r, err
+	}, nil
+}
+
+// submitTracked is submit through chain.Sender. The purpose is the
+// authorization, so a retry, another replica or a restart finds the
+// recorded transaction instead of building another.
+func (f *Facilitator) submitTracked(ctx context.Context, c *x402.Checked) (common.Hash,
+	func(context.Context) (common.Hash, *types.Receipt, error), error) {
+	var amount money.Units
+	if c.Value.IsInt64() {
+		amount = money.Units(c.Value.Int64())
+	}
+	t, err := f.sender.Submit(ctx, f.signer, chain.Intent{
+		Purpose: fmt.Sprintf("x402:%s:%s:%s", strings.ToLower(c.Asset.Hex()), strings.ToLower(c.From.Hex()), hexutil.Encode(c.Nonce[:])),
+		Kind:    chain.KindX402Settle, To: c.Asset, Data: f.callData(c), Recipient: c.To, Amount: amount, Unpack: f.usdc.UnpackError,
+	})
+	if t == nil {
+		if reason, ok := revertReason(err, f.usdc.UnpackError); ok {
+			return common.Hash{}, nil, x402.Bad(ReasonTxState, "transferWithAuthorization reverts: %s", reason)
+		}
+		return common.Hash{}, nil, fmt.Errorf("%w: send transferWithAuthorization: %v", errRPC, err)
+	}
+	if err != nil && errors.Is(err, chain.ErrConflict) {
+		return common.Hash{}, nil, fmt.Errorf("%w: %v", errRPC, err)
+	}
+	// A broadcast error leaves the transaction recorded: the wait (and the
+	// leader's job) sends it again.
+	return t.Hash, func(ctx context.Context) (common.Hash, *types.Receipt, error) {
+		done, err := f.sender.Await(ctx, []*chain.Tx{t}, f.cfg.ReceiptTimeout)
+		if err != nil {
+			return t.Hash, nil, err
+		}
+		if !done || t.State == chain.StateConflict {
+			return t.Hash, nil, fmt.Errorf("transaction %s %s", t.Hash.Hex(), t.State)
+		}
+		r, err := f.cfg.Backend.TransactionReceipt(ctx, t.Hash)
+		return t.Hash, r, err
+	}, nil
 }

@@ -28,6 +28,8 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdc"
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/contracts/simchain"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 )
 
 // env is the dev chain 8453 (TestUSDC, funded payer) with the facilitator
@@ -56,7 +58,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, nil) }
+
+// newEnvWith runs setup (e.g. Track) on the facilitator before its routes
+// are registered.
+func newEnvWith(t *testing.T, setup func(*Facilitator)) *env {
 	t.Helper()
 	sharedOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -79,6 +85,9 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(client.Close)
 	if f.Relayer() != relayer.Addr() {
 		t.Fatalf("relayer %s, want %s", f.Relayer(), relayer.Addr())
+	}
+	if setup != nil {
+		setup(f)
 	}
 	mux := http.NewServeMux()
 	f.Register(mux.Handle)
@@ -616,5 +625,44 @@ func TestDigestMatchesApitypes(t *testing.T) {
 	pub, err := crypto.SigToPub(d, sig)
 	if err != nil || crypto.PubkeyToAddress(*pub) != crypto.PubkeyToAddress(a.key.PublicKey) {
 		t.Fatalf("Digest disagrees with apitypes: %v", err)
+	}
+}
+
+// Tracked (as settlementd runs it): the settlement transaction is recorded
+// in chain_txs under the authorization, followed to its receipt, and a
+// replay answers the recorded transaction without sending another.
+func TestTrackedSettleIsRecorded(t *testing.T) {
+	_, pool := settletest.DB(t)
+	var f *Facilitator
+	e := newEnvWith(t, func(x *Facilitator) {
+		if x.TxJob() != nil {
+			t.Fatal("a TxJob without Track")
+		}
+		if err := x.Track(pool, chain.TxPolicy{}); err != nil {
+			t.Fatal(err)
+		}
+		f = x
+	})
+	a := e.auth(90_000)
+	body := v2Body(a, a.sign(t), e.v2Req("90000"))
+	tx := e.settleOK(body, "eip155:8453", 90_000)
+	purpose := fmt.Sprintf("x402:%s:%s:%s", strings.ToLower(e.asset.Hex()), strings.ToLower(crypto.PubkeyToAddress(e.payer.PublicKey).Hex()),
+		hexutil.Encode(a.nonce[:]))
+	var hash, state, kind, role string
+	var chainID, amount int64
+	if err := pool.QueryRow(context.Background(), `SELECT tx_hash, state, kind, role, chain_id, amount_units FROM chain_txs WHERE purpose = $1`,
+		purpose).Scan(&hash, &state, &kind, &role, &chainID, &amount); err != nil {
+		t.Fatal(err)
+	}
+	if hash != strings.ToLower(tx) || state != chain.StateMined || kind != chain.KindX402Settle || role != "x402-relayer" ||
+		chainID != ChainID || amount != 90_000 {
+		t.Fatalf("recorded %s %s %s %s %d %d, answered %s", hash, state, kind, role, chainID, amount, tx)
+	}
+	e.expectSettledBefore(body, tx)
+	if err := f.TxJob().Run(context.Background()); err != nil || f.TxJob().Name() != "x402-transactions" {
+		t.Fatalf("tx job: %v", err)
+	}
+	if n := settletest.Count(t, pool, `SELECT count(*) FROM chain_txs`); n != 1 {
+		t.Fatalf("%d transactions recorded, want 1", n)
 	}
 }

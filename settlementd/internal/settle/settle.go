@@ -76,10 +76,11 @@ type Config struct {
 	// ReceiptTimeout bounds how long one run waits for its transactions
 	// (default 2 min); the next run continues with whatever is still pending.
 	ReceiptTimeout time.Duration
-	PollInterval   time.Duration // receipt polling (default 1 s)
-	Confirmations  uint64        // receipt depth for "mined" (default 1)
-	MaxAttempts    int           // reverted attempts per purpose before giving up (default 3)
-	Fence          chain.Fencer  // nil: no leader fencing
+	PollInterval   time.Duration  // receipt polling (default 1 s)
+	Confirmations  uint64         // receipt depth for "mined" (default 1)
+	MaxAttempts    int            // reverted attempts per purpose before giving up (default 3)
+	TxPolicy       chain.TxPolicy // fee ceiling and stuck-transaction replacement (chain defaults)
+	Fence          chain.Fencer   // nil: no leader fencing
 	Log            *zap.Logger
 	Now            func() time.Time
 }
@@ -131,7 +132,8 @@ func New(cfg Config) (*Job, error) {
 		cfg.Now = time.Now
 	}
 	sender, err := chain.NewSender(chain.SenderConfig{Pool: cfg.Pool, Client: cfg.Client, ChainID: cfg.ChainID, Fence: cfg.Fence,
-		Confirmations: cfg.Confirmations, PollInterval: cfg.PollInterval, MaxAttempts: cfg.MaxAttempts, Log: cfg.Log})
+		Confirmations: cfg.Confirmations, PollInterval: cfg.PollInterval, MaxAttempts: cfg.MaxAttempts, Log: cfg.Log,
+		Policy: cfg.TxPolicy, Signers: []*chain.Signer{cfg.Treasury, cfg.Relayer}})
 	if err != nil {
 		return nil, err
 	}

@@ -58,9 +58,10 @@ type Config struct {
 	// when it is found insolvent, and Unpause unpauses it. nil: signatures
 	// only.
 	Governor       *chain.Signer
-	ReceiptTimeout time.Duration // wait for pause/unpause transactions (default 2 min)
-	PollInterval   time.Duration // receipt polling (default 1 s)
-	Fence          chain.Fencer  // nil: no leader fencing
+	ReceiptTimeout time.Duration  // wait for pause/unpause transactions (default 2 min)
+	PollInterval   time.Duration  // receipt polling (default 1 s)
+	TxPolicy       chain.TxPolicy // fee ceiling and stuck-transaction replacement (chain defaults)
+	Fence          chain.Fencer   // nil: no leader fencing
 	Log            *zap.Logger
 }
 
@@ -102,7 +103,7 @@ func New(cfg Config) (*Checker, error) {
 	c.claimsC = c.claims.Instance(cfg.Client, cfg.Claims)
 	if cfg.Governor != nil {
 		s, err := chain.NewSender(chain.SenderConfig{Pool: cfg.Pool, Client: cfg.Client, ChainID: cfg.ChainID, Fence: cfg.Fence,
-			PollInterval: cfg.PollInterval, Log: cfg.Log})
+			PollInterval: cfg.PollInterval, Log: cfg.Log, Policy: cfg.TxPolicy, Signers: []*chain.Signer{cfg.Governor}})
 		if err != nil {
 			return nil, err
 		}
