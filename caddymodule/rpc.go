@@ -216,9 +216,10 @@ func servedCount(rs []jsonrpc.Reply) int {
 // forwardPart sends calls as one upstream request (preferring the upstream
 // named prefer, or only to the one named only, if any).
 func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, upstream.Ref, bool) {
-	noRetry := false
+	noRetry, archive, head := false, false, cs.pool.BestHead()
 	for _, c := range calls {
 		noRetry = noRetry || evm.Lookup(c.Method).NoRetry
+		archive = archive || evm.NeedsArchive(c.Method, c.Params, head, h.Upstreams.ArchiveWindow)
 	}
 	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {
 		out := make([]jsonrpc.Reply, len(calls))
@@ -231,7 +232,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	if err != nil { // cannot happen for valid items; answer rather than panic
 		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}, false
 	}
-	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only})
+	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {

@@ -37,6 +37,7 @@ import (
 //	        node_allow_cidrs 10.1.0.0/16            # private ranges nodes may use anyway
 //	        node_resolver    127.0.0.1:53           # DNS server for node host names
 //	        verify           0.05 20                # check 5 % of a node's requests and all of its first 20; or off
+//	        archive_window   128                    # blocks of state a full node keeps; older reads go to archive upstreams
 //	    }
 //	    metering [on|off] {                         # off: an open gateway, no Redis needed
 //	        free_daily_limit  500                   # free calls per IP (IPv6 /64) per UTC day; 0 = no free tier
@@ -219,7 +220,7 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		} else {
 			g.CacheMaxBytes = int64(n)
 		}
-	case ".max_batch", ".finality_depth", "upstreams.max_batch", "upstreams.max_attempts", "upstreams.lag_threshold", "upstreams.breaker_failures":
+	case ".max_batch", ".finality_depth", "upstreams.max_batch", "upstreams.archive_window", "upstreams.max_attempts", "upstreams.lag_threshold", "upstreams.breaker_failures":
 		var v string
 		if !d.Args(&v) || d.NextArg() {
 			return d.ArgErr()
@@ -235,6 +236,8 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 			g.FinalityDepth = n
 		case "upstreams.max_batch":
 			u.MaxBatch = int(n)
+		case "upstreams.archive_window":
+			u.ArchiveWindow = n
 		case "upstreams.max_attempts":
 			u.MaxAttempts = int(n)
 		case "upstreams.lag_threshold":

@@ -114,6 +114,10 @@ type Upstreams struct {
 	VerifyRate  float64 `json:"verify_rate,omitempty"`
 	VerifyFirst *int64  `json:"verify_first,omitempty"`
 	VerifyOff   bool    `json:"verify_off,omitempty"`
+	// ArchiveWindow is how many blocks of state a full node keeps (default
+	// 128, geth's): reads of older state go to upstreams whose probe found
+	// archive state.
+	ArchiveWindow uint64 `json:"archive_window,omitempty"`
 }
 
 // Metering (DESIGN §4) is on unless switched off explicitly: a missing

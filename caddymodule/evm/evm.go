@@ -29,7 +29,16 @@ type Method struct {
 	// that created it. Sticky: params[0] is such an id, so the call must
 	// go to that upstream and nowhere else.
 	CreatesFilter, Sticky bool
+	// StateAt is the 1-based position of the block parameter of a read of
+	// account state (0: the method reads no state at a block). A read
+	// older than ArchiveWindow blocks needs an archive node.
+	StateAt int
 }
+
+// ArchiveWindow is how far behind the head a full (non-archive) node still
+// has state by default: geth keeps the last 128 blocks' state. Operators
+// set their chain's with upstreams { archive_window }.
+const ArchiveWindow = 128
 
 // DefaultMaxLogsRange is the widest eth_getLogs range served in one call:
 // one flat-priced call must not make a node scan a million blocks.
@@ -46,6 +55,15 @@ var table = map[string]Method{
 	"eth_sendRawTransactionSync": {NoRetry: true},
 
 	"eth_getLogs": {MaxBlockRange: DefaultMaxLogsRange},
+
+	"eth_getBalance":          {StateAt: 2},
+	"eth_getCode":             {StateAt: 2},
+	"eth_getTransactionCount": {StateAt: 2},
+	"eth_getStorageAt":        {StateAt: 3},
+	"eth_call":                {StateAt: 2},
+	"eth_estimateGas":         {StateAt: 2},
+	"eth_createAccessList":    {StateAt: 2},
+	"eth_getProof":            {StateAt: 3},
 
 	"eth_newFilter":                   {CreatesFilter: true},
 	"eth_newBlockFilter":              {CreatesFilter: true},
@@ -97,6 +115,40 @@ func Lookup(method string) Method {
 }
 
 func quote(s string) json.RawMessage { return strconv.AppendQuote(nil, s) }
+
+// NeedsArchive reports whether a call reads account state older than
+// window blocks behind head (the pool's best head; 0 when unknown, which
+// judges nothing; a zero window is ArchiveWindow). Tags (latest, pending, safe, finalized) and
+// blocks named by hash are not judged: the first is recent, the second
+// cannot be placed without asking.
+func NeedsArchive(method string, params json.RawMessage, head, window uint64) bool {
+	if window == 0 {
+		window = ArchiveWindow
+	}
+	at := Lookup(method).StateAt
+	if at == 0 || head <= window {
+		return false
+	}
+	var p []json.RawMessage
+	if json.Unmarshal(params, &p) != nil || len(p) < at {
+		return false
+	}
+	var s string
+	if json.Unmarshal(p[at-1], &s) != nil {
+		var obj struct {
+			BlockNumber *string `json:"blockNumber"`
+		}
+		if json.Unmarshal(p[at-1], &obj) != nil || obj.BlockNumber == nil {
+			return false
+		}
+		s = *obj.BlockNumber
+	}
+	if !strings.HasPrefix(s, "0x") {
+		return false
+	}
+	n, err := strconv.ParseUint(s[2:], 16, 64)
+	return err == nil && n+window < head
+}
 
 // LogsSpan is how many blocks an eth_getLogs filter spans, with block tags
 // resolved against head (the pool's best head; 0 when unknown). ok is false

@@ -51,3 +51,33 @@ func TestLogsSpan(t *testing.T) {
 		}
 	}
 }
+
+func TestNeedsArchive(t *testing.T) {
+	const head = 1000
+	for _, c := range []struct {
+		method, params string
+		want           bool
+	}{
+		{"eth_getBalance", `["0x01","0x1"]`, true},
+		{"eth_getBalance", `["0x01","0x358"]`, true}, // 856: 144 behind
+		{"eth_getBalance", `["0x01","0x368"]`, false}, // 872: 128 behind, a full node has it
+		{"eth_getBalance", `["0x01","latest"]`, false},
+		{"eth_getBalance", `["0x01",{"blockNumber":"0x1"}]`, true},
+		{"eth_getBalance", `["0x01",{"blockHash":"0xab"}]`, false},
+		{"eth_getStorageAt", `["0x01","0x0","0x1"]`, true},
+		{"eth_call", `[{"to":"0x01"},"0x10"]`, true},
+		{"eth_getBlockByNumber", `["0x1",false]`, false}, // blocks are not state
+		{"eth_getBalance", `["0x01"]`, false},
+		{"eth_getBalance", `not json`, false},
+	} {
+		if got := NeedsArchive(c.method, json.RawMessage(c.params), head, 0); got != c.want {
+			t.Errorf("NeedsArchive(%s, %s) = %v", c.method, c.params, got)
+		}
+	}
+	if NeedsArchive("eth_getBalance", json.RawMessage(`["0x01","0x1"]`), 0, 0) {
+		t.Error("judged with the head unknown")
+	}
+	if !NeedsArchive("eth_getBalance", json.RawMessage(`["0x01","0x3d7"]`), head, 16) || NeedsArchive("eth_getBalance", json.RawMessage(`["0x01","0x3e0"]`), head, 16) {
+		t.Error("a chain's own window is not honoured")
+	}
+}

@@ -33,6 +33,9 @@ type ForwardOptions struct {
 	// ProvidersOnly keeps the call to the configured providers (the
 	// answer verifier asks them, never another stranger's node).
 	ProvidersOnly bool
+	// NeedArchive: the call reads state older than a full node keeps; it
+	// goes to upstreams whose probe found archive state, while any does.
+	NeedArchive bool
 }
 
 // Result is a served call.
@@ -74,7 +77,7 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 			uerr.Cause = err
 			break
 		}
-		m, done := p.acquire(exclude, opts.NoRetry, opts.Prefer, opts.Only, opts.ProvidersOnly)
+		m, done := p.acquire(exclude, opts)
 		if m == nil {
 			break
 		}
@@ -103,8 +106,8 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 // acquire picks an upstream and reserves it with its breaker. An upstream
 // the breaker refuses (it opened since the pick, or its half-open trial
 // slots are taken) is excluded and the next one picked.
-func (p *Pool) acquire(exclude map[string]bool, noRetry bool, prefer, only string, providersOnly bool) (*member, func(error)) {
-	if only != "" {
+func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions) (*member, func(error)) {
+	if only := opts.Only; only != "" {
 		if exclude[only] {
 			return nil, nil
 		}
@@ -118,7 +121,12 @@ func (p *Pool) acquire(exclude map[string]bool, noRetry bool, prefer, only strin
 		return nil, nil
 	}
 	for {
-		m := p.pick(exclude, noRetry, prefer, providersOnly)
+		m := p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly, archive: opts.NeedArchive})
+		if m == nil && opts.NeedArchive {
+			// No archive upstream left: a full node may still have it
+			// (a young chain) or says it has not.
+			m = p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly})
+		}
 		if m == nil {
 			return nil, nil
 		}

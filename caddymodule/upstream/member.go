@@ -40,6 +40,7 @@ type member struct {
 	limitedUntil atomic.Int64  // unix ns; rate-limit back-off
 	noBatch      atomic.Bool   // probes: the upstream rejects batches
 	retired      atomic.Bool   // removed from the pool
+	caps         capabilities  // what probing found it can answer
 }
 
 func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *member, from, to BreakerState)) *member {

@@ -121,6 +121,9 @@ func (p *Pool) probeOne(ctx context.Context, m *member) {
 			m.stats.noteError("probe: "+reason, now)
 		}
 		p.logHealth(m, m.health.probeOK(chainOK, reason, r.head, now, p.cfg.HealthyAfter))
+		if chainOK {
+			p.probeCapabilities(pctx, m, now)
+		}
 	}
 }
 

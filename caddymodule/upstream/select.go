@@ -42,7 +42,7 @@ type candidate struct {
 // then providers, fastest first. Pick does not reserve a breaker slot:
 // Forward does that when it sends.
 func (p *Pool) Pick(exclude map[string]bool) (Ref, bool) {
-	m := p.pick(exclude, false, "", false)
+	m := p.pick(exclude, false, "", filter{})
 	if m == nil {
 		return Ref{}, false
 	}
@@ -52,14 +52,24 @@ func (p *Pool) Pick(exclude map[string]bool) (Ref, bool) {
 // pick is Pick with the request's retry policy: a call that must not be
 // replayed (noRetry) is not used as a half-open trial; prefer names an
 // upstream to take when it is among the best tier (the other parts of a
-// batch split into sub-batches go where the first went); providersOnly
-// leaves the registered nodes out.
-func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, providersOnly bool) *member {
+// batch split into sub-batches go where the first went); f leaves out the
+// upstreams the call may not use.
+// filter narrows selection to the upstreams a call may use.
+type filter struct {
+	providersOnly bool // no registered nodes
+	archive       bool // only upstreams whose probe found archive state
+}
+
+func (f filter) admits(m *member) bool {
+	return (!f.providersOnly || m.up.Kind == KindProvider) && (!f.archive || m.caps.archive.Load() == archiveYes)
+}
+
+func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filter) *member {
 	now := time.Now()
 	best := -1
 	var group []candidate
 	for _, m := range p.list() {
-		if exclude[m.up.Name] || m.retired.Load() || (providersOnly && m.up.Kind != KindProvider) {
+		if exclude[m.up.Name] || m.retired.Load() || !f.admits(m) {
 			continue
 		}
 		if _, q := p.quarantined.of(m.up.Name); q {

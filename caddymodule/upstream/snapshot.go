@@ -47,6 +47,10 @@ type UpstreamSnapshot struct {
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 
+	// Archive is what probing found: true when it has state older than a
+	// full node keeps; absent until asked.
+	Archive *bool `json:"archive,omitempty"`
+
 	// Quarantined: an answer of this upstream was proven wrong; it gets no
 	// traffic until an operator's review (QuarantineReason says what).
 	Quarantined      bool   `json:"quarantined"`
@@ -73,6 +77,7 @@ func (p *Pool) Snapshot() Snapshot {
 			LastError: st.lastErr,
 		}
 		u.QuarantineReason, u.Quarantined = p.quarantined.of(m.up.Name)
+		u.Archive = archiveOf(m)
 		if u.RateLimited {
 			t := time.Unix(0, m.limitedUntil.Load())
 			u.RateLimitedUntil = &t

@@ -27,6 +27,7 @@ const (
 	WrongChain             // eth_chainId answers 0x1
 	Lag                    // eth_blockNumber answers LagBy blocks behind
 	Lie                    // eth_getBalance answers LieBalance; eth_getBlockByNumber/Hash a block with a made-up hash
+	Pruned                 // eth_getBalance at a block number below PrunedBelow answers geth's "missing trie node"
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -42,6 +43,8 @@ type Proxy struct {
 	mode   atomic.Int32
 	delay  atomic.Int64 // added latency, nanoseconds
 	LagBy  uint64
+	// PrunedBelow: in Pruned mode, state below this block is gone.
+	PrunedBelow atomic.Uint64
 
 	mu      sync.Mutex
 	calls   map[string]int
@@ -84,6 +87,7 @@ func (p *Proxy) LastHeader(name string) string {
 type call struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params []any           `json:"params"`
 }
 
 type reply struct {
@@ -137,7 +141,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned {
 		out = p.rewrite(calls, out, mode)
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -149,11 +153,22 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 // in out.
 func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 	methodOf := map[string]string{}
+	pruned := map[string]bool{}
 	for _, c := range calls {
 		methodOf[string(c.ID)] = c.Method
+		if c.Method == "eth_getBalance" && len(c.Params) == 2 {
+			if s, ok := c.Params[1].(string); ok {
+				if n, err := strconv.ParseUint(trim0x(s), 16, 64); err == nil && n < p.PrunedBelow.Load() {
+					pruned[string(c.ID)] = true
+				}
+			}
+		}
 	}
 	fix := func(r *reply) {
 		switch m := methodOf[string(r.ID)]; {
+		case mode == Pruned && pruned[string(r.ID)]:
+			r.Result = nil
+			r.Error = json.RawMessage(`{"code":-32000,"message":"missing trie node 0000000000000000000000000000000000000000000000000000000000000000 (path ) state 0x0 is not available, not found"}`)
 		case mode == WrongChain && m == "eth_chainId":
 			r.Result = json.RawMessage(`"0x1"`)
 		case mode == Lie && m == "eth_getBalance":
