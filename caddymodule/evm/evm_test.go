@@ -59,7 +59,7 @@ func TestNeedsArchive(t *testing.T) {
 		want           bool
 	}{
 		{"eth_getBalance", `["0x01","0x1"]`, true},
-		{"eth_getBalance", `["0x01","0x358"]`, true}, // 856: 144 behind
+		{"eth_getBalance", `["0x01","0x358"]`, true},  // 856: 144 behind
 		{"eth_getBalance", `["0x01","0x368"]`, false}, // 872: 128 behind, a full node has it
 		{"eth_getBalance", `["0x01","latest"]`, false},
 		{"eth_getBalance", `["0x01",{"blockNumber":"0x1"}]`, true},
