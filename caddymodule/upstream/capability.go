@@ -10,12 +10,12 @@ import (
 
 // Capabilities are found by asking, not by trusting what an operator
 // registered: after a healthy probe, and again every capabilityEvery, an
-// upstream is asked for an account's balance at block 1. A full node has
+// upstream is asked for an account's nonce at block 1. A full node has
 // only the last 128 blocks' state and answers "missing trie node" (or
 // another pruned-state error the classifier skips); an archive node
 // answers. Calls that read older state (evm.NeedsArchive) go only to
 // upstreams that answered, while any does.
-var archiveQuestion = []byte(`{"jsonrpc":"2.0","id":3,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000000","0x1"]}`)
+var archiveQuestion = []byte(`{"jsonrpc":"2.0","id":3,"method":"eth_getTransactionCount","params":["0x0000000000000000000000000000000000000000","0x1"]}`)
 
 // capabilityEvery is how often a capability is asked again: a node may be
 // resynced as archive, or pruned.

@@ -27,7 +27,7 @@ const (
 	WrongChain             // eth_chainId answers 0x1
 	Lag                    // eth_blockNumber answers LagBy blocks behind
 	Lie                    // eth_getBalance answers LieBalance; eth_getBlockByNumber/Hash a block with a made-up hash
-	Pruned                 // eth_getBalance at a block number below PrunedBelow answers geth's "missing trie node"
+	Pruned                 // eth_getBalance/eth_getTransactionCount below block PrunedBelow answer geth's "missing trie node"
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -156,7 +156,7 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 	pruned := map[string]bool{}
 	for _, c := range calls {
 		methodOf[string(c.ID)] = c.Method
-		if c.Method == "eth_getBalance" && len(c.Params) == 2 {
+		if (c.Method == "eth_getBalance" || c.Method == "eth_getTransactionCount") && len(c.Params) == 2 {
 			if s, ok := c.Params[1].(string); ok {
 				if n, err := strconv.ParseUint(trim0x(s), 16, 64); err == nil && n < p.PrunedBelow.Load() {
 					pruned[string(c.ID)] = true
