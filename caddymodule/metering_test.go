@@ -61,7 +61,6 @@ http://127.0.0.1:{PORT} {
 			admin_token {env.TG_ADMIN_TOKEN}
 			key_prefix @PREFIX@
 			request_timeout 5s
-			@EXTRA@
 			upstream_timeout 400ms
 			max_attempts 2
 			probe_interval 100ms
@@ -79,6 +78,7 @@ http://127.0.0.1:{PORT} {
 			max_deposit 1000
 			x402_asset @USDC@
 			x402_pay_to @PAYTO@
+			@EXTRA@
 			chain 137 {
 				provider alpha @ALPHA@
 				provider beta @BETA@
@@ -981,7 +981,9 @@ func TestCreditsRefundAndRevenue(t *testing.T) {
 // real gateway: every 200 was paid for (upstream calls = answers = debits),
 // and the balance ends between 0 and one call's price, never below zero.
 func TestConcurrentSpendOverHTTP(t *testing.T) {
-	e := startMetered(t, meterOpts{free: -1})
+	// Every call must be served or refused for money, never lost to a slow
+	// upstream on a loaded machine: the attempt timeout is generous here.
+	e := startMetered(t, meterOpts{free: -1, extra: "upstreams {\n\t\t\t\ttimeout 5s\n\t\t\t}"})
 	secret, id := e.createKey(t)
 	const initial = 30*300 + 29
 	e.credit(t, id, initial)
