@@ -40,7 +40,7 @@ func filterNotFound(it *jsonrpc.Item) jsonrpc.Reply {
 func (h *Handler) forwardCalls(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	var sticky []int
 	for k := range calls {
-		if evm.Lookup(calls[k].Method).Sticky {
+		if cs.methods.Lookup(calls[k].Method).Sticky {
 			sticky = append(sticky, k)
 		}
 	}

@@ -43,7 +43,7 @@ func answerLocally(cs *chainState, calls []jsonrpc.Item, index []int, resps []js
 }
 
 func localAnswer(cs *chainState, it *jsonrpc.Item) (jsonrpc.Response, bool) {
-	m := evm.Lookup(it.Method)
+	m := cs.methods.Lookup(it.Method)
 	switch {
 	case m.Denied != "":
 		return jsonrpc.ErrorResponse(it.ResponseID(), &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,

@@ -253,3 +253,47 @@ func TestMethodTable(t *testing.T) {
 		t.Fatalf("narrow eth_getLogs: %d %s", a.status, a.body)
 	}
 }
+
+// TestMethodTablePerChain: an operator's chain { method … } lines change
+// the table for that chain only: a narrower eth_getLogs range named in the
+// refusal, a method refused with the operator's reason — while chain 137
+// keeps the shared table.
+func TestMethodTablePerChain(t *testing.T) {
+	e := startMetered(t, meterOpts{free: 1000, extra: `chain 8453 {
+				method eth_getLogs max_block_range 2
+				method eth_getBalance deny balances are not served on this chain
+			}`})
+	logs := func(path string, span int) map[string]any {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x%x"}]}`, span)
+		return e.do(t, http.MethodPost, path, body).json(t)
+	}
+	// Chain 137's head must be past block 3 for its control call.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		head, _ := e.rpc(t, blockNumber).json(t)["result"].(string)
+		if n, _ := strconv.ParseUint(strings.TrimPrefix(head, "0x"), 16, 64); n > 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chain 137 is not past block 3")
+		}
+		time.Sleep(50 * time.Millisecond) // waiting for blocks
+	}
+	if m := logs("/rpc/8453", 3); !strings.Contains(fmt.Sprint(m["error"]), "spans 3 blocks") || !strings.Contains(fmt.Sprint(m["error"]), "at most 2") {
+		t.Fatalf("chain 8453, 3 blocks: %v", m)
+	}
+	if m := logs("/rpc/8453", 2); strings.Contains(fmt.Sprint(m["error"]), "at most") {
+		t.Fatalf("chain 8453, 2 blocks refused: %v", m)
+	}
+	if m := logs("/rpc", 3); m["result"] == nil {
+		t.Fatalf("chain 137, 3 blocks: %v", m)
+	}
+	bal := `{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","latest"]}`
+	m := e.do(t, http.MethodPost, "/rpc/8453", bal).json(t)
+	if errObj, _ := m["error"].(map[string]any); errObj == nil || errObj["code"] != float64(-32601) ||
+		!strings.Contains(fmt.Sprint(errObj["message"]), "balances are not served on this chain") {
+		t.Fatalf("chain 8453 eth_getBalance: %v", m)
+	}
+	if m := e.rpc(t, bal).json(t); m["result"] == nil {
+		t.Fatalf("chain 137 eth_getBalance: %v", m)
+	}
+}

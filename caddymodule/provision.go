@@ -16,6 +16,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
@@ -35,9 +36,10 @@ var (
 
 // chainState is what the handler uses for one chain.
 type chainState struct {
-	chain chains.Chain
-	pool  *upstream.Pool
-	cache *cache.Cache
+	chain   chains.Chain
+	pool    *upstream.Pool
+	cache   *cache.Cache
+	methods *evm.Table // the method table with this chain's overrides
 }
 
 // finalized is the head at or below which answers are treated as immutable:
@@ -110,7 +112,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return err
 		}
 		h.cacheKeys = append(h.cacheKeys, ckey)
-		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool), cache: cv.(cacheHandle).Cache}
+		methods, err := evm.NewTable(cc.Methods)
+		if err != nil {
+			return fmt.Errorf("tollgate: chain %d: %w", c.ID, err)
+		}
+		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool), cache: cv.(cacheHandle).Cache, methods: methods}
 	}
 
 	if h.redisURL != "" {

@@ -218,7 +218,7 @@ func servedCount(rs []jsonrpc.Reply) int {
 func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	noRetry, archive, head := false, false, cs.pool.BestHead()
 	for _, c := range calls {
-		noRetry = noRetry || evm.Lookup(c.Method).NoRetry
+		noRetry = noRetry || cs.methods.Lookup(c.Method).NoRetry
 		archive = archive || evm.NeedsArchive(c.Method, c.Params, head, h.Upstreams.ArchiveWindow)
 	}
 	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {

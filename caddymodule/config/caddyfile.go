@@ -1,13 +1,17 @@
 package config
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 )
 
 // UnmarshalCaddyfile reads the tollgate directive:
@@ -66,6 +70,9 @@ import (
 //	        provider <name> <url> {
 //	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
 //	        }
+//	        method eth_getLogs max_block_range 2000 # this chain's changes to the method table
+//	        method debug_traceTransaction deny tracing is not offered on this chain
+//	        method eth_call no_retry
 //	    }
 //	}
 //
@@ -376,8 +383,14 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 	}
 	c := ChainConfig{ID: id}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		if d.Val() == "method" {
+			if err := parseMethod(d, &c); err != nil {
+				return c, err
+			}
+			continue
+		}
 		if d.Val() != "provider" {
-			return c, d.Errf("chain %d: unrecognized option %q (want provider)", id, d.Val())
+			return c, d.Errf("chain %d: unrecognized option %q (want provider or method)", id, d.Val())
 		}
 		var p ProviderConfig
 		if !d.Args(&p.Name, &p.URL) || d.NextArg() {
@@ -399,6 +412,47 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 		c.Providers = append(c.Providers, p)
 	}
 	return c, nil
+}
+
+// parseMethod reads "method <name> deny [<reason>…] | allow |
+// max_block_range <n> | no_retry"; lines for one method add up.
+func parseMethod(d *caddyfile.Dispenser, c *ChainConfig) error {
+	args := d.RemainingArgs()
+	if len(args) < 2 {
+		return d.Errf("chain %d: method: want <name> deny [reason] | allow | max_block_range <n> | no_retry", c.ID)
+	}
+	i := slices.IndexFunc(c.Methods, func(o evm.Override) bool { return o.Method == args[0] })
+	if i < 0 {
+		c.Methods = append(c.Methods, evm.Override{Method: args[0]})
+		i = len(c.Methods) - 1
+	}
+	o := &c.Methods[i]
+	switch args[1] {
+	case "deny":
+		o.Deny = strings.Join(args[2:], " ")
+		if o.Deny == "" {
+			o.Deny = "the operator does not serve it on this chain"
+		}
+	case "allow":
+		o.Allow = true
+	case "max_block_range":
+		if len(args) != 3 {
+			return d.ArgErr()
+		}
+		n, err := strconv.ParseUint(args[2], 10, 32)
+		if err != nil || n == 0 {
+			return d.Errf("chain %d: method %s max_block_range: want a positive integer, got %q", c.ID, args[0], args[2])
+		}
+		o.MaxBlockRange = n
+	case "no_retry":
+		o.NoRetry = true
+	default:
+		return d.Errf("chain %d: method %s: unknown setting %q (deny, allow, max_block_range, no_retry)", c.ID, args[0], args[1])
+	}
+	if args[1] != "deny" && args[1] != "max_block_range" && len(args) > 2 {
+		return d.ArgErr()
+	}
+	return nil
 }
 
 // Interface guard

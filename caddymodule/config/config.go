@@ -15,6 +15,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -179,6 +180,9 @@ type RateConfig struct {
 type ChainConfig struct {
 	ID        uint64           `json:"id"`
 	Providers []ProviderConfig `json:"providers,omitempty"`
+	// Methods are this chain's changes to the method table
+	// (caddymodule/evm): deny, allow, an eth_getLogs range, no replay.
+	Methods []evm.Override `json:"methods,omitempty"`
 }
 
 // ProviderConfig is one configured upstream provider. URL and header values
@@ -230,6 +234,9 @@ func (g *Gateway) Validate() error {
 			return fmt.Errorf("tollgate: chain %d configured twice", c.ID)
 		}
 		seen[c.ID] = true
+		if _, err := evm.NewTable(c.Methods); err != nil {
+			return fmt.Errorf("tollgate: chain %d: %w", c.ID, err)
+		}
 		names := map[string]bool{}
 		for _, p := range c.Providers {
 			if p.Name == "" || p.URL == "" {

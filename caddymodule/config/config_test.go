@@ -163,6 +163,8 @@ func TestCaddyfileRefusesBadValues(t *testing.T) {
 		"ip_concurrency 0", "redis_cluster yes", "vault_address", "min_deposit 1 2", "payments {\nvault\n}",
 		"upstreams {\nfree_daily_limit 5\n}", "upstreams extra {\n}", "upstreams {\ntimeout 0s\n}", "max_batch 0",
 		"intelligence {\nheatmap_price 1 2\n}", "allow_private_nodes maybe", "no_such_option 1",
+		"chain 137 {\nmethod eth_getLogs\n}", "chain 137 {\nmethod eth_getLogs max_block_range 0\n}",
+		"chain 137 {\nmethod eth_call sometimes\n}", "chain 137 {\nmethod eth_call allow now\n}",
 	} {
 		if _, err := parse(t, "tollgate {\n"+bad+"\n}"); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -182,6 +184,7 @@ func TestValidate(t *testing.T) {
 		"upstreams {\nnode_allow_cidrs 10.0.0.0/99\n}", "upstreams {\nnode_resolver nope\n}",
 		"payments {\nmin_deposit -1\n}", "payments {\nmax_deposit abc\n}", "intelligence {\nheatmap_price 0\n}",
 		"payments {\npublic_url ftp://x\n}", "payments {\nfacilitator_url example.com\n}",
+		"chain 137 {\nmethod eth_call max_block_range 5\n}", "chain 137 {\nmethod admin_peers allow\nmethod admin_peers deny no\n}",
 	} {
 		g, err := parse(t, "tollgate {\n"+bad+"\n}")
 		if err != nil {

@@ -8,6 +8,7 @@ package evm
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -188,4 +189,66 @@ func blockNumber(v *string, head uint64) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(tag[2:], 16, 64)
 	return n, err == nil
+}
+
+// Override is an operator's change to one method on one chain (the
+// Caddyfile's chain { method … }): refuse it with a reason, serve a method
+// the table refuses, bound eth_getLogs differently, or never replay it.
+type Override struct {
+	Method        string `json:"method"`
+	Deny          string `json:"deny,omitempty"`
+	Allow         bool   `json:"allow,omitempty"`
+	MaxBlockRange uint64 `json:"max_block_range,omitempty"`
+	NoRetry       bool   `json:"no_retry,omitempty"`
+}
+
+// Table is the method table of one chain: the shared table with the
+// chain's overrides applied. A nil *Table is the shared table.
+type Table struct {
+	over map[string]Method
+}
+
+// NewTable applies overrides to the shared table.
+func NewTable(overrides []Override) (*Table, error) {
+	if len(overrides) == 0 {
+		return nil, nil
+	}
+	t := &Table{over: map[string]Method{}}
+	for _, o := range overrides {
+		if o.Method == "" || strings.ContainsAny(o.Method, " \t") {
+			return nil, errors.New("evm: an override needs a method name")
+		}
+		if _, dup := t.over[o.Method]; dup {
+			return nil, errors.New("evm: method " + o.Method + " overridden twice")
+		}
+		if o.Allow && o.Deny != "" {
+			return nil, errors.New("evm: method " + o.Method + " both denied and allowed")
+		}
+		m := Lookup(o.Method)
+		switch {
+		case o.Deny != "":
+			m.Denied = o.Deny
+		case o.Allow:
+			m.Denied = ""
+		}
+		if o.MaxBlockRange > 0 {
+			if o.Method != "eth_getLogs" {
+				return nil, errors.New("evm: max_block_range applies to eth_getLogs only")
+			}
+			m.MaxBlockRange = o.MaxBlockRange
+		}
+		m.NoRetry = m.NoRetry || o.NoRetry
+		t.over[o.Method] = m
+	}
+	return t, nil
+}
+
+// Lookup returns what the gateway knows of method on this chain.
+func (t *Table) Lookup(method string) Method {
+	if t != nil {
+		if m, ok := t.over[method]; ok {
+			return m
+		}
+	}
+	return Lookup(method)
 }
