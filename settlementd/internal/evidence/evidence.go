@@ -210,6 +210,10 @@ var ErrNotQuarantined = errors.New("evidence: node is not quarantined")
 // ErrUnknownNode: Lift found no such node.
 var ErrUnknownNode = errors.New("evidence: no such node")
 
+// ErrNotPublished: Lift committed, but the registry record could not be
+// rewritten (the node prober will).
+var ErrNotPublished = errors.New("evidence: lifted, registry record not rewritten")
+
 // Lift ends node's quarantine after an admin review: the node is online
 // again (the prober takes it offline if it does not answer), the lift is
 // logged with who and why, and its registry record is republished. The
@@ -243,5 +247,8 @@ func Lift(ctx context.Context, db interface {
 	if err != nil {
 		return err
 	}
-	return Publish(ctx, db, rdb, key, []string{node})
+	if err := Publish(ctx, db, rdb, key, []string{node}); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotPublished, err)
+	}
+	return nil
 }
