@@ -36,6 +36,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
@@ -603,6 +604,21 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 	if a := e2eDo(t, http.MethodPost, api+"/admin/settlement/run", "", "X-Admin-Token: "+adminToken); a.status != 200 && a.code() != "not_leader" {
 		t.Fatalf("admin settlement run: %d %s", a.status, a.body)
 	}
+	// An honest node has no evidence and no quarantine; its operator and
+	// the admin can read that (answers validated against the document).
+	if a := e2eDo(t, http.MethodGet, api+"/api/nodes/"+nodeID+"/evidence", "", auth1); a.status != 200 || len(a.obj(t)["evidence"].([]any)) != 0 {
+		t.Fatalf("evidence of an honest node: %d %s", a.status, a.body)
+	}
+	if q := earnings(auth1)["quarantine"].(map[string]any); q["quarantined"] != false || q["evidence_count"] != 0.0 {
+		t.Fatalf("an honest node's quarantine: %v", q)
+	}
+	if a := e2eDo(t, http.MethodGet, api+"/admin/quarantine", "", "X-Admin-Token: "+adminToken); a.status != 200 || len(a.obj(t)["nodes"].([]any)) != 0 {
+		t.Fatalf("admin quarantine: %d %s", a.status, a.body)
+	}
+	if a := e2eDo(t, http.MethodPost, api+"/admin/nodes/"+nodeID+"/unquarantine", "", "X-Admin-Token: "+adminToken); a.status != 409 ||
+		a.code() != "not_quarantined" {
+		t.Fatalf("lifting a quarantine that is not there: %d %s", a.status, a.body)
+	}
 	// The gateway-health sampler measures the upstream path through the
 	// gateway's unmetered admin probe: once the node serves chain 137 a
 	// sample is ok, and no sample ever saw a 402 (it spends no free tier).
@@ -628,6 +644,47 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 	if sm["uptime_24h"] == nil || sm["p50_latency_ms_24h"] == nil || sm["current_epoch"].(map[string]any)["state"] != "open" {
 		t.Fatalf("status after samples: %s", st.body)
 	}
+
+	// --- A lie. The gateway's verifier appends its evidence to the stream
+	// (here the test does, with the event's real encoding); settlementd
+	// quarantines the node in PostgreSQL and in the registry, the gateway
+	// stops routing to it at its next registry refresh, the operator reads
+	// why, and the admin's lift brings it back.
+	lieEv := &events.NodeMismatch{ID: "e2e-check-1", TimeMs: time.Now().UnixMilli(), ChainID: 137, NodeID: nodeID, RequestID: "e2e-req",
+		Method: "eth_getBalance", Params: json.RawMessage(`["0x0000000000000000000000000000000000000001","0x1"]`), Block: 1,
+		NodeAnswer: json.RawMessage(`"0x0"`), TrustedAnswer: json.RawMessage(`"0x1"`), TrustedBy: "provider-a"}
+	settletest.XAdd(t, rdb, prefix+"events", lieEv, lieEv)
+	settletest.Eventually(t, 15*time.Second, "the registry record quarantined", func() (bool, error) {
+		v, err := rdb.HGet(ctx, prefix+registry.NodesKey, nodeID).Result()
+		return err == nil && strings.Contains(v, `"status":"quarantined"`), err
+	})
+	notServed := 0
+	settletest.Eventually(t, 15*time.Second, "the gateway drops the quarantined node", func() (bool, error) {
+		if e2eDo(t, http.MethodPost, gw.URL()+"/rpc", rpc).header.Get("X-Tollgate-Upstream") == nodeID {
+			notServed = 0
+		} else {
+			notServed++
+		}
+		return notServed >= 10, nil // ten calls in a row none of which reached the node
+	})
+	if q := earnings(auth1)["quarantine"].(map[string]any); q["quarantined"] != true || !strings.Contains(q["reason"].(string), "e2e-check-1") {
+		t.Fatalf("the operator's view of the quarantine: %v", q)
+	}
+	if a := e2eDo(t, http.MethodGet, api+"/api/nodes/"+nodeID+"/evidence", "", auth1); a.status != 200 || !bytes.Contains(a.body, []byte(`"e2e-check-1"`)) {
+		t.Fatalf("the operator's evidence: %d %s", a.status, a.body)
+	}
+	if st := e2eDo(t, http.MethodGet, api+"/api/status", "").obj(t); st["nodes_quarantined"] != 1.0 {
+		t.Fatalf("status with a quarantined node: %v", st)
+	}
+	if a := e2eDo(t, http.MethodPost, api+"/admin/nodes/"+nodeID+"/unquarantine", `{"reason":"e2e review","by":"e2e"}`,
+		"X-Admin-Token: "+adminToken); a.status != 200 || a.obj(t)["registry_published"] != true {
+		t.Fatalf("lift: %d %s", a.status, a.body)
+	}
+	settletest.Eventually(t, 15*time.Second, "the gateway routes to the node again", func() (bool, error) {
+		a := e2eDo(t, http.MethodPost, gw.URL()+"/rpc", rpc)
+		return a.status == 200 && a.header.Get("X-Tollgate-Upstream") == nodeID, nil
+	})
+
 	t.Logf("end to end in %v: node %s earned %s USDT, claimed on chain; status %s", time.Since(began).Round(100*time.Millisecond), nodeID,
 		want.Decimal(), st.body)
 	checkAnswersAgainstOpenAPI(t, api)

@@ -926,15 +926,16 @@ func (r *run) economics() error {
 	var total, ops, plat, pool, platOps, dist money.Units
 	for _, e := range eco.Epochs {
 		t, o, p, q := pu(e, "total_units"), pu(e, "operators_units"), pu(e, "platform_units"), pu(e, "pool_units")
-		po, d := pu(e, "platform_operators_units"), pu(e, "distributed_units")
+		po, d, wh := pu(e, "platform_operators_units"), pu(e, "distributed_units"), pu(e, "withheld_units")
 		if t == 0 {
 			continue
 		}
+		// The pool also holds the shares withheld from nodes caught lying.
 		wo, wp, wq := money.Split(t)
-		if o != wo || p != wp || q != wq {
+		if o != wo || p != wp || q != wq+wh {
 			return r.fail("epoch %s: total %d split %d/%d/%d, want %d/%d/%d", str(e, "id"), t, o, p, q, wo, wp, wq)
 		}
-		if d+po+pu(e, "carry_out_units") != o+pu(e, "carry_in_units") {
+		if d+po+wh+pu(e, "carry_out_units") != o+pu(e, "carry_in_units") {
 			return r.fail("epoch %s: shares %d + platform's operators' part %d + carry out %s != operators %d + carry in %s",
 				str(e, "id"), d, po, str(e, "carry_out_units"), o, str(e, "carry_in_units"))
 		}

@@ -13,10 +13,14 @@ import (
 // NodesKey is the hash holding every node, under the deployment's key prefix.
 const NodesKey = "nodes"
 
-// Node status values.
+// Node status values. Only an online node serves; a quarantined node (one
+// caught answering unlike a trusted provider, until an admin review lifts
+// it) keeps its record so the gateway drops it at its next refresh and
+// operators can see why.
 const (
-	StatusOnline  = "online"
-	StatusOffline = "offline"
+	StatusOnline      = "online"
+	StatusOffline     = "offline"
+	StatusQuarantined = "quarantined"
 )
 
 // Node is one registered node.
@@ -58,7 +62,7 @@ func (n *Node) Validate() error {
 		return errors.New("registry: node without url")
 	case len(n.ChainIDs) == 0:
 		return errors.New("registry: node serves no chain")
-	case n.Status != StatusOnline && n.Status != StatusOffline:
+	case n.Status != StatusOnline && n.Status != StatusOffline && n.Status != StatusQuarantined:
 		return fmt.Errorf("registry: bad status %q", n.Status)
 	}
 	return nil

@@ -16,6 +16,16 @@ func TestRoundTripAndServes(t *testing.T) {
 	if back.Serves(137) {
 		t.Fatal("offline node serves")
 	}
+	// A quarantined record decodes (the gateway must not log it as
+	// malformed) and serves nothing.
+	n.Status = StatusQuarantined
+	s, err = Encode(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err = Decode(s); err != nil || back.Status != StatusQuarantined || back.Serves(137) || back.Serves(1) {
+		t.Fatalf("quarantined: %+v, %v", back, err)
+	}
 }
 
 func TestRejects(t *testing.T) {
@@ -24,7 +34,8 @@ func TestRejects(t *testing.T) {
 			t.Errorf("ValidID(%q)", id)
 		}
 	}
-	for _, s := range []string{"{", `{"id":"NODE-EU-ABCDEFGH"}`, `{"id":"NODE-EU-ABCDEFGH","url":"x","chain_ids":[1],"status":"maybe"}`} {
+	for _, s := range []string{"{", `{"id":"NODE-EU-ABCDEFGH"}`, `{"id":"NODE-EU-ABCDEFGH","url":"x","chain_ids":[1],"status":"maybe"}`,
+		`{"id":"NODE-EU-ABCDEFGH","url":"x","chain_ids":[1],"status":"Quarantined"}`} {
 		if _, err := Decode(s); err == nil {
 			t.Errorf("Decode(%s) accepted", s)
 		}

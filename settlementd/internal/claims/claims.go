@@ -1,6 +1,6 @@
 // Package claims is the node operators' money: GET /api/nodes/{id}/earnings
-// and POST /api/nodes/{id}/claim (both JWT, node owned by the token's
-// wallet), the Watcher that mirrors ClaimsContract's Claimed events and the
+// (with the node's quarantine, if any), GET /api/nodes/{id}/evidence and
+// POST /api/nodes/{id}/claim (all JWT, node owned by the token's wallet), the Watcher that mirrors ClaimsContract's Claimed events and the
 // Sweeper that expires unclaimed signatures.
 //
 // Amounts, per node, in USDT base units (6 decimals):
@@ -40,6 +40,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/auth"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/evidence"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/solvency"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
@@ -85,6 +86,7 @@ func New(cfg Config) (*Service, error) {
 func (s *Service) Register(handle func(string, http.Handler)) {
 	handle("GET /api/nodes/{id}/earnings", s.cfg.Auth.Require(s.earnings))
 	handle("POST /api/nodes/{id}/claim", s.cfg.Auth.Require(s.claim))
+	handle("GET /api/nodes/{id}/evidence", s.cfg.Auth.Require(s.listEvidence))
 }
 
 // Earnings is one node's balance sheet.
@@ -101,6 +103,11 @@ type Earnings struct {
 	ClaimableUnits         money.Units `json:"claimable_units,string"`
 	PendingSettlementUnits money.Units `json:"pending_settlement_units,string"`
 	ClaimedUSDT            money.USDT  `json:"claimed_usdt"`
+
+	// Quarantine says whether the node is quarantined for answering unlike
+	// a trusted provider, why, the evidence ids and what closed epochs
+	// withheld (set by the earnings route).
+	Quarantine *evidence.Quarantine `json:"quarantine,omitempty"`
 }
 
 const earningsSQL = `SELECT
@@ -166,11 +173,28 @@ func (s *Service) earnings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e, err := s.Compute(r.Context(), s.cfg.Pool, node, 0)
+	if err == nil {
+		e.Quarantine, err = evidence.Of(r.Context(), s.cfg.Pool, node)
+	}
 	if err != nil {
 		httpx.Error(w, http.StatusServiceUnavailable, "database_unavailable", "earnings could not be read")
 		return
 	}
 	httpx.JSON(w, http.StatusOK, e)
+}
+
+// listEvidence: the node's evidence, both answers as the gateway compared
+// them, newest first; its owner reads why it was quarantined.
+func (s *Service) listEvidence(w http.ResponseWriter, r *http.Request) {
+	node, _, ok := s.owned(w, r)
+	if !ok {
+		return
+	}
+	items, next, ok := evidence.Page(w, r, s.cfg.Pool, node)
+	if !ok {
+		return
+	}
+	httpx.JSON(w, http.StatusOK, map[string]any{"node_id": node, "evidence": items, "next_cursor": next})
 }
 
 // Signature is the claim answer's signature object (DESIGN §6).

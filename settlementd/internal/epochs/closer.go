@@ -125,7 +125,7 @@ func (c *Closer) CloseNext(ctx context.Context) (bool, error) {
 	c.m.carry.Set(float64(s.CarryOut))
 	c.log().Info("epoch closed", zap.Int64("epoch", open), zap.Int64("total_units", int64(s.Total)),
 		zap.Int64("carry_in_units", int64(s.CarryIn)), zap.Int64("distributed_units", int64(s.Distributed)),
-		zap.Int64("carry_out_units", int64(s.CarryOut)), zap.Int("nodes", len(s.Shares)))
+		zap.Int64("carry_out_units", int64(s.CarryOut)), zap.Int64("withheld_units", int64(s.Withheld)), zap.Int("nodes", len(s.Shares)))
 	return true, nil
 }
 
@@ -175,7 +175,8 @@ func (c *Closer) fence(ctx context.Context, tx pgx.Tx) error {
 var ErrNotOpen = errors.New("epochs: epoch is not open")
 
 // close does the whole close of epoch id inside tx: totals, split, node
-// shares, earnings ledger, CLOSED state, next open epoch. Nothing of it is
+// shares (withheld for nodes with evidence booked into it), earnings
+// ledger, CLOSED state, next open epoch. Nothing of it is
 // visible until tx commits, so an epoch is either fully closed or open.
 func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) {
 	if err := c.fence(ctx, tx); err != nil {
@@ -226,14 +227,22 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 		return Split{}, err
 	}
 
-	s := Compute(total, money.Units(carryIn), weights)
+	// Nodes with evidence of a lie booked into this epoch (node_evidence,
+	// ingested under the same Booking lock): their share is withheld.
+	var liars []string
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(DISTINCT node_id), '{}') FROM node_evidence WHERE booked_epoch = $1`,
+		id).Scan(&liars); err != nil {
+		return Split{}, err
+	}
+
+	s := Compute(total, money.Units(carryIn), weights, liars...)
 	if n := len(s.Shares); n > 0 {
-		nodes, w, k, sh := make([]string, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		nodes, w, k, sh, wh := make([]string, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		for i, x := range s.Shares {
-			nodes[i], w[i], k[i], sh[i] = x.NodeID, int64(x.Weight), x.Calls, int64(x.Units)
+			nodes[i], w[i], k[i], sh[i], wh[i] = x.NodeID, int64(x.Weight), x.Calls, int64(x.Units), int64(x.Withheld)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO epoch_node_shares (epoch_id, node_id, weight_units, calls, share_units)
-			SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[])`, id, nodes, w, k, sh); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO epoch_node_shares (epoch_id, node_id, weight_units, calls, share_units, withheld_units)
+			SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])`, id, nodes, w, k, sh, wh); err != nil {
 			return Split{}, err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO node_earnings (node_id, kind, ref, amount_units, epoch_id)
@@ -245,9 +254,9 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 	}
 	if _, err := tx.Exec(ctx, `UPDATE epochs SET state = 'CLOSED', events = $2, calls = $3,
 		total_units = $4, node_units = $5, operators_units = $6, platform_units = $7, pool_units = $8,
-		distributed_units = $9, carry_out_units = $10, platform_operators_units = $11, closed_at = now()
+		distributed_units = $9, carry_out_units = $10, platform_operators_units = $11, withheld_units = $12, closed_at = now()
 		WHERE id = $1`, id, nevent, calls, int64(s.Total), int64(s.NodeUnits), int64(s.Operators),
-		int64(s.Platform), int64(s.Pool), int64(s.Distributed), int64(s.CarryOut), int64(s.PlatformOperators)); err != nil {
+		int64(s.Platform), int64(s.Pool), int64(s.Distributed), int64(s.CarryOut), int64(s.PlatformOperators), int64(s.Withheld)); err != nil {
 		return Split{}, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO epochs (id, state, starts_at, ends_at, carry_in_units)

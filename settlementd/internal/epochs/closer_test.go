@@ -2,6 +2,7 @@ package epochs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -76,7 +77,7 @@ type epochRow struct {
 	ID                                                         int64
 	State                                                      string
 	CarryIn, Total, NodeUnits, Operators, Platform, Pool, Dist int64
-	CarryOut, Events, Calls, PlatformOps                       int64
+	CarryOut, Events, Calls, PlatformOps, Withheld             int64
 }
 
 func (w *world) epochs(t *testing.T) []epochRow {
@@ -84,7 +85,7 @@ func (w *world) epochs(t *testing.T) []epochRow {
 	rows, err := w.pool.Query(context.Background(), `SELECT id, state, carry_in_units,
 		COALESCE(total_units, 0), COALESCE(node_units, 0), COALESCE(operators_units, 0), COALESCE(platform_units, 0),
 		COALESCE(pool_units, 0), COALESCE(distributed_units, 0), COALESCE(carry_out_units, 0),
-		COALESCE(events, 0), COALESCE(calls, 0), platform_operators_units FROM epochs ORDER BY id`)
+		COALESCE(events, 0), COALESCE(calls, 0), platform_operators_units, withheld_units FROM epochs ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func (w *world) epochs(t *testing.T) []epochRow {
 	for rows.Next() {
 		var e epochRow
 		if err := rows.Scan(&e.ID, &e.State, &e.CarryIn, &e.Total, &e.NodeUnits, &e.Operators, &e.Platform,
-			&e.Pool, &e.Dist, &e.CarryOut, &e.Events, &e.Calls, &e.PlatformOps); err != nil {
+			&e.Pool, &e.Dist, &e.CarryOut, &e.Events, &e.Calls, &e.PlatformOps, &e.Withheld); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, e)
@@ -118,6 +119,45 @@ func (w *world) shares(t *testing.T, epoch int64) map[string]int64 {
 		m[n] = s
 	}
 	return m
+}
+
+// withheld reads the per-node withheld amounts of a closed epoch.
+func (w *world) withheld(t *testing.T, epoch int64) map[string]int64 {
+	t.Helper()
+	rows, err := w.pool.Query(context.Background(), `SELECT node_id, withheld_units FROM epoch_node_shares WHERE epoch_id = $1`, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var n string
+		var s int64
+		if err := rows.Scan(&n, &s); err != nil {
+			t.Fatal(err)
+		}
+		m[n] = s
+	}
+	return m
+}
+
+// liars lists the nodes with evidence booked into epoch.
+func (w *world) liars(t *testing.T, epoch int64) []string {
+	t.Helper()
+	var out []string
+	if err := w.pool.QueryRow(context.Background(), `SELECT COALESCE(array_agg(DISTINCT node_id), '{}') FROM node_evidence WHERE booked_epoch = $1`,
+		epoch).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// lie is the gateway's evidence that node answered a numbered-block
+// question unlike a provider at at.
+func lie(id string, at time.Time, node string) *events.NodeMismatch {
+	return &events.NodeMismatch{ID: id, TimeMs: at.UnixMilli(), ChainID: 137, NodeID: node, RequestID: "r-" + id, Method: "eth_getBalance",
+		Params: json.RawMessage(`["0x00000000000000000000000000000000000000aa","0x10"]`), Block: 16,
+		NodeAnswer: json.RawMessage(`"0x1"`), TrustedAnswer: json.RawMessage(`"0x2"`), TrustedBy: "provider-a"}
 }
 
 func rev(id string, at time.Time, node string, amount money.Units, calls int) *events.Revenue {
@@ -196,6 +236,71 @@ func TestCloseHandComputedExampleWithCarry(t *testing.T) {
 	// Revenue 850 = nodes 365 + platform 255 + platform's operators' part 60 + pool 170 + carry 0.
 }
 
+// Two nodes serve one epoch and one of them lied in it: the liar is
+// credited nothing, its would-be share is booked to the pool (and recorded
+// as withheld on the epoch and on the node's share row), the honest node
+// gets half of what it served within rounding, and the epoch sums exactly.
+// Evidence that arrives after its epoch closed withholds the node's share
+// of the open epoch instead; the closed epoch is not reopened.
+func TestCloseWithholdsTheLiarsShare(t *testing.T) {
+	w := newWorld(t)
+	e0 := events.EpochOf(time.Now()) - 10
+	at := func(epoch int64, sec int) time.Time { return epochStart(epoch).Add(time.Duration(sec) * time.Second) }
+	const A, B, L = "NODE-EU-AAAAAAAA", "NODE-US-BBBBBBBB", "NODE-EU-LLLLLLLL"
+	evs := []events.Event{
+		// e0: A 301, L 201, a provider 30 → total 532; L lied at second 20.
+		rev("a1", at(e0, 1), A, 301, 10), rev("l1", at(e0, 2), L, 201, 7), rev("p1", at(e0, 3), "", 30, 1),
+		lie("lie-1", at(e0, 20), L),
+	}
+	settletest.XAddIDs(t, w.rdb, w.stream, settletest.TimeIDs(evs), evs...)
+	settletest.XAdd(t, w.rdb, w.stream, lie("lie-1", at(e0, 20), L)) // the same evidence again
+	w.ingest(t)
+	w.drained(t)
+	w.closeUntil(t, epochEnd(e0).Add(5*time.Second))
+
+	// Evidence against A about e0, after e0 closed, and e0+1's traffic.
+	settletest.XAdd(t, w.rdb, w.stream, lie("lie-late", at(e0, 40), A), rev("a2", at(e0+1, 1), A, 100, 3), rev("b2", at(e0+1, 2), B, 60, 2))
+	w.drained(t)
+	w.closeUntil(t, epochEnd(e0+1).Add(5*time.Second))
+
+	//  epoch  total ops plat pool plat-ops | carry in pot  W   shares                               dist withheld carry out
+	//  e0      532  266  159  107  15      |   0      251  502 A floor(251·301/502)=150             150  100      1
+	//                                      |                   L floor(251·201/502)=100 → the pool
+	//  e0+1    160   80   48   32   0      |   1       81  160 A floor(81·100/160)=50 → the pool    30   50       1
+	//                                      |                   B floor(81·60/160)=30
+	want := []epochRow{
+		{ID: e0, State: "CLOSED", CarryIn: 0, Total: 532, NodeUnits: 502, Operators: 266, Platform: 159, Pool: 107 + 100, Dist: 150, CarryOut: 1,
+			Events: 3, Calls: 18, PlatformOps: 15, Withheld: 100},
+		{ID: e0 + 1, State: "CLOSED", CarryIn: 1, Total: 160, NodeUnits: 160, Operators: 80, Platform: 48, Pool: 32 + 50, Dist: 30, CarryOut: 1,
+			Events: 2, Calls: 5, Withheld: 50},
+		{ID: e0 + 2, State: "open", CarryIn: 1},
+	}
+	if got := w.epochs(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("epochs\n got %+v\nwant %+v", got, want)
+	}
+	for _, e := range want[:2] {
+		if e.Operators+e.Platform+e.Pool != e.Total+e.Withheld || e.Dist+e.CarryOut+e.PlatformOps+e.Withheld != e.Operators+e.CarryIn {
+			t.Fatalf("epoch %d does not sum: %+v", e.ID, e)
+		}
+	}
+	if got, want := fmt.Sprint(w.shares(t, e0), w.withheld(t, e0)), fmt.Sprint(map[string]int64{A: 150, L: 0}, map[string]int64{A: 0, L: 100}); got != want {
+		t.Fatalf("e0 shares and withheld %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(w.shares(t, e0+1), w.withheld(t, e0+1)), fmt.Sprint(map[string]int64{A: 0, B: 30}, map[string]int64{A: 50, B: 0}); got != want {
+		t.Fatalf("e0+1 shares and withheld %s, want %s", got, want)
+	}
+	// The honest node: half of what it served within rounding (150.5 → 150).
+	// The liar has no earnings at all; A keeps what e0 credited it.
+	for node, want := range map[string]int64{A: 150, B: 30, L: 0} {
+		if got := settletest.Count(t, w.pool, `SELECT COALESCE(sum(amount_units), 0) FROM node_earnings WHERE node_id = $1`, node); got != want {
+			t.Errorf("%s earned %d, want %d", node, got, want)
+		}
+	}
+	if n := settletest.Count(t, w.pool, `SELECT count(*) FROM node_evidence`); n != 2 {
+		t.Fatalf("%d evidence rows, want 2", n)
+	}
+}
+
 // Property test against real Postgres: random traffic over several epochs,
 // late events after some epochs closed; every epoch's row must equal the
 // pure Compute over its booked events, the carry must chain, epochs must be
@@ -228,7 +333,17 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 						epochStart(e0+e).Add(time.Duration(i)*time.Second), node, money.Units(30*calls), calls))
 				}
 			}
+			// Evidence against a random node in some epochs (the node may
+			// or may not have served in it).
+			var lies []events.Event
+			for e := range int64(n) {
+				if r.IntN(3) == 0 {
+					lies = append(lies, lie(fmt.Sprintf("s%d-lie-%d", seed, e), epochStart(e0+e).Add(7*time.Second),
+						settletest.Nodes[r.IntN(len(settletest.Nodes))]))
+				}
+			}
 			settletest.XAddIDs(t, w.rdb, w.stream, settletest.TimeIDs(evs), evs...)
+			settletest.XAdd(t, w.rdb, w.stream, lies...)
 			w.ingest(t)
 			w.drained(t)
 			mid := e0 + int64(r.IntN(n))
@@ -245,6 +360,13 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 			if len(evs) > 0 {
 				late = append(late, evs[r.IntN(len(evs))])
 			}
+			if len(lies) > 0 {
+				late = append(late, lies[r.IntN(len(lies))]) // redelivered evidence
+			}
+			if r.IntN(2) == 0 { // late evidence: booked into the open epoch
+				late = append(late, lie(fmt.Sprintf("s%d-late-lie", seed), epochStart(e0).Add(9*time.Second),
+					settletest.Nodes[r.IntN(len(settletest.Nodes))]))
+			}
 			settletest.XAdd(t, w.rdb, w.stream, late...)
 			w.drained(t)
 			if got := settletest.Count(t, w.pool, `SELECT count(*) FROM revenue_events r JOIN epochs e ON e.id = r.epoch_id
@@ -254,7 +376,7 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 			w.closeUntil(t, epochEnd(e0+int64(n)+1).Add(5*time.Second))
 
 			rows := w.epochs(t)
-			var carry, totals int64
+			var carry, totals, withheldAll int64
 			for i, e := range rows {
 				if i > 0 && e.ID != rows[i-1].ID+1 {
 					t.Fatalf("gap between epochs %d and %d", rows[i-1].ID, e.ID)
@@ -284,22 +406,26 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 				}
 				nodeRows.Close()
 				total := settletest.Count(t, w.pool, `SELECT COALESCE(sum(amount_units), 0) FROM revenue_events WHERE booked_epoch = $1`, e.ID)
-				s := Compute(money.Units(total), money.Units(carry), weights)
-				checkSplit(t, s, weights)
+				liars := w.liars(t, e.ID)
+				s := Compute(money.Units(total), money.Units(carry), weights, liars...)
+				checkSplit(t, s, weights, liars...)
 				if e.Total != int64(s.Total) || e.Dist != int64(s.Distributed) || e.CarryOut != int64(s.CarryOut) ||
 					e.Platform != int64(s.Platform) || e.Pool != int64(s.Pool) || e.Operators != int64(s.Operators) ||
-					e.PlatformOps != int64(s.PlatformOperators) {
+					e.PlatformOps != int64(s.PlatformOperators) || e.Withheld != int64(s.Withheld) {
 					t.Fatalf("epoch %d row %+v, pure split %+v", e.ID, e, s)
 				}
-				shares := w.shares(t, e.ID)
+				shares, withheld := w.shares(t, e.ID), w.withheld(t, e.ID)
 				for _, sh := range s.Shares {
-					if shares[sh.NodeID] != int64(sh.Units) {
-						t.Fatalf("epoch %d node %s share %d, want %d", e.ID, sh.NodeID, shares[sh.NodeID], sh.Units)
+					if shares[sh.NodeID] != int64(sh.Units) || withheld[sh.NodeID] != int64(sh.Withheld) {
+						t.Fatalf("epoch %d node %s share %d withheld %d, want %d and %d", e.ID, sh.NodeID, shares[sh.NodeID],
+							withheld[sh.NodeID], sh.Units, sh.Withheld)
 					}
 				}
-				if e.Dist+e.Platform+e.PlatformOps+e.Pool+e.CarryOut != e.Total+e.CarryIn {
+				if e.Dist+e.Platform+e.PlatformOps+e.Pool+e.CarryOut != e.Total+e.CarryIn ||
+					e.Dist+e.CarryOut+e.PlatformOps+e.Withheld != e.Operators+e.CarryIn {
 					t.Fatalf("epoch %d not conserved: %+v", e.ID, e)
 				}
+				withheldAll += e.Withheld
 				carry = e.CarryOut
 				totals += e.Total
 			}
@@ -309,6 +435,14 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 			if paid := settletest.Count(t, w.pool, `SELECT COALESCE(sum(amount_units), 0) FROM node_earnings`); paid !=
 				settletest.Count(t, w.pool, `SELECT COALESCE(sum(distributed_units), 0) FROM epochs`) {
 				t.Fatalf("earnings ledger %d != distributed", paid)
+			}
+			// No liar is credited for an epoch its evidence is booked into.
+			if n := settletest.Count(t, w.pool, `SELECT count(*) FROM node_earnings ne JOIN node_evidence ev
+				ON ev.node_id = ne.node_id AND ev.booked_epoch = ne.epoch_id`); n != 0 {
+				t.Fatalf("%d earnings rows for epochs in which the node lied", n)
+			}
+			if got := settletest.Count(t, w.pool, `SELECT COALESCE(sum(withheld_units), 0) FROM epoch_node_shares`); got != withheldAll {
+				t.Fatalf("per-node withheld %d != epochs' withheld %d", got, withheldAll)
 			}
 		})
 	}

@@ -1,11 +1,14 @@
 // Package epochs closes settlement epochs: it sums an epoch's revenue, applies
 // the 50/30/20 split, divides the operators' half of what nodes served between
 // those nodes and books the rest of that half (what providers and the cache
-// served) to the platform, all in one Postgres transaction (DESIGN §2, §6).
+// served) to the platform, withholds the share of a node caught lying in the
+// epoch (booked to the pool), all in one Postgres transaction (DESIGN §2,
+// §6).
 package epochs
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -18,12 +21,15 @@ type Weight struct {
 	Calls  int64
 }
 
-// Share is what one node is credited for an epoch.
+// Share is what one node is credited for an epoch. A node with evidence
+// of a lie in the epoch is credited nothing: Withheld is its would-be share
+// floor(pot·w_i/W), booked to the pool instead, and Units is 0.
 type Share struct {
-	NodeID string
-	Weight money.Units
-	Calls  int64
-	Units  money.Units
+	NodeID   string
+	Weight   money.Units
+	Calls    int64
+	Units    money.Units
+	Withheld money.Units
 }
 
 // Split is the outcome of closing one epoch.
@@ -32,16 +38,21 @@ type Split struct {
 	CarryIn   money.Units // the previous epoch's carry out (rounding only)
 	Operators money.Units // 50% of Total: the operators' half
 	Platform  money.Units // 30% of Total
-	Pool      money.Units // the rest of Total (20% plus rounding)
+	Pool      money.Units // the rest of Total (20% plus rounding), plus Withheld
 	// PlatformOperators is the part of the operators' half earned by
 	// revenue no registered node served (configured providers, the edge
 	// cache): the platform's own infrastructure served it, so it is the
 	// platform's, booked each epoch (DESIGN §2, revised).
 	PlatformOperators money.Units
 	NodeUnits         money.Units // W = Σ w_i
-	Distributed       money.Units // Σ shares
-	CarryOut          money.Units // pot − Σ shares: rounding, or the whole pot when no node served
-	Shares            []Share     // sorted by node id; only nodes with w_i > 0
+	Distributed       money.Units // Σ shares credited
+	// Withheld is the sum of the would-be shares of nodes caught lying in
+	// the epoch (Compute's withhold): booked to the pool, so
+	// Operators+Platform+Pool = Total+Withheld and
+	// Distributed+CarryOut+PlatformOperators+Withheld = Operators+CarryIn.
+	Withheld money.Units
+	CarryOut money.Units // pot − Σ would-be shares: rounding, or the whole pot when no node served
+	Shares   []Share     // sorted by node id; only nodes with w_i > 0
 }
 
 // NodesOperators is the operators' half of the revenue nodes served.
@@ -60,9 +71,12 @@ func (s Split) Pot() money.Units { return s.NodesOperators() + s.CarryIn }
 // providers and the cache — is the platform's. What the floors leave, or
 // the carry when no node served, is carried out: only rounding ever carries,
 // so one call served by a fresh node can never collect what providers
-// earned. Negative inputs are a caller bug and panic: money never goes
-// below zero.
-func Compute(total, carryIn money.Units, weights []Weight) Split {
+// earned. A node named in withhold (evidence that it answered unlike a
+// trusted provider was booked into the epoch) is credited nothing: its
+// would-be share is computed exactly as above and booked to the pool, so
+// every other node's share and the carry are what they would have been.
+// Negative inputs are a caller bug and panic: money never goes below zero.
+func Compute(total, carryIn money.Units, weights []Weight, withhold ...string) Split {
 	if total < 0 || carryIn < 0 {
 		panic("epochs: negative total or carry")
 	}
@@ -96,12 +110,17 @@ func Compute(total, carryIn money.Units, weights []Weight) Split {
 		s.Shares = make([]Share, 0, len(byNode))
 		for _, sh := range byNode {
 			sh.Units = mulDiv(pot, sh.Weight, s.NodeUnits)
+			if slices.Contains(withhold, sh.NodeID) {
+				sh.Withheld, sh.Units = sh.Units, 0
+				s.Withheld += sh.Withheld
+			}
 			s.Distributed += sh.Units
 			s.Shares = append(s.Shares, *sh)
 		}
 		sort.Slice(s.Shares, func(i, j int) bool { return s.Shares[i].NodeID < s.Shares[j].NodeID })
 	}
-	s.CarryOut = pot - s.Distributed
+	s.CarryOut = pot - s.Distributed - s.Withheld
+	s.Pool += s.Withheld
 	return s
 }
 

@@ -4,54 +4,71 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"testing/quick"
 
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// checkSplit asserts every invariant of one epoch's split.
-func checkSplit(t *testing.T, s Split, weights []Weight) {
+// checkSplit asserts every invariant of one epoch's split; withhold are
+// the nodes caught lying in it.
+func checkSplit(t *testing.T, s Split, weights []Weight, withhold ...string) {
 	t.Helper()
-	if s.Operators+s.Platform+s.Pool != s.Total {
-		t.Fatalf("50/30/20 parts %d+%d+%d != total %d", s.Operators, s.Platform, s.Pool, s.Total)
+	if s.Operators+s.Platform+s.Pool != s.Total+s.Withheld {
+		t.Fatalf("50/30/20 parts %d+%d+%d != total %d + withheld %d", s.Operators, s.Platform, s.Pool, s.Total, s.Withheld)
 	}
-	var sum money.Units
+	var sum, withheld money.Units
 	for _, sh := range s.Shares {
-		if sh.Units < 0 || sh.Weight <= 0 {
+		if sh.Units < 0 || sh.Withheld < 0 || sh.Weight <= 0 {
 			t.Fatalf("negative share or empty weight: %+v", sh)
 		}
 		sum += sh.Units
-		// floor(pot·w/W), checked with arbitrary precision.
+		withheld += sh.Withheld
+		// floor(pot·w/W), checked with arbitrary precision: credited, or
+		// withheld whole when the node lied (and only then).
 		want := new(big.Int).Mul(big.NewInt(int64(s.Pot())), big.NewInt(int64(sh.Weight)))
 		want.Quo(want, big.NewInt(int64(s.NodeUnits)))
-		if want.Int64() != int64(sh.Units) {
-			t.Fatalf("share of %s = %d, want %s", sh.NodeID, sh.Units, want)
+		got := sh.Units
+		if slices.Contains(withhold, sh.NodeID) {
+			got = sh.Withheld
+			if sh.Units != 0 {
+				t.Fatalf("liar %s credited %d", sh.NodeID, sh.Units)
+			}
+		} else if sh.Withheld != 0 {
+			t.Fatalf("honest %s withheld %d", sh.NodeID, sh.Withheld)
+		}
+		if want.Int64() != int64(got) {
+			t.Fatalf("share of %s = %d, want %s", sh.NodeID, got, want)
 		}
 	}
-	if sum != s.Distributed {
-		t.Fatalf("distributed %d != Σ shares %d", s.Distributed, sum)
+	if sum != s.Distributed || withheld != s.Withheld {
+		t.Fatalf("distributed %d != Σ shares %d or withheld %d != Σ withheld %d", s.Distributed, sum, s.Withheld, withheld)
 	}
-	// The conservation law: nothing created, nothing lost.
+	// The conservation law: nothing created, nothing lost (the pool holds
+	// what was withheld).
 	if sum+s.Platform+s.PlatformOperators+s.Pool+s.CarryOut != s.Total+s.CarryIn {
 		t.Fatalf("Σshares %d + platform %d + platform's operators' part %d + pool %d + carry %d != total %d + carry in %d",
 			sum, s.Platform, s.PlatformOperators, s.Pool, s.CarryOut, s.Total, s.CarryIn)
+	}
+	if s.Distributed+s.CarryOut+s.PlatformOperators+s.Withheld != s.Operators+s.CarryIn {
+		t.Fatalf("operators' half not accounted for: %+v", s)
 	}
 	// The fair share: nodes divide only the operators' half of what they
 	// served (plus the carried rounding); the rest of the half is the
 	// platform's. Nothing providers earned reaches a node.
 	nodesHalf, _, _ := money.Split(s.NodeUnits)
-	if s.PlatformOperators != s.Operators-nodesHalf || sum > nodesHalf+s.CarryIn {
+	if s.PlatformOperators != s.Operators-nodesHalf || sum+withheld > nodesHalf+s.CarryIn {
 		t.Fatalf("platform's operators' part %d, Σshares %d; want %d and at most %d", s.PlatformOperators, sum,
 			s.Operators-nodesHalf, nodesHalf+s.CarryIn)
 	}
-	for _, v := range []money.Units{s.Operators, s.Platform, s.Pool, s.CarryOut, s.Distributed, s.NodeUnits, s.PlatformOperators} {
+	for _, v := range []money.Units{s.Operators, s.Platform, s.Pool, s.CarryOut, s.Distributed, s.NodeUnits, s.PlatformOperators, s.Withheld} {
 		if v < 0 {
 			t.Fatalf("negative amount in %+v", s)
 		}
 	}
 	if s.NodeUnits == 0 {
-		if s.CarryOut != s.CarryIn || s.PlatformOperators != s.Operators || len(s.Shares) != 0 {
+		if s.CarryOut != s.CarryIn || s.PlatformOperators != s.Operators || len(s.Shares) != 0 || s.Withheld != 0 {
 			t.Fatalf("no node served: the carry must pass on and the operators' half be the platform's: %+v", s)
 		}
 	} else if s.CarryOut >= money.Units(len(s.Shares)) {
@@ -65,14 +82,32 @@ func checkSplit(t *testing.T, s Split, weights []Weight) {
 	if w != s.NodeUnits {
 		t.Fatalf("W %d != Σ weights %d", s.NodeUnits, w)
 	}
-	// A node that served more never gets less.
+	// A node that served more never would have got less.
 	for i := range s.Shares {
 		for j := range s.Shares {
-			if s.Shares[i].Weight < s.Shares[j].Weight && s.Shares[i].Units > s.Shares[j].Units {
-				t.Fatalf("not monotone: %+v vs %+v", s.Shares[i], s.Shares[j])
+			a, b := s.Shares[i], s.Shares[j]
+			if a.Weight < b.Weight && a.Units+a.Withheld > b.Units+b.Withheld {
+				t.Fatalf("not monotone: %+v vs %+v", a, b)
 			}
 		}
 	}
+}
+
+// liars draws a subset of the weights' nodes (often none) to withhold.
+func liars(r *rand.Rand, weights []Weight) []string {
+	var out []string
+	if r.IntN(3) == 0 {
+		return nil
+	}
+	for _, w := range weights {
+		if r.IntN(3) == 0 {
+			out = append(out, w.NodeID)
+		}
+	}
+	if r.IntN(5) == 0 {
+		out = append(out, "NODE-NEVER-SERVED") // evidence for a node without revenue in the epoch
+	}
+	return out
 }
 
 // genEpoch draws one epoch from r: realistic sizes most of the time, huge
@@ -112,8 +147,9 @@ func TestSplitPropertiesSeeded(t *testing.T) {
 			for _, w := range weights {
 				total += w.Units
 			}
-			s := Compute(total, carry, weights)
-			checkSplit(t, s, weights)
+			withhold := liars(r, weights)
+			s := Compute(total, carry, weights, withhold...)
+			checkSplit(t, s, weights, withhold...)
 			revenue.Add(revenue, big.NewInt(int64(total)))
 			out.Add(out, big.NewInt(int64(s.Distributed+s.Platform+s.PlatformOperators+s.Pool)))
 			carry = s.CarryOut
@@ -126,16 +162,22 @@ func TestSplitPropertiesSeeded(t *testing.T) {
 
 // testing/quick over arbitrary small inputs (including zero everything).
 func TestSplitPropertiesQuick(t *testing.T) {
-	f := func(other uint32, carry uint32, ws []uint16) bool {
+	f := func(other uint32, carry uint32, ws []uint16, lied uint8) bool {
 		var weights []Weight
 		total := money.Units(other)
 		for i, w := range ws {
 			weights = append(weights, Weight{NodeID: fmt.Sprintf("N%d", i%5), Units: money.Units(w)})
 			total += money.Units(w)
 		}
-		s := Compute(total, money.Units(carry), weights)
+		var withhold []string // lied's low 5 bits pick the liars among N0..N4
+		for i := range 5 {
+			if lied&(1<<i) != 0 {
+				withhold = append(withhold, fmt.Sprintf("N%d", i))
+			}
+		}
+		s := Compute(total, money.Units(carry), weights, withhold...)
 		ok := true
-		t.Run("", func(t *testing.T) { checkSplit(t, s, weights); ok = !t.Failed() })
+		t.Run("", func(t *testing.T) { checkSplit(t, s, weights, withhold...); ok = !t.Failed() })
 		return ok
 	}
 	if err := quick.Check(f, &quick.Config{MaxCount: 5000}); err != nil {
@@ -170,5 +212,15 @@ func TestSplitHandExample(t *testing.T) {
 	// 200,000: the node gets 1,050, not half of everything.
 	if s := Compute(202_100, 0, []Weight{{NodeID: "N", Units: 2_100}}); s.Distributed != 1_050 || s.PlatformOperators != 100_000 {
 		t.Fatalf("fresh node: %+v", s)
+	}
+	// A liar: total 331 (A 100, L 201, 30 by a provider), carry 1. Operators
+	// 165, platform 99, pool 67; pot floor(301/2) + 1 = 151: A floor(151·100/301)
+	// = 50, L floor(151·201/301) = 100, withheld and booked to the pool
+	// (67 + 100 = 167); carry 151 − 150 = 1, as without the lie.
+	s = Compute(331, 1, []Weight{{NodeID: "A", Units: 100}, {NodeID: "L", Units: 201}}, "L")
+	want = Split{Total: 331, CarryIn: 1, Operators: 165, Platform: 99, Pool: 167, PlatformOperators: 15, NodeUnits: 301, Distributed: 50,
+		Withheld: 100, CarryOut: 1, Shares: []Share{{NodeID: "A", Weight: 100, Units: 50}, {NodeID: "L", Weight: 201, Withheld: 100}}}
+	if fmt.Sprint(s) != fmt.Sprint(want) {
+		t.Fatalf("liar: got %+v\nwant %+v", s, want)
 	}
 }

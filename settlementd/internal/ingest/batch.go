@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
@@ -47,6 +48,7 @@ type batch struct {
 	revokes []*events.KeyRevoked
 	bundles []*events.BundleGranted
 	adj     adjustmentCols
+	ev      evidenceCols
 	dead    []deadLetter
 
 	counts map[string]int // events per type, for metrics
@@ -80,6 +82,12 @@ type refundCols struct {
 	calls              []int32
 }
 
+type evidenceCols struct {
+	id, node, request, method, params, nodeAnswer, trustedAnswer, trustedBy []string
+	ts                                                                      []time.Time
+	epoch, chain, block                                                     []int64
+}
+
 type adjustmentCols struct {
 	id, account, reason []string
 	ts                  []time.Time
@@ -87,7 +95,21 @@ type adjustmentCols struct {
 }
 
 func (b *batch) len() int {
-	return len(b.rev.id) + len(b.deb.id) + len(b.ref.id) + len(b.keys) + len(b.revokes) + len(b.bundles) + len(b.adj.id) + len(b.dead)
+	return len(b.rev.id) + len(b.deb.id) + len(b.ref.id) + len(b.keys) + len(b.revokes) + len(b.bundles) + len(b.adj.id) + len(b.ev.id) + len(b.dead)
+}
+
+// evidenceNodes lists the nodes with evidence in the batch (registry
+// records to republish after the commit).
+func (b *batch) evidenceNodes() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range b.ev.node {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // newBatch decodes stream entries. Entries this build cannot book become dead
@@ -180,6 +202,21 @@ func (b *batch) add(m redis.XMessage) {
 		a.reason = append(a.reason, e.Reason)
 		a.ts = append(a.ts, time.UnixMilli(e.TimeMs))
 		b.seen(e.TimeMs)
+	case *events.NodeMismatch:
+		v := &b.ev
+		v.id = append(v.id, e.ID)
+		v.ts = append(v.ts, time.UnixMilli(e.TimeMs))
+		v.epoch = append(v.epoch, events.EpochOf(time.UnixMilli(e.TimeMs)))
+		v.chain = append(v.chain, int64(e.ChainID))
+		v.node = append(v.node, e.NodeID)
+		v.request = append(v.request, e.RequestID)
+		v.method = append(v.method, e.Method)
+		v.params = append(v.params, string(e.Params))
+		v.block = append(v.block, int64(e.Block))
+		v.nodeAnswer = append(v.nodeAnswer, string(e.NodeAnswer))
+		v.trustedAnswer = append(v.trustedAnswer, string(e.TrustedAnswer))
+		v.trustedBy = append(v.trustedBy, e.TrustedBy)
+		b.seen(e.TimeMs)
 	}
 }
 
@@ -234,6 +271,19 @@ func bookable(e events.Event) error {
 	case *events.Adjustment:
 		ms = e.TimeMs
 		texts = []string{e.ID, e.Account, e.Reason}
+	case *events.NodeMismatch:
+		ms, chainID = e.TimeMs, e.ChainID
+		texts = []string{e.ID, e.NodeID, e.RequestID, e.Method, e.TrustedBy, string(e.Params), string(e.NodeAnswer), string(e.TrustedAnswer)}
+		if e.Block > math.MaxInt64 {
+			return fmt.Errorf("%s: block %d too large", e.EventType(), e.Block)
+		}
+		// Postgres json is UTF-8 text; Go's json.Valid lets invalid bytes
+		// inside strings through.
+		for _, s := range texts {
+			if !utf8.ValidString(s) {
+				return fmt.Errorf("%s: a field is not UTF-8", e.EventType())
+			}
+		}
 	default:
 		return fmt.Errorf("%s: %w", e.EventType(), errNoTable)
 	}
@@ -340,6 +390,38 @@ INSERT INTO account_ledger (account, kind, ref, units, ts)
 SELECT account, 'adjustment', id, units, ts FROM ins
 ON CONFLICT (kind, ref) DO NOTHING`
 
+	// Evidence that a node answered unlike a trusted provider (migration
+	// 0045). booked_epoch as for revenue: the evidence's own epoch, or the
+	// open one when its own has closed (the close withholds the node's
+	// share of the booked epoch). A newly stored piece of evidence
+	// quarantines its node in the same statement, unless it already is
+	// (the first evidence gives the reason) or is deregistered; each
+	// quarantine is logged. A redelivered entry inserts nothing and so
+	// changes nothing.
+	insertEvidence = `
+WITH ins AS (
+    INSERT INTO node_evidence (id, ts, epoch_id, booked_epoch, chain_id, node_id, request_id, method, params, block,
+                               node_answer, trusted_answer, trusted_by)
+    SELECT e.id, e.ts, e.epoch_id, GREATEST(e.epoch_id, COALESCE(o.id, e.epoch_id)), e.chain_id, e.node_id, e.request_id, e.method,
+           NULLIF(e.params, '')::json, e.block, e.node_answer::json, e.trusted_answer::json, e.trusted_by
+    FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[],
+                $9::bigint[], $10::text[], $11::text[], $12::text[])
+         AS e(id, ts, epoch_id, chain_id, node_id, request_id, method, params, block, node_answer, trusted_answer, trusted_by)
+    LEFT JOIN (SELECT id FROM epochs WHERE state = 'open') o ON true
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, ts, node_id, chain_id, method, block, trusted_by),
+first AS (
+    SELECT DISTINCT ON (node_id) * FROM ins ORDER BY node_id, ts, id),
+q AS (
+    UPDATE nodes n SET status = 'quarantined', quarantined_at = now(), updated_at = now(),
+        quarantine_reason = format('answered %s (chain %s, block %s) unlike the trusted provider %s at %s; evidence %s',
+            f.method, f.chain_id, f.block, f.trusted_by, to_char(f.ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), f.id)
+    FROM first f
+    WHERE n.node_id = f.node_id AND n.quarantined_at IS NULL AND n.status IN ('online', 'offline')
+    RETURNING n.node_id, n.quarantine_reason, f.id)
+INSERT INTO node_quarantine_log (node_id, action, by, reason, evidence_id)
+SELECT node_id, 'quarantined', 'verifier', quarantine_reason, id FROM q`
+
 	insertDead = `
 INSERT INTO dead_letters (stream_id, reason, fields, consumer)
 SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
@@ -373,6 +455,10 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
 	if a := &b.adj; len(a.id) > 0 {
 		q.Queue(insertAdjustments, a.id, a.account, a.units, a.reason, a.ts)
 	}
+	if v := &b.ev; len(v.id) > 0 {
+		q.Queue(insertEvidence, v.id, v.ts, v.epoch, v.chain, v.node, v.request, v.method, v.params, v.block,
+			v.nodeAnswer, v.trustedAnswer, v.trustedBy)
+	}
 	if len(b.dead) > 0 {
 		ids, reasons, fields, cons := make([]string, len(b.dead)), make([]string, len(b.dead)), make([][]byte, len(b.dead)), make([]string, len(b.dead))
 		for i, d := range b.dead {
@@ -383,8 +469,9 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
 	if q.Len() == 0 {
 		return nil
 	}
-	if len(b.rev.id) > 0 {
-		// Taken before the revenue insert reads which epoch is open.
+	if len(b.rev.id) > 0 || len(b.ev.id) > 0 {
+		// Taken before the revenue and evidence inserts read which epoch
+		// is open.
 		if err := pglock.XactShared(ctx, tx, pglock.Booking); err != nil {
 			return err
 		}

@@ -32,6 +32,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/crashhook"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/evidence"
+	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
 // Config of the consumers. Zero values take the defaults noted.
@@ -47,6 +49,10 @@ type Config struct {
 	WatermarkEvery time.Duration // least interval between watermark records while busy (default 200ms)
 	StaleConsumer  time.Duration // idle consumers with nothing pending are removed from the group after this (default 1h)
 	CommitTimeout  time.Duration // bound on one batch's transaction, also while shutting down (default 30s)
+	// Registry is the node registry hash (<prefix>nodes) whose records are
+	// rewritten after evidence quarantines a node (default: the stream's
+	// prefix + registry.NodesKey, as the stream is <prefix>events).
+	Registry string
 }
 
 func (c *Config) defaults() {
@@ -76,6 +82,9 @@ func (c *Config) defaults() {
 	}
 	if c.CommitTimeout <= 0 {
 		c.CommitTimeout = 30 * time.Second
+	}
+	if c.Registry == "" {
+		c.Registry = strings.TrimSuffix(c.Stream, "events") + registry.NodesKey
 	}
 }
 
@@ -311,6 +320,16 @@ func (w *worker) process(ctx context.Context, msgs []redis.XMessage) bool {
 
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), in.cfg.CommitTimeout)
 	defer cancel()
+	if nodes := b.evidenceNodes(); len(nodes) > 0 {
+		// Before the XACK, so a process dying here has the entries
+		// redelivered and published again (the insert is a no-op then). A
+		// failed write is not retried here (the entries must not stay
+		// pending and hold the epoch close back): the node prober
+		// republishes every node's status from Postgres.
+		if err := evidence.Publish(actx, in.pool, in.rdb, in.cfg.Registry, nodes); err != nil {
+			in.log.Warn("publishing quarantined nodes to the registry", zap.Strings("nodes", nodes), zap.Error(err))
+		}
+	}
 	if err := in.rdb.XAck(actx, in.cfg.Stream, in.cfg.Group, b.ids...).Err(); err != nil {
 		// Committed but not acknowledged: the entries will be redelivered
 		// and are no-ops then. Nothing is lost.

@@ -97,6 +97,8 @@ func TimeMs(e events.Event) int64 {
 		return e.TimeMs
 	case *events.BundleGranted:
 		return e.TimeMs
+	case *events.NodeMismatch:
+		return e.TimeMs
 	}
 	return 0
 }

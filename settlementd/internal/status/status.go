@@ -8,7 +8,8 @@
 //     (the spec lists them as such): epochs, revenue events, batches,
 //     allocations, claims and the solvency state, with no keys or secrets;
 //   - /admin/* behind X-Admin-Token: pause/unpause claims, trigger a
-//     settlement run, list epochs;
+//     settlement run, list epochs, review quarantined nodes and lift a
+//     quarantine (quarantine.go);
 //   - the Sampler job that probes the gateway's /rpc and stores samples.
 package status
 
@@ -83,6 +84,9 @@ func (s *Service) Register(handle func(string, http.Handler)) {
 	handle("POST /admin/claims/unpause", s.admin(s.unpause))
 	handle("POST /admin/settlement/run", s.admin(s.runSettlement))
 	handle("GET /admin/epochs", s.admin(s.epochs))
+	handle("GET /admin/quarantine", s.admin(s.quarantine))
+	handle("GET /admin/nodes/{id}/evidence", s.admin(s.nodeEvidence))
+	handle("POST /admin/nodes/{id}/unquarantine", s.admin(s.unquarantine))
 }
 
 func unavailable(w http.ResponseWriter, what string) {
@@ -101,16 +105,19 @@ type Epoch struct {
 
 // Status is the /api/status body.
 type Status struct {
-	NodesOnline     int64    `json:"nodes_online"`
-	NodesRegistered int64    `json:"nodes_registered"`
-	CurrentEpoch    Epoch    `json:"current_epoch"`
-	RequestsToday   int64    `json:"requests_today"`
-	RequestsDate    string   `json:"requests_date"`
-	Uptime24h       *float64 `json:"uptime_24h"`         // fraction of ok samples, 0…1
-	P50LatencyMs24h *float64 `json:"p50_latency_ms_24h"` // of ok samples
-	Samples24h      int64    `json:"samples_24h"`
-	ClaimsPaused    bool     `json:"claims_paused"`
-	GeneratedAt     string   `json:"generated_at"`
+	NodesOnline     int64 `json:"nodes_online"`
+	NodesRegistered int64 `json:"nodes_registered"`
+	// NodesQuarantined: nodes caught answering unlike a trusted provider,
+	// not yet lifted by an admin review (they get no traffic).
+	NodesQuarantined int64    `json:"nodes_quarantined"`
+	CurrentEpoch     Epoch    `json:"current_epoch"`
+	RequestsToday    int64    `json:"requests_today"`
+	RequestsDate     string   `json:"requests_date"`
+	Uptime24h        *float64 `json:"uptime_24h"`         // fraction of ok samples, 0…1
+	P50LatencyMs24h  *float64 `json:"p50_latency_ms_24h"` // of ok samples
+	Samples24h       int64    `json:"samples_24h"`
+	ClaimsPaused     bool     `json:"claims_paused"`
+	GeneratedAt      string   `json:"generated_at"`
 }
 
 func (s *Service) status(w http.ResponseWriter, r *http.Request) {
@@ -129,8 +136,10 @@ func (s *Service) status(w http.ResponseWriter, r *http.Request) {
 		(SELECT count(*) FROM health_samples WHERE at > $2),
 		(SELECT avg(CASE WHEN ok THEN 1.0 ELSE 0.0 END)::float8 FROM health_samples WHERE at > $2),
 		(SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FROM health_samples WHERE at > $2 AND ok),
-		(SELECT paused FROM claims_state WHERE id = 1)`, cur, now.Add(-24*time.Hour)).
-		Scan(&st.NodesOnline, &st.NodesRegistered, &st.CurrentEpoch.RevenueSoFarUnits, &st.Samples24h, &uptime, &p50, &st.ClaimsPaused)
+		(SELECT paused FROM claims_state WHERE id = 1),
+		(SELECT count(*) FROM nodes WHERE status = 'quarantined')`, cur, now.Add(-24*time.Hour)).
+		Scan(&st.NodesOnline, &st.NodesRegistered, &st.CurrentEpoch.RevenueSoFarUnits, &st.Samples24h, &uptime, &p50, &st.ClaimsPaused,
+			&st.NodesQuarantined)
 	if err != nil {
 		unavailable(w, "the status")
 		return
@@ -216,7 +225,7 @@ func (s *Service) query(ctx context.Context, q string, args ...any) ([]map[strin
 }
 
 const epochCols = `id, state, starts_at, ends_at, events, calls, total_units, node_units, operators_units, platform_units, platform_operators_units, pool_units,
-	distributed_units, carry_in_units, carry_out_units, closed_at`
+	distributed_units, withheld_units, carry_in_units, carry_out_units, closed_at`
 
 // economics: closed epochs newest first (cursor: epoch id) and the latest
 // revenue events (cursor: their position; no account or payer identity).
