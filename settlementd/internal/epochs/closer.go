@@ -225,6 +225,10 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 	if err := rows.Err(); err != nil {
 		return Split{}, err
 	}
+	weights, err = withholdAfterDeregistration(ctx, tx, id, weights, c.log())
+	if err != nil {
+		return Split{}, err
+	}
 
 	s := Compute(total, money.Units(carryIn), weights)
 	if n := len(s.Shares); n > 0 {
