@@ -163,8 +163,9 @@ func (s *Service) Deregister(ctx context.Context, wallet, id string) (*Managed, 
 	changed := false
 	err = pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
 		// The URL lock orders this after any registration of the URL in
-		// flight, and the row lock after any re-probe's record write: the
-		// record removed below is never written back by either.
+		// flight, and the row lock (the update) after any record write of
+		// a re-probe or registration, which hold the row while they write:
+		// the record removed below is never written back by either.
 		if err := lockURL(ctx, tx, url); err != nil {
 			return err
 		}

@@ -309,7 +309,8 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 		Label: req.Label, Status: registry.StatusOnline}
 	err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
 		// One registration (or deregistration) of a URL at a time, so a
-		// URL maps to one live node.
+		// URL maps to one live node and a re-registration never updates a
+		// node being deregistered.
 		if err := lockURL(ctx, tx, req.RPCURL); err != nil {
 			return err
 		}
@@ -324,27 +325,18 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 				VALUES ($1, $2, $3, $4, $5, 'online', $6, now()) RETURNING created_at`,
 				id, wallet, strings.ToUpper(req.Region), req.RPCURL, ids, req.Label).Scan(&at)
 		}
-		if err := tx.QueryRow(ctx, `UPDATE nodes SET region = $2, chain_ids = $3, label = $4, status = 'online', probe_failures = 0,
+		return tx.QueryRow(ctx, `UPDATE nodes SET region = $2, chain_ids = $3, label = $4, status = 'online', probe_failures = 0,
 			last_probe_at = now(), last_probe_error = NULL, updated_at = now() WHERE node_id = $1 RETURNING created_at`,
-			id, strings.ToUpper(req.Region), ids, req.Label).Scan(&at); err != nil {
-			return err
-		}
-		// Published under the URL lock: a deregistration waits for it, so
-		// its removal of the record always comes after this write.
-		n.NodeID, n.CreatedAt = id, at.UTC().Format(time.RFC3339)
-		return s.publish(ctx, n)
+			id, strings.ToUpper(req.Region), ids, req.Label).Scan(&at)
 	})
 	if err != nil {
 		return nil, false, err
 	}
 	n.NodeID, n.CreatedAt = id, at.UTC().Format(time.RFC3339)
-	if created {
-		// After the commit, so the gateway never routes to (and books
-		// revenue for) a node the database does not have. Nobody can
-		// deregister it before this answer gives them its id.
-		if err := s.publish(ctx, n); err != nil {
-			return nil, false, err
-		}
+	// After the commit, so the gateway never routes to (and books revenue
+	// for) a node the database does not have.
+	if err := s.publishLive(ctx, n); err != nil {
+		return nil, false, err
 	}
 	if created {
 		s.cfg.Log.Info("node registered", zap.String("node", id), zap.String("wallet", wallet), zap.Uint64s("chains", req.ChainIDs))
@@ -391,6 +383,22 @@ func (s *Service) lookup(ctx context.Context, q interface {
 		return "", &apiError{http.StatusConflict, "url_registered", "this rpc_url is registered by another wallet"}
 	}
 	return mine, nil
+}
+
+// publishLive writes the record of a node unless it has been deregistered,
+// holding the node's row meanwhile: a deregistration (which updates the row)
+// removes the record after this write, never before it.
+func (s *Service) publishLive(ctx context.Context, n *Node) error {
+	return pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+		var status string
+		if err := tx.QueryRow(ctx, `SELECT status FROM nodes WHERE node_id = $1 FOR UPDATE`, n.NodeID).Scan(&status); err != nil {
+			return err
+		}
+		if status == StatusDeregistered {
+			return nil
+		}
+		return s.publish(ctx, n)
+	})
 }
 
 // publish writes the node's registry record for the gateway.
