@@ -45,7 +45,7 @@ func TestOpenAPIShape(t *testing.T) {
 		"POST /v1/machine/register", "GET /credits/initiate", "GET /credits/deposit/initiate", "GET /stats/free-tier",
 		"GET /.well-known/service.json", "GET /v1/intelligence", "GET /v1/intelligence/funding-rate-heatmap", "GET /openapi.yaml",
 		"GET /health", "GET /api/status", "POST /api/auth/challenge", "POST /api/auth/login", "POST /api/nodes/register",
-		"GET /api/nodes/{id}/earnings", "POST /api/nodes/{id}/claim", "GET /api/admin/economics", "GET /api/admin/settlement",
+		"GET /api/nodes", "DELETE /api/nodes/{id}", "GET /api/nodes/{id}/earnings", "POST /api/nodes/{id}/claim", "GET /api/admin/economics", "GET /api/admin/settlement",
 	} {
 		if !ops[want] {
 			t.Errorf("%s is not documented", want)

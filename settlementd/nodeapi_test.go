@@ -52,6 +52,7 @@ func TestOperatorRoutesNeedTheJWTSecret(t *testing.T) {
 		return c == 200, nil
 	})
 	for _, r := range [][2]string{{"POST", "/api/auth/challenge"}, {"POST", "/api/auth/login"}, {"POST", "/api/nodes/register"},
+		{"GET", "/api/nodes"}, {"DELETE", "/api/nodes/NODE-EU-AAAAAAAA"},
 		{"GET", "/api/nodes/NODE-EU-AAAAAAAA/earnings"}, {"POST", "/api/nodes/NODE-EU-AAAAAAAA/claim"}} {
 		if c, b := do(r[0], r[1], "{}"); c != 503 || !strings.Contains(b, "auth_not_configured") {
 			t.Errorf("%s %s: %d %s", r[0], r[1], c, b)

@@ -1,6 +1,10 @@
 // Package registry is the node registry record that settlementd writes to
 // Redis when an operator registers a node and the gateway reads to route
 // traffic. Redis key: <prefix>nodes, a hash from node id to the JSON record.
+// A node has a record exactly while it is registered: deregistering it
+// (DELETE /api/nodes/{id}) removes the record, and the gateway, which
+// rebuilds every pool's node set from the whole hash at each refresh, drops
+// it then.
 package registry
 
 import (

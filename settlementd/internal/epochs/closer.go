@@ -226,6 +226,10 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 	if err := rows.Err(); err != nil {
 		return Split{}, err
 	}
+	weights, err = withholdAfterDeregistration(ctx, tx, id, weights, c.log())
+	if err != nil {
+		return Split{}, err
+	}
 
 	// Nodes with evidence of a lie booked into this epoch (node_evidence,
 	// ingested under the same Booking lock): their share is withheld.

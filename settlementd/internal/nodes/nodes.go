@@ -4,7 +4,9 @@
 // Postgres (nodes, wallet = the token's wallet) and writes the registry
 // record the gateway routes to (<prefix>nodes in Redis). The Prober job
 // re-probes registered nodes and marks one offline after consecutive
-// failures (online again after a success).
+// failures (online again after a success). GET /api/nodes and
+// DELETE /api/nodes/{id} let an operator list and deregister their nodes
+// (manage.go).
 package nodes
 
 import (
@@ -63,6 +65,8 @@ type Config struct {
 type Service struct {
 	cfg    Config
 	client *http.Client
+	// publishHook, when set (tests only), runs before each registry write.
+	publishHook func(*Node)
 }
 
 // New builds the service.
@@ -103,9 +107,12 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Register adds POST /api/nodes/register.
+// Register adds POST /api/nodes/register, GET /api/nodes and
+// DELETE /api/nodes/{id} (manage.go).
 func (s *Service) Register(handle func(string, http.Handler)) {
 	handle("POST /api/nodes/register", s.cfg.Auth.Require(s.register))
+	handle("GET /api/nodes", s.cfg.Auth.Require(s.list))
+	handle("DELETE /api/nodes/{id}", s.cfg.Auth.Require(s.deregister))
 }
 
 // policy is the address policy a node must pass, here at registration and
@@ -298,9 +305,13 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 	var id string
 	var created bool
 	var at time.Time
+	n := &Node{Wallet: wallet, Region: strings.ToUpper(req.Region), RPCURL: req.RPCURL, ChainIDs: req.ChainIDs,
+		Label: req.Label, Status: registry.StatusOnline}
 	err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
-		// One registration of a URL at a time, so a URL maps to one node.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('tollgate-node-url:' || $1))`, req.RPCURL); err != nil {
+		// One registration (or deregistration) of a URL at a time, so a
+		// URL maps to one live node and a re-registration never updates a
+		// node being deregistered.
+		if err := lockURL(ctx, tx, req.RPCURL); err != nil {
 			return err
 		}
 		existing, err := s.lookup(ctx, tx, wallet, req.RPCURL)
@@ -321,9 +332,10 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 	if err != nil {
 		return nil, false, err
 	}
-	n := &Node{NodeID: id, Wallet: wallet, Region: strings.ToUpper(req.Region), RPCURL: req.RPCURL, ChainIDs: req.ChainIDs,
-		Label: req.Label, Status: registry.StatusOnline, CreatedAt: at.UTC().Format(time.RFC3339)}
-	if err := s.publish(ctx, n); err != nil {
+	n.NodeID, n.CreatedAt = id, at.UTC().Format(time.RFC3339)
+	// After the commit, so the gateway never routes to (and books revenue
+	// for) a node the database does not have.
+	if err := s.publishLive(ctx, n); err != nil {
 		return nil, false, err
 	}
 	if created {
@@ -332,12 +344,22 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 	return n, created, nil
 }
 
-// lookup returns the node registered at url by wallet ("" if none), or a
-// 409 when another wallet registered it.
+// lockURL serialises registrations and deregistrations of one URL (until
+// the transaction ends).
+func lockURL(ctx context.Context, tx pgx.Tx, url string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('tollgate-node-url:' || $1))`, url)
+	return err
+}
+
+// lookup returns the live node registered at url by wallet ("" if none), or
+// a 409 when another wallet registered it.
 func (s *Service) lookup(ctx context.Context, q interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }, wallet, url string) (string, error) {
-	rows, err := q.Query(ctx, `SELECT node_id, lower(COALESCE(wallet, '')) FROM nodes WHERE url = $1 ORDER BY created_at, node_id`, url)
+	// A deregistered node no longer holds its URL: registering it again
+	// (by anyone) makes a new node.
+	rows, err := q.Query(ctx, `SELECT node_id, lower(COALESCE(wallet, '')) FROM nodes WHERE url = $1 AND status <> 'deregistered'
+		ORDER BY created_at, node_id`, url)
 	if err != nil {
 		return "", err
 	}
@@ -363,8 +385,27 @@ func (s *Service) lookup(ctx context.Context, q interface {
 	return mine, nil
 }
 
+// publishLive writes the record of a node unless it has been deregistered,
+// holding the node's row meanwhile: a deregistration (which updates the row)
+// removes the record after this write, never before it.
+func (s *Service) publishLive(ctx context.Context, n *Node) error {
+	return pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+		var status string
+		if err := tx.QueryRow(ctx, `SELECT status FROM nodes WHERE node_id = $1 FOR UPDATE`, n.NodeID).Scan(&status); err != nil {
+			return err
+		}
+		if status == StatusDeregistered {
+			return nil
+		}
+		return s.publish(ctx, n)
+	})
+}
+
 // publish writes the node's registry record for the gateway.
 func (s *Service) publish(ctx context.Context, n *Node) error {
+	if s.publishHook != nil {
+		s.publishHook(n)
+	}
 	v, err := registry.Encode(&registry.Node{ID: n.NodeID, Wallet: n.Wallet, Region: n.Region, Label: n.Label, URL: n.RPCURL,
 		ChainIDs: n.ChainIDs, Status: n.Status, UpdatedAt: time.Now().Unix()})
 	if err != nil {
@@ -382,13 +423,14 @@ func (s *Service) Prober() *Prober { return &Prober{s} }
 // Name implements jobs.Job.
 func (p *Prober) Name() string { return "node-probe" }
 
-// Run probes each node once: a success resets its failures (and brings it
-// back online); MaxFailures consecutive failures take it offline. Every
-// node's registry record is rewritten, so Redis follows Postgres.
+// Run probes each live node once: a success resets its failures (and
+// brings it back online); MaxFailures consecutive failures take it offline.
+// Every live node's registry record is rewritten and every deregistered
+// node's record removed, so Redis follows Postgres.
 func (p *Prober) Run(ctx context.Context) error {
 	s := p.s
 	rows, err := s.cfg.Pool.Query(ctx, `SELECT node_id, COALESCE(wallet, ''), COALESCE(region, ''), COALESCE(url, ''), chain_ids, label, status, created_at
-		FROM nodes WHERE url IS NOT NULL AND wallet IS NOT NULL ORDER BY node_id`)
+		FROM nodes WHERE url IS NOT NULL AND wallet IS NOT NULL AND status <> 'deregistered' ORDER BY node_id`)
 	if err != nil {
 		return err
 	}
@@ -421,18 +463,30 @@ func (p *Prober) Run(ctx context.Context) error {
 			m := perr.Error()
 			msg = &m
 		}
-		err := s.cfg.Pool.QueryRow(ctx, `UPDATE nodes SET
-				probe_failures = CASE WHEN $2::text IS NULL THEN 0 ELSE probe_failures + 1 END,
-				status = CASE WHEN $2::text IS NULL THEN 'online' WHEN probe_failures + 1 >= $3 THEN 'offline' ELSE status END,
-				last_probe_at = now(), last_probe_error = $2, updated_at = now()
-			WHERE node_id = $1 RETURNING status`, n.NodeID, msg, s.cfg.MaxFailures).Scan(&n.Status)
+		// The update skips a node deregistered since it was read, and the
+		// record is written while the update holds the row: a
+		// deregistration (which locks the row) removes the record after
+		// this write, never before it.
+		err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+			err := tx.QueryRow(ctx, `UPDATE nodes SET
+					probe_failures = CASE WHEN $2::text IS NULL THEN 0 ELSE probe_failures + 1 END,
+					status = CASE WHEN $2::text IS NULL THEN 'online' WHEN probe_failures + 1 >= $3 THEN 'offline' ELSE status END,
+					last_probe_at = now(), last_probe_error = $2, updated_at = now()
+				WHERE node_id = $1 AND status <> 'deregistered' RETURNING status`, n.NodeID, msg, s.cfg.MaxFailures).Scan(&n.Status)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return s.publish(ctx, n)
+		})
 		if err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		if err := s.publish(ctx, n); err != nil {
-			errs = append(errs, err)
-		}
+	}
+	if err := s.unpublishDeregistered(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

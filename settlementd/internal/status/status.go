@@ -131,7 +131,7 @@ func (s *Service) status(w http.ResponseWriter, r *http.Request) {
 	var uptime, p50 *float64
 	err := s.cfg.Pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM nodes WHERE status = 'online' AND url IS NOT NULL),
-		(SELECT count(*) FROM nodes WHERE url IS NOT NULL),
+		(SELECT count(*) FROM nodes WHERE url IS NOT NULL AND status <> 'deregistered'),
 		(SELECT COALESCE(sum(amount_units), 0) FROM revenue_events WHERE booked_epoch = $1)::bigint,
 		(SELECT count(*) FROM health_samples WHERE at > $2),
 		(SELECT avg(CASE WHEN ok THEN 1.0 ELSE 0.0 END)::float8 FROM health_samples WHERE at > $2),
