@@ -184,3 +184,34 @@ func TestDeregisterWaitsForARecordWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestReRegistrationKeepsAQuarantine: re-registering a quarantined node's
+// URL must not publish it as online: the registry record says what the
+// database says (the quarantine stays until an operator's review).
+func TestReRegistrationKeepsAQuarantine(t *testing.T) {
+	s, prefix := service(t, true)
+	srv, _ := rpcServer(t)
+	ctx := context.Background()
+	const owner = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"
+	req := RegisterRequest{Region: "eu", RPCURL: srv.URL, ChainIDs: []uint64{137}}
+	n, _, err := s.Upsert(ctx, owner, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.cfg.Pool.Exec(ctx, `UPDATE nodes SET status = 'quarantined', quarantined_at = now(),
+		quarantine_reason = 'answered eth_getBalance unlike provider alpha' WHERE node_id = $1`, n.NodeID); err != nil {
+		t.Fatal(err)
+	}
+	again, created, err := s.Upsert(ctx, owner, req)
+	if err != nil || created || again.NodeID != n.NodeID {
+		t.Fatalf("re-registration: %+v created %v: %v", again, created, err)
+	}
+	raw, err := s.cfg.Redis.HGet(ctx, prefix+registry.NodesKey, n.NodeID).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := registry.Decode(raw)
+	if err != nil || rec.Status != registry.StatusQuarantined || rec.Serves(137) {
+		t.Fatalf("registry record after re-registration: %+v %v", rec, err)
+	}
+}

@@ -397,6 +397,10 @@ func (s *Service) publishLive(ctx context.Context, n *Node) error {
 		if status == StatusDeregistered {
 			return nil
 		}
+		// The record says what the database says: a re-registration of a
+		// quarantined node's URL must not make it routable again (the
+		// trigger keeps the row quarantined; only a review lifts it).
+		n.Status = status
 		return s.publish(ctx, n)
 	})
 }
