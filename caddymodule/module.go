@@ -57,7 +57,10 @@ type Handler struct {
 	accounts  *accounts.Handler
 	discovery *discovery.Handler
 	verifier  *verify.Verifier
-	intel     intelConfig
+	// reviewed: nodes the registry has shown quarantined (refreshRegistry
+	// only), so their return to online is read as a review's lift.
+	reviewed map[string]bool
+	intel    intelConfig
 }
 
 // CaddyModule returns the Caddy module information.

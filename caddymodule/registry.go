@@ -43,6 +43,7 @@ func (h *Handler) syncNodes(ctx context.Context) {
 			h.logger.Warn("skipping a malformed registry entry", zap.String("node_id", id), zap.Error(err))
 			continue
 		}
+		h.followReview(n)
 		for cid, cs := range h.chains {
 			if n.Serves(cid) {
 				per[cid] = append(per[cid], upstream.Upstream{Name: n.ID, URL: n.URL, Kind: upstream.KindNode, NodeID: n.ID, ChainID: cs.chain.ID})
@@ -52,6 +53,31 @@ func (h *Handler) syncNodes(ctx context.Context) {
 	for cid, cs := range h.chains {
 		if err := cs.pool.SetNodes(per[cid]); err != nil {
 			h.logger.Warn("rejecting node set", zap.Uint64("chain_id", cid), zap.Error(err))
+		}
+	}
+}
+
+// followReview carries settlementd's review of a quarantine to this
+// gateway's pools: a node this gateway quarantined stays out (its own
+// quarantine does not wait for the registry), and once the registry has
+// shown it quarantined and then online again — an operator lifted it after
+// review (POST /admin/nodes/{id}/unquarantine) — it is lifted here too.
+func (h *Handler) followReview(n *registry.Node) {
+	switch n.Status {
+	case registry.StatusQuarantined:
+		if h.reviewed == nil {
+			h.reviewed = map[string]bool{}
+		}
+		h.reviewed[n.ID] = true
+	case registry.StatusOnline:
+		if !h.reviewed[n.ID] {
+			return
+		}
+		delete(h.reviewed, n.ID)
+		for _, cs := range h.chains {
+			if cs.pool.Unquarantine(n.ID) {
+				h.logger.Info("node quarantine lifted after review", zap.Uint64("chain_id", cs.chain.ID), zap.String("node", n.ID))
+			}
 		}
 	}
 }

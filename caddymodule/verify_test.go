@@ -31,6 +31,35 @@ func (e *meterEnv) registerNode(t *testing.T, id, url string) {
 	}
 }
 
+// setNodeStatus rewrites the node's registry record with status.
+func (e *meterEnv) setNodeStatus(t *testing.T, id, url, status string) {
+	t.Helper()
+	raw, err := registry.Encode(&registry.Node{ID: id, Wallet: "0x0000000000000000000000000000000000000001", Region: "eu",
+		URL: url, ChainIDs: []uint64{137}, Status: status, UpdatedAt: time.Now().Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rdb.HSet(t.Context(), e.prefix+registry.NodesKey, id, raw).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForState polls /rpc/health until the node's entry satisfies ok.
+func (e *meterEnv) waitForState(t *testing.T, id string, ok func(map[string]any) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := e.upstreamState(t, id)
+		if ok(st) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s: %v", id, st)
+		}
+		time.Sleep(20 * time.Millisecond) // the registry refresh runs every 100 ms
+	}
+}
+
 // upstreamState is the node's entry in /rpc/health for chain 137.
 func (e *meterEnv) upstreamState(t *testing.T, name string) map[string]any {
 	t.Helper()
@@ -192,7 +221,25 @@ func TestLyingNodeIsQuarantined(t *testing.T) {
 		t.Fatalf("%d calls reached the quarantined node", n)
 	}
 
-	// Review: the operator lifts it on this gateway.
+	// settlementd's review: the registry shows the node quarantined (it
+	// leaves the pool), then online again (lifted): this gateway lifts its
+	// own quarantine too.
+	e.setNodeStatus(t, nodeID, liar.URL(), registry.StatusQuarantined)
+	e.waitForState(t, nodeID, func(st map[string]any) bool { return st == nil })
+	e.setNodeStatus(t, nodeID, liar.URL(), registry.StatusOnline)
+	e.waitForState(t, nodeID, func(st map[string]any) bool { return st != nil && st["quarantined"] == false })
+
+	// It lies again, is caught again; this time the operator lifts it on
+	// this gateway.
+	for i := 0; ; i++ {
+		e.rpc(t, blockN(1+i%n)) // blocks only the node answered: never cached
+		if st := e.upstreamState(t, nodeID); st != nil && st["quarantined"] == true {
+			break
+		}
+		if i > 200 {
+			t.Fatal("the liar was not caught again")
+		}
+	}
 	a := e.do(t, http.MethodPost, "/admin/upstreams/137/"+nodeID+"/unquarantine", "", "X-Admin-Token: admin-token-0123456789")
 	if a.status != http.StatusOK {
 		t.Fatalf("unquarantine: %d %s", a.status, a.body)
