@@ -2,12 +2,14 @@ package chainjobs
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/deposits"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/jobs"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
@@ -24,7 +26,7 @@ func TestBuildFromEnv(t *testing.T) {
 	deps := Deps{Pool: pool, Redis: rdb, Prefix: testenv.KeyPrefix(t)}
 
 	// Nothing configured: no chain jobs, no error.
-	s, err := FromEnv(func(string) string { return "" })
+	s, err := chainFromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestBuildFromEnv(t *testing.T) {
 		"TOLLGATE_DEPOSIT_CONFIRMATIONS": "3", "TOLLGATE_PLATFORM_WALLET": addr("platform"), "TOLLGATE_POOL_WALLET": addr("pool"),
 		"TOLLGATE_TREASURY_KEY": key("treasury"), "TOLLGATE_RELAYER_KEY": key("relayer"), "TOLLGATE_GOVERNOR_KEY": key("governor"),
 	}
-	if s, err = FromEnv(func(k string) string { return env[k] }); err != nil {
+	if s, err = chainFromEnv(func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
 	cj, err = Build(ctx, s, deps)
@@ -76,19 +78,19 @@ func TestBuildFromEnv(t *testing.T) {
 	}
 	bad["TOLLGATE_TREASURY_KEY"] = key("treasury")[:40] + "zz"
 	bad["TOLLGATE_POOL_WALLET"] = "0xnot-an-address"
-	s, _ = FromEnv(func(k string) string { return bad[k] })
+	s, _ = chainFromEnv(func(k string) string { return bad[k] })
 	_, err = Build(ctx, s, deps)
 	if err == nil || !strings.Contains(err.Error(), "TOLLGATE_TREASURY_KEY") || !strings.Contains(err.Error(), "TOLLGATE_POOL_WALLET") ||
 		strings.Contains(err.Error(), key("treasury")[2:40]) {
 		t.Fatalf("bad settings: %v", err)
 	}
 	// The wrong chain is refused.
-	s, _ = FromEnv(func(k string) string { return env[k] })
+	s, _ = chainFromEnv(func(k string) string { return env[k] })
 	s.ChainID = 1
 	if _, err := Build(ctx, s, deps); err == nil || !strings.Contains(err.Error(), "serves chain 137") {
 		t.Fatalf("wrong chain: %v", err)
 	}
-	if _, err := FromEnv(func(k string) string {
+	if _, err := chainFromEnv(func(k string) string {
 		if k == "TOLLGATE_DEPOSIT_CONFIRMATIONS" {
 			return "many"
 		}
@@ -142,4 +144,14 @@ func TestDevChainDepositCredited(t *testing.T) {
 	if head+1 < res.Block+5 {
 		t.Fatalf("credited at head %d for a deposit in block %d", head, res.Block)
 	}
+}
+
+// chainFromEnv reads the chain settings from getenv the way the daemon
+// does, with config.Load (the database URL only has to parse).
+func chainFromEnv(getenv func(string) string) (Settings, error) {
+	c, err := config.Load([]string{"-database-url", "postgres://localhost/x"}, getenv, io.Discard)
+	if c == nil {
+		return Settings{}, err
+	}
+	return c.Chain, err
 }
