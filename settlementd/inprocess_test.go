@@ -32,7 +32,7 @@ func runInProcess(t *testing.T, env map[string]string, healthURL string) {
 	}
 	dctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- runDaemon(dctx, cfg, log.WithOptions(zap.IncreaseLevel(zap.WarnLevel)), getenv) }()
+	go func() { done <- runDaemon(dctx, cfg, log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {

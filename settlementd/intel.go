@@ -11,12 +11,10 @@ import (
 )
 
 // registerIntelJob schedules the funding-rate poller (leader only) when a
-// venue URL is configured (TOLLGATE_VENUE_BINANCE_URL, TOLLGATE_VENUE_BYBIT_URL).
-func registerIntelJob(d *daemon.Daemon, cfg *config.Config, log *zap.Logger, getenv func(string) string) error {
-	s, err := intel.FromEnv(getenv)
-	if err != nil {
-		return err
-	}
+// venue URL is configured (config.Intel: TOLLGATE_VENUE_BINANCE_URL,
+// TOLLGATE_VENUE_BYBIT_URL).
+func registerIntelJob(d *daemon.Daemon, cfg *config.Config, log *zap.Logger) error {
+	s := cfg.Intel
 	if !s.Enabled() {
 		log.Info("intelligence job off: no venue URL configured")
 		return nil

@@ -16,11 +16,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chainjobs"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
@@ -80,7 +82,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	case "reconcile":
 		err = runReconcile(ctx, cfg, log)
 	default:
-		err = runDaemon(ctx, cfg, log, getenv)
+		err = runDaemon(ctx, cfg, log)
 	}
 	if err != nil {
 		log.Error("settlementd failed", zap.String("command", cmd), zap.Error(err))
@@ -89,50 +91,57 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	return 0
 }
 
-func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger, getenv func(string) string) error {
+// runDaemon wires every part from cfg, which config.Load read once: nothing
+// below reads the environment.
+func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	d, err := daemon.New(ctx, cfg, log, buildVersion())
 	if err != nil {
 		return err
 	}
-	if err := registerRecovery(d, cfg, log, getenv); err != nil {
+	if err := registerRecovery(d, cfg, log); err != nil {
 		return err
 	}
-	cj, err := registerChainJobs(ctx, d, cfg, log, getenv)
+	// One chain-137 client, dialled once (its chain id checked) and shared
+	// by the chain jobs and the HTTP API (claims, their watcher).
+	var client *ethclient.Client
+	if cfg.Chain.RPCURL != "" {
+		if client, err = chain.Dial(ctx, cfg.Chain.RPCURL, cfg.Chain.ChainID); err != nil {
+			return err
+		}
+		defer client.Close()
+	}
+	cj, err := registerChainJobs(ctx, d, cfg, log, client)
 	if err != nil {
 		return err
 	}
 	if cj != nil {
 		defer cj.Close()
 	}
-	closeNodeAPI, err := registerNodeAPI(ctx, d, cfg, log, getenv, cj)
+	closeNodeAPI, err := registerNodeAPI(ctx, d, cfg, log, cj, client)
 	if err != nil {
 		return err
 	}
 	defer closeNodeAPI()
-	if err := registerIntelJob(d, cfg, log, getenv); err != nil {
+	if err := registerIntelJob(d, cfg, log); err != nil {
 		return err
 	}
-	closeX402, err := registerX402(ctx, d, log, getenv)
+	closeX402, err := registerX402(ctx, d, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer closeX402()
-	if err := registerConsole(d, cfg, log, getenv); err != nil {
+	if err := registerConsole(d, cfg, log); err != nil {
 		return err
 	}
 	return d.Run(ctx)
 }
 
 // registerChainJobs adds the leader-only chain jobs (deposits, settlement,
-// solvency) that the environment configures; without a chain RPC URL there
-// are none and settlementd only ingests and closes epochs.
-func registerChainJobs(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, getenv func(string) string) (*chainjobs.Jobs, error) {
-	s, err := chainjobs.FromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	cj, err := chainjobs.Build(ctx, s, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Fence: d.Elector(),
-		Registry: d.Registry(), Log: log})
+// solvency) that cfg.Chain configures; without a chain RPC URL there are
+// none and settlementd only ingests and closes epochs.
+func registerChainJobs(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, client *ethclient.Client) (*chainjobs.Jobs, error) {
+	cj, err := chainjobs.Build(ctx, cfg.Chain, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Client: client,
+		Fence: d.Elector(), Registry: d.Registry(), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/auth"
-	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chainjobs"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/claims"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
@@ -27,21 +24,12 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/nodes"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/status"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
-	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
-)
-
-// Node-API settings (environment only; the keys and secrets never pass
-// through flags or files).
-const (
-	defaultNodeProbeSchedule    = "*/30 * * * * *"
-	defaultClaimWatchSchedule   = "*/5 * * * * *"
-	defaultClaimSweepSchedule   = "*/30 * * * * *"
-	defaultGatewayProbeSchedule = "*/30 * * * * *"
-	defaultClaimConfirmations   = 5
 )
 
 // registerNodeAPI adds the operator, status and admin endpoints and their
-// leader jobs:
+// leader jobs. client is the daemon's chain-137 client (nil without
+// TOLLGATE_CHAIN_RPC_URL), shared with the chain jobs. Settings
+// (config.Auth, Nodes, Claims, Gateway; environment only):
 //
 //	TOLLGATE_JWT_SECRET           HS256 key (≥ 32 bytes) for wallet logins; unset: the operator routes answer 503
 //	TOLLGATE_AUTH_DOMAIN          EIP-4361 domain of the login message (required: without it the operator routes answer 503)
@@ -58,7 +46,7 @@ const (
 //	                              (TOLLGATE_GATEWAY_PROBE_SCHEDULE, default 30 s) with TOLLGATE_GATEWAY_ADMIN_TOKEN
 //	                              (default: TOLLGATE_ADMIN_TOKEN, which the root Caddyfile gives the gateway too)
 //	TOLLGATE_ADMIN_TOKEN          X-Admin-Token of /admin/*; unset: /admin/* is 404
-func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, getenv func(string) string, cj *chainjobs.Jobs) (func(), error) {
+func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, cj *chainjobs.Jobs, client *ethclient.Client) (func(), error) {
 	log = log.Named("nodeapi")
 	handle := d.API().Handle
 	// The operator routes (login, nodes, earnings, claims) need the JWT
@@ -72,7 +60,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 			}))
 		}
 	}
-	secret := []byte(getenv("TOLLGATE_JWT_SECRET"))
+	secret := []byte(cfg.Auth.JWTSecret)
 	if len(secret) == 0 {
 		secret = make([]byte, auth.MinSecretN) // placeholder: nothing can log in
 		_, _ = rand.Read(secret)
@@ -81,68 +69,43 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	}
 	// The sign-in domain is configuration: taking it from the request's
 	// Host would accept a login message signed for another site.
-	domain, dev := strings.TrimSpace(getenv("TOLLGATE_AUTH_DOMAIN")), getenv("TOLLGATE_DEV") == "1"
+	domain, dev := cfg.Auth.Domain, cfg.Auth.Dev
 	if domain == "" && !dev {
 		log.Error("TOLLGATE_AUTH_DOMAIN is not set: the operator routes (login, node registration, earnings, claims) answer 503; " +
 			"set it to the public host name sign-in messages must name (TOLLGATE_DEV=1 takes it from the request's Host, for development only)")
 		refuse("TOLLGATE_AUTH_DOMAIN")
 		dev = true // the routes are off; the service is built only for the nodes API's token checks
 	}
-	s, err := chainjobs.FromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
+	s := cfg.Chain
 	chainID := s.ChainID
-	if chainID == 0 {
-		chainID = 137
-	}
 	a, err := auth.New(auth.Config{Pool: d.Pool(), Secret: secret, Domain: domain, Dev: dev, ChainID: chainID})
 	if err != nil {
 		return nil, err
 	}
 	a.Register(operatorHandle)
 
-	maxFail, _ := strconv.Atoi(getenv("TOLLGATE_NODE_MAX_FAILURES"))
-	allowCIDRs, err := netpolicy.ParsePrefixes(strings.Fields(strings.ReplaceAll(getenv("TOLLGATE_NODE_ALLOW_CIDRS"), ",", " ")))
-	if err != nil {
-		return nil, fmt.Errorf("TOLLGATE_NODE_ALLOW_CIDRS: %w", err)
-	}
 	ns, err := nodes.New(nodes.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Auth: a,
-		AllowPrivate: getenv("TOLLGATE_ALLOW_PRIVATE_NODES") == "1", AllowCIDRs: allowCIDRs, MaxFailures: maxFail, Log: log})
+		AllowPrivate: cfg.Nodes.AllowPrivate, AllowCIDRs: cfg.Nodes.AllowCIDRs, MaxFailures: cfg.Nodes.MaxFailures, Log: log})
 	if err != nil {
 		return nil, err
 	}
 	ns.Register(operatorHandle)
 	var errs []error
-	add := func(env, def string, j interface {
+	add := func(env, spec string, j interface {
 		Name() string
 		Run(ctx context.Context) error
 	}) {
-		spec := strings.TrimSpace(getenv(env))
-		if spec == "" {
-			spec = def
-		}
 		if err := d.Scheduler().Add(spec, j); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", env, err))
 		}
 	}
-	add("TOLLGATE_NODE_PROBE_SCHEDULE", defaultNodeProbeSchedule, ns.Prober())
+	add("TOLLGATE_NODE_PROBE_SCHEDULE", cfg.Nodes.ProbeSchedule, ns.Prober())
 
 	// Claims: the signer, and the chain for claimed() and the watcher.
 	var signer *claim.Signer
-	var client *ethclient.Client
-	closeFn := func() {
-		if client != nil {
-			client.Close()
-		}
-	}
-	validity := time.Duration(claim.Validity) * time.Second
-	if v := getenv("TOLLGATE_CLAIM_VALIDITY"); v != "" {
-		if validity, err = time.ParseDuration(v); err != nil || validity <= 0 {
-			errs = append(errs, errors.New("TOLLGATE_CLAIM_VALIDITY must be a positive duration"))
-		}
-	}
-	if k := strings.TrimSpace(getenv("TOLLGATE_CLAIM_SIGNER_KEY")); k != "" {
+	closeFn := func() {} // the chain client is the daemon's: runDaemon closes it
+	validity := cfg.Claims.Validity
+	if k := cfg.Claims.SignerKey; k != "" {
 		key, err := crypto.HexToECDSA(strings.TrimPrefix(k, "0x"))
 		contract := common.HexToAddress(s.Claims)
 		switch {
@@ -156,20 +119,11 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	} else {
 		log.Warn("TOLLGATE_CLAIM_SIGNER_KEY is not set: claim requests answer 503")
 	}
-	if signer != nil && strings.TrimSpace(s.RPCURL) != "" {
-		if client, err = chain.Dial(ctx, s.RPCURL, chainID); err != nil {
-			return nil, err
-		}
+	watching := signer != nil && client != nil
+	if watching {
 		checkSignerRole(ctx, client, signer, log)
-		start, _ := strconv.ParseUint(getenv("TOLLGATE_CLAIMS_START_BLOCK"), 10, 64)
-		conf := uint64(defaultClaimConfirmations)
-		if v := getenv("TOLLGATE_CLAIM_CONFIRMATIONS"); v != "" {
-			if conf, err = strconv.ParseUint(v, 10, 64); err != nil {
-				errs = append(errs, errors.New("TOLLGATE_CLAIM_CONFIRMATIONS must be a non-negative integer"))
-			}
-		}
-		add("TOLLGATE_CLAIM_WATCH_SCHEDULE", defaultClaimWatchSchedule, &claims.Watcher{Pool: d.Pool(), Client: client, ChainID: chainID,
-			Contract: signer.Domain().Contract, StartBlock: start, Confirmations: conf, Log: log})
+		add("TOLLGATE_CLAIM_WATCH_SCHEDULE", cfg.Claims.WatchSchedule, &claims.Watcher{Pool: d.Pool(), Client: client, ChainID: chainID,
+			Contract: signer.Domain().Contract, StartBlock: cfg.Claims.StartBlock, Confirmations: cfg.Claims.Confirmations, Log: log})
 	}
 	cc := claims.Config{Pool: d.Pool(), Auth: a, Signer: signer, Validity: validity, Log: log}
 	if client != nil {
@@ -181,10 +135,10 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 		return nil, err
 	}
 	cs.Register(operatorHandle)
-	add("TOLLGATE_CLAIM_SWEEP_SCHEDULE", defaultClaimSweepSchedule, claims.Sweeper{Pool: d.Pool()})
+	add("TOLLGATE_CLAIM_SWEEP_SCHEDULE", cfg.Claims.SweepSchedule, claims.Sweeper{Pool: d.Pool()})
 
 	// Status, public data and admin.
-	sc := status.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, AdminToken: getenv("TOLLGATE_ADMIN_TOKEN"),
+	sc := status.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, AdminToken: cfg.AdminToken,
 		OnChain: s.GovernorKey != "", IsLeader: d.Elector().IsLeader, Log: log}
 	if cj != nil && cj.Solvency != nil {
 		sc.Solvency = cj.Solvency
@@ -198,12 +152,9 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 		return nil, err
 	}
 	st.Register(handle)
-	gwToken := getenv("TOLLGATE_GATEWAY_ADMIN_TOKEN")
-	if gwToken == "" {
-		gwToken = getenv("TOLLGATE_ADMIN_TOKEN") // the root Caddyfile gives the gateway this one
-	}
-	if u := strings.TrimRight(strings.TrimSpace(getenv("TOLLGATE_GATEWAY_URL")), "/"); u != "" && gwToken != "" {
-		add("TOLLGATE_GATEWAY_PROBE_SCHEDULE", defaultGatewayProbeSchedule, &status.Sampler{Pool: d.Pool(), Gateway: u, AdminToken: gwToken})
+	gwToken := cfg.Gateway.AdminToken // default: TOLLGATE_ADMIN_TOKEN, which the root Caddyfile gives the gateway
+	if u := cfg.Gateway.URL; u != "" && gwToken != "" {
+		add("TOLLGATE_GATEWAY_PROBE_SCHEDULE", cfg.Gateway.ProbeSchedule, &status.Sampler{Pool: d.Pool(), Gateway: u, AdminToken: gwToken})
 	} else if u != "" {
 		log.Warn("TOLLGATE_GATEWAY_URL is set but no gateway admin token (TOLLGATE_GATEWAY_ADMIN_TOKEN or TOLLGATE_ADMIN_TOKEN): no gateway health samples, since the unmetered probe needs it")
 	} else {
@@ -213,7 +164,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 		closeFn()
 		return nil, errors.Join(errs...)
 	}
-	log.Info("node API registered", zap.Bool("claims", signer != nil), zap.Bool("claim_watcher", client != nil),
+	log.Info("node API registered", zap.Bool("claims", signer != nil), zap.Bool("claim_watcher", watching),
 		zap.Bool("admin", sc.AdminToken != ""), zap.Duration("claim_validity", validity))
 	return closeFn, nil
 }

@@ -35,7 +35,7 @@ func TestOperatorRoutesNeedTheJWTSecret(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- runDaemon(ctx, cfg, zap.NewNop(), getenv) }()
+	go func() { done <- runDaemon(ctx, cfg, zap.NewNop()) }()
 	t.Cleanup(func() { cancel(); <-done })
 	do := func(method, path, body string) (int, string) {
 		req, _ := http.NewRequest(method, "http://"+api+path, strings.NewReader(body))
@@ -95,7 +95,7 @@ func TestOperatorRoutesNeedTheAuthDomain(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- runDaemon(ctx, cfg, log, getenv) }()
+			go func() { done <- runDaemon(ctx, cfg, log) }()
 			t.Cleanup(func() { cancel(); <-done })
 			do := func(method, path, body string) (int, string) {
 				req, _ := http.NewRequest(method, "http://"+api+path, strings.NewReader(body))

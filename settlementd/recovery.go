@@ -11,14 +11,11 @@ import (
 )
 
 // registerRecovery schedules the Redis loss watcher (leader only, package
-// recovery): every TOLLGATE_REDIS_WATCH_INTERVAL (default 1 s) it checks the
-// generation marker and rebuilds Redis from PostgreSQL when it has been
-// missing for one interval.
-func registerRecovery(d *daemon.Daemon, cfg *config.Config, log *zap.Logger, getenv func(string) string) error {
-	every, err := recovery.Interval(getenv)
-	if err != nil {
-		return err
-	}
+// recovery): every TOLLGATE_REDIS_WATCH_INTERVAL (cfg.RedisWatchInterval,
+// default 1 s) it checks the generation marker and rebuilds Redis from
+// PostgreSQL when it has been missing for one interval.
+func registerRecovery(d *daemon.Daemon, cfg *config.Config, log *zap.Logger) error {
+	every := cfg.RedisWatchInterval
 	w := recovery.New(d.Pool(), d.Redis(), cfg.Prefix, log)
 	w.Grace = every
 	w.Register(d.Registry())

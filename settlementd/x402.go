@@ -5,16 +5,16 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/tollgate-rpc/tollgate/settlementd/internal/chainjobs"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/facilitator"
 )
 
 // registerX402 adds the x402 facilitator routes (/x402/supported, /verify,
-// /settle) when TOLLGATE_X402_RPC_URL is set (facilitator.FromEnv).
-func registerX402(ctx context.Context, d *daemon.Daemon, log *zap.Logger, getenv func(string) string) (func(), error) {
+// /settle) when TOLLGATE_X402_RPC_URL is set (config.X402, facilitator.Open).
+func registerX402(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger) (func(), error) {
 	log = log.Named("x402")
-	f, client, err := facilitator.FromEnv(ctx, getenv, log)
+	f, client, err := facilitator.Open(ctx, cfg.X402, log)
 	if err != nil {
 		return nil, err
 	}
@@ -24,10 +24,7 @@ func registerX402(ctx context.Context, d *daemon.Daemon, log *zap.Logger, getenv
 	}
 	// Settlement transactions are recorded and unstuck like chain 137's
 	// (TOLLGATE_TX_*); the leader follows those whose answer has gone.
-	policy, err := chainjobs.TxPolicyFromEnv(getenv)
-	if err == nil {
-		err = f.Track(d.Pool(), policy)
-	}
+	err = f.Track(d.Pool(), cfg.TxPolicy)
 	if err == nil {
 		err = d.Scheduler().Add("*/5 * * * * *", f.TxJob())
 	}

@@ -174,7 +174,7 @@ func startX402Env(t *testing.T) *x402Env {
 	}
 	dctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- runDaemon(dctx, cfg, log, getenv) }()
+	go func() { done <- runDaemon(dctx, cfg, log) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {

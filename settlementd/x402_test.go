@@ -48,7 +48,7 @@ func TestX402RoutesFollowTheRPCURL(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- runDaemon(ctx, cfg, zap.NewNop(), getenv) }()
+		go func() { done <- runDaemon(ctx, cfg, zap.NewNop()) }()
 		t.Cleanup(func() { cancel(); <-done })
 		settletest.Eventually(t, 20*time.Second, "settlementd up", func() (bool, error) {
 			resp, err := http.Get("http://" + api + "/health")

@@ -2,12 +2,14 @@ package chainjobs
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/deposits"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/jobs"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
@@ -24,7 +26,7 @@ func TestBuildFromEnv(t *testing.T) {
 	deps := Deps{Pool: pool, Redis: rdb, Prefix: testenv.KeyPrefix(t)}
 
 	// Nothing configured: no chain jobs, no error.
-	s, err := FromEnv(func(string) string { return "" })
+	s, err := chainFromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestBuildFromEnv(t *testing.T) {
 		"TOLLGATE_DEPOSIT_CONFIRMATIONS": "3", "TOLLGATE_PLATFORM_WALLET": addr("platform"), "TOLLGATE_POOL_WALLET": addr("pool"),
 		"TOLLGATE_TREASURY_KEY": key("treasury"), "TOLLGATE_RELAYER_KEY": key("relayer"), "TOLLGATE_GOVERNOR_KEY": key("governor"),
 	}
-	if s, err = FromEnv(func(k string) string { return env[k] }); err != nil {
+	if s, err = chainFromEnv(func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
 	cj, err = Build(ctx, s, deps)
@@ -76,19 +78,19 @@ func TestBuildFromEnv(t *testing.T) {
 	}
 	bad["TOLLGATE_TREASURY_KEY"] = key("treasury")[:40] + "zz"
 	bad["TOLLGATE_POOL_WALLET"] = "0xnot-an-address"
-	s, _ = FromEnv(func(k string) string { return bad[k] })
+	s, _ = chainFromEnv(func(k string) string { return bad[k] })
 	_, err = Build(ctx, s, deps)
 	if err == nil || !strings.Contains(err.Error(), "TOLLGATE_TREASURY_KEY") || !strings.Contains(err.Error(), "TOLLGATE_POOL_WALLET") ||
 		strings.Contains(err.Error(), key("treasury")[2:40]) {
 		t.Fatalf("bad settings: %v", err)
 	}
 	// The wrong chain is refused.
-	s, _ = FromEnv(func(k string) string { return env[k] })
+	s, _ = chainFromEnv(func(k string) string { return env[k] })
 	s.ChainID = 1
 	if _, err := Build(ctx, s, deps); err == nil || !strings.Contains(err.Error(), "serves chain 137") {
 		t.Fatalf("wrong chain: %v", err)
 	}
-	if _, err := FromEnv(func(k string) string {
+	if _, err := chainFromEnv(func(k string) string {
 		if k == "TOLLGATE_DEPOSIT_CONFIRMATIONS" {
 			return "many"
 		}
@@ -144,24 +146,12 @@ func TestDevChainDepositCredited(t *testing.T) {
 	}
 }
 
-// The stuck-transaction policy is read from the environment; bad values
-// are refused with the variable's name, never taken as a default.
-func TestTxPolicyFromEnv(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	s, err := FromEnv(env(map[string]string{"TOLLGATE_TX_STUCK_AFTER": "90s", "TOLLGATE_TX_FEE_BUMP_PERCENT": "12",
-		"TOLLGATE_TX_MAX_FEE_GWEI": "0.05"}))
-	if err != nil || s.TxPolicy.StuckAfter != 90*time.Second || s.TxPolicy.BumpPercent != 12 || s.TxPolicy.MaxFeePerGas.Int64() != 50_000_000 {
-		t.Fatalf("policy %+v, %v", s.TxPolicy, err)
+// chainFromEnv reads the chain settings from getenv the way the daemon
+// does, with config.Load (the database URL only has to parse).
+func chainFromEnv(getenv func(string) string) (Settings, error) {
+	c, err := config.Load([]string{"-database-url", "postgres://localhost/x"}, getenv, io.Discard)
+	if c == nil {
+		return Settings{}, err
 	}
-	for name, bad := range map[string]string{"TOLLGATE_TX_STUCK_AFTER": "soon", "TOLLGATE_TX_FEE_BUMP_PERCENT": "9",
-		"TOLLGATE_TX_MAX_FEE_GWEI": "0.0000000001"} {
-		if _, err := FromEnv(env(map[string]string{name: bad})); err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s=%s: %v", name, bad, err)
-		}
-	}
-	for _, bad := range []string{"-1", "1e3", "abc", "0"} {
-		if _, err := FromEnv(env(map[string]string{"TOLLGATE_TX_MAX_FEE_GWEI": bad})); err == nil {
-			t.Errorf("TOLLGATE_TX_MAX_FEE_GWEI=%s accepted", bad)
-		}
-	}
+	return c.Chain, err
 }

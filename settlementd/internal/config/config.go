@@ -1,9 +1,13 @@
-// Package config reads settlementd's settings from, in increasing priority:
-// built-in defaults, an optional config file (JSON, or YAML by extension),
-// the environment, and command-line flags. Every option has one name used
-// everywhere: the flag "-ingest-batch" is the file key "ingest-batch" and
-// the variable TOLLGATE_INGEST_BATCH (the connection strings keep their
-// conventional names DATABASE_URL and REDIS_URL).
+// Package config reads every setting of settlementd, once, in Load. The
+// options come from, in increasing priority: built-in defaults, an optional
+// config file (JSON, or YAML by extension), the environment, and
+// command-line flags. Every option has one name used everywhere: the flag
+// "-ingest-batch" is the file key "ingest-batch" and the variable
+// TOLLGATE_INGEST_BATCH (the connection strings keep their conventional
+// names DATABASE_URL and REDIS_URL). Keys, secrets and RPC URLs, and the
+// settings that go with them, come from the environment only (env.go) and
+// are grouped by what uses them: Chain, Intel, X402, Auth, Nodes, Claims,
+// Gateway.
 package config
 
 import (
@@ -20,6 +24,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 )
 
 // Config is every setting of settlementd.
@@ -51,6 +57,21 @@ type Config struct {
 	Force bool // reconcile: run although the stream is not fully ingested
 
 	ConfigFile string
+
+	// Environment-only settings (env.go): read here once and passed down,
+	// never from flags or files.
+	AdminToken         string        // TOLLGATE_ADMIN_TOKEN: X-Admin-Token of /admin/*; "" = /admin/* is 404
+	RedisWatchInterval time.Duration // TOLLGATE_REDIS_WATCH_INTERVAL: how often the leader checks for Redis loss
+	// TxPolicy (TOLLGATE_TX_*) prices and unsticks every transaction
+	// settlementd signs: chain 137's (Chain.TxPolicy) and x402's on Base.
+	TxPolicy chain.TxPolicy
+	Chain    Chain
+	Intel    Intel
+	X402     X402
+	Auth     Auth
+	Nodes    Nodes
+	Claims   Claims
+	Gateway  Gateway
 }
 
 // Stream is the event stream key.
@@ -132,6 +153,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), Usage)
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), EnvUsage)
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -180,7 +202,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	if c.Consumer == "" {
 		c.Consumer = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	return c, c.validate()
+	envErr := c.readEnv(getenv)
+	return c, errors.Join(c.validate(), envErr)
 }
 
 func (c *Config) validate() error {

@@ -10,26 +10,30 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 )
 
 // ChainID is the network this facilitator settles on: Base, eip155:8453
 // (x402 v1 "base").
 const ChainID = 8453
 
-// FromEnv builds the facilitator from the environment:
+// Open builds the facilitator from its settings (config.X402, which
+// config.Load reads from the environment):
 //
 //	TOLLGATE_X402_RPC_URL        chain-8453 JSON-RPC (chain id checked on dial); unset: no facilitator (nil, nil)
 //	TOLLGATE_X402_RELAYER_KEY    hex key that sends transferWithAuthorization and pays its gas
 //	TOLLGATE_X402_TOKEN_NAME     EIP-712 domain name of the token (default "USD Coin")
 //	TOLLGATE_X402_TOKEN_VERSION  EIP-712 domain version (default "2")
 //
-// The returned client is closed by the caller.
-func FromEnv(ctx context.Context, getenv func(string) string, log *zap.Logger) (*Facilitator, *ethclient.Client, error) {
-	url := strings.TrimSpace(getenv("TOLLGATE_X402_RPC_URL"))
+// Base is its own chain, so the facilitator has its own client (the
+// chain-137 client is shared by the chain jobs and the API); the caller
+// closes it.
+func Open(ctx context.Context, s config.X402, log *zap.Logger) (*Facilitator, *ethclient.Client, error) {
+	url := strings.TrimSpace(s.RPCURL)
 	if url == "" {
 		return nil, nil, nil
 	}
-	hexKey := strings.TrimSpace(getenv("TOLLGATE_X402_RELAYER_KEY"))
+	hexKey := strings.TrimSpace(s.RelayerKey)
 	hexKey = strings.TrimPrefix(strings.TrimPrefix(hexKey, "0x"), "0X")
 	if hexKey == "" {
 		return nil, nil, fmt.Errorf("facilitator: TOLLGATE_X402_RPC_URL is set but TOLLGATE_X402_RELAYER_KEY is empty")
@@ -43,7 +47,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, log *zap.Logger) (
 		return nil, nil, fmt.Errorf("facilitator: %w", err)
 	}
 	f, err := New(Config{Backend: client, ChainID: ChainID, Relayer: key, RPCURL: url, Log: log,
-		TokenName: strings.TrimSpace(getenv("TOLLGATE_X402_TOKEN_NAME")), TokenVersion: strings.TrimSpace(getenv("TOLLGATE_X402_TOKEN_VERSION"))})
+		TokenName: strings.TrimSpace(s.TokenName), TokenVersion: strings.TrimSpace(s.TokenVersion)})
 	if err != nil {
 		client.Close()
 		return nil, nil, err

@@ -29,11 +29,12 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/contracts/simchain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 )
 
 // env is the dev chain 8453 (TestUSDC, funded payer) with the facilitator
-// built from the environment and served over HTTP.
+// built from its settings and served over HTTP.
 type env struct {
 	t      *testing.T
 	m      *devnet.Manifest
@@ -77,8 +78,7 @@ func newEnvWith(t *testing.T, setup func(*Facilitator)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"TOLLGATE_X402_RPC_URL": m.Base.RPCURL, "TOLLGATE_X402_RELAYER_KEY": relayer.PrivateKey}
-	f, client, err := FromEnv(context.Background(), func(k string) string { return vars[k] }, nil)
+	f, client, err := Open(context.Background(), config.X402{RPCURL: m.Base.RPCURL, RelayerKey: relayer.PrivateKey}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,19 +592,17 @@ func TestRPCDown(t *testing.T) {
 	e.settleOK(v2Body(a, a.sign(t), e.v2Req("5000")), "eip155:8453", 5000)
 }
 
-func TestFromEnv(t *testing.T) {
+func TestOpen(t *testing.T) {
 	e := newEnv(t)
-	f, c, err := FromEnv(context.Background(), func(string) string { return "" }, nil)
+	f, c, err := Open(context.Background(), config.X402{}, nil)
 	if f != nil || c != nil || err != nil {
 		t.Fatalf("without TOLLGATE_X402_RPC_URL: %v %v %v", f, c, err)
 	}
 	relayer, _ := e.m.Account("relayer")
-	vars := map[string]string{"TOLLGATE_X402_RPC_URL": e.m.Polygon.RPCURL, "TOLLGATE_X402_RELAYER_KEY": relayer.PrivateKey}
-	if _, _, err := FromEnv(context.Background(), func(k string) string { return vars[k] }, nil); err == nil || !strings.Contains(err.Error(), "want 8453") {
+	if _, _, err := Open(context.Background(), config.X402{RPCURL: e.m.Polygon.RPCURL, RelayerKey: relayer.PrivateKey}, nil); err == nil || !strings.Contains(err.Error(), "want 8453") {
 		t.Fatalf("chain 137 accepted: %v", err)
 	}
-	vars = map[string]string{"TOLLGATE_X402_RPC_URL": e.m.Base.RPCURL, "TOLLGATE_X402_RELAYER_KEY": "0xnothex"}
-	if _, _, err := FromEnv(context.Background(), func(k string) string { return vars[k] }, nil); err == nil || strings.Contains(err.Error(), "nothex") {
+	if _, _, err := Open(context.Background(), config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: "0xnothex"}, nil); err == nil || strings.Contains(err.Error(), "nothex") {
 		t.Fatalf("bad key: %v", err)
 	}
 }

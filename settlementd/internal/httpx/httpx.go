@@ -1,5 +1,7 @@
 // Package httpx holds the JSON helpers the settlementd API handlers share:
-// DESIGN §5's error body, bounded JSON request decoding and JSON answers.
+// DESIGN §5's error body and JSON answers (shared/httpx, written the same
+// way by the gateway), bounded JSON request decoding and the caller's
+// address behind the gateway's proxy.
 package httpx
 
 import (
@@ -8,23 +10,18 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/tollgate-rpc/tollgate/shared/httpx"
 )
 
 // MaxBody bounds every JSON request body of the API.
 const MaxBody = 64 << 10
 
-// Error writes {"error":{"code","message"}} with status.
-func Error(w http.ResponseWriter, status int, code, msg string) {
-	JSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
-}
+// Error writes {"error":{"code","message"}} with status (shared/httpx.Error).
+func Error(w http.ResponseWriter, status int, code, msg string) { httpx.Error(w, status, code, msg) }
 
-// JSON writes v with status, never cached.
-func JSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+// JSON writes v with status, never cached (shared/httpx.JSON).
+func JSON(w http.ResponseWriter, status int, v any) { httpx.JSON(w, status, v) }
 
 // Decode reads one JSON object into v (unknown fields refused). On failure
 // it has answered 400 (or 413) and returns false.

@@ -52,7 +52,7 @@ func TestJobToGateway(t *testing.T) {
 	prefix := testenv.KeyPrefix(t)
 	bn := newVenue(t, "/fapi/v1/premiumIndex", fmt.Sprintf(binanceBody, "0.00012500"))
 	bb := newVenue(t, "/v5/market/tickers", fmt.Sprintf(bybitBody, "-0.000075"))
-	s, err := FromEnv(envMap{"TOLLGATE_VENUE_BINANCE_URL": bn.srv.URL, "TOLLGATE_VENUE_BYBIT_URL": bb.srv.URL,
+	s, err := fromEnv(envMap{"TOLLGATE_VENUE_BINANCE_URL": bn.srv.URL, "TOLLGATE_VENUE_BYBIT_URL": bb.srv.URL,
 		"TOLLGATE_INTEL_SYMBOLS": "BTCUSDT,ETHUSDT", "TOLLGATE_INTEL_INTERVAL": "60s"}.get)
 	if err != nil {
 		t.Fatal(err)

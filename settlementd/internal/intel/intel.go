@@ -25,74 +25,20 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	shared "github.com/tollgate-rpc/tollgate/shared/intel"
 )
 
-// Defaults.
+// Retention of snapshots: the heatmap needs 24 h; a week stays for audit.
 const (
-	DefaultInterval = 60 * time.Second
-	// Retention of snapshots: the heatmap needs 24 h; a week stays for audit.
 	Retention    = 7 * 24 * time.Hour
 	maxBodyBytes = 16 << 20 // Binance's full premiumIndex is ~200 KiB
 )
 
-// DefaultSymbols are tracked when TOLLGATE_INTEL_SYMBOLS is unset.
-var DefaultSymbols = []string{"BTCUSDT", "ETHUSDT", "SOLUSDT", "BNBUSDT", "XRPUSDT", "DOGEUSDT", "ADAUSDT", "AVAXUSDT", "LINKUSDT", "LTCUSDT"}
-
-// Settings configure the job.
-type Settings struct {
-	BinanceURL string        // TOLLGATE_VENUE_BINANCE_URL, e.g. https://fapi.binance.com; "" = off
-	BybitURL   string        // TOLLGATE_VENUE_BYBIT_URL, e.g. https://api.bybit.com; "" = off
-	Interval   time.Duration // TOLLGATE_INTEL_INTERVAL (Go duration, ≥ 1 s; default 60 s)
-	Symbols    []string      // TOLLGATE_INTEL_SYMBOLS (comma list; default DefaultSymbols)
-}
-
-// FromEnv reads the settings; errors name the setting.
-func FromEnv(getenv func(string) string) (Settings, error) {
-	s := Settings{BinanceURL: strings.TrimRight(strings.TrimSpace(getenv("TOLLGATE_VENUE_BINANCE_URL")), "/"),
-		BybitURL: strings.TrimRight(strings.TrimSpace(getenv("TOLLGATE_VENUE_BYBIT_URL")), "/"), Interval: DefaultInterval, Symbols: DefaultSymbols}
-	for name, u := range map[string]string{"TOLLGATE_VENUE_BINANCE_URL": s.BinanceURL, "TOLLGATE_VENUE_BYBIT_URL": s.BybitURL} {
-		if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return s, fmt.Errorf("%s must be an http(s) URL", name)
-		}
-	}
-	if v := strings.TrimSpace(getenv("TOLLGATE_INTEL_INTERVAL")); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second || d%time.Second != 0 {
-			return s, errors.New("TOLLGATE_INTEL_INTERVAL must be a whole number of seconds ≥ 1s, e.g. 60s")
-		}
-		s.Interval = d
-	}
-	if v := strings.TrimSpace(getenv("TOLLGATE_INTEL_SYMBOLS")); v != "" {
-		s.Symbols = nil
-		for _, p := range strings.Split(v, ",") {
-			p = strings.ToUpper(strings.TrimSpace(p))
-			if !validSymbol(p) {
-				return s, fmt.Errorf("TOLLGATE_INTEL_SYMBOLS: %q is not a symbol like BTCUSDT", p)
-			}
-			s.Symbols = append(s.Symbols, p)
-		}
-	}
-	return s, nil
-}
-
-func validSymbol(s string) bool {
-	if len(s) < 2 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// Enabled reports whether any venue is configured.
-func (s Settings) Enabled() bool { return s.BinanceURL != "" || s.BybitURL != "" }
-
-// Schedule is the cron spec of the interval.
-func (s Settings) Schedule() string { return "@every " + s.Interval.String() }
+// Settings configure the job: config.Intel, which config.Load reads
+// (TOLLGATE_VENUE_BINANCE_URL, TOLLGATE_VENUE_BYBIT_URL,
+// TOLLGATE_INTEL_INTERVAL, TOLLGATE_INTEL_SYMBOLS).
+type Settings = config.Intel
 
 // Observation is one venue's funding rate for one symbol.
 type Observation struct {

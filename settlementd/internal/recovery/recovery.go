@@ -23,7 +23,6 @@ package recovery
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,22 +33,9 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
 )
 
-// DefaultInterval is how often the leader checks the marker: one EXISTS.
+// DefaultInterval is how often the leader checks the marker: one EXISTS
+// (config.DefaultRedisWatchInterval; TOLLGATE_REDIS_WATCH_INTERVAL).
 const DefaultInterval = time.Second
-
-// Interval reads TOLLGATE_REDIS_WATCH_INTERVAL (a whole number of seconds,
-// at least 1 s: the job scheduler's resolution; default 1 s).
-func Interval(getenv func(string) string) (time.Duration, error) {
-	v := strings.TrimSpace(getenv("TOLLGATE_REDIS_WATCH_INTERVAL"))
-	if v == "" {
-		return DefaultInterval, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < time.Second || d%time.Second != 0 {
-		return 0, errors.New("TOLLGATE_REDIS_WATCH_INTERVAL must be a whole number of seconds ≥ 1s, e.g. 1s")
-	}
-	return d, nil
-}
 
 // Watcher is the job.
 type Watcher struct {

@@ -19,21 +19,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-func TestInterval(t *testing.T) {
-	env := func(v string) func(string) string { return func(string) string { return v } }
-	if d, err := Interval(env("")); err != nil || d != DefaultInterval {
-		t.Fatalf("default: %v %v", d, err)
-	}
-	if d, err := Interval(env("5s")); err != nil || d != 5*time.Second {
-		t.Fatalf("5s: %v %v", d, err)
-	}
-	for _, bad := range []string{"500ms", "1.5s", "-1s", "soon"} {
-		if _, err := Interval(env(bad)); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 // Two watchers (two replicas: a stale leader and the new one) rebuild the
 // same wiped Redis at once while paid traffic runs on the keys as soon as
 // they are back. Every call is either paid or answered "recovering", and

@@ -2,7 +2,6 @@ package status
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
+	shttpx "github.com/tollgate-rpc/tollgate/shared/httpx"
 )
 
 // settlement: the forwarding queue (batches and closed epochs not yet in
@@ -52,16 +52,17 @@ func (s *Service) settlement(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, out)
 }
 
-// admin gates h behind X-Admin-Token (constant-time); without a configured
-// token the admin routes do not exist (404).
-func (s *Service) admin(h http.HandlerFunc) http.Handler {
+// adminOnly gates h behind X-Admin-Token, checked like the gateway checks
+// it (shared/httpx.AdminToken: constant-time on SHA-256 sums); without a
+// configured token the admin routes do not exist (404, as on the gateway).
+func (s *Service) adminOnly(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.AdminToken == "" {
-			http.NotFound(w, r)
+		if !s.admin.Enabled() {
+			httpx.Error(w, http.StatusNotFound, "not_found", "no such endpoint")
 			return
 		}
-		got := r.Header.Get("X-Admin-Token")
-		if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.AdminToken)) != 1 {
+		if !s.admin.Match(r.Header.Get(shttpx.AdminHeader)) {
+			// The presented value is never logged: it may be a near-miss of the real token.
 			httpx.Error(w, http.StatusUnauthorized, "invalid_admin_token", "X-Admin-Token is missing or wrong")
 			return
 		}

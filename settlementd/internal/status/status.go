@@ -30,6 +30,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	shttpx "github.com/tollgate-rpc/tollgate/shared/httpx"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -56,7 +57,10 @@ type Config struct {
 }
 
 // Service serves the endpoints.
-type Service struct{ cfg Config }
+type Service struct {
+	cfg   Config
+	admin shttpx.AdminToken // cfg.AdminToken's sum: what X-Admin-Token is checked against
+}
 
 // New builds the service.
 func New(cfg Config) (*Service, error) {
@@ -72,7 +76,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.IsLeader == nil {
 		cfg.IsLeader = func() bool { return true }
 	}
-	return &Service{cfg: cfg}, nil
+	return &Service{cfg: cfg, admin: shttpx.NewAdminToken(cfg.AdminToken)}, nil
 }
 
 // Register adds every route.
@@ -80,13 +84,13 @@ func (s *Service) Register(handle func(string, http.Handler)) {
 	handle("GET /api/status", http.HandlerFunc(s.status))
 	handle("GET /api/admin/economics", http.HandlerFunc(s.economics))
 	handle("GET /api/admin/settlement", http.HandlerFunc(s.settlement))
-	handle("POST /admin/claims/pause", s.admin(s.pause))
-	handle("POST /admin/claims/unpause", s.admin(s.unpause))
-	handle("POST /admin/settlement/run", s.admin(s.runSettlement))
-	handle("GET /admin/epochs", s.admin(s.epochs))
-	handle("GET /admin/quarantine", s.admin(s.quarantine))
-	handle("GET /admin/nodes/{id}/evidence", s.admin(s.nodeEvidence))
-	handle("POST /admin/nodes/{id}/unquarantine", s.admin(s.unquarantine))
+	handle("POST /admin/claims/pause", s.adminOnly(s.pause))
+	handle("POST /admin/claims/unpause", s.adminOnly(s.unpause))
+	handle("POST /admin/settlement/run", s.adminOnly(s.runSettlement))
+	handle("GET /admin/epochs", s.adminOnly(s.epochs))
+	handle("GET /admin/quarantine", s.adminOnly(s.quarantine))
+	handle("GET /admin/nodes/{id}/evidence", s.adminOnly(s.nodeEvidence))
+	handle("POST /admin/nodes/{id}/unquarantine", s.adminOnly(s.unquarantine))
 }
 
 func unavailable(w http.ResponseWriter, what string) {

@@ -93,9 +93,19 @@ func TestAdminGate(t *testing.T) {
 			t.Fatalf("%s without a configured token: %d", p, code)
 		}
 	}
+	// Unconfigured, even an empty token (whose sum is a real value) opens nothing.
+	if code, m := call(t, "GET", off+"/admin/epochs", "X-Admin-Token: "); code != 404 || errCode(m) != "not_found" {
+		t.Fatalf("empty token, none configured: %d %v", code, m)
+	}
 	on := serve(t, Config{Pool: pool, Redis: rdb, AdminToken: "secret-token"})
 	if code, _ := call(t, "GET", on+"/admin/epochs", "X-Admin-Token: secret-tokeN"); code != 401 {
 		t.Fatalf("wrong token: %d", code)
+	}
+	// Shorter, longer and missing tokens get the same JSON refusal.
+	for _, h := range []string{"X-Admin-Token: secret-toke", "X-Admin-Token: secret-token-", "X-Other: secret-token"} {
+		if code, m := call(t, "GET", on+"/admin/epochs", h); code != 401 || errCode(m) != "invalid_admin_token" {
+			t.Fatalf("%s: %d %v", h, code, m)
+		}
 	}
 	if code, m := call(t, "POST", on+"/admin/claims/pause", "X-Admin-Token: secret-token"); code != 200 || m["claims"].(map[string]any)["paused"] != true {
 		t.Fatalf("pause: %d %v", code, m)
@@ -106,4 +116,10 @@ func TestAdminGate(t *testing.T) {
 	if code, m := call(t, "POST", on+"/admin/settlement/run", "X-Admin-Token: secret-token"); code != 503 {
 		t.Fatalf("settlement run without the job: %d %v", code, m)
 	}
+}
+
+func errCode(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
 }

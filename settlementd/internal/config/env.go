@@ -1,0 +1,335 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
+	"github.com/tollgate-rpc/tollgate/shared/claim"
+	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
+)
+
+// The settings below come from the environment only: they are keys, secrets,
+// RPC URLs (which often hold an API key) or belong with them, so they never
+// pass through flags (visible in ps) or config files. Load reads them once;
+// the daemon passes the sub-structs down.
+
+// Chain is the chain-137 side: the chain jobs (deposits, settlement,
+// solvency), the claims watcher and the chain id of sign-in messages.
+type Chain struct {
+	RPCURL  string // TOLLGATE_CHAIN_RPC_URL: chain-137 JSON-RPC (http(s) or ws(s)); secret-bearing, never logged
+	ChainID uint64 // TOLLGATE_CHAIN_ID (default 137)
+
+	USDT            string // TOLLGATE_USDT_ADDRESS
+	Vault           string // TOLLGATE_VAULT_ADDRESS (RevenueVault)
+	VaultStartBlock uint64 // TOLLGATE_VAULT_START_BLOCK: the vault's deployment block (first scan)
+	Claims          string // TOLLGATE_CLAIMS_ADDRESS (ClaimsContract)
+	Confirmations   uint64 // TOLLGATE_DEPOSIT_CONFIRMATIONS (default 25)
+
+	PlatformWallet string // TOLLGATE_PLATFORM_WALLET: receives the 30 % platform share
+	PoolWallet     string // TOLLGATE_POOL_WALLET: receives the 20 % pool share
+
+	TreasuryKey string // TOLLGATE_TREASURY_KEY: hex private key of the treasury (sends the transfers)
+	RelayerKey  string // TOLLGATE_RELAYER_KEY: hex private key with CLAIM_CREATOR_ROLE (setNodeWallet, createClaim)
+	GovernorKey string // TOLLGATE_GOVERNOR_KEY: optional, GOVERNOR_ROLE (on-chain pause/unpause)
+	WebhookURL  string // TOLLGATE_ALERT_WEBHOOK_URL: optional Slack/Discord webhook for solvency alerts
+
+	DepositSchedule    string // TOLLGATE_DEPOSIT_SCHEDULE (default "*/5 * * * * *": every 5 s)
+	SettlementSchedule string // TOLLGATE_SETTLEMENT_SCHEDULE (default "0 */5 * * * *": every 5 min)
+	SolvencySchedule   string // TOLLGATE_SOLVENCY_SCHEDULE (default "30 */5 * * * *": every 5 min, offset)
+
+	// TxPolicy prices every transaction settlementd signs and unsticks it
+	// (Config.TxPolicy; the x402 facilitator's transactions on Base follow
+	// the same one).
+	TxPolicy chain.TxPolicy
+}
+
+// Default schedules of the chain jobs (jobs.Parser syntax, seconds first).
+const (
+	DefaultDepositSchedule    = "*/5 * * * * *"
+	DefaultSettlementSchedule = "0 */5 * * * *"
+	DefaultSolvencySchedule   = "30 */5 * * * *"
+)
+
+// Intel configures the funding-rate job (package intel).
+type Intel struct {
+	BinanceURL string        // TOLLGATE_VENUE_BINANCE_URL, e.g. https://fapi.binance.com; "" = off
+	BybitURL   string        // TOLLGATE_VENUE_BYBIT_URL, e.g. https://api.bybit.com; "" = off
+	Interval   time.Duration // TOLLGATE_INTEL_INTERVAL (Go duration, ≥ 1 s; default 60 s)
+	Symbols    []string      // TOLLGATE_INTEL_SYMBOLS (comma list; default DefaultIntelSymbols)
+}
+
+// Defaults of the funding-rate job.
+var (
+	DefaultIntelInterval = 60 * time.Second
+	DefaultIntelSymbols  = []string{"BTCUSDT", "ETHUSDT", "SOLUSDT", "BNBUSDT", "XRPUSDT", "DOGEUSDT", "ADAUSDT", "AVAXUSDT", "LINKUSDT", "LTCUSDT"}
+)
+
+// Enabled reports whether any venue is configured.
+func (s Intel) Enabled() bool { return s.BinanceURL != "" || s.BybitURL != "" }
+
+// Schedule is the cron spec of the interval.
+func (s Intel) Schedule() string { return "@every " + s.Interval.String() }
+
+// X402 configures the x402 facilitator on Base (package facilitator).
+type X402 struct {
+	RPCURL       string // TOLLGATE_X402_RPC_URL: chain-8453 JSON-RPC; "" = no facilitator
+	RelayerKey   string // TOLLGATE_X402_RELAYER_KEY: hex key that sends transferWithAuthorization and pays its gas
+	TokenName    string // TOLLGATE_X402_TOKEN_NAME: EIP-712 domain name of the token (default "USD Coin")
+	TokenVersion string // TOLLGATE_X402_TOKEN_VERSION: EIP-712 domain version (default "2")
+}
+
+// Auth is wallet sign-in: operator logins and the console's wallet keys.
+type Auth struct {
+	JWTSecret string // TOLLGATE_JWT_SECRET: HS256 key (≥ 32 bytes); "" = the operator routes answer 503
+	Domain    string // TOLLGATE_AUTH_DOMAIN: EIP-4361 domain sign-in messages must name
+	Dev       bool   // TOLLGATE_DEV=1: an unset Domain falls back to the request's Host (development only)
+	// KeyCreateLimit is TOLLGATE_KEY_CREATE_LIMIT: wallet keys per client IP
+	// per hour (0: the default, 10; -1: "off", unlimited).
+	KeyCreateLimit int
+}
+
+// Nodes is the node registry and its prober.
+type Nodes struct {
+	AllowPrivate  bool           // TOLLGATE_ALLOW_PRIVATE_NODES=1: node URLs may be loopback/private (dev, tests)
+	AllowCIDRs    []netip.Prefix // TOLLGATE_NODE_ALLOW_CIDRS: addresses nodes may use whatever the policy says
+	ProbeSchedule string         // TOLLGATE_NODE_PROBE_SCHEDULE (default every 30 s)
+	MaxFailures   int            // TOLLGATE_NODE_MAX_FAILURES (0: the nodes package's default, 3)
+}
+
+// Claims is the claim signer and its jobs.
+type Claims struct {
+	SignerKey     string        // TOLLGATE_CLAIM_SIGNER_KEY: hex key with CLAIM_CREATOR_ROLE; "" = claims answer 503
+	Validity      time.Duration // TOLLGATE_CLAIM_VALIDITY (default 48h)
+	WatchSchedule string        // TOLLGATE_CLAIM_WATCH_SCHEDULE (default every 5 s)
+	Confirmations uint64        // TOLLGATE_CLAIM_CONFIRMATIONS (default 5)
+	StartBlock    uint64        // TOLLGATE_CLAIMS_START_BLOCK: first block without a checkpoint
+	SweepSchedule string        // TOLLGATE_CLAIM_SWEEP_SCHEDULE (default every 30 s)
+}
+
+// Gateway is how settlementd samples the gateway's health for /api/status.
+type Gateway struct {
+	URL           string // TOLLGATE_GATEWAY_URL: base URL, no trailing slash; "" = no samples
+	AdminToken    string // TOLLGATE_GATEWAY_ADMIN_TOKEN (default TOLLGATE_ADMIN_TOKEN)
+	ProbeSchedule string // TOLLGATE_GATEWAY_PROBE_SCHEDULE (default every 30 s)
+}
+
+// Defaults of the node API's settings.
+const (
+	DefaultNodeProbeSchedule    = "*/30 * * * * *"
+	DefaultClaimWatchSchedule   = "*/5 * * * * *"
+	DefaultClaimSweepSchedule   = "*/30 * * * * *"
+	DefaultGatewayProbeSchedule = "*/30 * * * * *"
+	DefaultClaimConfirmations   = 5
+	DefaultClaimValidity        = time.Duration(claim.Validity) * time.Second
+	DefaultRedisWatchInterval   = time.Second // recovery.DefaultInterval
+)
+
+// EnvUsage lists the environment-only settings for -h.
+const EnvUsage = `
+Environment-only settings (keys, secrets and RPC URLs never pass through flags or files):
+  TOLLGATE_ADMIN_TOKEN            X-Admin-Token of /admin/*; unset: /admin/* is 404
+  TOLLGATE_REDIS_WATCH_INTERVAL   Redis-loss check, whole seconds (default 1s)
+ chain 137 (deposits, settlement, solvency, claims):
+  TOLLGATE_CHAIN_RPC_URL, TOLLGATE_CHAIN_ID (default 137), TOLLGATE_USDT_ADDRESS, TOLLGATE_VAULT_ADDRESS,
+  TOLLGATE_VAULT_START_BLOCK, TOLLGATE_CLAIMS_ADDRESS, TOLLGATE_DEPOSIT_CONFIRMATIONS (default 25),
+  TOLLGATE_PLATFORM_WALLET, TOLLGATE_POOL_WALLET, TOLLGATE_TREASURY_KEY, TOLLGATE_RELAYER_KEY,
+  TOLLGATE_GOVERNOR_KEY, TOLLGATE_ALERT_WEBHOOK_URL, TOLLGATE_DEPOSIT_SCHEDULE, TOLLGATE_SETTLEMENT_SCHEDULE,
+  TOLLGATE_SOLVENCY_SCHEDULE
+ transactions (chain 137 and x402 on Base):
+  TOLLGATE_TX_STUCK_AFTER (default 3m), TOLLGATE_TX_FEE_BUMP_PERCENT (default 20, at least 10),
+  TOLLGATE_TX_MAX_FEE_GWEI (default 1000)
+ sign-in and nodes:
+  TOLLGATE_JWT_SECRET, TOLLGATE_AUTH_DOMAIN, TOLLGATE_DEV, TOLLGATE_KEY_CREATE_LIMIT (default 10; off),
+  TOLLGATE_ALLOW_PRIVATE_NODES, TOLLGATE_NODE_ALLOW_CIDRS, TOLLGATE_NODE_PROBE_SCHEDULE, TOLLGATE_NODE_MAX_FAILURES
+ claims:
+  TOLLGATE_CLAIM_SIGNER_KEY, TOLLGATE_CLAIM_VALIDITY (default 48h), TOLLGATE_CLAIM_WATCH_SCHEDULE,
+  TOLLGATE_CLAIM_CONFIRMATIONS (default 5), TOLLGATE_CLAIMS_START_BLOCK, TOLLGATE_CLAIM_SWEEP_SCHEDULE
+ gateway health samples:
+  TOLLGATE_GATEWAY_URL, TOLLGATE_GATEWAY_ADMIN_TOKEN (default TOLLGATE_ADMIN_TOKEN), TOLLGATE_GATEWAY_PROBE_SCHEDULE
+ funding-rate job:
+  TOLLGATE_VENUE_BINANCE_URL, TOLLGATE_VENUE_BYBIT_URL, TOLLGATE_INTEL_INTERVAL (default 60s), TOLLGATE_INTEL_SYMBOLS
+ x402 facilitator (Base):
+  TOLLGATE_X402_RPC_URL, TOLLGATE_X402_RELAYER_KEY, TOLLGATE_X402_TOKEN_NAME, TOLLGATE_X402_TOKEN_VERSION
+`
+
+// readEnv fills the environment-only settings. Errors name the variable,
+// never its value (it may be a key).
+func (c *Config) readEnv(getenv func(string) string) error {
+	var errs []error
+	trimmed := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	schedule := func(k, def string) string {
+		if v := trimmed(k); v != "" {
+			return v
+		}
+		return def
+	}
+	c.AdminToken = getenv("TOLLGATE_ADMIN_TOKEN")
+
+	c.RedisWatchInterval = DefaultRedisWatchInterval
+	if v := trimmed("TOLLGATE_REDIS_WATCH_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d%time.Second != 0 {
+			errs = append(errs, errors.New("TOLLGATE_REDIS_WATCH_INTERVAL must be a whole number of seconds ≥ 1s, e.g. 1s"))
+		}
+		c.RedisWatchInterval = d
+	}
+
+	c.Chain = Chain{
+		RPCURL: trimmed("TOLLGATE_CHAIN_RPC_URL"), USDT: getenv("TOLLGATE_USDT_ADDRESS"), Vault: getenv("TOLLGATE_VAULT_ADDRESS"),
+		Claims: getenv("TOLLGATE_CLAIMS_ADDRESS"), PlatformWallet: getenv("TOLLGATE_PLATFORM_WALLET"), PoolWallet: getenv("TOLLGATE_POOL_WALLET"),
+		TreasuryKey: getenv("TOLLGATE_TREASURY_KEY"), RelayerKey: getenv("TOLLGATE_RELAYER_KEY"), GovernorKey: getenv("TOLLGATE_GOVERNOR_KEY"),
+		WebhookURL:         getenv("TOLLGATE_ALERT_WEBHOOK_URL"),
+		DepositSchedule:    schedule("TOLLGATE_DEPOSIT_SCHEDULE", DefaultDepositSchedule),
+		SettlementSchedule: schedule("TOLLGATE_SETTLEMENT_SCHEDULE", DefaultSettlementSchedule),
+		SolvencySchedule:   schedule("TOLLGATE_SOLVENCY_SCHEDULE", DefaultSolvencySchedule),
+	}
+	for _, u := range []struct {
+		name string
+		p    *uint64
+	}{{"TOLLGATE_CHAIN_ID", &c.Chain.ChainID}, {"TOLLGATE_VAULT_START_BLOCK", &c.Chain.VaultStartBlock},
+		{"TOLLGATE_DEPOSIT_CONFIRMATIONS", &c.Chain.Confirmations}} {
+		if v := trimmed(u.name); v != "" {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s must be a non-negative integer", u.name))
+			}
+			*u.p = n
+		}
+	}
+	if c.Chain.ChainID == 0 {
+		c.Chain.ChainID = 137
+	}
+	policy, err := readTxPolicy(trimmed)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.TxPolicy, c.Chain.TxPolicy = policy, policy
+
+	intel, err := readIntel(trimmed)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Intel = intel
+
+	c.X402 = X402{RPCURL: trimmed("TOLLGATE_X402_RPC_URL"), RelayerKey: trimmed("TOLLGATE_X402_RELAYER_KEY"),
+		TokenName: trimmed("TOLLGATE_X402_TOKEN_NAME"), TokenVersion: trimmed("TOLLGATE_X402_TOKEN_VERSION")}
+
+	c.Auth = Auth{JWTSecret: getenv("TOLLGATE_JWT_SECRET"), Domain: trimmed("TOLLGATE_AUTH_DOMAIN"), Dev: getenv("TOLLGATE_DEV") == "1"}
+	switch v := trimmed("TOLLGATE_KEY_CREATE_LIMIT"); v {
+	case "":
+	case "off":
+		c.Auth.KeyCreateLimit = -1
+	default:
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+			errs = append(errs, errors.New("TOLLGATE_KEY_CREATE_LIMIT must be a positive integer or off"))
+		} else {
+			c.Auth.KeyCreateLimit = n
+		}
+	}
+
+	// A value that is not a number leaves the nodes package's default, as
+	// it always has.
+	maxFail, _ := strconv.Atoi(getenv("TOLLGATE_NODE_MAX_FAILURES"))
+	c.Nodes = Nodes{AllowPrivate: getenv("TOLLGATE_ALLOW_PRIVATE_NODES") == "1", MaxFailures: maxFail,
+		ProbeSchedule: schedule("TOLLGATE_NODE_PROBE_SCHEDULE", DefaultNodeProbeSchedule)}
+	if c.Nodes.AllowCIDRs, err = netpolicy.ParsePrefixes(strings.Fields(strings.ReplaceAll(getenv("TOLLGATE_NODE_ALLOW_CIDRS"), ",", " "))); err != nil {
+		errs = append(errs, fmt.Errorf("TOLLGATE_NODE_ALLOW_CIDRS: %w", err))
+	}
+
+	start, _ := strconv.ParseUint(getenv("TOLLGATE_CLAIMS_START_BLOCK"), 10, 64) // not a number: from block 0, as always
+	c.Claims = Claims{SignerKey: trimmed("TOLLGATE_CLAIM_SIGNER_KEY"), Validity: DefaultClaimValidity, StartBlock: start,
+		Confirmations: DefaultClaimConfirmations, WatchSchedule: schedule("TOLLGATE_CLAIM_WATCH_SCHEDULE", DefaultClaimWatchSchedule),
+		SweepSchedule: schedule("TOLLGATE_CLAIM_SWEEP_SCHEDULE", DefaultClaimSweepSchedule)}
+	if v := getenv("TOLLGATE_CLAIM_VALIDITY"); v != "" {
+		if c.Claims.Validity, err = time.ParseDuration(v); err != nil || c.Claims.Validity <= 0 {
+			errs = append(errs, errors.New("TOLLGATE_CLAIM_VALIDITY must be a positive duration"))
+		}
+	}
+	if v := getenv("TOLLGATE_CLAIM_CONFIRMATIONS"); v != "" {
+		if c.Claims.Confirmations, err = strconv.ParseUint(v, 10, 64); err != nil {
+			errs = append(errs, errors.New("TOLLGATE_CLAIM_CONFIRMATIONS must be a non-negative integer"))
+		}
+	}
+
+	c.Gateway = Gateway{URL: strings.TrimRight(trimmed("TOLLGATE_GATEWAY_URL"), "/"), AdminToken: getenv("TOLLGATE_GATEWAY_ADMIN_TOKEN"),
+		ProbeSchedule: schedule("TOLLGATE_GATEWAY_PROBE_SCHEDULE", DefaultGatewayProbeSchedule)}
+	if c.Gateway.AdminToken == "" {
+		c.Gateway.AdminToken = c.AdminToken // the root Caddyfile gives the gateway this one
+	}
+	return errors.Join(errs...)
+}
+
+func readIntel(trimmed func(string) string) (Intel, error) {
+	s := Intel{BinanceURL: strings.TrimRight(trimmed("TOLLGATE_VENUE_BINANCE_URL"), "/"),
+		BybitURL: strings.TrimRight(trimmed("TOLLGATE_VENUE_BYBIT_URL"), "/"), Interval: DefaultIntelInterval, Symbols: DefaultIntelSymbols}
+	for _, v := range []struct{ name, url string }{{"TOLLGATE_VENUE_BINANCE_URL", s.BinanceURL}, {"TOLLGATE_VENUE_BYBIT_URL", s.BybitURL}} {
+		if v.url != "" && !strings.HasPrefix(v.url, "http://") && !strings.HasPrefix(v.url, "https://") {
+			return s, fmt.Errorf("%s must be an http(s) URL", v.name)
+		}
+	}
+	if v := trimmed("TOLLGATE_INTEL_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d%time.Second != 0 {
+			return s, errors.New("TOLLGATE_INTEL_INTERVAL must be a whole number of seconds ≥ 1s, e.g. 60s")
+		}
+		s.Interval = d
+	}
+	if v := trimmed("TOLLGATE_INTEL_SYMBOLS"); v != "" {
+		s.Symbols = nil
+		for _, p := range strings.Split(v, ",") {
+			p = strings.ToUpper(strings.TrimSpace(p))
+			if !validSymbol(p) {
+				return s, fmt.Errorf("TOLLGATE_INTEL_SYMBOLS: %q is not a symbol like BTCUSDT", p)
+			}
+			s.Symbols = append(s.Symbols, p)
+		}
+	}
+	return s, nil
+}
+
+func validSymbol(s string) bool {
+	if len(s) < 2 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// readTxPolicy reads TOLLGATE_TX_STUCK_AFTER, TOLLGATE_TX_FEE_BUMP_PERCENT
+// and TOLLGATE_TX_MAX_FEE_GWEI (unset: the chain package's defaults).
+func readTxPolicy(trimmed func(string) string) (chain.TxPolicy, error) {
+	var p chain.TxPolicy
+	var errs []error
+	if v := trimmed("TOLLGATE_TX_STUCK_AFTER"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, errors.New("TOLLGATE_TX_STUCK_AFTER must be a positive duration (e.g. 3m)"))
+		}
+		p.StuckAfter = d
+	}
+	if v := trimmed("TOLLGATE_TX_FEE_BUMP_PERCENT"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < chain.MinBumpPercent || n > 1000 {
+			errs = append(errs, fmt.Errorf("TOLLGATE_TX_FEE_BUMP_PERCENT must be an integer from %d to 1000 (nodes refuse smaller replacements)",
+				chain.MinBumpPercent))
+		}
+		p.BumpPercent = n
+	}
+	if v := trimmed("TOLLGATE_TX_MAX_FEE_GWEI"); v != "" {
+		w, err := chain.ParseGwei(v)
+		if err != nil || w.Sign() <= 0 {
+			errs = append(errs, errors.New("TOLLGATE_TX_MAX_FEE_GWEI must be a positive decimal amount of gwei"))
+		}
+		p.MaxFeePerGas = w
+	}
+	return p, errors.Join(errs...)
+}
