@@ -8,8 +8,6 @@ package admin
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,6 +26,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/accounts"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/httpx"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -49,8 +48,7 @@ type Config struct {
 type Handler struct {
 	log            *zap.Logger
 	meter          *meter.Meter
-	token          string
-	sum            [sha256.Size]byte // SHA-256 of token, what a presented token is compared with
+	token          httpx.AdminToken // the check both binaries make
 	chains         map[uint64]chainState
 	requestTimeout time.Duration
 }
@@ -62,7 +60,7 @@ type chainState struct {
 
 // New builds the admin room.
 func New(c Config) *Handler {
-	h := &Handler{log: c.Log, meter: c.Meter, token: c.Token, sum: tokenSum(c.Token), chains: map[uint64]chainState{}, requestTimeout: c.RequestTimeout}
+	h := &Handler{log: c.Log, meter: c.Meter, token: httpx.NewAdminToken(c.Token), chains: map[uint64]chainState{}, requestTimeout: c.RequestTimeout}
 	for id, p := range c.Pools {
 		ch, _ := chains.ByID(id)
 		h.chains[id] = chainState{chain: ch, pool: p}
@@ -87,7 +85,7 @@ func New(c Config) *Handler {
 // on to the next handler, which the Caddyfile proxies there.
 
 const (
-	adminHeader          = "X-Admin-Token"
+	adminHeader          = httpx.AdminHeader
 	maxAdminRequestBytes = 4 << 10
 	// maxAdjustment is a typo guard on one admin credit or debit.
 	maxAdjustment = 1_000_000 * money.Scale
@@ -104,11 +102,6 @@ func IsAdminPath(p string) bool {
 	return false
 }
 
-// adminTokenSum is what the presented token is compared with. Comparing
-// SHA-256 digests keeps the comparison constant-time in the token's length
-// too (subtle.ConstantTimeCompare returns early on a length mismatch).
-func tokenSum(tok string) [sha256.Size]byte { return sha256.Sum256([]byte(tok)) }
-
 // ServeHTTP authenticates and routes an admin request. Without a
 // configured token admin does not exist: 404, not 401, so an unconfigured
 // gateway does not even advertise it.
@@ -116,13 +109,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if !IsAdminPath(r.URL.Path) {
 		return next.ServeHTTP(w, r)
 	}
-	if h.token == "" {
+	if !h.token.Enabled() {
 		web.Error(w, http.StatusNotFound, "not_found", "no such endpoint")
 		return nil
 	}
 	presented := r.Header.Get(adminHeader)
-	got := tokenSum(presented)
-	if subtle.ConstantTimeCompare(got[:], h.sum[:]) != 1 {
+	if !h.token.Match(presented) {
 		metrics.AdminActions.WithLabelValues("auth", "unauthorized").Inc()
 		// The presented value is never logged: it may be a near-miss of the real token.
 		h.log.Warn("admin request refused: missing or wrong "+adminHeader,

@@ -24,27 +24,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/shared/httpx"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
-// JSON writes v as the answer. The gateway's JSON answers are never cached
-// by intermediaries: they carry balances, limits and one-time secrets.
-func JSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encoding failed"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
+// JSON writes v as the answer, and Error the REST error body of DESIGN §5
+// ({"error":{"code":…,"message":…}}): shared/httpx's, so the gateway and
+// settlementd answer alike. Neither is cached by intermediaries: answers
+// carry balances, limits and one-time secrets.
+func JSON(w http.ResponseWriter, status int, v any) { httpx.JSON(w, status, v) }
 
-// Error writes the REST error body of DESIGN §5:
-// {"error":{"code":…,"message":…}}.
-func Error(w http.ResponseWriter, status int, code, msg string) {
-	JSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
-}
+// Error writes the REST error body.
+func Error(w http.ResponseWriter, status int, code, msg string) { httpx.Error(w, status, code, msg) }
 
 // RPCError writes a JSON-RPC error answer with an HTTP status.
 func RPCError(w http.ResponseWriter, status int, resp jsonrpc.Response) {
