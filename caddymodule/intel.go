@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -25,9 +24,5 @@ func (h *Handler) provisionIntel(repl *caddy.Replacer) error {
 		return fmt.Errorf("tollgate: heatmap_price %q must be a positive USDT amount", p)
 	}
 	h.intel.heatmapPrice = u
-	h.pay.Facilitator = strings.TrimRight(repl.ReplaceAll(h.Payments.Facilitator, ""), "/")
-	if f := h.pay.Facilitator; f != "" && !strings.HasPrefix(f, "http://") && !strings.HasPrefix(f, "https://") {
-		return fmt.Errorf("tollgate: x402_facilitator_url %q must start with http:// or https://", f)
-	}
 	return nil
 }

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -20,7 +18,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
-	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 // writerFlushTimeout bounds how long a shutdown waits for queued events.
@@ -86,61 +83,11 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	if h.redis == nil {
 		return errors.New("tollgate: metering needs redis_url (or `metering off` for an open gateway)")
 	}
-	addr := func(name, v string) (common.Address, error) {
-		v = repl.ReplaceAll(v, "")
-		if !common.IsHexAddress(v) {
-			return common.Address{}, fmt.Errorf("tollgate: %s %q is not an address", name, v)
-		}
-		return common.HexToAddress(v), nil
-	}
 	var err error
-	p := &h.pay
-	if p.Vault, err = addr("vault_address", h.Payments.VaultAddress); err != nil {
+	if h.pay, err = payment.NewSettings(h.Payments, func(v string) string { return repl.ReplaceAll(v, "") }); err != nil {
 		return err
 	}
-	if p.USDT, err = addr("usdt_address", h.Payments.USDTAddress); err != nil {
-		return err
-	}
-	asset := h.Payments.X402Asset
-	if asset == "" {
-		asset = payment.BaseUSDCMainnet
-	}
-	a, err := addr("x402_asset", asset)
-	if err != nil {
-		return err
-	}
-	to, err := addr("x402_pay_to", h.Payments.X402PayTo)
-	if err != nil {
-		return err
-	}
-	p.Asset, p.PayTo = a.Hex(), to.Hex()
-	minS, maxS := h.Payments.MinDeposit, h.Payments.MaxDeposit
-	if minS == "" {
-		minS = config.DefaultMinDeposit
-	}
-	if maxS == "" {
-		maxS = config.DefaultMaxDeposit
-	}
-	if p.MinDeposit, err = money.Parse(minS); err != nil || p.MinDeposit <= 0 {
-		return fmt.Errorf("tollgate: min_deposit %q must be a positive USDT amount", minS)
-	}
-	if p.MaxDeposit, err = money.Parse(maxS); err != nil || p.MaxDeposit < p.MinDeposit {
-		return fmt.Errorf("tollgate: max_deposit %q must be a USDT amount at least min_deposit", maxS)
-	}
-	p.Explorer = strings.TrimRight(repl.ReplaceAll(h.Payments.ExplorerURL, ""), "/")
-	if p.Explorer == "" {
-		p.Explorer = config.DefaultExplorerURL
-	}
-	p.PublicURL = strings.TrimRight(repl.ReplaceAll(h.Payments.PublicURL, ""), "/")
-	if p.PublicURL != "" && !strings.HasPrefix(p.PublicURL, "http://") && !strings.HasPrefix(p.PublicURL, "https://") {
-		return fmt.Errorf("tollgate: public_url %q must start with http:// or https://", p.PublicURL)
-	}
-
-	p.Settlementd = strings.TrimRight(repl.ReplaceAll(h.Payments.SettlementdURL, ""), "/")
-	if p.Settlementd != "" && !strings.HasPrefix(p.Settlementd, "http://") && !strings.HasPrefix(p.Settlementd, "https://") {
-		return fmt.Errorf("tollgate: settlementd_url %q must start with http:// or https://", p.Settlementd)
-	}
-	if p.PublicURL == "" {
+	if h.pay.PublicURL == "" {
 		h.logger.Warn("public_url is not set: 402 answers and Sign-In-With-X challenges take their origin from the request's Host header; " +
 			"set public_url in production so a signed sign-in names this gateway only")
 	}
@@ -177,7 +124,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	h.logger.Info("metering on",
 		zap.Int64("free_daily_limit", cfg.FreeDailyLimit), zap.Int64("free_subnet_limit", cfg.FreeSubnetLimit),
 		zap.Int("ip_rate", cfg.IPRate.Rate), zap.Int("key_rate", cfg.KeyRate.Rate), zap.Int("ip_concurrency", conc),
-		zap.String("min_deposit_usdt", p.MinDeposit.Decimal()))
+		zap.String("min_deposit_usdt", h.pay.MinDeposit.Decimal()))
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
+	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
@@ -57,6 +58,7 @@ type Handler struct {
 	accounts  *accounts.Handler
 	discovery *discovery.Handler
 	verifier  *verify.Verifier
+	health    *health.Handler
 	// reviewed: nodes the registry has shown quarantined (refreshRegistry
 	// only), so their return to online is read as a review's lift.
 	reviewed map[string]bool

@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
@@ -156,6 +157,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Metered: func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
 			return h.meteredEntry(w, r, false, fn)
 		}, Log: h.logger})
+	views := map[uint64]health.Chain{}
+	for id, cs := range h.chains {
+		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache}
+	}
+	h.health = health.New(views)
 	if !h.Upstreams.VerifyOff {
 		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify")}
 		if h.Upstreams.VerifyFirst != nil {

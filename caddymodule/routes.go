@@ -83,12 +83,12 @@ func routeTable() []route {
 			}},
 		{doc(http.MethodGet, "/rpc/health", web.AuthNone, "per-chain, per-provider success rates, latency and last error"),
 			exact("/rpc/health"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return web.OnlyGET(w, r, h.serveHealth)
+				return web.OnlyGET(w, r, h.health.Health)
 			}},
 		{doc(http.MethodGet, "/rpc/stats/{chain}", web.AuthNone, "circuit-breaker states and edge-cache hit rates of a chain (name or id)"),
 			prefixed("/rpc/stats/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 				return web.OnlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error {
-					return h.serveStats(w, r, strings.TrimPrefix(r.URL.Path, "/rpc/stats/"))
+					return h.health.Stats(w, r, strings.TrimPrefix(r.URL.Path, "/rpc/stats/"))
 				})
 			}},
 		{doc(http.MethodPost, "/rpc/{chain}", web.AuthKeyOrFree, "JSON-RPC 2.0 on another supported chain (1, 42161, 8453, 80002, 137)"),

@@ -10,6 +10,9 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
 const ns, sub = "tollgate", "gateway"
@@ -90,3 +93,75 @@ func Register(reg prometheus.Registerer, extra ...prometheus.Collector) error {
 
 // Chain is the chain_id label of a chain.
 func Chain(id uint64) string { return strconv.FormatUint(id, 10) }
+
+// Pools is a collector of the upstream pools' states, read when Prometheus
+// scrapes, so nodes joining or leaving the registry need no bookkeeping.
+func Pools(pools func() map[uint64]*upstream.Pool) prometheus.Collector {
+	return upstreamCollector{pools}
+}
+
+// Writer is a collector of the event writer's counters (nil writer: none).
+func Writer(w func() *meter.EventWriter) prometheus.Collector { return writerCollector{w} }
+
+var (
+	upAvailableDesc = prometheus.NewDesc("tollgate_gateway_upstream_available",
+		"1 when an upstream can take traffic (healthy, breaker not open, not rate limited), else 0.",
+		[]string{"chain_id", "upstream", "kind"}, nil)
+	upBreakerDesc = prometheus.NewDesc("tollgate_gateway_upstream_breaker_state",
+		"Circuit breaker state: 0 closed, 1 half-open, 2 open.",
+		[]string{"chain_id", "upstream", "kind"}, nil)
+)
+
+// upstreamCollector reports pool snapshots when Prometheus scrapes, so nodes
+// joining or leaving the registry need no bookkeeping here.
+type upstreamCollector struct {
+	pools func() map[uint64]*upstream.Pool
+}
+
+func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- upAvailableDesc
+	ch <- upBreakerDesc
+}
+
+func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
+	for id, pool := range c.pools() {
+		for _, u := range pool.Snapshot().Upstreams {
+			avail := 0.0
+			if u.Healthy && u.Breaker != upstream.BreakerOpen && !u.RateLimited {
+				avail = 1
+			}
+			state := map[upstream.BreakerState]float64{upstream.BreakerClosed: 0, upstream.BreakerHalfOpen: 1, upstream.BreakerOpen: 2}[u.Breaker]
+			ch <- prometheus.MustNewConstMetric(upAvailableDesc, prometheus.GaugeValue, avail, Chain(id), u.Name, string(u.Kind))
+			ch <- prometheus.MustNewConstMetric(upBreakerDesc, prometheus.GaugeValue, state, Chain(id), u.Name, string(u.Kind))
+		}
+	}
+}
+
+var (
+	eventsWrittenDesc = prometheus.NewDesc("tollgate_meter_events_written_total",
+		"Events the asynchronous writer appended to the stream.", nil, nil)
+	eventsDroppedDesc = prometheus.NewDesc("tollgate_meter_events_dropped_total",
+		"Events the asynchronous writer dropped (queue full, invalid, or unwritable at shutdown).", nil, nil)
+	eventsPendingDesc = prometheus.NewDesc("tollgate_meter_events_pending",
+		"Events waiting in the asynchronous writer's queue.", nil, nil)
+)
+
+// writerCollector reports the event writer's counters at scrape time.
+type writerCollector struct{ writer func() *meter.EventWriter }
+
+func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- eventsWrittenDesc
+	ch <- eventsDroppedDesc
+	ch <- eventsPendingDesc
+}
+
+func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
+	w := c.writer()
+	if w == nil {
+		return
+	}
+	written, dropped, _, pending := w.Stats()
+	ch <- prometheus.MustNewConstMetric(eventsWrittenDesc, prometheus.CounterValue, float64(written))
+	ch <- prometheus.MustNewConstMetric(eventsDroppedDesc, prometheus.CounterValue, float64(dropped))
+	ch <- prometheus.MustNewConstMetric(eventsPendingDesc, prometheus.GaugeValue, float64(pending))
+}

@@ -11,11 +11,15 @@
 package payment
 
 import (
+	"cmp"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -38,6 +42,57 @@ type Settings struct {
 	// ("" if not configured); Facilitator the x402 facilitator URL
 	// service.json advertises and payments settle through when set.
 	Settlementd, Facilitator string
+}
+
+// NewSettings expands (placeholders through expand) and checks the
+// payments section of the configuration.
+func NewSettings(c config.Payments, expand func(string) string) (Settings, error) {
+	var s Settings
+	addr := func(name, v string) (common.Address, error) {
+		v = expand(v)
+		if !common.IsHexAddress(v) {
+			return common.Address{}, fmt.Errorf("tollgate: %s %q is not an address", name, v)
+		}
+		return common.HexToAddress(v), nil
+	}
+	var err error
+	if s.Vault, err = addr("vault_address", c.VaultAddress); err != nil {
+		return s, err
+	}
+	if s.USDT, err = addr("usdt_address", c.USDTAddress); err != nil {
+		return s, err
+	}
+	asset, payTo := c.X402Asset, common.Address{}
+	if asset == "" {
+		asset = BaseUSDCMainnet
+	}
+	a, err := addr("x402_asset", asset)
+	if err != nil {
+		return s, err
+	}
+	if payTo, err = addr("x402_pay_to", c.X402PayTo); err != nil {
+		return s, err
+	}
+	s.Asset, s.PayTo = a.Hex(), payTo.Hex()
+	minS, maxS := cmp.Or(c.MinDeposit, config.DefaultMinDeposit), cmp.Or(c.MaxDeposit, config.DefaultMaxDeposit)
+	if s.MinDeposit, err = money.Parse(minS); err != nil || s.MinDeposit <= 0 {
+		return s, fmt.Errorf("tollgate: min_deposit %q must be a positive USDT amount", minS)
+	}
+	if s.MaxDeposit, err = money.Parse(maxS); err != nil || s.MaxDeposit < s.MinDeposit {
+		return s, fmt.Errorf("tollgate: max_deposit %q must be a USDT amount at least min_deposit", maxS)
+	}
+	s.Explorer = cmp.Or(strings.TrimRight(expand(c.ExplorerURL), "/"), config.DefaultExplorerURL)
+	for _, u := range []struct {
+		name string
+		dst  *string
+		raw  string
+	}{{"public_url", &s.PublicURL, c.PublicURL}, {"settlementd_url", &s.Settlementd, c.SettlementdURL}, {"facilitator_url", &s.Facilitator, c.Facilitator}} {
+		*u.dst = strings.TrimRight(expand(u.raw), "/")
+		if v := *u.dst; v != "" && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+			return s, fmt.Errorf("tollgate: %s %q must start with http:// or https://", u.name, v)
+		}
+	}
+	return s, nil
 }
 
 // BaseURL is the gateway's external base URL for r.

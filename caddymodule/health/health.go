@@ -1,14 +1,31 @@
-package caddymodule
+// Package health is the gateway's observability room: GET /rpc/health (every
+// chain's upstream pool: health, breakers, latency, capabilities,
+// quarantines) and GET /rpc/stats/{chain} (breaker states and the edge
+// cache's hit rate), read from the pools and caches the gateway owns.
+package health
 
 import (
 	"net/http"
 	"slices"
 	"time"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
+
+// Chain is what the room reads of one served chain.
+type Chain struct {
+	Pool  *upstream.Pool
+	Cache *cache.Cache
+}
+
+// Handler serves the observability routes.
+type Handler struct{ chains map[uint64]Chain }
+
+// New builds the room over the gateway's chains.
+func New(c map[uint64]Chain) *Handler { return &Handler{chains: c} }
 
 // healthChain is one chain in GET /rpc/health.
 type healthChain struct {
@@ -18,32 +35,32 @@ type healthChain struct {
 	Upstreams upstream.Snapshot `json:"pool"`
 }
 
-// serveHealth answers GET /rpc/health: per chain, per upstream success rate,
+// Health answers GET /rpc/health: per chain, per upstream success rate,
 // latency, last error, breaker state and head block.
-func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 	out := struct {
 		Time   string        `json:"time"`
 		Chains []healthChain `json:"chains"`
 	}{Time: time.Now().UTC().Format(time.RFC3339)}
 	for _, c := range chains.All() {
 		cs := h.chains[c.ID]
-		snap := cs.pool.Snapshot()
-		out.Chains = append(out.Chains, healthChain{ChainID: c.ID, Name: c.Name, Healthy: available(snap), Upstreams: snap})
+		snap := cs.Pool.Snapshot()
+		out.Chains = append(out.Chains, healthChain{ChainID: c.ID, Name: c.Name, Healthy: Available(snap), Upstreams: snap})
 	}
 	web.JSON(w, http.StatusOK, out)
 	return nil
 }
 
-// serveStats answers GET /rpc/stats/{name|id}: breaker states and the edge
+// Stats answers GET /rpc/stats/{name|id}: breaker states and the edge
 // cache hit rate of one chain.
-func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request, which string) error {
+func (h *Handler) Stats(w http.ResponseWriter, r *http.Request, which string) error {
 	c, err := chains.Lookup(which)
 	if err != nil {
 		web.Error(w, http.StatusNotFound, "unknown_chain", "unknown chain "+web.Truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
 		return nil
 	}
 	cs := h.chains[c.ID]
-	snap := cs.pool.Snapshot()
+	snap := cs.Pool.Snapshot()
 	type breaker struct {
 		Name   string `json:"name"`
 		Kind   string `json:"kind"`
@@ -64,13 +81,13 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request, which strin
 		"chain_id":         c.ID,
 		"name":             c.Name,
 		"circuit_breakers": bs,
-		"cache":            cs.cache.Stats(),
+		"cache":            cs.Cache.Stats(),
 	})
 	return nil
 }
 
-// available reports whether any upstream of the pool can take traffic now.
-func available(s upstream.Snapshot) bool {
+// Available reports whether any upstream of the pool can take traffic now.
+func Available(s upstream.Snapshot) bool {
 	for _, u := range s.Upstreams {
 		if u.Healthy && u.Breaker != upstream.BreakerOpen && !u.RateLimited {
 			return true
