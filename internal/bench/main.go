@@ -55,9 +55,18 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/money"
+	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
 const body = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+
+// stateBody is what (e) and (e0) send: a question about a final block, the
+// kind the answer verifier checks, served by a registered node (a node's
+// answer is never cached, so every call is forwarded).
+const stateBody = `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","0x1"]}`
+
+// benchNode is the registered node of (e) and (e0): the fast upstream.
+const benchNode = "NODE-EU-BENCHABC"
 
 func main() {
 	if err := run(); err != nil {
@@ -172,12 +181,45 @@ func run() error {
 		}
 	}
 
+	// (e)/(e0): the same gateway build with the upstream registered as a
+	// node (and also configured as the provider the verifier asks), with
+	// answer verification at its defaults and off. Their own key prefix:
+	// the node must not join (c)/(d)'s pool.
+	nodePrefix := prefix + "nodes:"
+	defer dropPrefix(rdb, nodePrefix)
+	rec, err := registry.Encode(&registry.Node{ID: benchNode, Wallet: "0x0000000000000000000000000000000000000001", Region: "eu",
+		URL: "http://" + up.addr, ChainIDs: []uint64{137}, Status: registry.StatusOnline, UpdatedAt: time.Now().Unix()})
+	if err != nil {
+		return err
+	}
+	if err := rdb.HSet(ctx, nodePrefix+registry.NodesKey, benchNode, rec).Err(); err != nil {
+		return err
+	}
+	var nodeGW [2]*caddyProc
+	for i, verify := range []string{"0.05 20", "off"} {
+		vars := map[string]string{"UPSTREAM": up.addr, "PREFIX": nodePrefix, "VERIFY": verify}
+		if nodeGW[i], err = startCaddy(ctx, cfg, cfg.caddyBin, "node-verify-"+strings.Fields(verify)[0], nodeGatewayCaddyfile, vars, "BENCH_REDIS_URL="+cfg.redisURL); err != nil {
+			return err
+		}
+		defer nodeGW[i].stop()
+		if err := nodeGW[i].waitNodeServing(ctx); err != nil {
+			return err
+		}
+	}
+	nodeKey, err := fundedKey(ctx, nodeGW[0], rdb, nodePrefix)
+	if err != nil {
+		return err
+	}
+
 	setups := []setup{
 		{id: "a", name: "upstream directly", url: "http://" + up.addr + "/"},
 		{id: "b", name: "plain Caddy reverse_proxy", url: plain.url + "/", pid: plain.cmd.Process.Pid},
 		{id: "c", name: "gateway, funded API key", url: gw.url + "/rpc", key: key, pid: gw.cmd.Process.Pid},
 		{id: "d", name: "gateway, anonymous free tier", url: gw.url + "/rpc", pid: gw.cmd.Process.Pid},
 	}
+	setups = append(setups,
+		setup{id: "e", name: "gateway, node-served, verification on", url: nodeGW[0].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[0].cmd.Process.Pid},
+		setup{id: "e0", name: "gateway, node-served, verification off", url: nodeGW[1].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[1].cmd.Process.Pid})
 	if base != nil {
 		setups = append(setups,
 			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key, pid: base.cmd.Process.Pid},
@@ -315,6 +357,8 @@ func appendAnswer(dst []byte, c rpcCall) []byte {
 		return append(dst, `,"result":"0x89"}`...)
 	case "eth_blockNumber":
 		return append(dst, `,"result":"0x4b7c3a1"}`...)
+	case "eth_getBalance", "eth_getTransactionCount":
+		return append(dst, `,"result":"0x0"}`...)
 	}
 	return append(dst, `,"error":{"code":-32601,"message":"method not found"}}`...)
 }
@@ -356,6 +400,45 @@ http://127.0.0.1:{PORT} {
 			vault_address 0x07e145A59Eb7c67fF710f75246a3ee3001B78571
 			usdt_address 0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB
 			x402_pay_to 0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5
+			chain 137 {
+				provider bench http://{UPSTREAM}
+			}
+		}
+		respond 404
+	}
+}
+`
+
+// nodeGatewayCaddyfile is gatewayCaddyfile with the registry read (the
+// fast upstream is a registered node as well as the provider) and answer
+// verification at {VERIFY}.
+const nodeGatewayCaddyfile = `{
+	admin 127.0.0.1:{ADMIN_PORT}
+	persist_config off
+	auto_https off
+}
+http://127.0.0.1:{PORT} {
+	route {
+		tollgate {
+			redis_url {env.BENCH_REDIS_URL}
+			key_prefix {PREFIX}
+			upstreams {
+				allow_private_nodes
+				verify {VERIFY}
+			}
+			metering on {
+				free_daily_limit 1099511627776
+				free_subnet_limit 1099511627776
+				rate_limit_ip off
+				rate_limit_key off
+				key_create_limit off
+				ip_concurrency off
+			}
+			payments {
+				vault_address 0x07e145A59Eb7c67fF710f75246a3ee3001B78571
+				usdt_address 0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB
+				x402_pay_to 0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5
+			}
 			chain 137 {
 				provider bench http://{UPSTREAM}
 			}
@@ -481,6 +564,28 @@ func (p *caddyProc) waitUpstreamHealthy(ctx context.Context) error {
 
 // cpuProfile fetches a CPU profile from Caddy's admin /debug/pprof while
 // the measurement runs.
+// waitNodeServing waits until the registered node serves calls (nodes are
+// preferred once their first probe passed).
+func (p *caddyProc) waitNodeServing(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Post(p.url+"/rpc", "application/json", strings.NewReader(body))
+		if err == nil {
+			by := resp.Header.Get("X-Tollgate-Upstream")
+			resp.Body.Close()
+			if by == benchNode {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond): // polling the pool through the API
+		}
+	}
+	return fmt.Errorf("%s: the registered node never served", p.name)
+}
+
 func (p *caddyProc) cpuProfile(path string, d time.Duration) chan error {
 	ch := make(chan error, 1)
 	go func() {
@@ -551,7 +656,8 @@ func dropPrefix(rdb *redis.Client, prefix string) {
 
 type setup struct {
 	id, name, url, key string
-	pid                int // the proxy process whose CPU is counted (0: none, the upstream directly)
+	body               string // the call; "" is eth_blockNumber
+	pid                int    // the proxy process whose CPU is counted (0: none, the upstream directly)
 }
 
 // result is what the wrk script's done() prints (latencies in µs).
@@ -655,7 +761,11 @@ func (cfg config) runWrk(ctx context.Context, s setup, conc int, d time.Duration
 		hdr = fmt.Sprintf(`wrk.headers["X-API-Key"] = %q`, s.key)
 	}
 	script := filepath.Join(cfg.out, "post-"+s.id+".lua")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(wrkScript, body, hdr)), 0o600); err != nil {
+	b := body
+	if s.body != "" {
+		b = s.body
+	}
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(wrkScript, b, hdr)), 0o600); err != nil {
 		return result{}, err
 	}
 	threads := min(cfg.threads, conc)
@@ -804,6 +914,14 @@ func renderReport(cfg config, rs []result, mach []string) string {
 	ratios("", "c", "d")
 	if _, ok := cs[fmt.Sprint(cfg.conc[0], "c0")]; ok {
 		ratios("Baseline build, same rounds:\n\n", "c0", "d0")
+	}
+	if _, ok := cs[fmt.Sprint(cfg.conc[0], "e")]; ok {
+		b.WriteString("\nAnswer verification (a node-served call about a final block, funded key), on at its defaults vs off:\n\n" +
+			"| concurrency | (e)/(e0) req/s | (e) − (e0) p99 ms | (e)/(e0) CPU/req |\n|---:|---:|---:|---:|\n")
+		for _, n := range cfg.conc {
+			on, off := cs[fmt.Sprint(n, "e")], cs[fmt.Sprint(n, "e0")]
+			fmt.Fprintf(&b, "| %d | %.2f | %+.2f | %.2f |\n", n, on.rps/off.rps, on.p99-off.p99, ratio(on.totalCPU, off.totalCPU))
+		}
 	}
 	b.WriteString("\nCPU per request: user + system time of the proxy process (all threads) and of Redis over each measured run, " +
 		"from /proc/<pid>/stat, divided by the requests served; medians over the rounds. (a) has no proxy; the load generator and " +
