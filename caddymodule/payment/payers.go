@@ -199,9 +199,14 @@ func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 	if by.Upstream == "" {
 		by = events.ServedByCache // the forwarded part failed; only cached calls were served
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
+	// Only a refund talks to Redis; a request served whole costs no timer.
+	ctx := context.Background()
+	if failed > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
+		defer cancel()
+	}
 	f, err := h.meter.Finish(ctx, d, failed, by, time.Now())
-	cancel()
 	switch {
 	case err != nil:
 		// The debit and its failure are both on record (the Debit event,
