@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -217,9 +218,17 @@ func servedCount(rs []jsonrpc.Reply) int {
 // named prefer, or only to the one named only, if any).
 func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	noRetry, archive, head := false, false, cs.pool.BestHead()
+	var need []upstream.Capability
 	for _, c := range calls {
-		noRetry = noRetry || cs.methods.Lookup(c.Method).NoRetry
+		m := cs.methods.Lookup(c.Method)
+		noRetry = noRetry || m.NoRetry
 		archive = archive || evm.NeedsArchive(c.Method, c.Params, head, h.Upstreams.ArchiveWindow)
+		switch m.Needs {
+		case evm.NeedsDebug:
+			need = appendOnce(need, upstream.CapDebug)
+		case evm.NeedsTrace:
+			need = appendOnce(need, upstream.CapTrace)
+		}
 	}
 	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {
 		out := make([]jsonrpc.Reply, len(calls))
@@ -232,7 +241,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	if err != nil { // cannot happen for valid items; answer rather than panic
 		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}, false
 	}
-	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive})
+	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {
@@ -263,6 +272,13 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 			Finalized: cs.finalized(h.FinalityDepth)})
 	}
 	return replies, res.Upstream, false
+}
+
+func appendOnce(s []upstream.Capability, c upstream.Capability) []upstream.Capability {
+	if slices.Contains(s, c) {
+		return s
+	}
+	return append(s, c)
 }
 
 // untrusted marks the replies of a registered node: only the configured

@@ -30,11 +30,20 @@ type Method struct {
 	// that created it. Sticky: params[0] is such an id, so the call must
 	// go to that upstream and nowhere else.
 	CreatesFilter, Sticky bool
+	// Needs names the upstream capability the method needs ("debug",
+	// "trace"): such calls go only to upstreams whose probe found it.
+	Needs string
 	// StateAt is the 1-based position of the block parameter of a read of
 	// account state (0: the method reads no state at a block). A read
 	// older than ArchiveWindow blocks needs an archive node.
 	StateAt int
 }
+
+// Capabilities a method may need (Method.Needs).
+const (
+	NeedsDebug = "debug"
+	NeedsTrace = "trace"
+)
 
 // ArchiveWindow is how far behind the head a full (non-archive) node still
 // has state by default: geth keeps the last 128 blocks' state. Operators
@@ -110,6 +119,9 @@ func Lookup(method string) Method {
 	if ns, _, ok := strings.Cut(method, "_"); ok {
 		if why, denied := deniedNamespaces[ns]; denied {
 			return Method{Denied: why}
+		}
+		if ns == NeedsDebug || ns == NeedsTrace {
+			return Method{Needs: ns}
 		}
 	}
 	return Method{}

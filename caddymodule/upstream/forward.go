@@ -36,6 +36,17 @@ type ForwardOptions struct {
 	// NeedArchive: the call reads state older than a full node keeps; it
 	// goes to upstreams whose probe found archive state, while any does.
 	NeedArchive bool
+	// Need: other capabilities the call needs (CapDebug, CapTrace), with
+	// the same rule.
+	Need []Capability
+}
+
+// needs is every capability opts asks for.
+func (opts ForwardOptions) needs() []Capability {
+	if !opts.NeedArchive {
+		return opts.Need
+	}
+	return append([]Capability{CapArchive}, opts.Need...)
 }
 
 // Result is a served call.
@@ -121,10 +132,11 @@ func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions) (*member, f
 		return nil, nil
 	}
 	for {
-		m := p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly, archive: opts.NeedArchive})
-		if m == nil && opts.NeedArchive {
-			// No archive upstream left: a full node may still have it
-			// (a young chain) or says it has not.
+		need := opts.needs()
+		m := p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly, need: need})
+		if m == nil && len(need) > 0 {
+			// No capable upstream left: another may still answer (a young
+			// chain's full node has block 1) or says it cannot.
 			m = p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly})
 		}
 		if m == nil {

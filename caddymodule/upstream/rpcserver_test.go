@@ -90,8 +90,9 @@ func (f *fakeRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		reqs = []rpcReq{one}
 	}
-	// The health probe, and the capability probe (archiveQuestion).
-	probe := bytes.Equal(bytes.TrimSpace(body), archiveQuestion)
+	// The health probe, and the capability probes (capQuestions).
+	probe := bytes.Equal(bytes.TrimSpace(body), archiveQuestion) || bytes.Equal(bytes.TrimSpace(body), debugQuestion) ||
+		bytes.Equal(bytes.TrimSpace(body), traceQuestion)
 	if !probe {
 		probe = true
 		for _, q := range reqs {

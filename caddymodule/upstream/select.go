@@ -56,12 +56,20 @@ func (p *Pool) Pick(exclude map[string]bool) (Ref, bool) {
 // upstreams the call may not use.
 // filter narrows selection to the upstreams a call may use.
 type filter struct {
-	providersOnly bool // no registered nodes
-	archive       bool // only upstreams whose probe found archive state
+	providersOnly bool         // no registered nodes
+	need          []Capability // only upstreams whose probe found these
 }
 
 func (f filter) admits(m *member) bool {
-	return (!f.providersOnly || m.up.Kind == KindProvider) && (!f.archive || m.caps.archive.Load() == archiveYes)
+	if f.providersOnly && m.up.Kind != KindProvider {
+		return false
+	}
+	for _, c := range f.need {
+		if !m.has(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filter) *member {

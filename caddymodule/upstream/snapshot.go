@@ -50,6 +50,10 @@ type UpstreamSnapshot struct {
 	// Archive is what probing found: true when it has state older than a
 	// full node keeps; absent until asked.
 	Archive *bool `json:"archive,omitempty"`
+	// Debug and Trace: whether it serves debug_* and trace_* calls (found
+	// by asking); absent until asked.
+	Debug *bool `json:"debug,omitempty"`
+	Trace *bool `json:"trace,omitempty"`
 
 	// Quarantined: an answer of this upstream was proven wrong; it gets no
 	// traffic until an operator's review (QuarantineReason says what).
@@ -77,7 +81,7 @@ func (p *Pool) Snapshot() Snapshot {
 			LastError: st.lastErr,
 		}
 		u.QuarantineReason, u.Quarantined = p.quarantined.of(m.up.Name)
-		u.Archive = archiveOf(m)
+		u.Archive, u.Debug, u.Trace = capOf(m, CapArchive), capOf(m, CapDebug), capOf(m, CapTrace)
 		if u.RateLimited {
 			t := time.Unix(0, m.limitedUntil.Load())
 			u.RateLimitedUntil = &t

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,7 @@ const (
 	Lag                    // eth_blockNumber answers LagBy blocks behind
 	Lie                    // eth_getBalance answers LieBalance; eth_getBlockByNumber/Hash a block with a made-up hash
 	Pruned                 // eth_getBalance/eth_getTransactionCount below block PrunedBelow answer geth's "missing trie node"
+	Tracer                 // debug_* and trace_* calls are answered here ([]), as a node with those APIs would
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -126,6 +128,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	mode := Mode(p.mode.Load())
+	if mode == Tracer && len(calls) == 1 && (strings.HasPrefix(calls[0].Method, "debug_") || strings.HasPrefix(calls[0].Method, "trace_")) {
+		// The dev chain has no debug or trace API: stand in for one.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":[]}`))
+		return
+	}
 	switch mode {
 	case Fail502:
 		http.Error(w, "bad gateway", http.StatusBadGateway)
