@@ -144,6 +144,33 @@ func (e *env) stats(t *testing.T) stats {
 	return s
 }
 
+// bestHead is chain 137's pool head as /rpc/health shows it.
+func (e *env) bestHead(t *testing.T) uint64 {
+	t.Helper()
+	resp, err := http.Get(e.gw.URL() + "/rpc/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Chains []struct {
+			ChainID uint64 `json:"chain_id"`
+			Pool    struct {
+				BestHead uint64 `json:"best_head"`
+			} `json:"pool"`
+		} `json:"chains"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range h.Chains {
+		if c.ChainID == 137 {
+			return c.Pool.BestHead
+		}
+	}
+	return 0
+}
+
 // waitFor polls the stats endpoint until cond holds.
 func (e *env) waitFor(t *testing.T, what string, cond func(stats) bool) {
 	t.Helper()
@@ -381,7 +408,15 @@ func TestWrongChainAndLaggingAvoided(t *testing.T) {
 
 func TestCacheServesImmutableAnswersWithoutUpstream(t *testing.T) {
 	e := startEnv(t)
-	// Block 1 is final once the head is past finality_depth (2).
+	// Block 1 is final once the head is past finality_depth (2): wait for
+	// the pool to have seen such a head, or the first answer is (rightly)
+	// not kept.
+	for deadline := time.Now().Add(10 * time.Second); e.bestHead(t) < 4; {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool never saw block 4")
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for blocks and a probe
+	}
 	body := `{"jsonrpc":"2.0","id":7,"method":"eth_getBlockByNumber","params":["0x1",false]}`
 	first := post(t, e.gw.URL()+"/rpc", body)
 	if first.status != http.StatusOK || !bytes.Contains(first.body, []byte(`"number":"0x1"`)) {
