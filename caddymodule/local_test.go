@@ -239,6 +239,23 @@ func TestMethodTable(t *testing.T) {
 		}
 	}
 
+	// The probe asks each upstream eth_getLogs over its rungs: wait until
+	// it has (so its questions are not counted below) and check that the
+	// real node serves the widest.
+	for _, name := range []string{"alpha", "beta"} {
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if r := e.upstreamState(t, name)["logs_range"]; r != nil {
+				if r != float64(10_000) {
+					t.Fatalf("%s logs_range %v, want 10000 (geth serves any range)", name, r)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: logs range never probed: %v", name, e.upstreamState(t, name))
+			}
+			time.Sleep(20 * time.Millisecond) // polling /rpc/health
+		}
+	}
 	wide := `{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x2711"}]}` // 10,001 blocks
 	before := e.alpha.Calls("eth_getLogs") + e.beta.Calls("eth_getLogs")
 	a = e.rpc(t, wide)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -86,6 +87,14 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	var err error
 	if h.pay, err = payment.NewSettings(h.Payments, func(v string) string { return repl.ReplaceAll(v, "") }); err != nil {
 		return err
+	}
+	for id, cs := range h.chains {
+		if w := cs.methods.Weights(); w != nil {
+			if h.pay.MethodWeights == nil {
+				h.pay.MethodWeights = map[string]map[string]uint32{}
+			}
+			h.pay.MethodWeights[strconv.FormatUint(id, 10)] = w
+		}
 	}
 	if h.pay.PublicURL == "" {
 		h.logger.Warn("public_url is not set: 402 answers and Sign-In-With-X challenges take their origin from the request's Host header; " +

@@ -82,6 +82,7 @@ http://127.0.0.1:{PORT} {
 			chain 137 {
 				provider alpha @ALPHA@
 				provider beta @BETA@
+				@CHAIN137@
 			}
 		}
 		respond 404
@@ -100,6 +101,7 @@ type meterOpts struct {
 	prefix       string // Redis key prefix to share with another gateway; empty: a fresh one
 	servers      string // a servers { } global block (listener wrappers, timeouts)
 	extra        string // more tollgate options, one per line
+	chain137     string // more lines in chain 137's block (method …)
 }
 
 func (o *meterOpts) defaults() {
@@ -158,7 +160,7 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 	cf := strings.NewReplacer("@SERVERS@", servers, "@PREFIX@", prefix, "@FREE@", fmt.Sprint(o.free), "@SUBNET@", fmt.Sprint(o.subnet),
 		"@IPRATE@", o.ipRate, "@KEYRATE@", o.keyRate, "@CREATE@", o.create, "@CONC@", o.conc,
 		"@VAULT@", d.Manifest.Polygon.RevenueVault, "@USDT@", d.Manifest.Polygon.USDT, "@USDC@", d.Manifest.Base.USDC,
-		"@PAYTO@", payTo.Address, "@ALPHA@", e.alpha.URL(), "@BETA@", e.beta.URL(), "@EXTRA@", o.extra).Replace(meterCaddyfile)
+		"@PAYTO@", payTo.Address, "@ALPHA@", e.alpha.URL(), "@BETA@", e.beta.URL(), "@EXTRA@", o.extra, "@CHAIN137@", o.chain137).Replace(meterCaddyfile)
 	e.gw = caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"), "TG_ADMIN_TOKEN="+o.adminToken)
 	e.waitHealthy(t)
 	return e
@@ -811,7 +813,7 @@ func TestKeyCreationValidationAndUsage(t *testing.T) {
 	dec.UseNumber()
 	_ = dec.Decode(&usage)
 	want := map[string]string{"key_id": id, "tier": "free", "daily_limit": "5", "requests_today": "0",
-		"total_spend_usdt": "0", "credits_remaining_usdt": "0", "credits_remaining_calls": "0"}
+		"total_spend_usdt": "0", "credits_remaining_usdt": "0", "credits_remaining_calls": "0", "method_weights": "map[]"}
 	if len(usage) != len(want) {
 		t.Errorf("usage has fields %v", usage)
 	}

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -59,7 +60,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	calls, index = answerLocally(cs, calls, index, resps)
 	var dec *meter.Decision
 	if h.meter != nil && len(calls) > 0 {
-		d, served := h.payers.Authorize(w, r, cs.chain.ID, msg, calls)
+		d, served := h.payers.Authorize(w, r, cs.chain.ID, msg, calls, cs.units(calls, nil))
 		if !served {
 			outcome = "refused"
 			return nil
@@ -71,7 +72,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
 	defer cancel()
 	out := h.forward(ctx, cs, calls)
-	failed := 0
+	failed := 0 // calls
 	for k, rep := range out.replies {
 		resps[index[k]] = rep
 		source := out.source[k]
@@ -97,7 +98,8 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		status = http.StatusServiceUnavailable
 	}
 	if dec != nil {
-		h.payers.Settle(r, w, dec, out.servedBy, failed)
+		// The refund is in the units the calls were booked in.
+		h.payers.Settle(r, w, dec, out.servedBy, cs.units(calls, out.failed))
 	}
 	if out.servedBy.Upstream != "" {
 		w.Header().Set("X-Tollgate-Upstream", out.servedBy.Upstream)
@@ -219,9 +221,15 @@ func servedCount(rs []jsonrpc.Reply) int {
 func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	noRetry, archive, head := false, false, cs.pool.BestHead()
 	var need []upstream.Capability
+	var logsSpan uint64
 	for _, c := range calls {
 		m := cs.methods.Lookup(c.Method)
 		noRetry = noRetry || m.NoRetry
+		if m.MaxBlockRange > 0 { // eth_getLogs: to an upstream that serves its span
+			if span, ok := evm.LogsSpan(c.Params, head); ok {
+				logsSpan = max(logsSpan, span)
+			}
+		}
 		archive = archive || evm.NeedsArchive(c.Method, c.Params, head, h.Upstreams.ArchiveWindow)
 		switch m.Needs {
 		case evm.NeedsDebug:
@@ -241,7 +249,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	if err != nil { // cannot happen for valid items; answer rather than panic
 		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}, false
 	}
-	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need})
+	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need, LogsSpan: logsSpan})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {
@@ -267,11 +275,45 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	}
 	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
 	untrusted(replies, res.Upstream)
+	capResponses(cs.methods, calls, replies)
 	if res.Upstream.Kind == upstream.KindNode {
 		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, Node: res.Upstream, Calls: calls, Replies: replies,
 			Finalized: cs.finalized(h.FinalityDepth)})
 	}
 	return replies, res.Upstream, false
+}
+
+// units is what calls count as at the flat price (each its method's
+// weight): the whole request, or with only set the calls k where only[k].
+func (cs *chainState) units(calls []jsonrpc.Item, only []bool) int {
+	n := 0
+	for k := range calls {
+		if only == nil || only[k] {
+			n += cs.methods.Lookup(calls[k].Method).Units()
+		}
+	}
+	return n
+}
+
+// capResponses replaces a result larger than its method's cap
+// (max_response_bytes) with a -32005 error naming the cap. The call stays
+// served and charged: the upstream did the work the caller asked for, and
+// a free oversized answer would let a stranger make nodes work unpaid at
+// will. It runs before the verifier and the cache see the replies.
+func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) {
+	for k := range replies {
+		r := &replies[k]
+		if r.Err != nil || r.Error != nil {
+			continue
+		}
+		limit := t.Lookup(calls[k].Method).MaxResponseBytes
+		if limit <= 0 || int64(len(r.Result)) <= limit {
+			continue
+		}
+		r.Response = jsonrpc.ErrorResponse(r.ID, &jsonrpc.Error{Code: jsonrpc.CodeLimitExceeded,
+			Message: fmt.Sprintf("the answer to %s is %d bytes; this gateway returns at most %d bytes per %s call: ask for less (a narrower block range or filter)",
+				calls[k].Method, len(r.Result), limit, calls[k].Method)})
+	}
 }
 
 func appendOnce(s []upstream.Capability, c upstream.Capability) []upstream.Capability {

@@ -112,6 +112,8 @@ func (h *Handler) Usage(w http.ResponseWriter, r *http.Request) error {
 		"total_spend_usdt":        money.USDT(u.Spent),
 		"credits_remaining_usdt":  money.USDT(u.Balance),
 		"credits_remaining_calls": int64(u.Balance / money.PricePerCall),
+		// A weighted method's call draws its weight in calls.
+		"method_weights": h.pay.AllWeights(),
 	})
 	return nil
 }

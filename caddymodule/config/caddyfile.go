@@ -415,11 +415,12 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 }
 
 // parseMethod reads "method <name> deny [<reason>…] | allow |
-// max_block_range <n> | no_retry"; lines for one method add up.
+// max_block_range <n> | no_retry | weight <n> | max_response_bytes <size>";
+// lines for one method add up.
 func parseMethod(d *caddyfile.Dispenser, c *ChainConfig) error {
 	args := d.RemainingArgs()
 	if len(args) < 2 {
-		return d.Errf("chain %d: method: want <name> deny [reason] | allow | max_block_range <n> | no_retry", c.ID)
+		return d.Errf("chain %d: method: want <name> deny [reason] | allow | max_block_range <n> | no_retry | weight <n> | max_response_bytes <size>", c.ID)
 	}
 	i := slices.IndexFunc(c.Methods, func(o evm.Override) bool { return o.Method == args[0] })
 	if i < 0 {
@@ -446,10 +447,28 @@ func parseMethod(d *caddyfile.Dispenser, c *ChainConfig) error {
 		o.MaxBlockRange = n
 	case "no_retry":
 		o.NoRetry = true
+	case "weight":
+		if len(args) != 3 {
+			return d.ArgErr()
+		}
+		n, err := strconv.ParseUint(args[2], 10, 32)
+		if err != nil || n == 0 || n > evm.MaxWeight {
+			return d.Errf("chain %d: method %s weight: want a whole number from 1 to %d, got %q", c.ID, args[0], evm.MaxWeight, args[2])
+		}
+		o.Weight = uint32(n)
+	case "max_response_bytes":
+		if len(args) != 3 {
+			return d.ArgErr()
+		}
+		n, err := humanize.ParseBytes(args[2])
+		if err != nil || n == 0 || n > 1<<40 {
+			return d.Errf("chain %d: method %s max_response_bytes: want a size such as 4MB, got %q", c.ID, args[0], args[2])
+		}
+		o.MaxResponseBytes = int64(n)
 	default:
-		return d.Errf("chain %d: method %s: unknown setting %q (deny, allow, max_block_range, no_retry)", c.ID, args[0], args[1])
+		return d.Errf("chain %d: method %s: unknown setting %q (deny, allow, max_block_range, no_retry, weight, max_response_bytes)", c.ID, args[0], args[1])
 	}
-	if args[1] != "deny" && args[1] != "max_block_range" && len(args) > 2 {
+	if args[1] != "deny" && args[1] != "max_block_range" && args[1] != "weight" && args[1] != "max_response_bytes" && len(args) > 2 {
 		return d.ArgErr()
 	}
 	return nil

@@ -165,6 +165,9 @@ func TestCaddyfileRefusesBadValues(t *testing.T) {
 		"intelligence {\nheatmap_price 1 2\n}", "allow_private_nodes maybe", "no_such_option 1",
 		"chain 137 {\nmethod eth_getLogs\n}", "chain 137 {\nmethod eth_getLogs max_block_range 0\n}",
 		"chain 137 {\nmethod eth_call sometimes\n}", "chain 137 {\nmethod eth_call allow now\n}",
+		"chain 137 {\nmethod eth_call weight 0\n}", "chain 137 {\nmethod eth_call weight 1.5\n}",
+		"chain 137 {\nmethod eth_call weight 10001\n}", "chain 137 {\nmethod eth_call weight\n}",
+		"chain 137 {\nmethod eth_call max_response_bytes lots\n}", "chain 137 {\nmethod eth_call max_response_bytes 0\n}",
 	} {
 		if _, err := parse(t, "tollgate {\n"+bad+"\n}"); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -197,5 +200,21 @@ func TestValidate(t *testing.T) {
 	g, _ := parse(t, "tollgate {\npayments {\nmin_deposit {env.MIN}\npublic_url {env.URL}\n}\n}")
 	if err := g.Validate(); err != nil {
 		t.Fatalf("placeholders are checked at provision time: %v", err)
+	}
+}
+
+// TestMethodWeightAndCapParse: weight and max_response_bytes lines land on
+// the method's override (sizes in Caddy's usual units), beside its other
+// settings.
+func TestMethodWeightAndCapParse(t *testing.T) {
+	g, err := parse(t, "tollgate {\nchain 137 {\nmethod eth_getLogs weight 4\nmethod eth_getLogs max_response_bytes 2MiB\nmethod eth_getLogs max_block_range 500\n}\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Chains) != 1 || len(g.Chains[0].Methods) != 1 {
+		t.Fatalf("chains: %+v", g.Chains)
+	}
+	if o := g.Chains[0].Methods[0]; o.Weight != 4 || o.MaxResponseBytes != 2<<20 || o.MaxBlockRange != 500 {
+		t.Fatalf("override: %+v", o)
 	}
 }

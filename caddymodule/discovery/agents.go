@@ -2,7 +2,9 @@ package discovery
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,6 +94,15 @@ func (h *Handler) agentGuide(base string) string {
 	}
 	fmt.Fprintf(&b, "- Every JSON-RPC call costs %s USDT (%s base units); a batch item is one call.\n",
 		money.PricePerCall.Decimal(), money.PricePerCall.String())
+	if w := h.pay.AllWeights(); len(w) > 0 {
+		b.WriteString("- Weighted methods count as several calls (their weight) in the price, the free tier and a bundle:")
+		for _, id := range slices.Sorted(maps.Keys(w)) {
+			for _, m := range slices.Sorted(maps.Keys(w[id])) {
+				fmt.Fprintf(&b, " %s on chain %s ×%d;", m, id, w[id][m])
+			}
+		}
+		b.WriteString(" the 402 body's price.method_weights and service.json list them.\n")
+	}
 	b.WriteString("- Without credentials an IP gets a daily free tier; after it, POST /rpc answers 402. The 402 body's " +
 		"`onboarding.steps` is the key-and-credits path as data (register, deposit transactions in order, poll, call), " +
 		"and its `accepts` (and the PAYMENT-REQUIRED header) is an x402 offer.\n")

@@ -119,7 +119,8 @@ func (h *Handler) ServiceJSON(w http.ResponseWriter, r *http.Request) error {
 		path := "/rpc/" + strconv.FormatUint(c.ID, 10)
 		s := map[string]any{"id": "rpc-" + c.Name, "type": "json-rpc", "chain_id": c.ID, "network": c.Network(),
 			"name": c.Display, "testnet": c.Testnet, "method": http.MethodPost, "path": path, "url": base + path,
-			"price": priceOf(money.PricePerCall), "stats": base + "/rpc/stats/" + c.Name, "auth": web.AuthKeyOrFree}
+			"price": priceOf(money.PricePerCall), "method_weights": h.pay.WeightsOf(c.ID),
+			"stats": base + "/rpc/stats/" + c.Name, "auth": web.AuthKeyOrFree}
 		if c.ID == chains.Default {
 			s["path"], s["url"], s["aliases"] = "/rpc", base+"/rpc", []string{path}
 		}

@@ -9,6 +9,7 @@ package evm
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -37,7 +38,30 @@ type Method struct {
 	// account state (0: the method reads no state at a block). A read
 	// older than ArchiveWindow blocks needs an archive node.
 	StateAt int
+	// Weight is how many calls at the flat price one call of the method
+	// counts as — in its price, the free tier, a bundle and the rate
+	// limits alike (0 means 1). Every method weighs 1 unless the operator
+	// weights it, so the spec's flat price per call holds by default;
+	// whole numbers keep every charge an exact multiple of the price.
+	Weight uint32
+	// MaxResponseBytes, when set, bounds the size of one call's result: a
+	// larger answer is replaced by a -32005 error naming the limit, and
+	// the call is not charged (the node is not paid for it either).
+	MaxResponseBytes int64
 }
+
+// Units is what one call of the method counts as (its weight, at least 1).
+func (m Method) Units() int {
+	if m.Weight == 0 {
+		return 1
+	}
+	return int(m.Weight)
+}
+
+// MaxWeight bounds an operator's weight: a batch of MaxBatch calls of the
+// heaviest method must still fit the meter's integer arithmetic with room
+// to spare.
+const MaxWeight = 10_000
 
 // Capabilities a method may need (Method.Needs).
 const (
@@ -205,13 +229,16 @@ func blockNumber(v *string, head uint64) (uint64, bool) {
 
 // Override is an operator's change to one method on one chain (the
 // Caddyfile's chain { method … }): refuse it with a reason, serve a method
-// the table refuses, bound eth_getLogs differently, or never replay it.
+// the table refuses, bound eth_getLogs differently, never replay it, weight
+// its price, or cap the size of its answers.
 type Override struct {
-	Method        string `json:"method"`
-	Deny          string `json:"deny,omitempty"`
-	Allow         bool   `json:"allow,omitempty"`
-	MaxBlockRange uint64 `json:"max_block_range,omitempty"`
-	NoRetry       bool   `json:"no_retry,omitempty"`
+	Method           string `json:"method"`
+	Deny             string `json:"deny,omitempty"`
+	Allow            bool   `json:"allow,omitempty"`
+	MaxBlockRange    uint64 `json:"max_block_range,omitempty"`
+	NoRetry          bool   `json:"no_retry,omitempty"`
+	Weight           uint32 `json:"weight,omitempty"`
+	MaxResponseBytes int64  `json:"max_response_bytes,omitempty"`
 }
 
 // Table is the method table of one chain: the shared table with the
@@ -250,9 +277,43 @@ func NewTable(overrides []Override) (*Table, error) {
 			m.MaxBlockRange = o.MaxBlockRange
 		}
 		m.NoRetry = m.NoRetry || o.NoRetry
+		if o.Weight > MaxWeight {
+			return nil, fmt.Errorf("evm: method %s weight %d: at most %d", o.Method, o.Weight, MaxWeight)
+		}
+		if o.Weight > 0 {
+			if m.Denied != "" {
+				return nil, errors.New("evm: method " + o.Method + " is denied; a weight would never apply")
+			}
+			m.Weight = o.Weight
+		}
+		if o.MaxResponseBytes < 0 {
+			return nil, errors.New("evm: method " + o.Method + " max_response_bytes must be positive")
+		}
+		if o.MaxResponseBytes > 0 {
+			m.MaxResponseBytes = o.MaxResponseBytes
+		}
 		t.over[o.Method] = m
 	}
 	return t, nil
+}
+
+// Weights lists the methods this chain weights other than 1 (nil when
+// every method costs the flat price): what the 402, service.json and a
+// key's usage show so a caller can tell a call's price before making it.
+func (t *Table) Weights() map[string]uint32 {
+	if t == nil {
+		return nil
+	}
+	var w map[string]uint32
+	for name, m := range t.over {
+		if m.Units() != 1 {
+			if w == nil {
+				w = map[string]uint32{}
+			}
+			w[name] = uint32(m.Units())
+		}
+	}
+	return w
 }
 
 // Lookup returns what the gateway knows of method on this chain.

@@ -81,3 +81,41 @@ func TestNeedsArchive(t *testing.T) {
 		t.Error("a chain's own window is not honoured")
 	}
 }
+
+// TestWeights: an operator's weight applies to its method on its chain only,
+// is listed by Weights, and cannot be set on a refused method or beyond
+// MaxWeight; every other method counts as one call.
+func TestWeights(t *testing.T) {
+	tb, err := NewTable([]Override{{Method: "eth_getLogs", Weight: 10, MaxResponseBytes: 1 << 20}, {Method: "eth_call", NoRetry: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := tb.Lookup("eth_getLogs").Units(); u != 10 {
+		t.Fatalf("eth_getLogs weighs %d", u)
+	}
+	if m := tb.Lookup("eth_getLogs"); m.MaxBlockRange != DefaultMaxLogsRange || m.MaxResponseBytes != 1<<20 {
+		t.Fatalf("eth_getLogs lost its range or got no cap: %+v", m)
+	}
+	for _, m := range []string{"eth_call", "eth_blockNumber", "no_such_method"} {
+		if u := tb.Lookup(m).Units(); u != 1 {
+			t.Fatalf("%s weighs %d", m, u)
+		}
+	}
+	if w := tb.Weights(); len(w) != 1 || w["eth_getLogs"] != 10 {
+		t.Fatalf("Weights() = %v", w)
+	}
+	var shared *Table
+	if shared.Weights() != nil || shared.Lookup("eth_getLogs").Units() != 1 {
+		t.Fatal("the shared table weights something")
+	}
+	for _, bad := range [][]Override{
+		{{Method: "eth_call", Weight: MaxWeight + 1}},
+		{{Method: "admin_peers", Weight: 2}},
+		{{Method: "eth_call", Deny: "no", Weight: 2}},
+		{{Method: "eth_call", MaxResponseBytes: -1}},
+	} {
+		if _, err := NewTable(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

@@ -51,6 +51,9 @@ type priceInfo struct {
 	CallsPerUSDT   int64      `json:"calls_per_usdt"`
 	X402BundleUSDC money.USDT `json:"x402_bundle_usdc"`
 	X402BundleCall int        `json:"x402_bundle_calls"`
+	// MethodWeights: chain id → method → weight for the methods that
+	// count as more than one call ({} when every call costs the same).
+	MethodWeights map[string]map[string]uint32 `json:"method_weights"`
 }
 
 type example struct {
@@ -216,13 +219,14 @@ func (h *Handler) onboarding(base, reason string, lim meter.FreeLimits) onboardi
 		MinimumDepositUSDT:  money.USDT(min),
 		MinimumDepositUnits: min.String(),
 		Price: priceInfo{PerCallUSDT: money.USDT(money.PricePerCall), PerCallUnits: money.PricePerCall.String(),
-			CallsPerUSDT: int64(money.Scale / money.PricePerCall), X402BundleUSDC: money.USDT(money.BundlePrice), X402BundleCall: money.BundleCalls},
+			CallsPerUSDT: int64(money.Scale / money.PricePerCall), X402BundleUSDC: money.USDT(money.BundlePrice), X402BundleCall: money.BundleCalls,
+			MethodWeights: h.pay.AllWeights()},
 		Examples: []example{
 			{1, "Register a machine and keep the api_key it returns (shown once): export " + exampleKeyEnvVar + "=<api_key>",
 				"curl -sS -X POST " + q(base+"/v1/machine/register") + ` -H 'Content-Type: application/json' -d '{"label":"my-agent"}'`},
 			{2, "Get the approve and deposit transactions for the minimum deposit; send both from your wallet on chain 137, credits arrive after 25 confirmations",
 				"curl -sS " + q(base+"/credits/initiate?amount="+min.Decimal()) + " -H " + key},
-			{3, "Call JSON-RPC with the key; each call costs " + money.PricePerCall.Decimal() + " USDT",
+			{3, "Call JSON-RPC with the key; each call costs " + money.PricePerCall.Decimal() + " USDT (a method listed in price.method_weights costs its weight times that)",
 				"curl -sS -X POST " + q(base+"/rpc") + " -H 'Content-Type: application/json' -H " + key +
 					` -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`},
 			{4, "Check the key's usage and remaining credits",

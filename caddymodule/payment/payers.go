@@ -52,11 +52,12 @@ var payers = []payer{
 	{"free", (*Handler).payFree},
 }
 
-// Authorize books the request's calls (its valid items) before anything is
-// forwarded, asking the payers in order. When it returns false the refusal
-// (401, 402, 429 or 503) has been written.
-func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request, chainID uint64, msg *jsonrpc.Message, calls []jsonrpc.Item) (meter.Decision, bool) {
-	req := meter.Request{ChainID: chainID, IP: web.ClientIP(r), Calls: len(calls), Method: jsonrpc.RequestLabel(calls)}
+// Authorize books the request's calls (its valid items, counting units
+// calls at the flat price: each call its method's weight) before anything
+// is forwarded, asking the payers in order. When it returns false the
+// refusal (401, 402, 429 or 503) has been written.
+func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request, chainID uint64, msg *jsonrpc.Message, calls []jsonrpc.Item, units int) (meter.Decision, bool) {
+	req := meter.Request{ChainID: chainID, IP: web.ClientIP(r), Calls: units, Method: jsonrpc.RequestLabel(calls)}
 	for _, p := range payers {
 		d, err := p.pay(h, r, w.Header(), req)
 		if errors.Is(err, errNotMine) {
@@ -192,7 +193,8 @@ func (h *Handler) voidLater(d meter.Decision) {
 const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
 
 // Settle closes a served request's books (meter.Finish: the refund of the
-// calls the upstream failed, synchronously so the answer and the balance
+// calls the upstream failed — failed is in the units the calls were booked
+// in — synchronously so the answer and the balance
 // agree, and the revenue of the rest, queued) and tells the caller what is
 // left.
 func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, by events.ServedBy, failed int) {

@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -42,6 +43,27 @@ type Settings struct {
 	// ("" if not configured); Facilitator the x402 facilitator URL
 	// service.json advertises and payments settle through when set.
 	Settlementd, Facilitator string
+	// MethodWeights are the methods each chain (by decimal id) weights
+	// other than 1: a call of such a method costs its weight times the
+	// flat price. Shown in the 402, service.json and a key's usage; empty
+	// when every call costs the flat price.
+	MethodWeights map[string]map[string]uint32
+}
+
+// WeightsOf is the weights of one chain (never nil, so it shows as {}).
+func (s *Settings) WeightsOf(chainID uint64) map[string]uint32 {
+	if w := s.MethodWeights[strconv.FormatUint(chainID, 10)]; w != nil {
+		return w
+	}
+	return map[string]uint32{}
+}
+
+// AllWeights is MethodWeights, never nil.
+func (s *Settings) AllWeights() map[string]map[string]uint32 {
+	if s.MethodWeights == nil {
+		return map[string]map[string]uint32{}
+	}
+	return s.MethodWeights
 }
 
 // NewSettings expands (placeholders through expand) and checks the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync/atomic"
 	"time"
 )
@@ -24,6 +25,10 @@ import (
 // error teaches nothing and is asked again after capabilityEvery; no answer
 // at all, next probe. debug_* and trace_*
 // calls go only to upstreams that said yes, while any did.
+//
+// The same probe finds the widest eth_getLogs range each upstream serves
+// (probeLogsRange); a wide eth_getLogs goes only to upstreams that serve
+// its span, while any does.
 var (
 	archiveQuestion = []byte(`{"jsonrpc":"2.0","id":3,"method":"eth_getTransactionCount","params":["0x0000000000000000000000000000000000000000","0x1"]}`)
 	debugQuestion   = []byte(`{"jsonrpc":"2.0","id":4,"method":"debug_traceBlockByNumber","params":["0x0",{"tracer":"callTracer"}]}`)
@@ -102,4 +107,79 @@ func capOf(m *member, c Capability) *bool {
 		return &f
 	}
 	return nil
+}
+
+// logsRungs are the eth_getLogs ranges asked, widest first: the gateway's
+// own limit (evm.DefaultMaxLogsRange) and the limits providers commonly
+// set. The widest range an upstream answers is its logs range.
+var logsRungs = []uint64{10_000, 2_000, 500, 100}
+
+// logsQuestion asks for the logs of the zero address over the span blocks
+// ending at head: no contract logs there, so a node with bloom filters
+// answers it cheaply, and one that limits ranges refuses it.
+func logsQuestion(head, span uint64) []byte {
+	from := uint64(0)
+	if head+1 > span {
+		from = head + 1 - span
+	}
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":6,"method":"eth_getLogs","params":[{"fromBlock":"0x%x","toBlock":"0x%x","address":"0x0000000000000000000000000000000000000000"}]}`, from, head)
+}
+
+// probeLogsRange finds the widest eth_getLogs range m serves, when due.
+// An answer (a list) at a rung sets it; an error moves to the next rung;
+// no answer at all leaves it for the next probe. An upstream refusing even
+// the narrowest rung is recorded as serving none of them (logsRangeNone).
+func (p *Pool) probeLogsRange(ctx context.Context, m *member, head uint64, now time.Time) {
+	if head == 0 {
+		return
+	}
+	if last := m.logs.checked.Load(); last != 0 && now.Sub(time.Unix(0, last)) < capabilityEvery {
+		return
+	}
+	found := logsRangeNone
+	for _, span := range logsRungs {
+		x := m.post(ctx, logsQuestion(head, span), probeMaxBytes)
+		if x.err != nil || x.status != 200 {
+			return // nothing learnt; asked again next probe
+		}
+		var it probeItem
+		if json.Unmarshal(bytes.TrimSpace(x.body), &it) != nil {
+			return
+		}
+		if it.Error == nil && len(it.Result) > 0 && it.Result[0] == '[' {
+			found = span
+			break
+		}
+	}
+	m.logs.span.Store(found)
+	m.logs.checked.Store(now.UnixNano())
+}
+
+// logsRangeNone: the upstream refused every rung.
+const logsRangeNone uint64 = 1
+
+// logsRange is what probing found of an upstream's eth_getLogs range.
+type logsRange struct {
+	span    atomic.Uint64 // 0 unknown, logsRangeNone, or a rung
+	checked atomic.Int64  // unix ns of the last answer
+}
+
+// servesLogs reports whether m may be given an eth_getLogs of span blocks:
+// unknown upstreams may.
+func (m *member) servesLogs(span uint64) bool {
+	s := m.logs.span.Load()
+	return s == 0 || s >= span
+}
+
+// logsRangeOf is m's logs range for a snapshot: nil while unknown, 0 when
+// it refused every rung.
+func logsRangeOf(m *member) *uint64 {
+	s := m.logs.span.Load()
+	switch s {
+	case 0:
+		return nil
+	case logsRangeNone:
+		s = 0
+	}
+	return &s
 }

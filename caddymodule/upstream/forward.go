@@ -39,6 +39,9 @@ type ForwardOptions struct {
 	// Need: other capabilities the call needs (CapDebug, CapTrace), with
 	// the same rule.
 	Need []Capability
+	// LogsSpan is the widest eth_getLogs range in the call (0: none): it
+	// goes to upstreams whose probe found they serve it, while any does.
+	LogsSpan uint64
 }
 
 // needs is every capability opts asks for.
@@ -133,8 +136,8 @@ func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions) (*member, f
 	}
 	for {
 		need := opts.needs()
-		m := p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly, need: need})
-		if m == nil && len(need) > 0 {
+		m := p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly, need: need, logsSpan: opts.LogsSpan})
+		if m == nil && (len(need) > 0 || opts.LogsSpan > 0) {
 			// No capable upstream left: another may still answer (a young
 			// chain's full node has block 1) or says it cannot.
 			m = p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly})

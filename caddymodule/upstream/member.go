@@ -41,6 +41,7 @@ type member struct {
 	noBatch      atomic.Bool   // probes: the upstream rejects batches
 	retired      atomic.Bool   // removed from the pool
 	caps         capabilities  // what probing found it can answer
+	logs         logsRange     // the widest eth_getLogs range probing found it serves
 }
 
 func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *member, from, to BreakerState)) *member {

@@ -123,6 +123,7 @@ func (p *Pool) probeOne(ctx context.Context, m *member) {
 		p.logHealth(m, m.health.probeOK(chainOK, reason, r.head, now, p.cfg.HealthyAfter))
 		if chainOK {
 			p.probeCapabilities(pctx, m, now)
+			p.probeLogsRange(pctx, m, r.head, now)
 		}
 	}
 }

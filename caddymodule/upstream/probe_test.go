@@ -199,3 +199,46 @@ func TestProbeRPCErrors(t *testing.T) {
 		t.Fatalf("failing probes: %+v", s)
 	}
 }
+
+// TestLogsRangeProbe: the probe finds the widest eth_getLogs range each
+// upstream serves (a provider's "max block range" refusal moves it down the
+// rungs), /rpc/health shows it, and a call spanning more than an upstream
+// serves goes to one that serves it — while a narrow call may go to either,
+// and with no upstream wide enough, any is asked.
+func TestLogsRangeProbe(t *testing.T) {
+	narrow := newFakeRPC(t, "narrow", 137, 20_000)
+	narrow.logsLimit.Store(500)
+	wide := newFakeRPC(t, "wide", 137, 20_000)
+	wide.logsLimit.Store(100_000)
+	none := newFakeRPC(t, "none", 137, 20_000) // eth_getLogs does not exist there
+	// The narrow upstream is the fastest, so it is picked first when it may be.
+	wide.delay.Store(int64(20 * time.Millisecond))
+	none.delay.Store(int64(20 * time.Millisecond))
+	p := newTestPool(t, testConfig(provider(narrow), provider(wide), provider(none)))
+	range_ := func(name string) *uint64 { return upstreamState(t, p, name).LogsRange }
+	waitFor(t, "logs ranges probed", 5*time.Second, func() bool {
+		return range_("narrow") != nil && range_("wide") != nil && range_("none") != nil
+	})
+	if n, w, z := *range_("narrow"), *range_("wide"), *range_("none"); n != 500 || w != 10_000 || z != 0 {
+		t.Fatalf("logs ranges: narrow %d, wide %d, none %d; want 500, 10000, 0", n, w, z)
+	}
+	logs := `{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x7d0"}]}`
+	for i := range 10 {
+		res, err := forward(t, p, logs, ForwardOptions{LogsSpan: 2000})
+		if err != nil || res.Upstream.Name != "wide" {
+			t.Fatalf("2,000-block call %d went to %q (%v)", i, res.Upstream.Name, err)
+		}
+	}
+	waitFor(t, "a narrow call on the fastest upstream", 5*time.Second, func() bool {
+		res, err := forward(t, p, logs, ForwardOptions{LogsSpan: 100})
+		return err == nil && res.Upstream.Name == "narrow"
+	})
+	// Wider than anyone serves: still asked (the node's own refusal is the
+	// call's answer), never refused by the pool.
+	if _, err := forward(t, p, logs, ForwardOptions{LogsSpan: 50_000}); err != nil {
+		var ue *UnavailableError
+		if !errors.As(err, &ue) || ue.LastReply == nil {
+			t.Fatalf("50,000-block call: %v", err)
+		}
+	}
+}

@@ -39,9 +39,10 @@ type fakeRPC struct {
 	head      atomic.Uint64
 	mode      atomic.Int32 // for calls other than probes
 	probeMode atomic.Int32
-	delay     atomic.Int64 // added to every answer, ns
-	noBatch   atomic.Bool  // answer batches with a single error object
-	calls     atomic.Int64 // non-probe requests that reached the server
+	delay     atomic.Int64  // added to every answer, ns
+	noBatch   atomic.Bool   // answer batches with a single error object
+	logsLimit atomic.Uint64 // eth_getLogs: widest range served (0: the method does not exist)
+	calls     atomic.Int64  // non-probe requests that reached the server
 	probes    atomic.Int64
 	mu        sync.Mutex
 	methods   map[string]int
@@ -70,6 +71,7 @@ func (f *fakeRPC) method(name string) int {
 type rpcReq struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
 func (f *fakeRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -92,7 +94,7 @@ func (f *fakeRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The health probe, and the capability probes (capQuestions).
 	probe := bytes.Equal(bytes.TrimSpace(body), archiveQuestion) || bytes.Equal(bytes.TrimSpace(body), debugQuestion) ||
-		bytes.Equal(bytes.TrimSpace(body), traceQuestion)
+		bytes.Equal(bytes.TrimSpace(body), traceQuestion) || bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","id":6,"method":"eth_getLogs"`))
 	if !probe {
 		probe = true
 		for _, q := range reqs {
@@ -180,6 +182,22 @@ func (f *fakeRPC) answer(q rpcReq, mode srvMode) string {
 		return ok(`"0xde0b6b3a7640000"`)
 	case "eth_sendRawTransaction":
 		return ok(`"0x` + strings.Repeat("ab", 32) + `"`)
+	case "eth_getLogs":
+		limit := f.logsLimit.Load()
+		if limit == 0 {
+			break
+		}
+		var p []struct{ FromBlock, ToBlock string }
+		_ = json.Unmarshal(q.Params, &p)
+		var from, to uint64
+		if len(p) == 1 {
+			fmt.Sscanf(p[0].FromBlock, "0x%x", &from)
+			fmt.Sscanf(p[0].ToBlock, "0x%x", &to)
+		}
+		if to-from+1 > limit {
+			return fail(-32005, fmt.Sprintf("query exceeds max block range %d", limit))
+		}
+		return ok(`[]`)
 	}
 	return fail(-32601, "the method "+q.Method+" does not exist/is not available")
 }

@@ -58,6 +58,7 @@ func (p *Pool) Pick(exclude map[string]bool) (Ref, bool) {
 type filter struct {
 	providersOnly bool         // no registered nodes
 	need          []Capability // only upstreams whose probe found these
+	logsSpan      uint64       // only upstreams serving eth_getLogs over this many blocks (0: any)
 }
 
 func (f filter) admits(m *member) bool {
@@ -69,7 +70,7 @@ func (f filter) admits(m *member) bool {
 			return false
 		}
 	}
-	return true
+	return f.logsSpan == 0 || m.servesLogs(f.logsSpan)
 }
 
 func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filter) *member {

@@ -54,6 +54,10 @@ type UpstreamSnapshot struct {
 	// by asking); absent until asked.
 	Debug *bool `json:"debug,omitempty"`
 	Trace *bool `json:"trace,omitempty"`
+	// LogsRange is the widest eth_getLogs range (blocks) the upstream
+	// answered of the probed rungs (10,000, 2,000, 500, 100); 0 when it
+	// refused them all; absent until probed.
+	LogsRange *uint64 `json:"logs_range,omitempty"`
 
 	// Quarantined: an answer of this upstream was proven wrong; it gets no
 	// traffic until an operator's review (QuarantineReason says what).
@@ -82,6 +86,7 @@ func (p *Pool) Snapshot() Snapshot {
 		}
 		u.QuarantineReason, u.Quarantined = p.quarantined.of(m.up.Name)
 		u.Archive, u.Debug, u.Trace = capOf(m, CapArchive), capOf(m, CapDebug), capOf(m, CapTrace)
+		u.LogsRange = logsRangeOf(m)
 		if u.RateLimited {
 			t := time.Unix(0, m.limitedUntil.Load())
 			u.RateLimitedUntil = &t

@@ -207,7 +207,10 @@ type Request struct {
 	ChainID uint64
 	IP      netip.Addr
 	KeyHash string // hex SHA-256 of the X-API-Key secret; "" when none was sent
-	Calls   int    // metered calls: every valid item of a batch
+	// Calls is what the request counts as at the flat price: one per valid
+	// item of a batch, or its method's weight where the operator weights
+	// methods (caddymodule/evm). Everything below counts in these units.
+	Calls int
 	// Method labels the request in its revenue event: jsonrpc.RequestLabel
 	// of the calls (a well-known method, "other", or "batch").
 	Method string
