@@ -78,12 +78,14 @@ contracts-check: node-deps
 	  (cd contracts && node build.js --out $$tmp >/dev/null) && diff -r $$tmp contracts/build && echo "contract artifacts are fresh"
 
 # bin/caddy is our custom Caddy (standard modules + http.handlers.tollgate),
-# bin/settlementd the settlement daemon, bin/devchain the local chains.
+# bin/settlementd the settlement daemon, bin/devchain the local chains,
+# bin/tollgate-deploy the contracts' deploy command.
 build:
 	@mkdir -p bin
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/caddy ./caddymodule/cmd/caddy
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/settlementd ./settlementd
 	$(GO) build -o bin/devchain ./contracts/devchain
+	$(GO) build -o bin/tollgate-deploy ./cmd/tollgate-deploy
 
 vet:
 	$(GO) vet ./...
@@ -107,7 +109,7 @@ test: node-deps browser-deps systemd-deps tidy-check build
 	@source $(RUN_DIR)/services.env.sh && \
 	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_REQUIRE_BROWSER=1 \
 	    TOLLGATE_CADDY_BIN=$(CURDIR)/bin/caddy TOLLGATE_SETTLEMENTD_BIN=$(CURDIR)/bin/settlementd \
-	    TOLLGATE_DEVCHAIN_BIN=$(CURDIR)/bin/devchain TOLLGATE_CHROMIUM=$$(command -v chromium) && \
+	    TOLLGATE_DEVCHAIN_BIN=$(CURDIR)/bin/devchain TOLLGATE_DEPLOY_BIN=$(CURDIR)/bin/tollgate-deploy TOLLGATE_CHROMIUM=$$(command -v chromium) && \
 	  $(GO) vet ./... && \
 	  $(GO) test -count=1 -timeout 25m $(NORACE_PKGS) && \
 	  $(GO) test -count=1 -race -timeout 25m $(RACE_PKGS)

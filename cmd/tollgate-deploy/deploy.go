@@ -91,6 +91,10 @@ type Result struct {
 	State    State
 	Sent     int        // transactions sent in this run
 	Unsigned []Unsigned // for the admin to send (it is not the deployer)
+	// MinDeposit is the vault's minimum deposit as read back from the chain,
+	// in base units of a token with Decimals decimals.
+	MinDeposit *big.Int
+	Decimals   uint8
 }
 
 type runner struct {
@@ -161,7 +165,7 @@ func Run(ctx context.Context, b Backend, key *bind.TransactOpts, p Plan, statePa
 	if err := r.verify(p, vaultInit, claimsInit, len(res.Unsigned) == 0); err != nil {
 		return nil, err
 	}
-	res.State, res.Sent = r.st, r.sent
+	res.State, res.Sent, res.MinDeposit, res.Decimals = r.st, r.sent, p.MinDeposit, p.Token.Decimals
 	return res, nil
 }
 
@@ -356,6 +360,9 @@ func (r *runner) verify(p Plan, vaultInit, claimsInit []byte, grantsDone bool) e
 	if got := addrOf(v.PackUsdt(), v.UnpackUsdt); got != p.Token.Address {
 		errs = append(errs, fmt.Errorf("RevenueVault token %s, want %s", got.Hex(), p.Token.Address.Hex()))
 	}
+	if got, err := v.UnpackMinDeposit(r.call(r.st.Vault.Address, v.PackMinDeposit())); err != nil || got.Cmp(p.MinDeposit) != 0 {
+		errs = append(errs, fmt.Errorf("RevenueVault minimum deposit %v units (%v), want %s", got, err, p.MinDeposit))
+	}
 	c := claimscontract.NewClaimsContract()
 	roles := map[string][32]byte{
 		"DEFAULT_ADMIN_ROLE": r.call32(r.st.Claims.Address, c.PackDEFAULTADMINROLE(), c.UnpackDEFAULTADMINROLE),
@@ -376,18 +383,44 @@ func (r *runner) verify(p Plan, vaultInit, claimsInit []byte, grantsDone bool) e
 	return errors.Join(errs...)
 }
 
-// Settings are the lines settlementd's environment and the root Caddyfile
-// read (both take the same variable names).
-func (s State) Settings() string {
+// Settings are the deployment's settings file: KEY=VALUE lines that
+// settlementd and the gateway are started from. In production both systemd
+// units read it with EnvironmentFile= (settlementd's environment; Caddy's,
+// where the Caddyfile's {$TOLLGATE_…} placeholders take them); `caddy run
+// --envfile` reads the same format. It holds addresses and block numbers
+// only — no secret — and is the same bytes on every run of a deployment
+// (no timestamp), so a re-run leaves it unchanged.
+func (r *Result) Settings() string {
+	s := r.State
 	var b strings.Builder
-	fmt.Fprintf(&b, "# written by tollgate-deploy for chain %d (deployer %s)\n", s.ChainID, s.Deployer.Hex())
+	fmt.Fprintf(&b, "# written by tollgate-deploy for chain %d (deployer %s); no secrets\n", s.ChainID, s.Deployer.Hex())
 	fmt.Fprintf(&b, "TOLLGATE_CHAIN_ID=%d\n", s.ChainID)
 	fmt.Fprintf(&b, "TOLLGATE_USDT_ADDRESS=%s\n", s.USDT.Hex())
 	fmt.Fprintf(&b, "TOLLGATE_VAULT_ADDRESS=%s\n", s.Vault.Address.Hex())
 	fmt.Fprintf(&b, "TOLLGATE_VAULT_START_BLOCK=%d\n", s.Vault.Block)
 	fmt.Fprintf(&b, "TOLLGATE_CLAIMS_ADDRESS=%s\n", s.Claims.Address.Hex())
 	fmt.Fprintf(&b, "TOLLGATE_CLAIMS_START_BLOCK=%d\n", s.Claims.Block)
+	if r.MinDeposit != nil {
+		fmt.Fprintf(&b, "TOLLGATE_MIN_DEPOSIT=%s\n", decimal(r.MinDeposit, r.Decimals))
+	}
 	return b.String()
+}
+
+// decimal writes base units of a token with d decimals as a decimal
+// number (1500000, 6 → 1.5), exactly.
+func decimal(units *big.Int, d uint8) string {
+	str := units.String()
+	if d == 0 {
+		return str
+	}
+	if len(str) <= int(d) {
+		str = strings.Repeat("0", int(d)-len(str)+1) + str
+	}
+	whole, frac := str[:len(str)-int(d)], strings.TrimRight(str[len(str)-int(d):], "0")
+	if frac == "" {
+		return whole
+	}
+	return whole + "." + frac
 }
 
 // keyFromHex is a transactor for a hex private key on chainID.

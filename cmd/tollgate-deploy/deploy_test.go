@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,6 +165,30 @@ func TestDeployFromNothingThenIdempotent(t *testing.T) {
 		t.Fatal("the check is blind: the treasury has CLAIM_CREATOR_ROLE")
 	}
 
+	if s["TOLLGATE_MIN_DEPOSIT"] != "1" {
+		t.Fatalf("TOLLGATE_MIN_DEPOSIT %q, want 1 (1000000 units read back from the vault)", s["TOLLGATE_MIN_DEPOSIT"])
+	}
+	file, _ := os.ReadFile(filepath.Join(f.dir, "state.json.env"))
+	// The production example shows exactly the variables written.
+	example, err := os.ReadFile("../../deploy/production/deploy.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, l := range strings.Split(string(example), "\n") {
+		if k, _, ok := strings.Cut(l, "="); ok && !strings.HasPrefix(l, "#") {
+			want = append(want, k)
+		}
+	}
+	for _, l := range strings.Split(string(file), "\n") {
+		if k, _, ok := strings.Cut(l, "="); ok && !strings.HasPrefix(l, "#") {
+			got = append(got, k)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("the settings file sets %v, deploy/production/deploy.env.example %v", got, want)
+	}
+
 	n := f.nonce()
 	_, log, err = f.run(f.args("state.json"), nil)
 	if err != nil || f.nonce() != n || !strings.Contains(log, "0 transaction(s) sent") {
@@ -171,6 +196,22 @@ func TestDeployFromNothingThenIdempotent(t *testing.T) {
 	}
 	if s2 := f.settings("state.json"); s2["TOLLGATE_VAULT_ADDRESS"] != s["TOLLGATE_VAULT_ADDRESS"] || s2["TOLLGATE_CLAIMS_ADDRESS"] != s["TOLLGATE_CLAIMS_ADDRESS"] {
 		t.Fatalf("re-run changed the settings: %v → %v", s, s2)
+	}
+	if again, _ := os.ReadFile(filepath.Join(f.dir, "state.json.env")); !bytes.Equal(again, file) {
+		t.Fatalf("re-run changed the settings file:\n%s\n→\n%s", file, again)
+	}
+}
+
+func TestDecimal(t *testing.T) {
+	for _, c := range []struct {
+		units string
+		d     uint8
+		want  string
+	}{{"1000000", 6, "1"}, {"1500000", 6, "1.5"}, {"0", 6, "0"}, {"1", 6, "0.000001"}, {"123", 0, "123"}, {"1230", 2, "12.3"}} {
+		u, _ := new(big.Int).SetString(c.units, 10)
+		if got := decimal(u, c.d); got != c.want {
+			t.Errorf("decimal(%s, %d) = %s, want %s", c.units, c.d, got, c.want)
+		}
 	}
 }
 

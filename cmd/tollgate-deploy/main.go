@@ -1,10 +1,12 @@
 // Command tollgate-deploy deploys RevenueVault and ClaimsContract to a chain,
 // grants their roles, verifies bytecode and roles on chain, and writes the
-// settings settlementd and the Caddyfile need.
+// settings file settlementd and the gateway are started from (addresses,
+// start blocks, the vault's minimum deposit: KEY=VALUE lines that both
+// systemd units read with EnvironmentFile=).
 //
 //	TOLLGATE_DEPLOYER_KEY=0x… tollgate-deploy -rpc https://polygon.example -chain 137 \
 //	    -token polygon-usdt -treasury 0x… -governor 0x… -claim-creators 0xRelayer,0xSigner \
-//	    -admin 0xMultisig -state deploy-state.json -out deploy.env
+//	    -admin 0xMultisig -state /etc/tollgate/deploy-state.json -out /etc/tollgate/deploy.env
 //
 // It is idempotent: the state file records every transaction as it is signed,
 // so a re-run (after a crash, a timeout, or to check) finds what exists, waits
@@ -60,7 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	creators := fs.String("claim-creators", "", "comma-separated CLAIM_CREATOR_ROLE holders: the relayer and the claim signer (required)")
 	minDeposit := fs.String("min-deposit-units", "1000000", "RevenueVault minimum deposit in token base units")
 	statePath := fs.String("state", "deploy-state.json", "the deployment's state file (read and updated)")
-	out := fs.String("out", "deploy.env", "where to write the settings (TOLLGATE_* lines for settlementd and the Caddyfile)")
+	out := fs.String("out", "deploy.env", "the settings file settlementd and Caddy start from (e.g. /etc/tollgate/deploy.env, read by both systemd units)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up waiting after this long (a re-run resumes)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -118,7 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(*out, []byte(res.State.Settings()), 0o644); err != nil {
+	if err := writeSettings(*out, res.Settings()); err != nil {
 		return err
 	}
 	logf("verified on chain: RevenueVault %s, ClaimsContract %s; %d transaction(s) sent in this run; settings in %s",
@@ -130,4 +132,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return enc.Encode(res.Unsigned)
 	}
 	return nil
+}
+
+// writeSettings replaces the settings file atomically (a service restarting
+// meanwhile reads the old or the new file, never half of one), and not at
+// all when it already holds these settings.
+func writeSettings(path, settings string) error {
+	if b, err := os.ReadFile(path); err == nil && string(b) == settings {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(settings), 0o644); err != nil { // no secrets: services read it as other users
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -105,6 +105,14 @@ func DeployPolygon(ctx context.Context, backend Backend, deployer *bind.Transact
 	return out, nil
 }
 
+// DeployUSDT deploys TestUSDT alone (open mint; test chains only): a dev chain on which
+// RevenueVault and ClaimsContract are left to the operator's deploy command.
+func DeployUSDT(ctx context.Context, backend Backend, deployer *bind.TransactOpts, opts ...Option) (common.Address, error) {
+	d, cancel := newDeployer(ctx, backend, deployer, opts)
+	defer cancel()
+	return d.deploy("TestUSDT", testusdt.TestUSDTMetaData.Bin, nil)
+}
+
 // DeployUSDC deploys TestUSDC (EIP-3009, domain "USD Coin"/"2"; open mint, test chains only).
 func DeployUSDC(ctx context.Context, backend Backend, deployer *bind.TransactOpts, opts ...Option) (common.Address, error) {
 	d, cancel := newDeployer(ctx, backend, deployer, opts)

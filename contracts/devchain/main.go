@@ -1,7 +1,7 @@
 // Command devchain runs Tollgate's local chains (137 and 8453) with the
 // contracts deployed, and offers two client subcommands the demo uses.
 //
-//	devchain [-polygon-port 18545] [-base-port 18546] [-block-interval 1s] [-manifest .run/devchain.json]
+//	devchain [-polygon-port 18545] [-base-port 18546] [-block-interval 1s] [-manifest .run/devchain.json] [-tokens-only]
 //	devchain summary -manifest FILE
 //	devchain deposit -manifest FILE -from developer-1 -amount 5 [-account key_…]
 package main
@@ -50,6 +50,7 @@ func serve(args []string) error {
 	interval := fs.Duration("block-interval", time.Second, "seal an empty block this often so confirmations accumulate (0 disables); below 1s the chain clock runs ahead of real time (each block is at least 1s after its parent), which a long-running stack notices in x402 windows and claim deadlines")
 	minDep := fs.String("min-deposit", "1", "RevenueVault minimum deposit in USDT")
 	manifest := fs.String("manifest", ".run/devchain.json", "where to write the manifest")
+	tokensOnly := fs.Bool("tokens-only", false, "deploy only the tokens and fund the accounts: RevenueVault and ClaimsContract are left to tollgate-deploy")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	d, err := devnet.Start(ctx, devnet.Config{PolygonPort: *polyPort, BasePort: *basePort, BlockInterval: bi, MinDeposit: min})
+	d, err := devnet.Start(ctx, devnet.Config{PolygonPort: *polyPort, BasePort: *basePort, BlockInterval: bi, MinDeposit: min, TokensOnly: *tokensOnly})
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,10 @@ type Config struct {
 	BasePort      int           // HTTP port of chain 8453; 0 picks a free port
 	BlockInterval time.Duration // empty-block cadence; default 1 s, negative disables
 	MinDeposit    money.Units   // RevenueVault minimum deposit; default 1 USDT
+	// TokensOnly leaves RevenueVault and ClaimsContract undeployed (the
+	// manifest names none): the chain as an operator finds a real one, with
+	// the tokens and funded accounts, for the deploy command to start from.
+	TokensOnly bool
 }
 
 // Funding of the dev accounts.
@@ -93,10 +97,15 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 	// Set-up runs with explicit commits, before the miners start, so it is
 	// deterministic: the same addresses on every start.
 	polyDeployer := bind.NewKeyedTransactor(DevKey("deployer"), d.Polygon.ChainID())
-	poly, err := deploy.DeployPolygon(ctx, d.Polygon.Client(), polyDeployer, deploy.PolygonParams{
-		Treasury: byName["treasury"], Governor: byName["governor"], ClaimCreator: byName["claim-signer"],
-		MinDeposit: cfg.MinDeposit.Big(),
-	}, deploy.WithCommit(func() { d.Polygon.Commit() }))
+	poly := &deploy.Polygon{}
+	if cfg.TokensOnly {
+		poly.USDT, err = deploy.DeployUSDT(ctx, d.Polygon.Client(), polyDeployer, deploy.WithCommit(func() { d.Polygon.Commit() }))
+	} else {
+		poly, err = deploy.DeployPolygon(ctx, d.Polygon.Client(), polyDeployer, deploy.PolygonParams{
+			Treasury: byName["treasury"], Governor: byName["governor"], ClaimCreator: byName["claim-signer"],
+			MinDeposit: cfg.MinDeposit.Big(),
+		}, deploy.WithCommit(func() { d.Polygon.Commit() }))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("devnet: deploy on 137: %w", err)
 	}
@@ -109,13 +118,14 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 	usdt := testusdt.NewTestUSDT()
 	usdtC := usdt.Instance(d.Polygon.Client(), poly.USDT)
 	claims := claimscontract.NewClaimsContract()
-	claimsC := claims.Instance(d.Polygon.Client(), poly.Claims)
 	usdcB := testusdc.NewTestUSDC()
 	usdcC := usdcB.Instance(d.Base.Client(), usdc)
 	creatorRole := crypto.Keccak256Hash([]byte("CLAIM_CREATOR_ROLE"))
 
-	polySteps := []step{
-		{"grant CLAIM_CREATOR_ROLE to relayer", claimsC, claims.PackGrantRole(creatorRole, byName["relayer"])},
+	var polySteps []step
+	if !cfg.TokensOnly {
+		polySteps = append(polySteps, step{"grant CLAIM_CREATOR_ROLE to relayer", claims.Instance(d.Polygon.Client(), poly.Claims),
+			claims.PackGrantRole(creatorRole, byName["relayer"])})
 	}
 	baseSteps := []step{}
 	for _, name := range []string{"developer-1", "developer-2"} {
@@ -144,11 +154,15 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 			emptyBlocks(mctx, c, cfg.BlockInterval)
 		}()
 	}
+	vaultAddr, claimsAddr, minDep := poly.Vault.Hex(), poly.Claims.Hex(), cfg.MinDeposit.String()
+	if cfg.TokensOnly {
+		vaultAddr, claimsAddr, minDep = "", "", ""
+	}
 	d.Manifest = &Manifest{
 		StartedAt:       time.Now().UTC().Format(time.RFC3339),
 		BlockIntervalMs: cfg.BlockInterval.Milliseconds(),
-		Polygon: Polygon{ChainID: 137, RPCURL: d.Polygon.HTTPURL(), USDT: poly.USDT.Hex(), RevenueVault: poly.Vault.Hex(),
-			ClaimsContract: poly.Claims.Hex(), MinDepositUnits: cfg.MinDeposit.String()},
+		Polygon: Polygon{ChainID: 137, RPCURL: d.Polygon.HTTPURL(), USDT: poly.USDT.Hex(), RevenueVault: vaultAddr,
+			ClaimsContract: claimsAddr, MinDepositUnits: minDep},
 		Base:     Base{ChainID: 8453, RPCURL: d.Base.HTTPURL(), USDC: usdc.Hex()},
 		Accounts: accts,
 		Note:     "development chains and keys only; the keys are derived from public strings",

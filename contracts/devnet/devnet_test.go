@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/shared/accounts"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -132,3 +135,50 @@ func TestDevnet(t *testing.T) {
 	}
 	l.Close()
 }
+
+// TokensOnly: the tokens and funded accounts, no RevenueVault or
+// ClaimsContract — neither in the manifest nor at the addresses a full
+// start deploys them to.
+func TestDevnetTokensOnly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	full, err := Start(ctx, Config{BlockInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fullVault, fullClaims := full.Manifest.Polygon.RevenueVault, full.Manifest.Polygon.ClaimsContract
+	_ = full.Close()
+	d, err := Start(ctx, Config{BlockInterval: -1, TokensOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	m := d.Manifest
+	if m.Polygon.RevenueVault != "" || m.Polygon.ClaimsContract != "" || m.Polygon.USDT == "" || m.Base.USDC == "" {
+		t.Fatalf("manifest %+v %+v", m.Polygon, m.Base)
+	}
+	c, err := ethclient.DialContext(ctx, m.Polygon.RPCURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, a := range []string{fullVault, fullClaims} {
+		if code, err := c.CodeAt(ctx, common.HexToAddress(a), nil); err != nil || len(code) != 0 {
+			t.Fatalf("code at %s on a tokens-only chain (%v)", a, err)
+		}
+	}
+	if code, err := c.CodeAt(ctx, common.HexToAddress(m.Polygon.USDT), nil); err != nil || len(code) == 0 {
+		t.Fatalf("no TestUSDT at %s (%v)", m.Polygon.USDT, err)
+	}
+	dev, _ := m.Account("developer-1")
+	usdt := testusdt.NewTestUSDT()
+	out, err := c.CallContract(ctx, ethereum.CallMsg{To: ptr(common.HexToAddress(m.Polygon.USDT)), Data: usdt.PackBalanceOf(dev.Addr())}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := usdt.UnpackBalanceOf(out); err != nil || b.Cmp(devUSDT.Big()) != 0 {
+		t.Fatalf("developer-1 holds %v USDT units (%v), want %s", b, err, devUSDT)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -18,7 +18,8 @@ type Manifest struct {
 	Note            string    `json:"note"`
 }
 
-// Polygon is the chain-137 part.
+// Polygon is the chain-137 part. RevenueVault, ClaimsContract and
+// MinDepositUnits are empty on a chain started with TokensOnly.
 type Polygon struct {
 	ChainID         uint64 `json:"chain_id"`
 	RPCURL          string `json:"rpc_url"`

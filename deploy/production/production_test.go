@@ -24,9 +24,11 @@ import (
 // the tollgate handler with its public URL — and no secret in the JSON.
 func TestProductionCaddyfileAdapts(t *testing.T) {
 	const redisSecret, adminSecret = "redis-secret-7f3a", "admin-secret-9c2e"
-	cmd := exec.Command(caddyrun.Binary(t), "adapt", "--config", "Caddyfile", "--adapter", "caddyfile")
+	// The contracts come from the deploy command's settings file, as the
+	// unit's second EnvironmentFile= gives them (here Caddy's --envfile).
+	cmd := exec.Command(caddyrun.Binary(t), "adapt", "--config", "Caddyfile", "--adapter", "caddyfile", "--envfile", "deploy.env.example")
 	cmd.Env = append(os.Environ(), "TOLLGATE_DOMAIN=rpc.example.com", "TOLLGATE_ACME_EMAIL=ops@example.com",
-		"TOLLGATE_VAULT_ADDRESS=0x07e145A59Eb7c67fF710f75246a3ee3001B78571", "TOLLGATE_X402_PAY_TO=0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5",
+		"TOLLGATE_X402_PAY_TO=0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5",
 		"REDIS_URL=redis://:"+redisSecret+"@redis.internal:6379/0", "TOLLGATE_ADMIN_TOKEN="+adminSecret)
 	out, err := cmd.Output()
 	if err != nil {
@@ -71,7 +73,9 @@ func TestProductionCaddyfileAdapts(t *testing.T) {
 		if s.TrustedProxies == nil {
 			t.Errorf("%s: no trusted proxies", name)
 		}
-		for _, want := range []string{`"handler":"tollgate"`, `"public_url":"https://rpc.example.com"`, `"host":["rpc.example.com"]`} {
+		for _, want := range []string{`"handler":"tollgate"`, `"public_url":"https://rpc.example.com"`, `"host":["rpc.example.com"]`,
+			`"vault_address":"0x1111111111111111111111111111111111111111"`, `"usdt_address":"0xc2132D05D31c914a87C6611C10748AEb04B58e8F"`,
+			`"min_deposit":"1"`} {
 			if !strings.Contains(string(s.Routes), want) {
 				t.Errorf("%s: the routes lack %s", name, want)
 			}
@@ -119,8 +123,27 @@ func TestSystemdUnitsVerify(t *testing.T) {
 	}
 }
 
-// Every variable settlementd reads is in the environment template, and the
-// template names no variable settlementd does not read.
+// envNames are the variables an environment file sets.
+func envNames(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, _, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			names[strings.TrimSpace(name)] = true
+		}
+	}
+	return names
+}
+
+// Every variable settlementd reads is in its environment template or in the
+// deploy command's settings file (deploy.env.example; the unit reads both),
+// never in both (one would silently override the other), and neither names
+// a variable nobody reads: settlementd, or the production Caddyfile for the
+// settings file.
 func TestEnvTemplateComplete(t *testing.T) {
 	read := map[string]bool{}
 	lit := regexp.MustCompile(`"((?:TOLLGATE_[A-Z0-9_]+)|DATABASE_URL|REDIS_URL)"`)
@@ -144,24 +167,44 @@ func TestEnvTemplateComplete(t *testing.T) {
 	if len(read) < 40 {
 		t.Fatalf("found only %d variables in settlementd's source: the scan is broken", len(read))
 	}
-	tpl, err := os.ReadFile("settlementd.env.example")
+	listed, deployed := envNames(t, "settlementd.env.example"), envNames(t, "deploy.env.example")
+	caddyfile, err := os.ReadFile("Caddyfile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := map[string]bool{}
-	for _, line := range strings.Split(string(tpl), "\n") {
-		if name, _, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
-			listed[strings.TrimSpace(name)] = true
-		}
-	}
 	for name := range read {
-		if !listed[name] {
-			t.Errorf("settlementd reads %s, which settlementd.env.example does not list", name)
+		if !listed[name] && !deployed[name] {
+			t.Errorf("settlementd reads %s, which neither settlementd.env.example nor deploy.env.example lists", name)
 		}
 	}
 	for name := range listed {
 		if !read[name] {
 			t.Errorf("settlementd.env.example lists %s, which settlementd does not read", name)
+		}
+		if deployed[name] {
+			t.Errorf("%s is in settlementd.env.example and in deploy.env.example", name)
+		}
+	}
+	for name := range deployed {
+		if !read[name] && !strings.Contains(string(caddyfile), "{$"+name+"}") {
+			t.Errorf("deploy.env.example lists %s, which neither settlementd nor the production Caddyfile reads", name)
+		}
+	}
+	for _, unit := range []string{"tollgate-settlementd.service", "tollgate-caddy.service"} {
+		b, err := os.ReadFile(unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The settings file last: a stale address in the unit's own file
+		// cannot override what was deployed.
+		var files []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if f, ok := strings.CutPrefix(line, "EnvironmentFile="); ok {
+				files = append(files, f)
+			}
+		}
+		if len(files) < 2 || files[len(files)-1] != "/etc/tollgate/deploy.env" {
+			t.Errorf("%s reads %v: want its own file, then /etc/tollgate/deploy.env last", unit, files)
 		}
 	}
 }

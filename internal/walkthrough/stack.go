@@ -38,6 +38,18 @@ type StackConfig struct {
 
 	HTTPPort, AdminPort, SettlementdPort, PolygonPort, BasePort int
 
+	// TokensOnly starts the dev chains with the tokens and funded accounts
+	// but neither RevenueVault nor ClaimsContract (devchain -tokens-only):
+	// a chain the deploy command starts from. Use StartChains, deploy, then
+	// StartServices with Settings.
+	TokensOnly bool
+	// Settings is a settings file written by tollgate-deploy. Set, the
+	// contracts' addresses, start blocks and the minimum deposit reach
+	// settlementd (its environment, as systemd's EnvironmentFile= gives it)
+	// and Caddy (`caddy run --envfile`) from this file only — never from the
+	// dev chains' manifest.
+	Settings string
+
 	// BlockInterval is the dev chains' empty-block cadence (default 500ms, so
 	// the 25 deposit confirmations take about 12 s). A simulated block's
 	// timestamp is max(now, parent + 1 s), so below 1 s the chains' clocks
@@ -112,7 +124,21 @@ func randomHex(n int) string {
 
 // StartStack brings the stack up and waits until every part answers. On an
 // error, whatever was started is stopped again.
-func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, err error) {
+func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (*Stack, error) {
+	s, err := StartChains(ctx, cfg, out)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.StartServices(ctx, out); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// StartChains starts the dev chains only (StartServices follows). On an
+// error, whatever was started is stopped again.
+func StartChains(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, err error) {
 	if cfg.BlockInterval == 0 {
 		cfg.BlockInterval = 500 * time.Millisecond
 	}
@@ -145,8 +171,12 @@ func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, 
 	// 1. The dev chains.
 	s.ManifestPath = filepath.Join(cfg.RunDir, "devchain.json")
 	_ = os.Remove(s.ManifestPath)
-	chain, err := s.start("devchain", cfg.Devchain, []string{"-polygon-port", strconv.Itoa(cfg.PolygonPort),
-		"-base-port", strconv.Itoa(cfg.BasePort), "-block-interval", cfg.BlockInterval.String(), "-manifest", s.ManifestPath}, nil)
+	chainArgs := []string{"-polygon-port", strconv.Itoa(cfg.PolygonPort),
+		"-base-port", strconv.Itoa(cfg.BasePort), "-block-interval", cfg.BlockInterval.String(), "-manifest", s.ManifestPath}
+	if cfg.TokensOnly {
+		chainArgs = append(chainArgs, "-tokens-only")
+	}
+	chain, err := s.start("devchain", cfg.Devchain, chainArgs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +192,25 @@ func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, 
 	}
 	m := s.Manifest
 	fmt.Fprintf(out, "  dev chains up: chain 137 at %s, chain 8453 at %s (a block every %s)\n", m.Polygon.RPCURL, m.Base.RPCURL, cfg.BlockInterval)
+	return s, nil
+}
+
+// StartServices starts settlementd and Caddy against the running dev chains
+// and waits until both answer.
+func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
+	cfg, m := s.cfg, s.Manifest
+	// The contracts: from the settings file, or the dev chains' own.
+	contracts := []string{"TOLLGATE_CHAIN_ID=137", "TOLLGATE_USDT_ADDRESS=" + m.Polygon.USDT,
+		"TOLLGATE_VAULT_ADDRESS=" + m.Polygon.RevenueVault, "TOLLGATE_CLAIMS_ADDRESS=" + m.Polygon.ClaimsContract}
+	caddyArgs := []string{}
+	if cfg.Settings != "" {
+		if contracts, err = ReadEnvFile(cfg.Settings); err != nil {
+			return err
+		}
+		caddyArgs = []string{"--envfile", cfg.Settings}
+	} else if m.Polygon.RevenueVault == "" {
+		return errors.New("the dev chains have no contracts (tokens only): start the services from a settings file")
+	}
 
 	key := func(name string) string {
 		a, err2 := m.Account(name)
@@ -188,9 +237,7 @@ func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, 
 		"TOLLGATE_HTTP_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"), "TOLLGATE_CONSUMER=demo",
 		"TOLLGATE_EPOCH_GRACE=1s", "TOLLGATE_EPOCH_CLOSE_SCHEDULE=* * * * * *", "TOLLGATE_INGEST_BLOCK=200ms",
 		"TOLLGATE_LOG_LEVEL=info",
-		"TOLLGATE_CHAIN_RPC_URL=" + m.Polygon.RPCURL, "TOLLGATE_CHAIN_ID=137",
-		"TOLLGATE_USDT_ADDRESS=" + m.Polygon.USDT, "TOLLGATE_VAULT_ADDRESS=" + m.Polygon.RevenueVault,
-		"TOLLGATE_CLAIMS_ADDRESS=" + m.Polygon.ClaimsContract,
+		"TOLLGATE_CHAIN_RPC_URL=" + m.Polygon.RPCURL,
 		"TOLLGATE_PLATFORM_WALLET=" + addr("platform"), "TOLLGATE_POOL_WALLET=" + addr("pool"),
 		"TOLLGATE_TREASURY_KEY=" + key("treasury"), "TOLLGATE_RELAYER_KEY=" + key("relayer"),
 		"TOLLGATE_GOVERNOR_KEY=" + key("governor"), "TOLLGATE_CLAIM_SIGNER_KEY=" + key("claim-signer"),
@@ -205,17 +252,18 @@ func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, 
 		"TOLLGATE_AUTH_DOMAIN=" + strings.TrimPrefix(s.Gateway, "http://"),
 		"TOLLGATE_X402_RPC_URL=" + m.Base.RPCURL, "TOLLGATE_X402_RELAYER_KEY=" + key("relayer"),
 	}
+	sdEnv = append(sdEnv, contracts...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sd, err := s.start("settlementd", cfg.Settlementd, []string{"run"}, sdEnv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := poll(ctx, 60*time.Second, "settlementd /health", sd, func() (bool, error) {
 		return get(s.Settlementd+"/health") == http.StatusOK, nil
 	}); err != nil {
-		return nil, fmt.Errorf("%w\n%s", err, tail(sd.log, 30))
+		return fmt.Errorf("%w\n%s", err, tail(sd.log, 30))
 	}
 	fmt.Fprintf(out, "  settlementd up at %s (deposits, settlement, claims, x402 facilitator; epochs of 60 s)\n", s.Settlementd)
 
@@ -224,16 +272,16 @@ func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, 
 	if cfg.Prefix != "" {
 		b, err := os.ReadFile(caddyfile)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		const anchor = "redis_url {env.REDIS_URL}"
 		if !bytes.Contains(b, []byte(anchor)) {
-			return nil, errors.New("the root Caddyfile has no `redis_url {env.REDIS_URL}` line to add key_prefix after")
+			return errors.New("the root Caddyfile has no `redis_url {env.REDIS_URL}` line to add key_prefix after")
 		}
 		b = bytes.Replace(b, []byte(anchor), []byte(anchor+"\n\t\t\tkey_prefix "+cfg.Prefix), 1)
 		caddyfile = filepath.Join(cfg.RunDir, "Caddyfile")
 		if err := os.WriteFile(caddyfile, b, 0o600); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	home := filepath.Join(cfg.RunDir, "caddy-home")
@@ -242,22 +290,24 @@ func StartStack(ctx context.Context, cfg StackConfig, out io.Writer) (_ *Stack, 
 		"REDIS_URL=" + cfg.RedisURL, "TOLLGATE_HTTP_PORT=" + strconv.Itoa(cfg.HTTPPort),
 		"TOLLGATE_ADMIN_LISTEN=" + strings.TrimPrefix(s.Admin, "http://"), "TOLLGATE_ADMIN_TOKEN=" + s.AdminToken,
 		"TOLLGATE_RPC_137=" + m.Polygon.RPCURL, "TOLLGATE_RPC_8453=" + m.Base.RPCURL,
-		"TOLLGATE_VAULT_ADDRESS=" + m.Polygon.RevenueVault, "TOLLGATE_USDT_ADDRESS=" + m.Polygon.USDT,
 		"TOLLGATE_X402_ASSET=" + m.Base.USDC, "TOLLGATE_X402_PAY_TO=" + addr("treasury"),
 		"SETTLEMENTD_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"),
 		"TOLLGATE_ALLOW_PRIVATE_NODES=1", // the walkthrough's node runs on loopback
 	}
-	cd, err := s.start("caddy", cfg.Caddy, []string{"run", "--config", caddyfile, "--adapter", "caddyfile"}, caddyEnv)
+	if cfg.Settings == "" {
+		caddyEnv = append(caddyEnv, "TOLLGATE_VAULT_ADDRESS="+m.Polygon.RevenueVault, "TOLLGATE_USDT_ADDRESS="+m.Polygon.USDT)
+	}
+	cd, err := s.start("caddy", cfg.Caddy, append([]string{"run", "--config", caddyfile, "--adapter", "caddyfile"}, caddyArgs...), caddyEnv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := poll(ctx, 60*time.Second, "the gateway /rpc/health", cd, func() (bool, error) {
 		return get(s.Gateway+"/rpc/health") == http.StatusOK && get(s.Gateway+"/health") == http.StatusOK, nil
 	}); err != nil {
-		return nil, fmt.Errorf("%w\n%s", err, tail(cd.log, 30))
+		return fmt.Errorf("%w\n%s", err, tail(cd.log, 30))
 	}
 	fmt.Fprintf(out, "  gateway up at %s (our Caddy, %s)\n", s.Gateway, caddyfile)
-	return s, nil
+	return nil
 }
 
 func get(url string) int {
@@ -354,4 +404,28 @@ func poll(ctx context.Context, within time.Duration, what string, watch *proc, c
 		case <-time.After(100 * time.Millisecond): // poll interval, not a synchronisation
 		}
 	}
+}
+
+// ReadEnvFile reads a settings file as systemd's EnvironmentFile= does, in
+// the subset every reader of it agrees on (systemd, `caddy run --envfile`,
+// a shell's `set -a; . FILE`): KEY=VALUE lines, blank lines and # comments;
+// no quotes, spaces or continuations, which the readers treat differently.
+// It returns the KEY=VALUE lines.
+func ReadEnvFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || k == "" || strings.ContainsAny(k, " \t\"'\\$") || strings.ContainsAny(v, " \t\"'\\#;$") {
+			return nil, fmt.Errorf("%s:%d: not a plain KEY=VALUE line: %q", path, i+1, line)
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }

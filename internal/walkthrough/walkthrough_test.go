@@ -104,51 +104,7 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The Summary, exactly.
-	const price = money.PricePerCall
-	deposit := 5 * money.Scale
-	if sum.FreeCalls != 500 || sum.Deposit != deposit || sum.Credited != deposit || sum.PaidCalls != 10 || sum.NodeCalls != 20 {
-		t.Fatalf("summary %+v", sum)
-	}
-	x402Revenue := money.Units(0)
-	if sum.X402.Ran {
-		if sum.X402.Payments != 1 || sum.X402.OK != 3 || sum.X402.PayerPaid != money.BundlePrice {
-			t.Fatalf("x402 %+v", sum.X402)
-		}
-		x402Revenue = 3 * (money.BundlePrice / money.BundleCalls)
-	} else {
-		t.Logf("x402 step NOT CHECKED: %s", sum.X402.NotRunWhy)
-	}
-	revenue := 30*price + x402Revenue
-	ops, plat, pool := revenue/2, revenue*3/10, revenue-revenue/2-revenue*3/10
-	// The node earns half of the 20 calls it served; the operators' half of
-	// the provider-served and x402 calls is the platform's.
-	nodeShare := 20 * price / 2
-	if sum.Revenue != revenue || sum.Operators != ops || sum.Platform != plat || sum.Pool != pool || sum.Claimed != nodeShare ||
-		sum.Distributed != nodeShare || sum.PlatformOperators != ops-nodeShare {
-		t.Fatalf("revenue %d split %d/%d/%d, node %d, platform's operators' part %d, claimed %d; want %d split %d/%d/%d, node %d, %d",
-			sum.Revenue, sum.Operators, sum.Platform, sum.Pool, sum.Distributed, sum.PlatformOperators, sum.Claimed,
-			revenue, ops, plat, pool, nodeShare, ops-nodeShare)
-	}
-	if sum.CreditsLeft != deposit-30*price {
-		t.Fatalf("credits left %d", sum.CreditsLeft)
-	}
-	want := map[string]money.Units{
-		"developer-1 (deposits)/USDT": -deposit, "treasury/USDT": deposit - revenue,
-		"platform wallet/USDT": plat + ops - nodeShare, "pool wallet (20 %)/USDT": pool, "node operator-1/USDT": nodeShare,
-		"ClaimsContract/USDT": 0, "x402 payer/USDC": -sum.X402.PayerPaid, "x402 payTo (treasury)/USDC": sum.X402.PayerPaid,
-	}
-	for _, b := range sum.Balances {
-		if w, ok := want[b.Who+"/"+b.Asset]; ok {
-			if b.Delta() != w {
-				t.Errorf("%s %s: %d → %d, change %d, want %d", b.Who, b.Asset, b.Before, b.After, b.Delta(), w)
-			}
-			delete(want, b.Who+"/"+b.Asset)
-		}
-	}
-	if len(want) != 0 {
-		t.Errorf("balances not in the summary: %v", want)
-	}
+	checkSummary(t, sum)
 
 	t.Run("README curl examples", func(t *testing.T) {
 		readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -224,5 +180,55 @@ func TestCurlExamples(t *testing.T) {
 	}
 	if _, err := CurlExamples([]byte("```sh\ncurl -s localhost:8080/x -o out\n```\n")); err == nil {
 		t.Fatal("-o accepted")
+	}
+}
+
+// checkSummary checks a walkthrough's Summary to the base unit: the calls,
+// the deposit, the 50/30/20 split, the claim and every balance change.
+func checkSummary(t *testing.T, sum Summary) {
+	t.Helper()
+	const price = money.PricePerCall
+	deposit := 5 * money.Scale
+	if sum.FreeCalls != 500 || sum.Deposit != deposit || sum.Credited != deposit || sum.PaidCalls != 10 || sum.NodeCalls != 20 {
+		t.Fatalf("summary %+v", sum)
+	}
+	x402Revenue := money.Units(0)
+	if sum.X402.Ran {
+		if sum.X402.Payments != 1 || sum.X402.OK != 3 || sum.X402.PayerPaid != money.BundlePrice {
+			t.Fatalf("x402 %+v", sum.X402)
+		}
+		x402Revenue = 3 * (money.BundlePrice / money.BundleCalls)
+	} else {
+		t.Logf("x402 step NOT CHECKED: %s", sum.X402.NotRunWhy)
+	}
+	revenue := 30*price + x402Revenue
+	ops, plat, pool := revenue/2, revenue*3/10, revenue-revenue/2-revenue*3/10
+	// The node earns half of the 20 calls it served; the operators' half of
+	// the provider-served and x402 calls is the platform's.
+	nodeShare := 20 * price / 2
+	if sum.Revenue != revenue || sum.Operators != ops || sum.Platform != plat || sum.Pool != pool || sum.Claimed != nodeShare ||
+		sum.Distributed != nodeShare || sum.PlatformOperators != ops-nodeShare {
+		t.Fatalf("revenue %d split %d/%d/%d, node %d, platform's operators' part %d, claimed %d; want %d split %d/%d/%d, node %d, %d",
+			sum.Revenue, sum.Operators, sum.Platform, sum.Pool, sum.Distributed, sum.PlatformOperators, sum.Claimed,
+			revenue, ops, plat, pool, nodeShare, ops-nodeShare)
+	}
+	if sum.CreditsLeft != deposit-30*price {
+		t.Fatalf("credits left %d", sum.CreditsLeft)
+	}
+	want := map[string]money.Units{
+		"developer-1 (deposits)/USDT": -deposit, "treasury/USDT": deposit - revenue,
+		"platform wallet/USDT": plat + ops - nodeShare, "pool wallet (20 %)/USDT": pool, "node operator-1/USDT": nodeShare,
+		"ClaimsContract/USDT": 0, "x402 payer/USDC": -sum.X402.PayerPaid, "x402 payTo (treasury)/USDC": sum.X402.PayerPaid,
+	}
+	for _, b := range sum.Balances {
+		if w, ok := want[b.Who+"/"+b.Asset]; ok {
+			if b.Delta() != w {
+				t.Errorf("%s %s: %d → %d, change %d, want %d", b.Who, b.Asset, b.Before, b.After, b.Delta(), w)
+			}
+			delete(want, b.Who+"/"+b.Asset)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("balances not in the summary: %v", want)
 	}
 }
