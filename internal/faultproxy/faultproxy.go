@@ -30,6 +30,7 @@ const (
 	Lie                    // eth_getBalance answers LieBalance; eth_getBlockByNumber/Hash a block with a made-up hash
 	Pruned                 // eth_getBalance/eth_getTransactionCount below block PrunedBelow answer geth's "missing trie node"
 	Tracer                 // debug_* and trace_* calls are answered here ([]), as a node with those APIs would
+	CutCalls               // a request other than a health probe reaches the node, then the connection is cut before the answer
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -141,6 +142,22 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	case Hang:
 		<-r.Context().Done()
 		return
+	case CutCalls:
+		if !healthProbe(calls) {
+			// The most ambiguous failure: the node got the call (a send
+			// may have gone out) and the caller never hears back.
+			if resp, err := http.Post(p.target, "application/json", bytes.NewReader(body)); err == nil {
+				resp.Body.Close()
+			}
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+					return
+				}
+			}
+			http.Error(w, "cut", http.StatusBadGateway)
+			return
+		}
 	}
 	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -225,4 +242,15 @@ func trim0x(s string) string {
 		return s[2:]
 	}
 	return s
+}
+
+// healthProbe: every call is eth_chainId or eth_blockNumber (the pool's
+// health probe).
+func healthProbe(calls []call) bool {
+	for _, c := range calls {
+		if c.Method != "eth_chainId" && c.Method != "eth_blockNumber" {
+			return false
+		}
+	}
+	return true
 }
