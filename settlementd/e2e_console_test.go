@@ -65,7 +65,7 @@ http://127.0.0.1:{PORT} {
 				provider broken @BROKEN@
 			}
 		}
-		@settlement path /api/nodes/* /api/auth/* /api/admin/* /api/status /health /x402/* /console /console/* /admin/* /api/keys/wallet /api/keys/wallet/*
+		@settlement path /api/nodes /api/nodes/* /api/auth/* /api/admin/* /api/status /health /x402/* /console /console/* /admin/* /api/keys/wallet /api/keys/wallet/* /api/keys/history /api/keys/credits
 		reverse_proxy @settlement @API@
 		respond 404
 	}
