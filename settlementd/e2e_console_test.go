@@ -291,7 +291,24 @@ func TestConsoleBrowser(t *testing.T) {
 	if err != nil || r.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("claim tx %s: %v", out.ClaimTx, err)
 	}
-	for _, f := range []string{"console-key.png", "console-deposit.png", "console-withdrawal.png", "console-phone.png"} {
+	// The usage history the page charted is the ledger's: every revenue
+	// event of the key, rolled up once.
+	var evCalls, rolled int64
+	if err := pool.QueryRow(ctx, `SELECT COALESCE((SELECT sum(calls) FROM revenue_events WHERE account = $1), 0)::bigint,
+		COALESCE((SELECT sum(calls) FROM usage_hourly WHERE account = $1), 0)::bigint`, out.KeyID).Scan(&evCalls, &rolled); err != nil {
+		t.Fatal(err)
+	}
+	histCalls, _ := raw["history_calls"].(float64)
+	if int64(histCalls) < int64(out.PaidCalls) || int64(histCalls) > evCalls || rolled != evCalls {
+		t.Fatalf("usage history: the page read %v calls; %d paid calls served by the node, revenue events %d, rolled up %d", histCalls, out.PaidCalls, evCalls, rolled)
+	}
+	for _, k := range []string{"usage_chart_points", "earnings_chart_points", "epoch_chart_points"} {
+		if n, _ := raw[k].(float64); n <= 0 {
+			t.Fatalf("%s = %v: a chart drew no data", k, raw[k])
+		}
+	}
+	for _, f := range []string{"console-key.png", "console-deposit.png", "console-withdrawal.png", "console-phone.png",
+		"console-usage.png", "console-usage-phone.png", "console-earnings.png", "console-earnings-phone.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() < 10_000 || st.ModTime().Before(browserBegan) {
 			t.Fatalf("screenshot %s: %v", f, err)
 		}

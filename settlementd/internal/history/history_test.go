@@ -9,14 +9,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tollgate-rpc/tollgate/docs"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/auth"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/claims"
@@ -102,7 +105,38 @@ func (w *world) get(t *testing.T, path string, header ...string) (int, map[strin
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("GET %s: %d %q is not JSON", path, resp.StatusCode, b)
 	}
+	checkOpenAPI(t, path, resp.StatusCode, b)
 	return resp.StatusCode, m
+}
+
+var openapiDoc = sync.OnceValues(func() (*openapi3.T, error) { return openapi3.NewLoader().LoadFromData(docs.OpenAPI) })
+
+// checkOpenAPI validates an answer against docs/openapi.yaml: its path,
+// status and body schema must be documented.
+func checkOpenAPI(t *testing.T, rawPath string, status int, body []byte) {
+	t.Helper()
+	doc, err := openapiDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := strings.SplitN(rawPath, "?", 2)[0]
+	tmpl := p
+	if strings.HasPrefix(p, "/api/nodes/") && strings.HasSuffix(p, "/epochs") {
+		tmpl = "/api/nodes/{id}/epochs"
+	}
+	item := doc.Paths.Value(tmpl)
+	if item == nil || item.Get == nil {
+		t.Fatalf("GET %s is not in docs/openapi.yaml", tmpl)
+	}
+	r := item.Get.Responses.Status(status)
+	if r == nil || r.Value == nil {
+		t.Fatalf("GET %s: status %d is not documented", tmpl, status)
+	}
+	var v any
+	_ = json.Unmarshal(body, &v)
+	if err := r.Value.Content.Get("application/json").Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		t.Fatalf("GET %s %d does not match docs/openapi.yaml: %v\n%s", tmpl, status, err, body)
+	}
 }
 
 func (w *world) bearer(t *testing.T, wallet string) []string {
