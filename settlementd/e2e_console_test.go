@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -360,6 +361,27 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	if a := e2eDo(t, http.MethodGet, gwURL+"/credits/initiate?amount=5", "", "X-API-Key: "+newKey); a.status != http.StatusOK || a.obj(t)["account"] != newID {
 		t.Fatalf("deposit instructions of the rotated key: %d %s", a.status, a.body)
+	}
+	// The usage history through the gateway (passed on to settlementd): the
+	// rotated key's one paid call once ingested, the balance it was given as
+	// a credit, and no reading of the old key's history with it.
+	settletest.Eventually(t, 20*time.Second, "the rotated key's call in its usage history", func() (bool, error) {
+		a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/history?granularity=hour&hours=2", "", "X-API-Key: "+newKey)
+		if a.status != http.StatusOK {
+			return false, nil
+		}
+		tot, _ := a.obj(t)["totals"].(map[string]any)
+		return a.obj(t)["key_id"] == newID && tot["calls"] == float64(1) && tot["spend_units"] == "30", nil
+	})
+	if a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/credits", "", "X-API-Key: "+newKey); a.status != http.StatusOK ||
+		!strings.Contains(string(a.body), `"kind":"adjustment"`) || !strings.Contains(string(a.body), `"units":"`+strconv.FormatInt(int64(bal), 10)+`"`) {
+		t.Fatalf("credits of the rotated key: %d %s", a.status, a.body)
+	}
+	if a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/history?key_id="+out.KeyID, "", "X-API-Key: "+newKey); a.status != http.StatusForbidden || a.code() != "not_key_owner" {
+		t.Fatalf("another key's history: %d %s", a.status, a.body)
+	}
+	if a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/history", "", "X-API-Key: "+secretOfNoOne); a.status != http.StatusUnauthorized {
+		t.Fatalf("history of an unknown key: %d %s", a.status, a.body)
 	}
 	for _, p := range []string{"/api/status", "/health"} {
 		if a := e2eDo(t, http.MethodGet, gwURL+p, ""); a.status != http.StatusOK {

@@ -374,13 +374,16 @@ function drawChart(id: string, xs: number[], series: Series[], opts: { money?: b
   }
   delete el.dataset.empty;
   const width = Math.max(200, Math.floor(el.getBoundingClientRect().width));
+  // Half a step of room either side, so the first and last bars are whole
+  // and a single point is not stretched over years.
+  const half = (xs.length > 1 ? xs[1] - xs[0] : 60) / 2;
   const fmt = (v: number) => (opts.money ? (v === 0 ? '0' : v < 0.01 ? v.toFixed(6) : v.toFixed(2)) : Number.isInteger(v) ? String(v) : '');
   const u = new uPlot(
     {
       width,
       height: chartHeight(width),
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      scales: { x: { time: true, range: [xs[0] - half, xs[xs.length - 1] + half] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       axes: [
         { stroke: '#5a6270', grid: { stroke: '#e6e9ee' } },
         { stroke: '#5a6270', grid: { stroke: '#e6e9ee' }, size: opts.money ? 72 : 48, values: (_u, vals) => vals.map(fmt) },
@@ -395,7 +398,7 @@ function drawChart(id: string, xs: number[], series: Series[], opts: { money?: b
           dash: s.dash ? [6, 4] : undefined,
           fill: opts.bars ? PALETTE[i % PALETTE.length] + '55' : undefined,
           points: { show: true, size: 5 },
-          paths: opts.bars ? uPlot.paths.bars!({ size: [0.7, 48], align: 0 }) : undefined,
+          paths: opts.bars ? uPlot.paths.bars!({ size: [0.7, 48] }) : undefined,
           value: (_u: uPlot, v: number | null) => (v == null ? '—' : fmt(v)),
         })),
       ],
@@ -422,8 +425,12 @@ function cell(text: string, num = false): HTMLTableCellElement {
   return td;
 }
 
-function fillTable(id: string, rows: Node[][], empty: string, cols: number) {
+// fillTable fills a table's body; each cell carries its column's name
+// (data-label), which a phone shows beside the value instead of a header.
+function fillTable(id: string, rows: HTMLTableCellElement[][], empty: string, cols: number) {
   const body = $(id).querySelector('tbody')!;
+  const heads = [...$(id).querySelectorAll('thead th')].map((th) => th.textContent ?? '');
+  for (const r of rows) r.forEach((td, i) => (td.dataset.label = heads[i] ?? ''));
   if (!rows.length) {
     const td = cell(empty);
     td.colSpan = cols;
@@ -496,8 +503,12 @@ async function loadHistory(ev?: Event) {
     fillTable(
       'history-credits',
       c.credits.map((x: any) => {
-        const tx = document.createElement('td');
-        if (x.tx_hash && x.kind === 'deposit') tx.append(txLink(x.tx_hash));
+        const tx = cell('');
+        if (x.tx_hash && x.kind === 'deposit') {
+          const a = txLink(x.tx_hash);
+          a.textContent = x.tx_hash.slice(0, 10) + '…' + x.tx_hash.slice(-8);
+          tx.append(a);
+        }
         else tx.textContent = x.reason ?? x.tx_hash ?? '—';
         return [cell(new Date(x.at).toLocaleString()), cell(x.kind.replace('_', ' ')), cell(String(x.usdt), true), tx];
       }),

@@ -181,8 +181,12 @@ try {
   if (!/^tg_[0-9A-Za-z]{43}$/.test(apiKey)) throw new Error('the page shows no API key');
   out.key_id = await text(dev.page, '#key-id');
   if ((await text(dev.page, '#u-key')) !== out.key_id || (await text(dev.page, '#u-balance')) !== '0') throw new Error('usage of the new key not shown');
+  // A new key has no credits: the page says when calls turn into 402 and what to do.
+  await dev.page.locator('#key-state[data-kind="paused"], #key-state[data-kind="error"]').waitFor({ timeout: 10_000 });
+  out.key_state_new = await text(dev.page, '#key-state');
+  if (!/402/.test(out.key_state_new) || !/[Dd]eposit/.test(out.key_state_new)) throw new Error('key state of a new key: ' + out.key_state_new);
   await dev.page.screenshot({ path: join(shots, 'console-key.png'), fullPage: true, mask: [dev.page.locator('#new-key')], maskColor: '#c8ccd2' });
-  log('wallet key created', out.key_id);
+  log('wallet key created', out.key_id, '-', out.key_state_new);
 
   // --- The deposit: approve + deposit through the wallet, until credited.
   await dev.page.getByLabel('Amount in USDT').fill(depositUSDT);
