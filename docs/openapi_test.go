@@ -46,6 +46,7 @@ func TestOpenAPIShape(t *testing.T) {
 		"GET /.well-known/service.json", "GET /v1/intelligence", "GET /v1/intelligence/funding-rate-heatmap", "GET /openapi.yaml",
 		"GET /health", "GET /api/status", "POST /api/auth/challenge", "POST /api/auth/login", "POST /api/nodes/register",
 		"GET /api/nodes", "DELETE /api/nodes/{id}", "GET /api/nodes/{id}/earnings", "POST /api/nodes/{id}/claim", "GET /api/admin/economics", "GET /api/admin/settlement",
+		"GET /api/keys/history", "GET /api/keys/credits", "GET /api/nodes/overview", "GET /api/nodes/{id}/epochs",
 	} {
 		if !ops[want] {
 			t.Errorf("%s is not documented", want)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ http://127.0.0.1:{PORT} {
 				provider broken @BROKEN@
 			}
 		}
-		@settlement path /api/nodes/* /api/auth/* /api/admin/* /api/status /health /x402/* /console /console/* /admin/* /api/keys/wallet /api/keys/wallet/*
+		@settlement path /api/nodes /api/nodes/* /api/auth/* /api/admin/* /api/status /health /x402/* /console /console/* /admin/* /api/keys/wallet /api/keys/wallet/* /api/keys/history /api/keys/credits
 		reverse_proxy @settlement @API@
 		respond 404
 	}
@@ -291,7 +292,24 @@ func TestConsoleBrowser(t *testing.T) {
 	if err != nil || r.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("claim tx %s: %v", out.ClaimTx, err)
 	}
-	for _, f := range []string{"console-key.png", "console-deposit.png", "console-withdrawal.png", "console-phone.png"} {
+	// The usage history the page charted is the ledger's: every revenue
+	// event of the key, rolled up once.
+	var evCalls, rolled int64
+	if err := pool.QueryRow(ctx, `SELECT COALESCE((SELECT sum(calls) FROM revenue_events WHERE account = $1), 0)::bigint,
+		COALESCE((SELECT sum(calls) FROM usage_hourly WHERE account = $1), 0)::bigint`, out.KeyID).Scan(&evCalls, &rolled); err != nil {
+		t.Fatal(err)
+	}
+	histCalls, _ := raw["history_calls"].(float64)
+	if int64(histCalls) < int64(out.PaidCalls) || int64(histCalls) > evCalls || rolled != evCalls {
+		t.Fatalf("usage history: the page read %v calls; %d paid calls served by the node, revenue events %d, rolled up %d", histCalls, out.PaidCalls, evCalls, rolled)
+	}
+	for _, k := range []string{"usage_chart_points", "earnings_chart_points", "epoch_chart_points"} {
+		if n, _ := raw[k].(float64); n <= 0 {
+			t.Fatalf("%s = %v: a chart drew no data", k, raw[k])
+		}
+	}
+	for _, f := range []string{"console-key.png", "console-deposit.png", "console-withdrawal.png", "console-phone.png",
+		"console-usage.png", "console-usage-phone.png", "console-earnings.png", "console-earnings-phone.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() < 10_000 || st.ModTime().Before(browserBegan) {
 			t.Fatalf("screenshot %s: %v", f, err)
 		}
@@ -343,6 +361,27 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	if a := e2eDo(t, http.MethodGet, gwURL+"/credits/initiate?amount=5", "", "X-API-Key: "+newKey); a.status != http.StatusOK || a.obj(t)["account"] != newID {
 		t.Fatalf("deposit instructions of the rotated key: %d %s", a.status, a.body)
+	}
+	// The usage history through the gateway (passed on to settlementd): the
+	// rotated key's one paid call once ingested, the balance it was given as
+	// a credit, and no reading of the old key's history with it.
+	settletest.Eventually(t, 20*time.Second, "the rotated key's call in its usage history", func() (bool, error) {
+		a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/history?granularity=hour&hours=2", "", "X-API-Key: "+newKey)
+		if a.status != http.StatusOK {
+			return false, nil
+		}
+		tot, _ := a.obj(t)["totals"].(map[string]any)
+		return a.obj(t)["key_id"] == newID && tot["calls"] == float64(1) && tot["spend_units"] == "30", nil
+	})
+	if a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/credits", "", "X-API-Key: "+newKey); a.status != http.StatusOK ||
+		!strings.Contains(string(a.body), `"kind":"adjustment"`) || !strings.Contains(string(a.body), `"units":"`+strconv.FormatInt(int64(bal), 10)+`"`) {
+		t.Fatalf("credits of the rotated key: %d %s", a.status, a.body)
+	}
+	if a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/history?key_id="+out.KeyID, "", "X-API-Key: "+newKey); a.status != http.StatusForbidden || a.code() != "not_key_owner" {
+		t.Fatalf("another key's history: %d %s", a.status, a.body)
+	}
+	if a := e2eDo(t, http.MethodGet, gwURL+"/api/keys/history", "", "X-API-Key: "+secretOfNoOne); a.status != http.StatusUnauthorized {
+		t.Fatalf("history of an unknown key: %d %s", a.status, a.body)
 	}
 	for _, p := range []string{"/api/status", "/health"} {
 		if a := e2eDo(t, http.MethodGet, gwURL+p, ""); a.status != http.StatusOK {

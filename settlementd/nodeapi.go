@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/claims"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/history"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/nodes"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/status"
@@ -135,6 +136,12 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 		return nil, err
 	}
 	cs.Register(operatorHandle)
+	hs, err := history.New(history.Config{Pool: d.Pool(), Auth: a, Claims: cs, Log: log})
+	if err != nil {
+		closeFn()
+		return nil, err
+	}
+	hs.Register(handle, operatorHandle)
 	add("TOLLGATE_CLAIM_SWEEP_SCHEDULE", cfg.Claims.SweepSchedule, claims.Sweeper{Pool: d.Pool()})
 
 	// Status, public data and admin.

@@ -1,8 +1,11 @@
 // Tollgate web console: an injected EIP-1193 wallet (window.ethereum) through
 // viem; developers create a wallet-bound API key with one signature, see
 // usage and balance and deposit USDT; node operators sign in, register a
-// node, see earnings and withdraw them with claim(). Every request goes to
-// the page's own origin (the gateway, which passes settlementd's routes on).
+// node, see earnings and withdraw them with claim(). Charts (uPlot, bundled:
+// nothing is fetched from another origin) show a key's usage and spend over
+// time per method and chain, and an operator's traffic, earnings and epoch
+// splits. Every request goes to the page's own origin (the gateway, which
+// passes settlementd's routes on).
 import {
   createPublicClient,
   createWalletClient,
@@ -16,8 +19,12 @@ import {
   type WalletClient,
 } from 'viem';
 import { polygon } from 'viem/chains';
+import uPlot from 'uplot';
 
 const CHAIN_ID = 137;
+const PRICE_PER_CALL_UNITS = 30n; // 0.00003 USDT
+const LOW_CREDIT_CALLS = 1000;
+const CHAIN_NAMES: Record<number, string> = { 137: 'Polygon', 1: 'Ethereum', 42161: 'Arbitrum', 8453: 'Base', 80002: 'Amoy' };
 const EXPLORER = 'https://polygonscan.com';
 const claimAbi = parseAbi(['function claim(bytes signature, uint256 amount, uint256 deadline)']);
 
@@ -178,6 +185,8 @@ function refreshButtons() {
   $<HTMLButtonElement>('create-key').disabled = !connected;
   $<HTMLButtonElement>('login').disabled = !connected;
   $<HTMLButtonElement>('refresh-usage').disabled = !state.apiKey;
+  $<HTMLButtonElement>('load-history').disabled = !state.apiKey;
+  $<HTMLButtonElement>('load-nodes').disabled = !(connected && state.jwt);
   $<HTMLButtonElement>('deposit').disabled = !(connected && state.apiKey);
   $<HTMLButtonElement>('register').disabled = !(connected && state.jwt);
   $<HTMLButtonElement>('load-earnings').disabled = !(connected && state.jwt);
@@ -305,9 +314,210 @@ async function loadUsage(): Promise<bigint | undefined> {
     $('u-today').textContent = String(u.requests_today);
     $('u-spent').textContent = String(u.total_spend_usdt);
     say('usage-status', 'Updated ' + new Date().toLocaleTimeString(), 'ok');
+    showKeyState(Number(u.credits_remaining_calls), Number(u.daily_limit), Number(u.requests_today));
     return bal;
   } catch (e) {
     say('usage-status', 'Usage unavailable: ' + errText(e), 'error');
+  }
+}
+
+// showKeyState says when calls will be (or are) answered 402 Payment
+// Required, and what to do about it.
+function showKeyState(calls: number, dailyLimit: number, today: number) {
+  const el = $('key-state');
+  const freeLeft = dailyLimit > 0 ? Math.max(0, dailyLimit - today) : 0;
+  const price = fromUnits(PRICE_PER_CALL_UNITS);
+  let text: string;
+  let kind: Kind;
+  if (calls <= 0 && freeLeft <= 0) {
+    text = `Free tier used up for today and no credits: calls are answered 402 Payment Required. Deposit USDT below (${price} USDT a call) to continue now, or wait for the free tier to reset at 00:00 UTC.`;
+    kind = 'error';
+  } else if (calls <= 0) {
+    text = `No credits: ${freeLeft} free calls left today, then calls are answered 402 Payment Required. Deposit USDT below to keep calling (${price} USDT a call).`;
+    kind = 'paused';
+  } else if (calls < LOW_CREDIT_CALLS) {
+    text = `Credits low: about ${calls} calls left. Deposit USDT below before they run out; after that calls are answered 402 Payment Required.`;
+    kind = 'paused';
+  } else {
+    text = `Credits for about ${calls} calls.`;
+    kind = 'ok';
+  }
+  el.textContent = text;
+  el.dataset.kind = kind;
+  el.hidden = false;
+}
+
+// ---- charts
+
+const PALETTE = ['#1f5fd1', '#d1495b', '#17743a', '#b26a00', '#6c3fb5', '#00838f', '#5a6270', '#c2185b'];
+const charts = new Map<string, uPlot>();
+
+type Series = { label: string; values: number[]; dash?: boolean };
+
+function chartHeight(width: number): number {
+  return width < 520 ? 190 : 240;
+}
+
+// drawChart draws series over xs (unix seconds, UTC) into #id, replacing
+// what was there; data-points says how many non-zero points it shows.
+function drawChart(id: string, xs: number[], series: Series[], opts: { money?: boolean; bars?: boolean } = {}) {
+  const el = $(id);
+  charts.get(id)?.destroy();
+  charts.delete(id);
+  el.replaceChildren();
+  const points = series.reduce((n, s) => n + s.values.filter((v) => v > 0).length, 0);
+  el.dataset.points = String(points);
+  el.dataset.series = String(series.length);
+  if (!xs.length || !series.length) {
+    el.dataset.empty = '1';
+    return;
+  }
+  delete el.dataset.empty;
+  const width = Math.max(200, Math.floor(el.getBoundingClientRect().width));
+  // Half a step of room either side, so the first and last bars are whole
+  // and a single point is not stretched over years.
+  const half = (xs.length > 1 ? xs[1] - xs[0] : 60) / 2;
+  const fmt = (v: number) => (opts.money ? (v === 0 ? '0' : v < 0.01 ? v.toFixed(6) : v.toFixed(2)) : Number.isInteger(v) ? String(v) : '');
+  const u = new uPlot(
+    {
+      width,
+      height: chartHeight(width),
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+      scales: { x: { time: true, range: [xs[0] - half, xs[xs.length - 1] + half] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      axes: [
+        { stroke: '#5a6270', grid: { stroke: '#e6e9ee' } },
+        { stroke: '#5a6270', grid: { stroke: '#e6e9ee' }, size: opts.money ? 72 : 48, values: (_u, vals) => vals.map(fmt) },
+      ],
+      legend: { show: true, live: false },
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: s.label,
+          stroke: PALETTE[i % PALETTE.length],
+          width: 2,
+          dash: s.dash ? [6, 4] : undefined,
+          fill: opts.bars ? PALETTE[i % PALETTE.length] + '55' : undefined,
+          points: { show: true, size: 5 },
+          paths: opts.bars ? uPlot.paths.bars!({ size: [0.7, 48] }) : undefined,
+          value: (_u: uPlot, v: number | null) => (v == null ? '—' : fmt(v)),
+        })),
+      ],
+    },
+    [xs, ...series.map((s) => s.values)] as uPlot.AlignedData,
+    el,
+  );
+  charts.set(id, u);
+}
+
+function resizeCharts() {
+  for (const [id, u] of charts) {
+    const w = Math.max(200, Math.floor($(id).getBoundingClientRect().width));
+    if (Math.abs(w - u.width) > 2) u.setSize({ width: w, height: chartHeight(w) });
+  }
+}
+
+const unitsToUSDT = (u: string | number | bigint) => Number(BigInt(u)) / 1e6;
+
+function cell(text: string, num = false): HTMLTableCellElement {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (num) td.className = 'num';
+  return td;
+}
+
+// fillTable fills a table's body; each cell carries its column's name
+// (data-label), which a phone shows beside the value instead of a header.
+function fillTable(id: string, rows: HTMLTableCellElement[][], empty: string, cols: number) {
+  const body = $(id).querySelector('tbody')!;
+  const heads = [...$(id).querySelectorAll('thead th')].map((th) => th.textContent ?? '');
+  for (const r of rows) r.forEach((td, i) => (td.dataset.label = heads[i] ?? ''));
+  if (!rows.length) {
+    const td = cell(empty);
+    td.colSpan = cols;
+    const tr = document.createElement('tr');
+    tr.append(td);
+    body.replaceChildren(tr);
+    return;
+  }
+  body.replaceChildren(
+    ...rows.map((r) => {
+      const tr = document.createElement('tr');
+      tr.append(...r);
+      return tr;
+    }),
+  );
+}
+
+// ---- developer: usage history
+
+async function loadHistory(ev?: Event) {
+  ev?.preventDefault();
+  if (!state.apiKey) return;
+  const hour = $<HTMLSelectElement>('history-granularity').value === 'hour';
+  const key = { 'X-API-Key': state.apiKey };
+  say('history-status', 'Loading the usage history…', 'pending');
+  try {
+    const q = hour ? 'granularity=hour&hours=48' : 'granularity=day&days=14';
+    let h = await api('GET', '/api/keys/history?' + q + '&limit=1000', undefined, key);
+    const rows: any[] = [...h.rows];
+    for (let page = 0; h.next_cursor && page < 4; page++) {
+      h = await api('GET', '/api/keys/history?' + q + '&limit=1000&cursor=' + encodeURIComponent(h.next_cursor), undefined, key);
+      rows.push(...h.rows);
+    }
+    // Every bucket of the window on the x axis, empty ones as zero.
+    const step = hour ? 3600 : 86400;
+    const xs: number[] = [];
+    for (let t = Date.parse(h.from) / 1000; t < Date.parse(h.to) / 1000; t += step) xs.push(t);
+    const at = new Map(xs.map((x, i) => [x, i]));
+    // The busiest methods get their own line; the rest are summed.
+    const byCalls = [...h.by_method].sort((a: any, b: any) => b.calls - a.calls).map((m: any) => m.method || 'unlabelled');
+    const shown = byCalls.slice(0, 5);
+    const calls = new Map<string, number[]>();
+    const spend = new Map<number, number[]>();
+    for (const r of rows) {
+      const i = at.get(Date.parse(r.start) / 1000);
+      if (i === undefined) continue;
+      const m = shown.includes(r.method || 'unlabelled') ? r.method || 'unlabelled' : 'other methods';
+      if (!calls.has(m)) calls.set(m, xs.map(() => 0));
+      calls.get(m)![i] += r.calls;
+      if (!spend.has(r.chain_id)) spend.set(r.chain_id, xs.map(() => 0));
+      spend.get(r.chain_id)![i] += unitsToUSDT(r.spend_units);
+    }
+    drawChart('chart-calls', xs, [...calls].map(([label, values]) => ({ label, values })), { bars: !hour });
+    drawChart(
+      'chart-spend',
+      xs,
+      [...spend].sort((a, b) => a[0] - b[0]).map(([chain, values]) => ({ label: `${CHAIN_NAMES[chain] ?? 'chain'} (${chain})`, values })),
+      { money: true, bars: !hour },
+    );
+    fillTable(
+      'history-methods',
+      h.by_method
+        .slice()
+        .sort((a: any, b: any) => b.calls - a.calls)
+        .map((m: any) => [cell(m.method || 'unlabelled'), cell(String(m.calls), true), cell(String(m.spend_usdt), true)]),
+      'No calls in this period.',
+      3,
+    );
+    const c = await api('GET', '/api/keys/credits?limit=20', undefined, key);
+    fillTable(
+      'history-credits',
+      c.credits.map((x: any) => {
+        const tx = cell('');
+        if (x.tx_hash && x.kind === 'deposit') {
+          const a = txLink(x.tx_hash);
+          a.textContent = x.tx_hash.slice(0, 10) + '…' + x.tx_hash.slice(-8);
+          tx.append(a);
+        }
+        else tx.textContent = x.reason ?? x.tx_hash ?? '—';
+        return [cell(new Date(x.at).toLocaleString()), cell(x.kind.replace('_', ' ')), cell(String(x.usdt), true), tx];
+      }),
+      'No deposits yet.',
+      4,
+    );
+    say('history-status', `${h.totals.calls} calls, ${h.totals.spend_usdt} USDT spent in this period.`, 'ok');
+  } catch (e) {
+    say('history-status', 'Usage history unavailable: ' + errText(e), 'error');
   }
 }
 
@@ -374,6 +584,8 @@ async function login() {
     const t = await api('POST', '/api/auth/login', { message: ch.message, signature });
     state.jwt = t.token;
     say('login-status', 'Signed in as ' + t.wallet + ' until ' + new Date(t.expires_at).toLocaleTimeString() + '.', 'ok');
+    refreshButtons();
+    void loadNodes();
   } catch (e) {
     state.jwt = undefined;
     say('login-status', 'Sign-in failed: ' + errText(e), 'error');
@@ -443,6 +655,73 @@ async function loadEarnings(ev?: Event) {
   }
 }
 
+// ---- node operator: my nodes
+
+async function loadNodes() {
+  say('nodes-status', 'Loading your nodes…', 'pending');
+  try {
+    const o = await api('GET', '/api/nodes/overview?days=14', undefined, bearer());
+    const nodes: any[] = o.nodes;
+    for (const n of nodes.slice().reverse()) rememberNode(n.node_id);
+    const pct = (v: number | null) => (v == null ? '—' : (v * 100).toFixed(1) + ' %');
+    fillTable(
+      'nodes-table',
+      nodes.map((n) => {
+        const v = n.verification;
+        const ver = v.quarantined ? `quarantined (${v.evidence_count} evidence)` : v.evidence_count ? `${v.evidence_count} evidence` : 'no mismatches';
+        return [
+          cell(n.label ? `${n.label} (${n.node_id})` : n.node_id),
+          cell(n.status),
+          cell(n.chain_ids.join(', ')),
+          cell(String(n.served.calls), true),
+          cell(pct(n.probes.uptime_24h), true),
+          cell(n.probes.p50_latency_ms_24h == null ? '—' : Math.round(n.probes.p50_latency_ms_24h) + ' ms', true),
+          cell(ver),
+          cell(`${n.earnings.claimable_usdt} / ${n.earnings.claimed_usdt}`, true),
+        ];
+      }),
+      'No nodes registered with this wallet.',
+      8,
+    );
+    const name = (n: any) => n.label || n.node_id;
+    const days: number[] = (nodes[0]?.daily ?? []).map((d: any) => Date.parse(d.day + 'T00:00:00Z') / 1000);
+    drawChart('chart-traffic', days, nodes.map((n) => ({ label: name(n), values: n.daily.map((d: any) => d.calls) })), { bars: true });
+    drawChart('chart-earned', days, nodes.map((n) => ({ label: name(n), values: n.daily.map((d: any) => unitsToUSDT(d.earned_units)) })), {
+      money: true,
+      bars: true,
+    });
+    // Epoch splits: each epoch's revenue, its 50/30/20 parts, and the
+    // wallet's share (all its nodes).
+    const ep = new Map<number, any>();
+    for (const n of nodes)
+      for (const e of n.epochs) {
+        const x = Date.parse(e.starts_at) / 1000;
+        const cur = ep.get(x) ?? { ...e, mine: 0 };
+        cur.mine += unitsToUSDT(e.share_units);
+        ep.set(x, cur);
+      }
+    const xs = [...ep.keys()].sort((a, b) => a - b);
+    const col = (f: (e: any) => number) => xs.map((x) => f(ep.get(x)));
+    drawChart(
+      'chart-epochs',
+      xs,
+      xs.length
+        ? [
+            { label: 'epoch revenue', values: col((e) => unitsToUSDT(e.epoch_total_units)) },
+            { label: 'operators 50 %', values: col((e) => unitsToUSDT(e.epoch_operators_units)), dash: true },
+            { label: 'platform 30 %', values: col((e) => unitsToUSDT(e.epoch_platform_units)), dash: true },
+            { label: 'pool 20 %', values: col((e) => unitsToUSDT(e.epoch_pool_units)), dash: true },
+            { label: 'your share', values: col((e) => e.mine) },
+          ]
+        : [],
+      { money: true },
+    );
+    say('nodes-status', `${nodes.length} node${nodes.length === 1 ? '' : 's'}; updated ${new Date().toLocaleTimeString()}.`, 'ok');
+  } catch (e) {
+    onAuthError(e, 'nodes-status', 'Nodes unavailable');
+  }
+}
+
 async function withdraw() {
   const id = $<HTMLInputElement>('node-id').value.trim();
   const btn = $<HTMLButtonElement>('claim');
@@ -490,6 +769,13 @@ function init() {
   $('node-form').addEventListener('submit', loadEarnings);
   $('node-id').addEventListener('input', refreshButtons);
   $('claim').addEventListener('click', withdraw);
+  $('history-form').addEventListener('submit', loadHistory);
+  $('load-nodes').addEventListener('click', () => void loadNodes());
+  let resizing = 0;
+  window.addEventListener('resize', () => {
+    cancelAnimationFrame(resizing);
+    resizing = requestAnimationFrame(resizeCharts);
+  });
   if (!window.ethereum) say('wallet-status', 'No wallet found: install a browser wallet (such as MetaMask) to use the console.', 'error');
   window.ethereum?.on?.('accountsChanged', () => {
     state.jwt = undefined;

@@ -181,8 +181,12 @@ try {
   if (!/^tg_[0-9A-Za-z]{43}$/.test(apiKey)) throw new Error('the page shows no API key');
   out.key_id = await text(dev.page, '#key-id');
   if ((await text(dev.page, '#u-key')) !== out.key_id || (await text(dev.page, '#u-balance')) !== '0') throw new Error('usage of the new key not shown');
+  // A new key has no credits: the page says when calls turn into 402 and what to do.
+  await dev.page.locator('#key-state[data-kind="paused"], #key-state[data-kind="error"]').waitFor({ timeout: 10_000 });
+  out.key_state_new = await text(dev.page, '#key-state');
+  if (!/402/.test(out.key_state_new) || !/[Dd]eposit/.test(out.key_state_new)) throw new Error('key state of a new key: ' + out.key_state_new);
   await dev.page.screenshot({ path: join(shots, 'console-key.png'), fullPage: true, mask: [dev.page.locator('#new-key')], maskColor: '#c8ccd2' });
-  log('wallet key created', out.key_id);
+  log('wallet key created', out.key_id, '-', out.key_state_new);
 
   // --- The deposit: approve + deposit through the wallet, until credited.
   await dev.page.getByLabel('Amount in USDT').fill(depositUSDT);
@@ -238,6 +242,53 @@ try {
   out.paid_calls = served;
   log('paid calls served by the node', served);
 
+  // --- The usage history: what the key paid for, per hour, method and
+  // chain, from settlementd (through the gateway), once ingested; the
+  // charts draw it, on a phone and on a desktop.
+  const history = async () =>
+    (await fetch(base + '/api/keys/history?granularity=hour&hours=48', { headers: { 'X-API-Key': apiKey } })).json();
+  const h = await until('the paid calls in the usage history', 30_000, async () => {
+    const v = await history();
+    const row = v.rows?.find((r) => r.method === 'eth_blockNumber' && r.chain_id === 137 && r.payer === 'credits');
+    return row && row.calls >= served ? v : null;
+  });
+  out.history_calls = h.totals.calls;
+  out.history_spend_units = h.totals.spend_units;
+  const chartReady = (page, id) =>
+    until(`chart ${id}`, 15_000, async () => Number(await page.locator('#' + id).getAttribute('data-points')) > 0 && (await page.locator(`#${id} canvas`).count()) > 0);
+  const fits = async (page, what) => {
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    if (overflow > 0) throw new Error(`${what}: the page is ${overflow}px wider than the screen`);
+  };
+  const chartsFit = (page, ids) =>
+    until('charts resized to the screen', 10_000, () =>
+      page.evaluate(
+        (ids) => ids.every((id) => {
+          const box = document.getElementById(id);
+          const plot = box?.querySelector('.uplot');
+          return plot && plot.getBoundingClientRect().width <= box.getBoundingClientRect().width + 1;
+        }),
+        ids,
+      ),
+    );
+  await dev.page.locator('#history-granularity').selectOption('hour');
+  await dev.page.getByRole('button', { name: 'Show usage history' }).click();
+  await dev.page.locator('#history-status[data-kind="ok"]').waitFor({ timeout: 20_000 });
+  await chartReady(dev.page, 'chart-calls');
+  await chartReady(dev.page, 'chart-spend');
+  if (!(await text(dev.page, '#history-methods tbody')).includes('eth_blockNumber')) throw new Error('the method table does not list eth_blockNumber');
+  if ((await dev.page.locator('#history-credits tbody a').count()) < 1) throw new Error('the deposit is not listed with its transaction');
+  if (!(await dev.page.locator('#key-state').isVisible())) throw new Error('the key state is not shown');
+  out.key_state = await text(dev.page, '#key-state');
+  await chartsFit(dev.page, ['chart-calls', 'chart-spend']);
+  await fits(dev.page, 'usage on a phone');
+  await dev.page.locator('#history-card').screenshot({ path: join(shots, 'console-usage-phone.png') });
+  await dev.page.setViewportSize({ width: 1280, height: 900 });
+  await chartsFit(dev.page, ['chart-calls', 'chart-spend']);
+  await dev.page.locator('#history-card').screenshot({ path: join(shots, 'console-usage.png') });
+  out.usage_chart_points = Number(await dev.page.locator('#chart-calls').getAttribute('data-points'));
+  log('usage history charted:', out.history_calls, 'calls,', out.key_state);
+
   // --- 4. Earnings settle; the operator withdraws them.
   await until('claimable earnings', 100_000, async () => {
     await op.page.getByRole('button', { name: 'Show earnings' }).click();
@@ -278,6 +329,21 @@ try {
   out.claimed_usdt = await text(op.page, '#e-claimed');
   await op.page.screenshot({ path: join(shots, 'console-withdrawal.png'), fullPage: true });
   log('withdrawn', out.claimed_usdt, out.claim_tx);
+
+  // --- The operator's nodes: traffic, earnings per day and epoch splits.
+  await op.page.getByRole('button', { name: 'Show my nodes' }).click();
+  await op.page.locator('#nodes-status[data-kind="ok"]').waitFor({ timeout: 20_000 });
+  for (const id of ['chart-traffic', 'chart-earned', 'chart-epochs']) await chartReady(op.page, id);
+  if (!(await text(op.page, '#nodes-table tbody')).includes(out.node_id)) throw new Error('the node is not in the nodes table');
+  out.earnings_chart_points = Number(await op.page.locator('#chart-earned').getAttribute('data-points'));
+  out.epoch_chart_points = Number(await op.page.locator('#chart-epochs').getAttribute('data-points'));
+  await chartsFit(op.page, ['chart-traffic', 'chart-earned', 'chart-epochs']);
+  await op.page.locator('#nodes-card').screenshot({ path: join(shots, 'console-earnings.png') });
+  await op.page.setViewportSize({ width: 375, height: 800 });
+  await chartsFit(op.page, ['chart-traffic', 'chart-earned', 'chart-epochs']);
+  await fits(op.page, 'nodes on a phone');
+  await op.page.locator('#nodes-card').screenshot({ path: join(shots, 'console-earnings-phone.png') });
+  log('nodes charted: earnings points', out.earnings_chart_points, 'epoch points', out.epoch_chart_points);
 
   out.foreign_requests = [...op.foreign, ...dev.foreign];
   if (out.foreign_requests.length) throw new Error('requests to other origins: ' + out.foreign_requests.join(', '));

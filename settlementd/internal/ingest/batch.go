@@ -319,7 +319,34 @@ FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::text[
             $8::bigint[], $9::int[], $10::text[], $11::text[], $12::text[])
      AS r(id, ts, epoch_id, chain_id, payer, account, asset, amount_units, calls, upstream, node_id, method)
 LEFT JOIN (SELECT id FROM epochs WHERE state = 'open') o ON true
-ON CONFLICT (id) DO NOTHING`
+ON CONFLICT (id) DO NOTHING
+RETURNING ts, chain_id, payer, account, amount_units, calls, node_id, method`
+
+	// The usage rollups (migration 0046) are added to from the revenue
+	// rows the insert actually made, in the same statement: a redelivered
+	// event inserts nothing and so adds nothing (exactly once). Rows are
+	// upserted in key order, so concurrent ingesters lock them in the same
+	// order.
+	insertRevenueRollups = `
+WITH ins AS (` + insertRevenue + `),
+hourly AS (
+    INSERT INTO usage_hourly AS u (account, hour, chain_id, method, payer, requests, calls, amount_units)
+    SELECT account, date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour, chain_id, method, payer,
+           count(*), sum(calls), sum(amount_units)
+    FROM ins WHERE account IS NOT NULL GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+    ON CONFLICT (account, hour, chain_id, method, payer) DO UPDATE SET requests = u.requests + EXCLUDED.requests,
+        calls = u.calls + EXCLUDED.calls, amount_units = u.amount_units + EXCLUDED.amount_units),
+daily AS (
+    INSERT INTO usage_daily AS u (account, day, chain_id, method, payer, requests, calls, amount_units)
+    SELECT account, (ts AT TIME ZONE 'UTC')::date AS day, chain_id, method, payer, count(*), sum(calls), sum(amount_units)
+    FROM ins WHERE account IS NOT NULL GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+    ON CONFLICT (account, day, chain_id, method, payer) DO UPDATE SET requests = u.requests + EXCLUDED.requests,
+        calls = u.calls + EXCLUDED.calls, amount_units = u.amount_units + EXCLUDED.amount_units)
+INSERT INTO node_usage_hourly AS u (node_id, hour, chain_id, requests, calls, amount_units)
+SELECT node_id, date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour, chain_id, count(*), sum(calls), sum(amount_units)
+FROM ins WHERE node_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+ON CONFLICT (node_id, hour, chain_id) DO UPDATE SET requests = u.requests + EXCLUDED.requests,
+    calls = u.calls + EXCLUDED.calls, amount_units = u.amount_units + EXCLUDED.amount_units`
 
 	insertDebits = `
 WITH ins AS (
@@ -433,7 +460,7 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
 	q := &pgx.Batch{}
 	if n := len(b.rev.id); n > 0 {
 		r := &b.rev
-		q.Queue(insertRevenue, r.id, r.ts, r.epoch, r.chain, r.payer, r.account, r.asset, r.amount, r.calls, r.upstream, r.node, r.method)
+		q.Queue(insertRevenueRollups, r.id, r.ts, r.epoch, r.chain, r.payer, r.account, r.asset, r.amount, r.calls, r.upstream, r.node, r.method)
 	}
 	if len(b.deb.id) > 0 {
 		d := &b.deb

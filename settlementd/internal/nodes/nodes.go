@@ -46,6 +46,9 @@ const (
 	DefaultProbeTimeout = 5 * time.Second
 	DefaultMaxFailures  = 3
 	MaxLabel            = 64
+	// ProbeSampleRetention is how long each probe's outcome and latency
+	// are kept (node_probe_samples).
+	ProbeSampleRetention = 7 * 24 * time.Hour
 )
 
 // Config of the nodes service.
@@ -461,7 +464,9 @@ func (p *Prober) Run(ctx context.Context) error {
 		if !registry.ValidID(n.NodeID) || len(n.ChainIDs) == 0 {
 			continue
 		}
+		began := time.Now()
 		perr := s.probe(ctx, n.RPCURL, n.ChainIDs)
+		took := float64(time.Since(began).Microseconds()) / 1000
 		var msg *string
 		if perr != nil {
 			m := perr.Error()
@@ -483,6 +488,12 @@ func (p *Prober) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			// The sample behind the operator's uptime and latency
+			// (settlementd/internal/history).
+			if _, err := tx.Exec(ctx, `INSERT INTO node_probe_samples (node_id, at, ok, latency_ms) VALUES ($1, clock_timestamp(), $2, $3)
+				ON CONFLICT DO NOTHING`, n.NodeID, perr == nil, took); err != nil {
+				return err
+			}
 			return s.publish(ctx, n)
 		})
 		if err != nil {
@@ -490,6 +501,9 @@ func (p *Prober) Run(ctx context.Context) error {
 		}
 	}
 	if err := s.unpublishDeregistered(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := s.cfg.Pool.Exec(ctx, `DELETE FROM node_probe_samples WHERE at < now() - $1::bigint * interval '1 second'`, int64(ProbeSampleRetention.Seconds())); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
