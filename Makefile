@@ -115,7 +115,8 @@ test: node-deps browser-deps systemd-deps tidy-check build
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test ./shared/money -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
-	$(GO) test ./shared/events -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./shared/events -run '^$$' -fuzz 'FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./shared/events -run '^$$' -fuzz FuzzDecodeFlat -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzMatchReplies -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzDeepValid -fuzztime $(FUZZTIME)

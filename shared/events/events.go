@@ -266,8 +266,11 @@ func Decode(values map[string]any) (Event, error) {
 		return nil, fmt.Errorf("event type %q: %w", typ, ErrUnknownType)
 	}
 	e := mk()
-	if err := json.Unmarshal([]byte(data), e); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", typ, err)
+	if !decodeFlat(data, e) {
+		e = mk() // the fast path may have filled part of it
+		if err := json.Unmarshal([]byte(data), e); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", typ, err)
+		}
 	}
 	if err := e.Validate(); err != nil {
 		return nil, err
