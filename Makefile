@@ -117,7 +117,8 @@ test: node-deps browser-deps systemd-deps tidy-check build
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test ./shared/money -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
-	$(GO) test ./shared/events -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./shared/events -run '^$$' -fuzz 'FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./shared/events -run '^$$' -fuzz FuzzDecodeFlat -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzMatchReplies -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzDeepValid -fuzztime $(FUZZTIME)
@@ -149,6 +150,7 @@ clean:
 # BENCH_EVENTS stream entries per case (backlog drain, sustained producer,
 # several worker/batch settings), then a producer paced at 25,000 entries/s.
 # The figure to read is events/s (and drain-ms ≈ 0 for the paced run).
+# Then bench-close. Figures and reading: docs/benchmarks.md.
 BENCH_EVENTS ?= 200000
 .PHONY: bench-settlement
 bench-settlement:
@@ -156,6 +158,16 @@ bench-settlement:
 	@source $(RUN_DIR)/services.env.sh && export TOLLGATE_REQUIRE_SERVICES=1 && \
 	  $(GO) test ./settlementd/internal/ingest -run '^$$' -bench 'BenchmarkIngest$$' -benchtime $(BENCH_EVENTS)x -count 1 && \
 	  $(GO) test ./settlementd/internal/ingest -run '^$$' -bench 'BenchmarkIngestPaced' -benchtime 250000x -count 1
+	@$(MAKE) --no-print-directory bench-close
+
+# The close of one epoch holding 10k, 100k and 1M revenue events (1,000
+# nodes, 25,000 payers): median/min/max over BENCH_CLOSE_RUNS closes (all
+# but the last rolled back, the last committed), in ms.
+.PHONY: bench-close
+bench-close:
+	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
+	@source $(RUN_DIR)/services.env.sh && export TOLLGATE_REQUIRE_SERVICES=1 && \
+	  $(GO) test ./settlementd/internal/epochs -run '^$$' -bench 'BenchmarkClose' -benchtime 1x -count 1 -timeout 30m
 
 # Gateway data-path cost (issue 4): a fast local upstream measured directly,
 # through a plain Caddy reverse_proxy, and through our gateway with a funded

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -101,22 +102,25 @@ func (r *Revenue) Time() time.Time { return time.UnixMilli(r.TimeMs).UTC() }
 // UnmarshalJSON decodes a revenue payload; an entry without epoch_id (written
 // before the field existed) gets the epoch of its ts.
 func (r *Revenue) UnmarshalJSON(b []byte) error {
+	// One pass over the payload (settlementd decodes every entry): an
+	// epoch_id absent or null leaves the sentinel in place.
 	type plain Revenue
-	v := struct {
-		*plain
-		EpochID *int64 `json:"epoch_id"`
-	}{plain: (*plain)(r)}
-	if err := json.Unmarshal(b, &v); err != nil {
+	r.EpochID = noEpoch
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
 		return err
 	}
-	switch {
-	case v.EpochID != nil:
-		r.EpochID = *v.EpochID
-	case r.TimeMs > 0:
-		r.EpochID = EpochOf(r.Time())
+	if r.EpochID == noEpoch {
+		r.EpochID = 0
+		if r.TimeMs > 0 {
+			r.EpochID = EpochOf(r.Time())
+		}
 	}
 	return nil
 }
+
+// noEpoch marks "no epoch_id in the payload" while decoding a Revenue. No
+// real epoch is near it (EpochOf of any representable time is far above).
+const noEpoch = math.MinInt64
 
 // validMethod: a bounded label of letters, digits and underscores ("" for
 // entries older than the field).
@@ -262,8 +266,11 @@ func Decode(values map[string]any) (Event, error) {
 		return nil, fmt.Errorf("event type %q: %w", typ, ErrUnknownType)
 	}
 	e := mk()
-	if err := json.Unmarshal([]byte(data), e); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", typ, err)
+	if !decodeFlat(data, e) {
+		e = mk() // the fast path may have filled part of it
+		if err := json.Unmarshal([]byte(data), e); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", typ, err)
+		}
 	}
 	if err := e.Validate(); err != nil {
 		return nil, err

@@ -196,8 +196,11 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 		return Split{}, err
 	}
 
-	rows, err := tx.Query(ctx, `SELECT node_id, sum(amount_units)::bigint, sum(calls)::bigint, count(*)
-		FROM revenue_events WHERE booked_epoch = $1 GROUP BY node_id`, id)
+	g, err := deregisteredNodes(ctx, tx)
+	if err != nil {
+		return Split{}, err
+	}
+	rows, err := epochRevenue(ctx, tx, id, g)
 	if err != nil {
 		return Split{}, err
 	}
@@ -208,10 +211,10 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 	)
 	for rows.Next() {
 		var (
-			node    *string
-			u, k, n int64
+			node                    *string
+			u, k, n, afterU, afterK int64
 		)
-		if err := rows.Scan(&node, &u, &k, &n); err != nil {
+		if err := rows.Scan(&node, &u, &k, &n, &afterU, &afterK); err != nil {
 			rows.Close()
 			return Split{}, err
 		}
@@ -219,15 +222,12 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 		calls += k
 		nevent += n
 		if node != nil {
-			weights = append(weights, Weight{NodeID: *node, Units: money.Units(u), Calls: k})
+			w := Weight{NodeID: *node, Units: money.Units(u), Calls: k}
+			weights = append(weights, withholdAfterDeregistration(id, w, afterU, afterK, c.log()))
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return Split{}, err
-	}
-	weights, err = withholdAfterDeregistration(ctx, tx, id, weights, c.log())
-	if err != nil {
 		return Split{}, err
 	}
 

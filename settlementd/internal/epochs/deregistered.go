@@ -2,6 +2,7 @@ package epochs
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
@@ -9,62 +10,58 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// withholdAfterDeregistration takes out of the epoch's node weights what a
-// deregistered node served at or after its deregistration (nodes.
-// deregistered_at; the gateway may still route to it until its next
-// registry refresh). That revenue stays in the epoch's total and counts as
-// served by no registered node, so its operators' half is the platform's
-// like the providers' (Compute). What the node served before its
-// deregistration is owed, however late it is ingested and booked. Revenue
-// event time (the gateway's clock) is compared with deregistered_at
-// (Postgres's clock): docs/decisions.md.
+// Deregistered nodes (nodes.deregistered_at, issue 16.7) earn nothing for
+// what they served at or after their deregistration (the gateway may still
+// route to one until its next registry refresh). That revenue stays in the
+// epoch's total and counts as served by no registered node, so its
+// operators' half is the platform's like the providers' (Compute). What
+// the node served before its deregistration is owed, however late it is
+// ingested and booked. Revenue event time (the gateway's clock) is compared
+// with deregistered_at (Postgres's clock): docs/decisions.md.
 //
-// The common case costs one lookup of the epoch's nodes by primary key;
-// the epoch's events are read again only when one of them names a
-// deregistered node.
-func withholdAfterDeregistration(ctx context.Context, tx pgx.Tx, epoch int64, weights []Weight, log *zap.Logger) ([]Weight, error) {
-	if len(weights) == 0 {
-		return weights, nil
+// The close reads the epoch's events once (issue 22): when any node is
+// deregistered, the grouped scan joins the deregistration times and sums
+// what each node served after its own beside its total, so a million
+// events are not read a second time.
+
+// gone is every deregistered node and its deregistration time.
+type gone struct {
+	nodes []string
+	at    []time.Time
+}
+
+func deregisteredNodes(ctx context.Context, tx pgx.Tx) (gone, error) {
+	var g gone
+	err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(node_id ORDER BY node_id), '{}'), COALESCE(array_agg(deregistered_at ORDER BY node_id), '{}')
+		FROM nodes WHERE deregistered_at IS NOT NULL`).Scan(&g.nodes, &g.at)
+	return g, err
+}
+
+// epochRevenue is the close's one grouped scan: per node (NULL: not a
+// registered node's), its revenue, calls and events, and what it served at
+// or after its deregistration.
+func epochRevenue(ctx context.Context, tx pgx.Tx, epoch int64, g gone) (pgx.Rows, error) {
+	if len(g.nodes) == 0 {
+		return tx.Query(ctx, `SELECT node_id, sum(amount_units)::bigint, sum(calls)::bigint, count(*), 0::bigint, 0::bigint
+			FROM revenue_events WHERE booked_epoch = $1 GROUP BY node_id`, epoch)
 	}
-	ids := make([]string, len(weights))
-	for i, w := range weights {
-		ids[i] = w.NodeID
+	return tx.Query(ctx, `SELECT r.node_id, sum(r.amount_units)::bigint, sum(r.calls)::bigint, count(*),
+			COALESCE(sum(r.amount_units) FILTER (WHERE r.ts >= g.at), 0)::bigint,
+			COALESCE(sum(r.calls) FILTER (WHERE r.ts >= g.at), 0)::bigint
+		FROM revenue_events r LEFT JOIN unnest($2::text[], $3::timestamptz[]) AS g(node_id, at) ON g.node_id = r.node_id
+		WHERE r.booked_epoch = $1 GROUP BY r.node_id`, epoch, g.nodes, g.at)
+}
+
+// withholdAfterDeregistration takes what each deregistered node served
+// after its deregistration out of its weight (a weight of zero is ignored
+// by Compute).
+func withholdAfterDeregistration(epoch int64, w Weight, afterUnits, afterCalls int64, log *zap.Logger) Weight {
+	if afterUnits == 0 && afterCalls == 0 {
+		return w
 	}
-	var gone []string
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(node_id), '{}') FROM nodes
-		WHERE node_id = ANY($1) AND deregistered_at IS NOT NULL`, ids).Scan(&gone); err != nil || len(gone) == 0 {
-		return weights, err
-	}
-	rows, err := tx.Query(ctx, `SELECT r.node_id, sum(r.amount_units)::bigint, sum(r.calls)::bigint
-		FROM revenue_events r JOIN nodes n ON n.node_id = r.node_id
-		WHERE r.booked_epoch = $1 AND r.node_id = ANY($2) AND r.ts >= n.deregistered_at GROUP BY r.node_id`, epoch, gone)
-	if err != nil {
-		return nil, err
-	}
-	after := map[string]Weight{}
-	for rows.Next() {
-		var w Weight
-		var u int64
-		if err := rows.Scan(&w.NodeID, &u, &w.Calls); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		w.Units = money.Units(u)
-		after[w.NodeID] = w
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := weights[:0]
-	for _, w := range weights {
-		if a, ok := after[w.NodeID]; ok {
-			log.Info("a deregistered node earns nothing for what it served after its deregistration",
-				zap.Int64("epoch", epoch), zap.String("node", w.NodeID), zap.Int64("withheld_units", int64(a.Units)), zap.Int64("calls", a.Calls))
-			w.Units -= a.Units
-			w.Calls -= a.Calls
-		}
-		out = append(out, w) // a weight of zero is ignored by Compute
-	}
-	return out, nil
+	log.Info("a deregistered node earns nothing for what it served after its deregistration",
+		zap.Int64("epoch", epoch), zap.String("node", w.NodeID), zap.Int64("withheld_units", afterUnits), zap.Int64("calls", afterCalls))
+	w.Units -= money.Units(afterUnits)
+	w.Calls -= afterCalls
+	return w
 }

@@ -455,18 +455,37 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
 ON CONFLICT (stream_id) DO NOTHING`
 )
 
-// write stores the batch in one transaction: all of it or none of it.
+// write stores the batch in one transaction (all of it or none of it) with
+// ON CONFLICT statements only: the path for a batch part of which may
+// already be stored (copyWrite is the fast path tried first).
 func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
+	q := b.statements(consumer, true)
+	if q.Len() == 0 {
+		return nil
+	}
+	if len(b.rev.id) > 0 || len(b.ev.id) > 0 {
+		// Taken before the revenue and evidence inserts read which epoch
+		// is open.
+		if err := pglock.XactShared(ctx, tx, pglock.Booking); err != nil {
+			return err
+		}
+	}
+	return tx.SendBatch(ctx, q).Close()
+}
+
+// statements queues the batch's ON CONFLICT statements; bulk says whether
+// revenue, debits and refunds are among them (copyWrite COPYs those).
+func (b *batch) statements(consumer string, bulk bool) *pgx.Batch {
 	q := &pgx.Batch{}
-	if n := len(b.rev.id); n > 0 {
+	if n := len(b.rev.id); n > 0 && bulk {
 		r := &b.rev
 		q.Queue(insertRevenueRollups, r.id, r.ts, r.epoch, r.chain, r.payer, r.account, r.asset, r.amount, r.calls, r.upstream, r.node, r.method)
 	}
-	if len(b.deb.id) > 0 {
+	if len(b.deb.id) > 0 && bulk {
 		d := &b.deb
 		q.Queue(insertDebits, d.id, d.ts, d.chain, d.payer, d.account, d.asset, d.amount, d.calls)
 	}
-	if len(b.ref.id) > 0 {
+	if len(b.ref.id) > 0 && bulk {
 		r := &b.ref
 		q.Queue(insertRefunds, r.id, r.ts, r.payer, r.account, r.amount, r.calls)
 	}
@@ -493,15 +512,5 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx, consumer string) error {
 		}
 		q.Queue(insertDead, ids, reasons, fields, cons)
 	}
-	if q.Len() == 0 {
-		return nil
-	}
-	if len(b.rev.id) > 0 || len(b.ev.id) > 0 {
-		// Taken before the revenue and evidence inserts read which epoch
-		// is open.
-		if err := pglock.XactShared(ctx, tx, pglock.Booking); err != nil {
-			return err
-		}
-	}
-	return tx.SendBatch(ctx, q).Close()
+	return q
 }

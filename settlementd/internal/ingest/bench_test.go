@@ -3,9 +3,15 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 )
@@ -19,6 +25,9 @@ import (
 //   - sustained: a producer XADDs at full speed while the ingester runs, and
 //     the clock runs from the first XADD to the last entry committed (the
 //     producer shares the machine's cores with Redis, Postgres and ingest).
+//
+// Beside events/s each case reports the CPU it cost per event (cpuMeter):
+// on a shared machine that is the figure to compare.
 func BenchmarkIngest(b *testing.B) {
 	for _, mode := range []string{"backlog", "sustained"} {
 		for _, c := range []struct{ workers, batch int }{{1, 1000}, {2, 1000}, {2, 2000}, {4, 1000}} {
@@ -45,6 +54,7 @@ func benchIngest(b *testing.B, sustained bool, workers, batch int) {
 		settletest.XAdd(b, e.rdb, e.stream, evs...)
 	}
 	b.ResetTimer()
+	cpu := newCPUMeter(b, e)
 	start := time.Now()
 	var wg sync.WaitGroup
 	wg.Go(func() { in.Run(ctx) })
@@ -57,6 +67,7 @@ func benchIngest(b *testing.B, sustained bool, workers, batch int) {
 	})
 	elapsed := time.Since(start)
 	b.StopTimer()
+	cpu.report(b, b.N)
 	cancel()
 	wg.Wait()
 	stored := settletest.Count(b, e.pool, `SELECT (SELECT count(*) FROM revenue_events) + (SELECT count(*) FROM debits) + (SELECT count(*) FROM refunds)`)
@@ -108,4 +119,83 @@ func BenchmarkIngestPaced(b *testing.B) {
 	b.ReportMetric(float64(b.N)/produced.Seconds(), "offered/s")
 	b.ReportMetric(float64(drain.Milliseconds()), "drain-ms")
 	b.ReportMetric(float64(maxPending), "max-pending")
+}
+
+// cpuMeter counts the CPU time (user + system, /proc/<pid>/stat) a run
+// costs in each process involved: this test process (the ingester, and in
+// the sustained mode the producer too), the PostgreSQL backends serving the
+// benchmark's database, and the Redis server. On a shared machine events/s
+// follows whatever else runs; CPU per event much less (issue 22). Redis is
+// shared with other users of the same server, so its figure is an upper
+// bound.
+type cpuMeter struct {
+	pool     *pgxpool.Pool
+	redisPid int
+	self     int64
+	redis    int64
+	pg       map[int]int64
+}
+
+func newCPUMeter(b *testing.B, e *env) *cpuMeter {
+	m := &cpuMeter{pool: e.pool}
+	info, err := e.rdb.Info(context.Background(), "server").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:"); ok {
+			m.redisPid, _ = strconv.Atoi(v)
+		}
+	}
+	m.self, m.redis, m.pg = procTicks(os.Getpid()), procTicks(m.redisPid), m.backends(b)
+	return m
+}
+
+func (m *cpuMeter) backends(b *testing.B) map[int]int64 {
+	rows, err := m.pool.Query(context.Background(), `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[int]int64{}
+	for _, p := range pids {
+		out[int(p)] = procTicks(int(p))
+	}
+	return out
+}
+
+// report adds µs of CPU per event for each process group.
+func (m *cpuMeter) report(b *testing.B, n int) {
+	self, redis := procTicks(os.Getpid())-m.self, procTicks(m.redisPid)-m.redis
+	var pg int64
+	for pid, t := range m.backends(b) {
+		pg += t - m.pg[pid] // a backend opened during the run started at 0
+	}
+	us := func(ticks int64) float64 { return float64(ticks) * 1e6 / float64(clkTck) / float64(n) }
+	b.ReportMetric(us(self), "go-µs/ev")
+	b.ReportMetric(us(pg), "pg-µs/ev")
+	b.ReportMetric(us(redis), "redis-µs/ev")
+	b.ReportMetric(us(self+pg+redis), "cpu-µs/ev")
+}
+
+// clkTck is the kernel's USER_HZ (100 on Linux/amd64).
+const clkTck = 100
+
+// procTicks is utime + stime of pid (0 when it cannot be read).
+func procTicks(pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64) // field 14
+	k, _ := strconv.ParseInt(f[12], 10, 64) // field 15
+	return u + k
 }

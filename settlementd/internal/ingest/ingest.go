@@ -350,6 +350,17 @@ func (in *Ingester) commit(ctx context.Context, b *batch, consumer string) error
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), in.cfg.CommitTimeout)
 	defer cancel()
+	if b.copyRows() > 0 {
+		err := pgx.BeginFunc(cctx, in.pool, func(tx pgx.Tx) error {
+			return b.copyWrite(cctx, tx, consumer)
+		})
+		if !isUniqueViolation(err) {
+			return err
+		}
+		// Part of the batch is already stored (copy.go): write it again,
+		// skipping what is there.
+		in.m.copyConflicts.Inc()
+	}
 	return pgx.BeginFunc(cctx, in.pool, func(tx pgx.Tx) error {
 		return b.write(cctx, tx, consumer)
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
@@ -74,8 +75,15 @@ func TestIngestStoresEveryEventOnce(t *testing.T) {
 	// Every event twice: XADDed twice by a retrying writer.
 	settletest.XAdd(t, e.rdb, e.stream, evs...)
 	settletest.XAdd(t, e.rdb, e.stream, evs...)
-	e.start(t, Config{Batch: 128})
+	in := e.start(t, Config{Batch: 128})
 	e.drained(t)
+	// The second copies reach batches whose COPY meets stored rows: those
+	// batches went through the ON CONFLICT statements (copy.go).
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(in.m.copyConflicts)
+	if mfs, err := reg.Gather(); err != nil || len(mfs) != 1 || mfs[0].GetMetric()[0].GetCounter().GetValue() == 0 {
+		t.Errorf("no batch fell back from COPY to ON CONFLICT (%v)", err)
+	}
 
 	var nRev, nDeb, nRef int64
 	var sumRev int64

@@ -10,8 +10,11 @@ type metrics struct {
 	batches      *prometheus.CounterVec
 	batchSeconds prometheus.Histogram
 	claimed      prometheus.Counter
-	watermarkLag prometheus.Gauge
-	pending      prometheus.Gauge
+	// copyConflicts: batches whose COPY met an already stored row and
+	// were written again with ON CONFLICT (copy.go).
+	copyConflicts prometheus.Counter
+	watermarkLag  prometheus.Gauge
+	pending       prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -37,6 +40,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "settlementd_ingest_reclaimed_total",
 			Help: "Pending entries taken over from dead consumers or recovered after a restart.",
 		}),
+		copyConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "settlementd_ingest_copy_conflicts_total",
+			Help: "Batches whose COPY met an already stored entry (a redelivery) and were written again with ON CONFLICT.",
+		}),
 		watermarkLag: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "settlementd_ingest_watermark_lag_seconds",
 			Help: "Now minus the stream watermark (entries older than it are all committed).",
@@ -47,7 +54,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.dead, m.batches, m.batchSeconds, m.claimed, m.watermarkLag, m.pending)
+		reg.MustRegister(m.events, m.dead, m.batches, m.batchSeconds, m.claimed, m.copyConflicts, m.watermarkLag, m.pending)
 	}
 	return m
 }
