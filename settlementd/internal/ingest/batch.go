@@ -328,7 +328,20 @@ RETURNING ts, chain_id, payer, account, amount_units, calls, node_id, method`
 	// upserted in key order, so concurrent ingesters lock them in the same
 	// order.
 	insertRevenueRollups = `
-WITH ins AS (` + insertRevenue + `),
+WITH ins AS (` + insertRevenue + `),` + revenueRollups
+
+	// copiedRevenueRollups adds to the rollups from the revenue rows the
+	// fast path COPYed: a COPY inserts every row of the batch or fails the
+	// transaction, so the batch's own arrays are exactly the rows inserted.
+	copiedRevenueRollups = `
+WITH ins AS (
+    SELECT r.ts, r.chain_id, r.payer, NULLIF(r.account, '') AS account, r.amount_units, r.calls,
+           NULLIF(r.node_id, '') AS node_id, r.method
+    FROM unnest($1::timestamptz[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[], $8::text[])
+         AS r(ts, chain_id, payer, account, amount_units, calls, node_id, method)),` + revenueRollups
+
+	// revenueRollups: the usage rollups' upserts from a CTE named ins.
+	revenueRollups = `
 hourly AS (
     INSERT INTO usage_hourly AS u (account, hour, chain_id, method, payer, requests, calls, amount_units)
     SELECT account, date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour, chain_id, method, payer,

@@ -130,6 +130,10 @@ func (b *batch) copyWrite(ctx context.Context, tx pgx.Tx, consumer string) error
 		if err != nil {
 			return err
 		}
+		// The usage rollups, in the same transaction as the rows.
+		if _, err := tx.Exec(ctx, copiedRevenueRollups, r.ts, r.chain, r.payer, r.account, r.amount, r.calls, r.node, r.method); err != nil {
+			return err
+		}
 	}
 	d, f := &b.deb, &b.ref
 	if err := copyIn(ctx, tx, "debits", debitCopyCols, len(d.id), func(i int, row []any) {
