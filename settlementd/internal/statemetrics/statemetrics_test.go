@@ -93,8 +93,8 @@ func TestCollectorReadsTheState(t *testing.T) {
 	if err := rdb.XGroupCreateMkStream(ctx, stream, "settlementd", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: fmt.Sprintf("%d-0", time.Now().Add(-30*time.Second).UnixMilli()),
-		Values: []any{"t", "x"}}).Err(); err != nil {
+	entry := fmt.Sprintf("%d-0", time.Now().Add(-30*time.Second).UnixMilli())
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: entry, Values: []any{"t", "x"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "settlementd", Consumer: "c", Streams: []string{stream, ">"}, Count: 1}).Err(); err != nil {
@@ -157,7 +157,7 @@ func TestCollectorReadsTheState(t *testing.T) {
 	}
 
 	// Acknowledged: the stream is drained and the lag 0.
-	if err := rdb.XAck(ctx, stream, "settlementd", fmt.Sprintf("%d-0", time.Now().Add(-30*time.Second).UnixMilli())).Err(); err != nil {
+	if err := rdb.XAck(ctx, stream, "settlementd", entry).Err(); err != nil {
 		t.Fatal(err)
 	}
 	pend, err := rdb.XPending(ctx, stream, "settlementd").Result()
