@@ -113,6 +113,25 @@ func (e *meterEnv) verifications(t *testing.T) map[string]int {
 	return out
 }
 
+// upstreamGauge reads one upstream's series of a per-upstream gauge on
+// chain 137 from /metrics ("" when absent).
+func (e *meterEnv) upstreamGauge(t *testing.T, name, upstream string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + e.gw.AdminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, name+"{") && strings.Contains(line, `chain_id="137"`) && strings.Contains(line, `upstream="`+upstream+`"`) {
+			return line[strings.LastIndexByte(line, ' ')+1:]
+		}
+	}
+	return ""
+}
+
 // blockN asks for block n: a final block is a deterministic question, and
 // one never asked before is not in the cache.
 func blockN(n int) string {
@@ -219,6 +238,12 @@ func TestLyingNodeIsQuarantined(t *testing.T) {
 	}
 	if n := liar.Calls("eth_getBlockByNumber") - before; n != 0 {
 		t.Fatalf("%d calls reached the quarantined node", n)
+	}
+	// The operator's dashboard sees it: quarantined, and not available.
+	for name, want := range map[string]string{"tollgate_gateway_upstream_quarantined": "1", "tollgate_gateway_upstream_available": "0"} {
+		if got := e.upstreamGauge(t, name, nodeID); got != want {
+			t.Errorf("%s of the quarantined node = %q, want %s", name, got, want)
+		}
 	}
 
 	// settlementd's review: the registry shows the node quarantined (it

@@ -27,6 +27,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/statemetrics"
 	"github.com/tollgate-rpc/tollgate/settlementd/migrations"
 )
 
@@ -117,6 +118,8 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	if cj != nil {
 		defer cj.Close()
 	}
+	d.Registry().MustRegister(statemetrics.New(statemetrics.Config{Pool: d.Pool(), Redis: d.Redis(), Stream: cfg.Stream(),
+		Settlement: cj != nil && cj.Settlement != nil}))
 	closeNodeAPI, err := registerNodeAPI(ctx, d, cfg, log, cj, client)
 	if err != nil {
 		return err

@@ -105,10 +105,13 @@ func Writer(w func() *meter.EventWriter) prometheus.Collector { return writerCol
 
 var (
 	upAvailableDesc = prometheus.NewDesc("tollgate_gateway_upstream_available",
-		"1 when an upstream can take traffic (healthy, breaker not open, not rate limited), else 0.",
+		"1 when an upstream can take traffic (healthy, breaker not open, not rate limited, not quarantined), else 0.",
 		[]string{"chain_id", "upstream", "kind"}, nil)
 	upBreakerDesc = prometheus.NewDesc("tollgate_gateway_upstream_breaker_state",
 		"Circuit breaker state: 0 closed, 1 half-open, 2 open.",
+		[]string{"chain_id", "upstream", "kind"}, nil)
+	upQuarantinedDesc = prometheus.NewDesc("tollgate_gateway_upstream_quarantined",
+		"1 when a registered node is quarantined (an answer of it was proven wrong; no traffic until an operator's review), else 0.",
 		[]string{"chain_id", "upstream", "kind"}, nil)
 )
 
@@ -121,18 +124,24 @@ type upstreamCollector struct {
 func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- upAvailableDesc
 	ch <- upBreakerDesc
+	ch <- upQuarantinedDesc
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 	for id, pool := range c.pools() {
 		for _, u := range pool.Snapshot().Upstreams {
 			avail := 0.0
-			if u.Healthy && u.Breaker != upstream.BreakerOpen && !u.RateLimited {
+			if u.Healthy && u.Breaker != upstream.BreakerOpen && !u.RateLimited && !u.Quarantined {
 				avail = 1
+			}
+			quarantined := 0.0
+			if u.Quarantined {
+				quarantined = 1
 			}
 			state := map[upstream.BreakerState]float64{upstream.BreakerClosed: 0, upstream.BreakerHalfOpen: 1, upstream.BreakerOpen: 2}[u.Breaker]
 			ch <- prometheus.MustNewConstMetric(upAvailableDesc, prometheus.GaugeValue, avail, Chain(id), u.Name, string(u.Kind))
 			ch <- prometheus.MustNewConstMetric(upBreakerDesc, prometheus.GaugeValue, state, Chain(id), u.Name, string(u.Kind))
+			ch <- prometheus.MustNewConstMetric(upQuarantinedDesc, prometheus.GaugeValue, quarantined, Chain(id), u.Name, string(u.Kind))
 		}
 	}
 }

@@ -36,6 +36,9 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
+// DefaultGroup is the consumer group's name when Config.Group is empty.
+const DefaultGroup = "settlementd"
+
 // Config of the consumers. Zero values take the defaults noted.
 type Config struct {
 	Stream         string        // stream key (<prefix>events)
@@ -57,7 +60,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.Group == "" {
-		c.Group = "settlementd"
+		c.Group = DefaultGroup
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1
