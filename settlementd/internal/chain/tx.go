@@ -28,6 +28,7 @@ const (
 	KindPause         = "pause"
 	KindUnpause       = "unpause"
 	KindX402Settle    = "x402_transfer_with_authorization"
+	KindBatchDeposit  = "x402_batch_settlement_deposit"
 )
 
 // Transaction states (see migration 0011).
