@@ -146,7 +146,7 @@ func TestBatchSettlementVouchersThroughTheGateway(t *testing.T) {
 			}
 		}
 		if err := json.Unmarshal(raw, &sr); err != nil || !sr.Success || sr.Extra.ChargedAmount != price.String() ||
-			sr.Extra.ChannelState.ChargedCumulativeAmount != (money.Units(i) * price).String() {
+			sr.Extra.ChannelState.ChargedCumulativeAmount != (money.Units(i)*price).String() {
 			t.Fatalf("voucher %d PAYMENT-RESPONSE %s", i, raw)
 		}
 		if got := a.header.Get("X-Tollgate-Payer"); got != "bundle" {
