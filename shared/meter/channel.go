@@ -168,3 +168,23 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 	d.Limits = m.configLimits()
 	return d, st, nil
 }
+
+// Channels lists the channels with recorded deposits (settlementd claims their vouchers).
+func (m *Meter) Channels(ctx context.Context) ([]string, error) {
+	ids, err := m.cmd.SMembers(ctx, m.layout.Channels()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return ids, nil
+}
+
+// MarkClaimed raises a channel's known totalClaimed to claimed (never lowers it).
+func (m *Meter) MarkClaimed(ctx context.Context, id string, claimed money.Units) error {
+	if !channelIDRe.MatchString(id) {
+		return ErrBadChannel
+	}
+	if err := claimedScript.Run(ctx, m.rdb, []string{m.layout.Channel(id)}, int64(claimed)).Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return nil
+}

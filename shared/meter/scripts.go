@@ -409,3 +409,14 @@ if redis.call('INCRBY', KEYS[4], n) == n then redis.call('EXPIRE', KEYS[4], ARGV
 redis.call('XADD', KEYS[1], '*', 't', ARGV[9], 'v', ARGV[10], 'd', ARGV[11])
 return {1, 0, redis.call('HMGET', KEYS[3], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')}
 `)
+
+// claimedScript raises a known channel's totalClaimed (KEYS[1] the channel
+// hash, ARGV[1] the on-chain total); a channel this Redis does not know is
+// left alone.
+var claimedScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'claimed') or '0') < tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[1], 'claimed', ARGV[1])
+end
+return 1
+`)

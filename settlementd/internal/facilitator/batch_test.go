@@ -1,10 +1,14 @@
 package facilitator
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
+	"encoding/json"
 	"math/big"
 	"net/http"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +16,12 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/tollgate-rpc/tollgate/contracts/devnet"
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/shared/batchsettle"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
+	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 // depositBody is a batch-settlement deposit settle request as the gateway
@@ -96,4 +105,72 @@ func TestBatchDepositSettles(t *testing.T) {
 	if code, out = e.post("/x402/settle", bad); code != http.StatusOK || out["errorReason"] != ReasonBatchConfig {
 		t.Fatalf("mismatched config: %d %v", code, out)
 	}
+}
+
+// The claim job claims every channel's latest voucher and settles it to the
+// receiver in one transaction: the receiver gets exactly what the vouchers
+// drawn add up to; a second run moves nothing.
+func TestClaimJobClaimsAndSettles(t *testing.T) {
+	e := newEnv(t)
+	rdb := testenv.Redis(t)
+	m, err := meter.New(rdb, meter.Config{Prefix: testenv.KeyPrefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authzKey, _ := crypto.GenerateKey()
+	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
+	var salt [32]byte
+	_, _ = rand.Read(salt[:])
+	cfg := batchsettle.Config{Payer: payer, PayerAuthorizer: payer, Receiver: e.payTo, ReceiverAuthorizer: crypto.PubkeyToAddress(authzKey.PublicKey),
+		Token: e.asset, WithdrawDelay: 86400, Salt: salt}
+	dom := batchsettle.DefaultDomain(8453)
+	id := strings.ToLower(dom.ChannelID(cfg).Hex())
+	if code, out := e.post("/x402/settle", e.depositBody(e.payer, cfg, 1000)); code != 200 || out["success"] != true {
+		t.Fatalf("deposit: %d %v", code, out)
+	}
+	cfgJSON, _ := json.Marshal(cfg)
+	ctx := context.Background()
+	if _, err := m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: id, Wallet: strings.ToLower(payer.Hex()), Config: string(cfgJSON), TxHash: "0xdep", Balance: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= 3; i++ {
+		sig, _ := batchsettle.Sign(dom.VoucherDigest(common.HexToHash(id), big.NewInt(100*i)), e.payer)
+		d, _, err := m.AuthorizeVoucher(ctx, meter.Request{ChainID: 8453, IP: netip.MustParseAddr("192.0.2.1"), Calls: 1},
+			meter.Voucher{ChannelID: id, Wallet: strings.ToLower(payer.Hex()), Cumulative: money.Units(100 * i), Signature: hexutil.Encode(sig)})
+		if err != nil || d.Outcome != meter.Bundle {
+			t.Fatalf("voucher %d: %v %v", i, d.Outcome, err)
+		}
+	}
+	f, client, err := Open(ctx, config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: mustAccount(t, e.m, "relayer").PrivateKey}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	job := f.ClaimJob(m, authzKey)
+	r0 := e.balance(e.payTo)
+	if err := job.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := new(big.Int).Sub(e.balance(e.payTo), r0); d.Int64() != 300 {
+		t.Fatalf("the receiver got %v, want 300 (three vouchers of 100)", d)
+	}
+	st, _, _ := m.Channel(ctx, id)
+	if st.Claimed != 300 {
+		t.Fatalf("claimed %d", st.Claimed)
+	}
+	if err := job.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := new(big.Int).Sub(e.balance(e.payTo), r0); d.Int64() != 300 {
+		t.Fatalf("a second run paid again: %v", d)
+	}
+}
+
+func mustAccount(t *testing.T, m *devnet.Manifest, name string) devnet.Account {
+	t.Helper()
+	a, err := m.Account(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
