@@ -115,8 +115,10 @@ func (h *Handler) payWithBatch(r *http.Request, hdr http.Header, req meter.Reque
 	}
 	id := strings.ToLower(p.ChannelID.Hex())
 	price := batchPrice(req.Calls)
+	var depositTx string
 	if p.Type == "deposit" {
-		if ref := h.batchDeposit(r, p, id, req.Calls); ref != nil {
+		var ref *Refusal
+		if depositTx, ref = h.batchDeposit(r, p, id, req.Calls); ref != nil {
 			return meter.Decision{}, ref
 		}
 	}
@@ -138,8 +140,14 @@ func (h *Handler) payWithBatch(r *http.Request, hdr http.Header, req meter.Reque
 		return d, decided(d)
 	}
 	metrics.X402Payments.WithLabelValues("voucher").Inc()
+	// A voucher moved no money: transaction and amount are empty; a deposit
+	// names its transaction and amount (the scheme's payment response).
+	amount := ""
+	if p.Deposit != nil {
+		amount = p.Deposit.Amount.String()
+	}
 	resp := map[string]any{
-		"success": true, "transaction": "", "network": paycheck.NetworkV2, "payer": p.Config.Payer.Hex(), "amount": "",
+		"success": true, "transaction": depositTx, "network": paycheck.NetworkV2, "payer": p.Config.Payer.Hex(), "amount": amount,
 		"extra": map[string]any{
 			"chargedAmount": price.String(),
 			"channelState": map[string]any{"channelId": id, "balance": st.Balance.String(), "totalClaimed": st.Claimed.String(),
@@ -169,30 +177,30 @@ func batchRefusal(reason string, p *paycheck.BatchPayment, st meter.ChannelState
 // (BatchSettlement.deposit through the ERC-3009 collector) and records the
 // channel state it reads after it. A refusal is a 402 (the payment's fault)
 // or a 503 (the facilitator's).
-func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id string, calls int) *Refusal {
+func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id string, calls int) (string, *Refusal) {
 	url := h.pay.Facilitator
 	if url == "" && h.pay.Settlementd != "" {
 		url = h.pay.Settlementd + "/x402"
 	}
 	if url == "" {
 		metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
-		return unavailable(0, "x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url); nothing was charged")
+		return "", unavailable(0, "x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url); nothing was charged")
 	}
 	acc, _ := h.batchAccept(calls, nil)
 	body, err := json.Marshal(map[string]any{"x402Version": 2, "paymentPayload": p.Raw, "paymentRequirements": acc})
 	if err != nil {
-		return unavailable(1, "internal error building the deposit request")
+		return "", unavailable(1, "internal error building the deposit request")
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), facilitatorSettle)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/settle", bytes.NewReader(body))
 	if err != nil {
-		return h.facilitatorDown("deposit", err)
+		return "", h.facilitatorDown("deposit", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := facilitatorClient.Do(hreq)
 	if err != nil {
-		return h.facilitatorDown("deposit", err)
+		return "", h.facilitatorDown("deposit", err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -210,18 +218,18 @@ func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id str
 		} `json:"extra"`
 	}
 	if resp.StatusCode >= 500 || json.Unmarshal(b, &sr) != nil {
-		return h.facilitatorDown("deposit", fmt.Errorf("HTTP %d", resp.StatusCode))
+		return "", h.facilitatorDown("deposit", fmt.Errorf("HTTP %d", resp.StatusCode))
 	}
 	if !sr.Success {
 		metrics.X402Payments.WithLabelValues("settle_failed").Inc()
-		return paymentRefused(paycheck.Refuse(orDefault(sr.ErrorReason, x402.ReasonUnexpectedSett), "%s", orDefault(sr.ErrorMessage, "the deposit failed")), nil)
+		return "", paymentRefused(paycheck.Refuse(orDefault(sr.ErrorReason, x402.ReasonUnexpectedSett), "%s", orDefault(sr.ErrorMessage, "the deposit failed")), nil)
 	}
 	cs := sr.Extra.ChannelState
 	bal, err1 := strconv.ParseInt(cs.Balance, 10, 64)
 	claimed, err2 := strconv.ParseInt(cs.TotalClaimed, 10, 64)
 	if err1 != nil || err2 != nil || !strings.EqualFold(cs.ChannelID, id) || sr.Transaction == "" {
 		h.logger.Error("x402 deposit settled but the facilitator's channel state is unreadable", zap.String("tx", sr.Transaction), zap.String("channel", id))
-		return unavailable(1, "the deposit settled in transaction "+sr.Transaction+" but its channel state could not be read; retry with the next voucher")
+		return "", unavailable(1, "the deposit settled in transaction "+sr.Transaction+" but its channel state could not be read; retry with the next voucher")
 	}
 	cfg, _ := json.Marshal(p.Config)
 	for attempt := 1; ; attempt++ {
@@ -236,8 +244,8 @@ func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id str
 	if err != nil {
 		h.logger.Error("x402 deposit settled but could not be recorded; a voucher on the channel will be refused until it is",
 			zap.String("tx", sr.Transaction), zap.String("channel", id), zap.Error(err))
-		return meterDown(err)
+		return "", meterDown(err)
 	}
 	metrics.X402Payments.WithLabelValues("deposit").Inc()
-	return nil
+	return strings.ToLower(sr.Transaction), nil
 }
