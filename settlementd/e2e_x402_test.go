@@ -479,6 +479,20 @@ func TestX402BatchSettlementEndToEnd(t *testing.T) {
 	if d := e.usdcBalance(e.payTo) - payTo0; d != calls*perCall {
 		t.Fatalf("payTo received %d after the claims, want %d", d, calls*perCall)
 	}
+	// The calls' revenue reaches PostgreSQL as bundle revenue of the payer's
+	// wallet (USDC, 100 units a call), which epochs split like any bundle's.
+	settletest.Eventually(t, 20*time.Second, "the 1,000 calls' revenue ingested", func() (bool, error) {
+		return settletest.Count(t, e.pool, `SELECT COALESCE(sum(calls), 0)::bigint FROM revenue_events WHERE payer = 'bundle'`) >= calls, nil
+	})
+	var revCalls, revUnits, off int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT COALESCE(sum(calls), 0)::bigint, COALESCE(sum(amount_units), 0)::bigint,
+		count(*) FILTER (WHERE asset <> 'USDC' OR amount_units <> 100 * calls OR lower(account) <> $1) FROM revenue_events WHERE payer = 'bundle'`,
+		strings.ToLower(payer.Hex())).Scan(&revCalls, &revUnits, &off); err != nil {
+		t.Fatal(err)
+	}
+	if revCalls != calls || revUnits != calls*perCall || off != 0 {
+		t.Fatalf("revenue: %d calls, %d units, %d rows off; want %d calls, %d units of the payer's wallet", revCalls, revUnits, off, calls, calls*perCall)
+	}
 }
 
 func (e *x402Env) usdcBalance(a common.Address) int64 {
