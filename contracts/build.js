@@ -19,7 +19,7 @@ const SRC = path.join(ROOT, 'src');
 const NODE_MODULES = path.join(ROOT, 'node_modules');
 
 // Contracts that must come out of the build (others with bytecode in src/ are written too).
-const REQUIRED = ['RevenueVault', 'ClaimsContract', 'TestUSDT', 'TestUSDC'];
+const REQUIRED = ['RevenueVault', 'ClaimsContract', 'TestUSDT', 'TestUSDC', 'BatchSettlement', 'ERC3009DepositCollector'];
 
 // Everything here determines the bytecode; it is hashed into inputs.sha256.
 const SETTINGS = {

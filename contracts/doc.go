@@ -3,7 +3,8 @@
 //
 // Layout:
 //
-//	src/*.sol          contract sources (RevenueVault, ClaimsContract, TestUSDT, TestUSDC)
+//	src/*.sol          contract sources (RevenueVault, ClaimsContract, TestUSDT, TestUSDC, and the x402
+//	                   batch-settlement channel: BatchSettlement, ERC3009DepositCollector)
 //	build.js           offline compiler driver (pinned solc-js + OpenZeppelin via package-lock.json)
 //	build/             committed artifacts: <Name>.abi, <Name>.bin, inputs.sha256
 //	bindings/          abigen --v2 bindings generated from build/ (go generate ./contracts/bindings)

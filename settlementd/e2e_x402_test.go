@@ -13,12 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/batchsettlement"
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/batchsettle"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
 // payOut is the JSON line tests/x402/pay.mjs prints.
@@ -47,6 +52,16 @@ type payOut struct {
 	} `json:"wire"`
 	SIWxError string `json:"siwx_error"`
 	Error     string `json:"error"`
+	// MODE=batch: the last voucher replayed, and one over the deposit.
+	Vouchers    int       `json:"vouchers"` // answers to a voucher (no transaction)
+	Replay      *batchTry `json:"replay"`
+	OverDeposit *batchTry `json:"over_deposit"`
+	ChannelID   string    `json:"channel_id"`
+}
+
+type batchTry struct {
+	Status int    `json:"status"`
+	Error  string `json:"error"`
 }
 
 // x402Client finds node and the installed tests/x402 packages; a missing one
@@ -390,4 +405,101 @@ func payV1(t *testing.T, gw *caddyrun.Server, key string, calls int) payV1Out {
 	}
 	t.Logf("pay-v1.mjs CALLS=%d: %d HTTP requests, %d settlements", calls, out.Wire.Requests, out.Payments)
 	return out
+}
+
+// TestX402BatchSettlementEndToEnd is issue 17's batch-settlement must-show:
+// the official batch-settlement client (tests/x402/pay.mjs MODE=batch:
+// @x402/fetch + @x402/evm 2.27.0 BatchSettlementEvmScheme with its defaults
+// and a viem local account) makes 1,000 calls through our Caddy on one
+// deposit into our BatchSettlement contract on the chain-8453 dev chain
+// (genesis code at the fixed address the client uses). settlementd's
+// facilitator makes the deposit; the gateway draws each voucher without a
+// chain call; settlementd's claims job claims and settles the channel, and
+// payTo receives exactly what the vouchers claimed (on-chain balances). The
+// last voucher replayed, and a voucher over the deposit, are refused with
+// the scheme's codes.
+func TestX402BatchSettlementEndToEnd(t *testing.T) {
+	node, dir := x402Client(t)
+	authz := testKey("x402 receiver authorizer " + t.Name())
+	e := startX402EnvWith(t, map[string]string{
+		"TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY": common.Bytes2Hex(crypto.FromECDSA(authz)),
+		"TOLLGATE_X402_CLAIM_SCHEDULE":          "* * * * * *",
+	})
+	payerAcct, err := e.net.Manifest.Account("payer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := payerAcct.Addr()
+	payer0, payTo0 := e.usdcBalance(payer), e.usdcBalance(e.payTo)
+
+	const calls = 1000
+	out := pay(t, node, dir, e.gw, payerAcct.PrivateKey, "batch", calls)
+	if out.OK != calls || out.Error != "" {
+		t.Fatalf("%d of %d calls ok: %s", out.OK, calls, out.Error)
+	}
+	// One deposit on chain: the only payment that moved money from the payer.
+	deposits := 0
+	for _, s := range out.Settlements {
+		if s.Transaction != "" {
+			deposits++
+		}
+	}
+	const perCall, deposit = 100, 100_000 // 0.0001 USDC a call; minDeposit 0.1 USDC
+	if deposits != 1 || out.Vouchers != calls-1 {
+		t.Fatalf("%d settlements carried a transaction, %d were vouchers; want 1 (the deposit) and %d", deposits, out.Vouchers, calls-1)
+	}
+	if d := payer0 - e.usdcBalance(payer); d != deposit {
+		t.Fatalf("the payer paid %d, want one deposit of %d", d, deposit)
+	}
+	if out.Replay == nil || out.Replay.Status != 402 || out.Replay.Error != meter.ReasonCumulativeMismatch {
+		t.Fatalf("replayed voucher answered %+v, want 402 %s", out.Replay, meter.ReasonCumulativeMismatch)
+	}
+	if out.OverDeposit == nil || out.OverDeposit.Status != 402 || out.OverDeposit.Error != meter.ReasonOverDeposit {
+		t.Fatalf("voucher over the deposit answered %+v, want 402 %s", out.OverDeposit, meter.ReasonOverDeposit)
+	}
+	// settlementd claims the channel and settles it: payTo receives exactly
+	// the 1,000 vouchers' 100,000 units, and the channel's totalClaimed says so.
+	settletest.Eventually(t, 30*time.Second, "the vouchers claimed and settled to payTo", func() (bool, error) {
+		return e.usdcBalance(e.payTo)-payTo0 == calls*perCall, nil
+	})
+	bs := batchsettlement.NewBatchSettlement()
+	ch, err := bind.Call(bs.Instance(e.base, batchsettle.SettlementAddress), nil, bs.PackChannels(common.HexToHash(out.ChannelID)), bs.UnpackChannels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Balance.Int64() != deposit || ch.TotalClaimed.Int64() != calls*perCall {
+		t.Fatalf("channel on chain: balance %v, totalClaimed %v", ch.Balance, ch.TotalClaimed)
+	}
+	// The transactions are recorded in PostgreSQL, the deposit and the claim.
+	var n int
+	if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM chain_txs WHERE kind IN ($1, $2)`,
+		"x402_batch_settlement_deposit", "x402_batch_settlement_claim_settle").Scan(&n); err != nil || n < 2 {
+		t.Fatalf("chain_txs holds %d batch-settlement transactions (%v), want the deposit and a claim", n, err)
+	}
+	if d := e.usdcBalance(e.payTo) - payTo0; d != calls*perCall {
+		t.Fatalf("payTo received %d after the claims, want %d", d, calls*perCall)
+	}
+	// The calls' revenue reaches PostgreSQL as bundle revenue of the payer's
+	// wallet (USDC, 100 units a call), which epochs split like any bundle's.
+	settletest.Eventually(t, 20*time.Second, "the 1,000 calls' revenue ingested", func() (bool, error) {
+		return settletest.Count(t, e.pool, `SELECT COALESCE(sum(calls), 0)::bigint FROM revenue_events WHERE payer = 'bundle'`) >= calls, nil
+	})
+	var revCalls, revUnits, off int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT COALESCE(sum(calls), 0)::bigint, COALESCE(sum(amount_units), 0)::bigint,
+		count(*) FILTER (WHERE asset <> 'USDC' OR amount_units <> 100 * calls OR lower(account) <> $1) FROM revenue_events WHERE payer = 'bundle'`,
+		strings.ToLower(payer.Hex())).Scan(&revCalls, &revUnits, &off); err != nil {
+		t.Fatal(err)
+	}
+	if revCalls != calls || revUnits != calls*perCall || off != 0 {
+		t.Fatalf("revenue: %d calls, %d units, %d rows off; want %d calls, %d units of the payer's wallet", revCalls, revUnits, off, calls, calls*perCall)
+	}
+}
+
+func (e *x402Env) usdcBalance(a common.Address) int64 {
+	e.t.Helper()
+	b, err := bind.Call(e.usdcC, nil, e.usdc.PackBalanceOf(a), e.usdc.UnpackBalanceOf)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b.Int64()
 }

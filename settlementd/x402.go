@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/facilitator"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
 // registerX402 adds the x402 facilitator routes (/x402/supported, /verify,
@@ -31,6 +36,25 @@ func registerX402(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log
 	if err != nil {
 		client.Close()
 		return nil, err
+	}
+	// batch-settlement: the vouchers the gateways drew are claimed and swept
+	// to the receiver on the schedule, signed by the receiver authorizer.
+	if k := strings.TrimPrefix(cfg.X402.ReceiverAuthorizerKey, "0x"); k != "" {
+		key, kerr := crypto.HexToECDSA(k)
+		if kerr != nil {
+			client.Close()
+			return nil, fmt.Errorf("TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY is not a valid secp256k1 private key")
+		}
+		m, merr := meter.New(d.Redis(), meter.Config{Prefix: cfg.Prefix})
+		if merr == nil {
+			merr = d.Scheduler().Add(cfg.X402.ClaimSchedule, f.ClaimJob(m, key))
+		}
+		if merr != nil {
+			client.Close()
+			return nil, merr
+		}
+		log.Info("x402 batch-settlement claims scheduled", zap.String("receiver_authorizer", crypto.PubkeyToAddress(key.PublicKey).Hex()),
+			zap.String("schedule", cfg.X402.ClaimSchedule))
 	}
 	f.Register(d.API().Handle)
 	log.Info("x402 facilitator registered", zap.String("relayer", f.Relayer().Hex()))

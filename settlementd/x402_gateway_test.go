@@ -109,8 +109,10 @@ type x402Env struct {
 	usdcC  *bind.BoundContract
 	asset  common.Address
 	payTo  common.Address
-	api    string // settlementd
-	gw     *caddyrun.Server
+	// authorizer, when set, is the batch-settlement receiverAuthorizer the gateway offers.
+	authorizer common.Address
+	api        string // settlementd
+	gw         *caddyrun.Server
 
 	mintMu *sync.Mutex // one deployer transaction at a time
 }
@@ -122,7 +124,12 @@ func (e *x402Env) at(t *testing.T) *x402Env {
 	return &c
 }
 
-func startX402Env(t *testing.T) *x402Env {
+func startX402Env(t *testing.T) *x402Env { t.Helper(); return startX402EnvWith(t, nil) }
+
+// startX402EnvWith is startX402Env with more settlementd settings; a
+// TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY among them also makes the gateway
+// offer batch-settlement with that key's address.
+func startX402EnvWith(t *testing.T, more map[string]string) *x402Env {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the gateway, settlementd and the dev chains")
@@ -161,6 +168,16 @@ func startX402Env(t *testing.T) *x402Env {
 		"DATABASE_URL": dsn, "REDIS_URL": os.Getenv("REDIS_URL"), "TOLLGATE_PREFIX": e.prefix,
 		"TOLLGATE_HTTP_ADDR": strings.TrimPrefix(e.api, "http://"), "TOLLGATE_INGEST_BLOCK": "100ms", "TOLLGATE_LOG_LEVEL": "warn",
 		"TOLLGATE_X402_RPC_URL": m.Base.RPCURL, "TOLLGATE_X402_RELAYER_KEY": relayer.PrivateKey,
+	}
+	for k, v := range more {
+		env[k] = v
+	}
+	if k := more["TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY"]; k != "" {
+		key, err := crypto.HexToECDSA(strings.TrimPrefix(k, "0x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.authorizer = crypto.PubkeyToAddress(key.PublicKey)
 	}
 	getenv := func(k string) string { return env[k] }
 	cfg, err := config.Load(nil, getenv, io.Discard)
@@ -207,8 +224,12 @@ func startX402Env(t *testing.T) *x402Env {
 func (e *x402Env) startGateway(facilitatorURL string) *caddyrun.Server {
 	e.t.Helper()
 	m := e.net.Manifest
+	payTo := e.payTo.Hex()
+	if e.authorizer != (common.Address{}) {
+		payTo += "\n\t\t\tx402_receiver_authorizer " + e.authorizer.Hex()
+	}
 	cf := strings.NewReplacer("@PREFIX@", e.prefix, "@VAULT@", m.Polygon.RevenueVault, "@USDT@", m.Polygon.USDT,
-		"@USDC@", m.Base.USDC, "@PAYTO@", e.payTo.Hex(), "@FACILITATOR@", facilitatorURL, "@POLYGON@", m.Polygon.RPCURL).Replace(x402Caddyfile)
+		"@USDC@", m.Base.USDC, "@PAYTO@", payTo, "@FACILITATOR@", facilitatorURL, "@POLYGON@", m.Polygon.RPCURL).Replace(x402Caddyfile)
 	gw := caddyrun.Start(e.t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL")) // prints its output when the test fails
 	settletest.Eventually(e.t, 15*time.Second, "chain 137 healthy on the gateway", func() (bool, error) {
 		resp, err := http.Get(gw.URL() + "/rpc/health")

@@ -72,7 +72,7 @@ func TestX402RoutesFollowTheRPCURL(t *testing.T) {
 
 	on := start(map[string]string{"TOLLGATE_X402_RPC_URL": c.HTTPURL(),
 		"TOLLGATE_X402_RELAYER_KEY": fmt.Sprintf("%x", devnet.DevKey("relayer").D.FillBytes(make([]byte, 32)))})
-	want := `{"kinds":[{"x402Version":1,"scheme":"exact","network":"base"},{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]}`
+	want := `{"kinds":[{"x402Version":1,"scheme":"exact","network":"base"},{"x402Version":2,"scheme":"exact","network":"eip155:8453"},{"x402Version":2,"scheme":"batch-settlement","network":"eip155:8453"}]}`
 	if code, body := get(on + "/x402/supported"); code != 200 || body != want {
 		t.Fatalf("with TOLLGATE_X402_RPC_URL: %d %s", code, body)
 	}

@@ -59,6 +59,7 @@ import (
 //	        explorer_url    https://polygonscan.com
 //	        x402_asset      0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913   # USDC on Base
 //	        x402_pay_to     0x…                     # receiver of x402 payments on Base
+//	        x402_receiver_authorizer 0x…            # offer batch-settlement too (claims signed by this address)
 //	        public_url      https://rpc.example.com # base of the 402 answer's URLs (default: the request's)
 //	        facilitator_url https://rpc.example.com/x402  # the x402 facilitator: verifies and settles payments
 //	        settlementd_url http://127.0.0.1:8081   # settlementd; its /x402 is the facilitator when facilitator_url is unset
@@ -147,7 +148,7 @@ func flat(opt string) (section, name string, ok bool) {
 		return "metering", opt, true
 	case "x402_facilitator_url":
 		return "payments", "facilitator_url", true
-	case "vault_address", "usdt_address", "min_deposit", "max_deposit", "explorer_url", "x402_asset", "x402_pay_to",
+	case "vault_address", "usdt_address", "min_deposit", "max_deposit", "explorer_url", "x402_asset", "x402_pay_to", "x402_receiver_authorizer",
 		"public_url", "settlementd_url":
 		return "payments", opt, true
 	case "heatmap_price":
@@ -175,7 +176,8 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		"payments.vault_address":  &p.VaultAddress, "payments.usdt_address": &p.USDTAddress,
 		"payments.min_deposit": &p.MinDeposit, "payments.max_deposit": &p.MaxDeposit,
 		"payments.explorer_url": &p.ExplorerURL, "payments.x402_asset": &p.X402Asset, "payments.x402_pay_to": &p.X402PayTo,
-		"payments.public_url": &p.PublicURL, "payments.facilitator_url": &p.Facilitator,
+		"payments.x402_receiver_authorizer": &p.X402ReceiverAuthorizer,
+		"payments.public_url":               &p.PublicURL, "payments.facilitator_url": &p.Facilitator,
 		"payments.settlementd_url":   &p.SettlementdURL,
 		"intelligence.heatmap_price": &g.Intelligence.HeatmapPrice,
 	}

@@ -148,6 +148,10 @@ type Payments struct {
 	ExplorerURL  string `json:"explorer_url,omitempty"`
 	X402Asset    string `json:"x402_asset,omitempty"`  // USDC on Base
 	X402PayTo    string `json:"x402_pay_to,omitempty"` // receiver of x402 payments on Base
+	// X402ReceiverAuthorizer, when set, makes the 402 offer the x402
+	// batch-settlement scheme beside exact: the address (its key is
+	// settlementd's) that signs the channels' claim batches.
+	X402ReceiverAuthorizer string `json:"x402_receiver_authorizer,omitempty"`
 	// PublicURL is the gateway's external base URL for the absolute URLs
 	// of the 402 answer; empty means the request's own scheme and host.
 	PublicURL string `json:"public_url,omitempty"`

@@ -1,6 +1,7 @@
 // Package paycheck reads the two headers through which a caller pays the
 // gateway without an API key — an x402 payment (PAYMENT-SIGNATURE v2,
-// X-PAYMENT v1) and a Sign-In-With-X proof — and checks them offline: no
+// X-PAYMENT v1; the exact scheme, or a batch-settlement deposit or voucher)
+// and a Sign-In-With-X proof — and checks them offline: no
 // Redis, no chain, no facilitator. It is its own small package so its
 // fuzz targets run fast (a fuzz binary's coverage map grows with every
 // package linked in).

@@ -140,7 +140,7 @@ type paymentRequiredV2 struct {
 	X402Version int            `json:"x402Version"`
 	Error       string         `json:"error"`
 	Resource    resourceV2     `json:"resource"`
-	Accepts     []acceptV2     `json:"accepts"`
+	Accepts     []any          `json:"accepts"` // acceptV2 (exact), then acceptBatch when offered
 	Extensions  map[string]any `json:"extensions,omitempty"`
 }
 
@@ -171,21 +171,26 @@ func (h *Handler) WritePaymentRequired(w http.ResponseWriter, r *http.Request, d
 			why = "This API key has too few credits for this metric"
 		}
 	}
-	h.write402(w, r, why+". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding.", d.Reason, lim)
+	h.write402(w, r, why+". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding.", d.Reason, lim, d.Calls(), nil)
 }
 
 // writePaymentRefused answers 402 to a payment or Sign-In-With-X header
 // that was not accepted: the same challenge, with the reason in the v1
 // body's error and the v2 object's error, and the settlement answer when
 // the facilitator refused to settle.
-func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, ref *paycheck.Refusal, s *settled) {
+func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, ref *paycheck.Refusal, s *settled, calls int, bs *batchState) {
 	if s != nil {
 		setSettlement(w.Header(), s)
 	}
-	h.write402(w, r, ref.Reason+": "+ref.Msg, ref.Reason, h.meter.ConfigLimits())
+	h.write402(w, r, ref.Reason+": "+ref.Msg, ref.Reason, h.meter.ConfigLimits(), calls, bs)
 }
 
-func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits) {
+// write402 writes the challenge. calls prices the batch-settlement offer
+// (a voucher pays for the request it comes with); bs, for a refused
+// batch-settlement payment, is the channel state of the corrective 402 and
+// makes the v2 error the scheme's bare code, which the official client
+// matches exactly.
+func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits, calls int, bs *batchState) {
 	base := h.pay.BaseURL(r)
 	resource := base + r.URL.Path
 	v1req, _ := h.requirement(1, resource)
@@ -195,8 +200,14 @@ func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason s
 		X402Version: 2,
 		Error:       msg,
 		Resource:    resourceV2{URL: resource, Description: bundleDescription, MimeType: x402MimeType},
-		Accepts:     []acceptV2{v2req.(acceptV2)},
+		Accepts:     []any{v2req.(acceptV2)},
 		Extensions:  map[string]any{paycheck.SIWXExtension: paycheck.SIWXChallenge(base, resource, h.meter.Now())},
+	}
+	if acc, ok := h.batchAccept(calls, bs); ok {
+		v2.Accepts = append(v2.Accepts, acc)
+	}
+	if bs != nil {
+		v2.Error = reason
 	}
 	hdr, _ := json.Marshal(v2)
 	w.Header().Set(headerRequired, base64.StdEncoding.EncodeToString(hdr))

@@ -42,12 +42,14 @@ type payer struct {
 }
 
 // payers in DESIGN §4's order: an API key (credits, or a bundle key's
-// bundle), a Sign-In-With-X message (the wallet's bundle), an x402 payment
-// (settled, then a new bundle), the caller's free allowance (which takes
-// every request that reaches it).
+// bundle), a Sign-In-With-X message (the wallet's bundle), an x402
+// batch-settlement voucher (drawn from its channel's deposit), an x402
+// exact payment (settled, then a new bundle), the caller's free allowance
+// (which takes every request that reaches it).
 var payers = []payer{
 	{"api_key", (*Handler).payWithKey},
 	{"siwx", (*Handler).payWithSIWX},
+	{"x402-batch", (*Handler).payWithBatch},
 	{"x402", (*Handler).payWithX402},
 	{"free", (*Handler).payFree},
 }

@@ -37,6 +37,9 @@ type Settings struct {
 	Explorer               string
 	// Asset and PayTo are the x402 offer: USDC on Base and its receiver.
 	Asset, PayTo string
+	// ReceiverAuthorizer, when not zero, adds the batch-settlement offer:
+	// the channels' receiverAuthorizer (settlementd holds its key).
+	ReceiverAuthorizer common.Address
 	// PublicURL is the gateway's external base URL ("" = the request's).
 	PublicURL string
 	// Settlementd is settlementd's base URL as the gateway reaches it
@@ -96,6 +99,14 @@ func NewSettings(c config.Payments, expand func(string) string) (Settings, error
 		return s, err
 	}
 	s.Asset, s.PayTo = a.Hex(), payTo.Hex()
+	if c.X402ReceiverAuthorizer != "" {
+		if s.ReceiverAuthorizer, err = addr("x402_receiver_authorizer", c.X402ReceiverAuthorizer); err != nil {
+			return s, err
+		}
+		if s.ReceiverAuthorizer == (common.Address{}) {
+			return s, fmt.Errorf("tollgate: x402_receiver_authorizer must not be the zero address")
+		}
+	}
 	minS, maxS := cmp.Or(c.MinDeposit, config.DefaultMinDeposit), cmp.Or(c.MaxDeposit, config.DefaultMaxDeposit)
 	if s.MinDeposit, err = money.Parse(minS); err != nil || s.MinDeposit <= 0 {
 		return s, fmt.Errorf("tollgate: min_deposit %q must be a positive USDT amount", minS)

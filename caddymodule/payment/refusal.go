@@ -44,6 +44,7 @@ type Refusal struct {
 	decision   *meter.Decision   // refusedPaymentRequired, refusedRateLimited, refusedRecovering
 	payment    *paycheck.Refusal // refusedPayment
 	settled    *settled          // refusedPayment: the facilitator's failed settlement, echoed
+	batch      *batchState       // refusedPayment of a batch-settlement payment: the corrective state
 	cause      error             // refusedMeterDown
 }
 
@@ -101,7 +102,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, id json.RawMessa
 	case refusedPaymentRequired:
 		h.WritePaymentRequired(w, r, e.decision)
 	case refusedPayment:
-		h.writePaymentRefused(w, r, e.payment, e.settled)
+		h.writePaymentRefused(w, r, e.payment, e.settled, req.Calls, e.batch)
 	case refusedRateLimited:
 		secs := meter.RetrySeconds(e.decision.RetryAfter)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))

@@ -1,6 +1,6 @@
 // Package devnet runs Tollgate's local development chains in-process: chain
 // 137 with TestUSDT, RevenueVault and ClaimsContract, and chain 8453 with
-// TestUSDC, both served over HTTP JSON-RPC on 127.0.0.1 and mined like a real
+// TestUSDC and the x402 batch-settlement contracts, both served over HTTP JSON-RPC on 127.0.0.1 and mined like a real
 // chain (pending transactions at once, an empty block on an interval so
 // confirmations accumulate). `go run ./contracts/devchain` wraps it; end-to-end
 // tests start it directly.
@@ -11,6 +11,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"sync"
 	"time"
@@ -86,7 +87,14 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 	if d.Polygon, err = simchain.New(simchain.Config{ChainID: 137, Alloc: alloc, HTTPPort: cfg.PolygonPort}); err != nil {
 		return nil, fmt.Errorf("devnet: chain 137: %w", err)
 	}
-	if d.Base, err = simchain.New(simchain.Config{ChainID: 8453, Alloc: alloc, HTTPPort: cfg.BasePort}); err != nil {
+	// Chain 8453 also holds the x402 batch-settlement channel contract and its deposit collector
+	// at their fixed addresses (genesis code, no deployment), so the official client works unchanged.
+	baseAlloc, err := deploy.BatchSettlementAlloc()
+	if err != nil {
+		return nil, fmt.Errorf("devnet: chain 8453: %w", err)
+	}
+	maps.Copy(baseAlloc, alloc)
+	if d.Base, err = simchain.New(simchain.Config{ChainID: 8453, Alloc: baseAlloc, HTTPPort: cfg.BasePort}); err != nil {
 		return nil, fmt.Errorf("devnet: chain 8453: %w", err)
 	}
 	byName := map[string]common.Address{}
@@ -163,7 +171,8 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 		BlockIntervalMs: cfg.BlockInterval.Milliseconds(),
 		Polygon: Polygon{ChainID: 137, RPCURL: d.Polygon.HTTPURL(), USDT: poly.USDT.Hex(), RevenueVault: vaultAddr,
 			ClaimsContract: claimsAddr, MinDepositUnits: minDep},
-		Base:     Base{ChainID: 8453, RPCURL: d.Base.HTTPURL(), USDC: usdc.Hex()},
+		Base: Base{ChainID: 8453, RPCURL: d.Base.HTTPURL(), USDC: usdc.Hex(),
+			BatchSettlement: deploy.BatchSettlementAddress.Hex(), DepositCollector: deploy.ERC3009CollectorAddress.Hex()},
 		Accounts: accts,
 		Note:     "development chains and keys only; the keys are derived from public strings",
 	}

@@ -21,9 +21,9 @@ import (
 )
 
 // rpc sends one raw JSON-RPC request over HTTP, as any external client would.
-func rpc(t *testing.T, url, method string) string {
+func rpc(t *testing.T, url, method string, params ...any) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": []any{}})
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": append([]any{}, params...)})
 	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
@@ -60,6 +60,14 @@ func TestDevnet(t *testing.T) {
 	}
 	if got := rpc(t, m.Base.RPCURL, "eth_chainId"); got != "0x2105" {
 		t.Fatalf("chain 8453 eth_chainId = %q", got)
+	}
+
+	// The official x402 batch-settlement client talks to fixed addresses: our contracts are there.
+	for _, a := range []string{m.Base.BatchSettlement, m.Base.DepositCollector} {
+		c := rpc(t, m.Base.RPCURL, "eth_getCode", a, "latest")
+		if len(c) < 100 {
+			t.Fatalf("chain 8453 has no code at %s: %q", a, c)
+		}
 	}
 
 	t.Run("deposit over HTTP emits Deposited", func(t *testing.T) {

@@ -34,6 +34,10 @@ type Base struct {
 	ChainID uint64 `json:"chain_id"`
 	RPCURL  string `json:"rpc_url"`
 	USDC    string `json:"usdc"`
+	// BatchSettlement and its ERC-3009 deposit collector sit in the genesis state at the fixed
+	// addresses the official x402 batch-settlement clients use.
+	BatchSettlement  string `json:"batch_settlement"`
+	DepositCollector string `json:"erc3009_deposit_collector"`
 }
 
 // Account returns the named dev account.

@@ -51,4 +51,26 @@ contract TestUSDC is ERC20, EIP712, ERC3009 {
         }
         _transferWithAuthorization(from, to, value, validAfter, validBefore, nonce);
     }
+
+    /// @notice EIP-3009 receive authorised by `from`, with the signature as bytes (FiatToken v2.2's
+    /// overload): only `to` may redeem it, so a watcher of the mempool cannot front-run it into a plain
+    /// transfer. The x402 batch-settlement deposit collector redeems payers' deposits this way.
+    function receiveWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes memory signature
+    ) external {
+        if (to != msg.sender) revert ERC20InvalidReceiver(to);
+        bytes32 hash = _hashTypedDataV4(
+            keccak256(abi.encode(RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce))
+        );
+        if (!SignatureChecker.isValidSignatureNow(from, hash, signature)) {
+            revert ERC3009InvalidSignature();
+        }
+        _transferWithAuthorization(from, to, value, validAfter, validBefore, nonce);
+    }
 }

@@ -165,6 +165,17 @@ func (l Layout) Bundle(wallet string) string { return l.BundlePrefix() + wallet 
 // BundleGrants is the set of settlement tx hashes granted to a wallet.
 func (l Layout) BundleGrants(wallet string) string { return l.Bundle(wallet) + ":grants" }
 
+// Channel is an x402 batch-settlement channel's hash (what the gateway knows
+// of its deposit and the latest voucher). id is the lower-case 0x channel id.
+func (l Layout) Channel(id string) string { return l.Prefix + "bschan:{" + id + "}" }
+
+// ChannelDeposits is the set of deposit transactions a channel's known
+// balance was raised by (a deposit is recorded once).
+func (l Layout) ChannelDeposits(id string) string { return l.Channel(id) + ":deposits" }
+
+// Channels is the set of channel ids with vouchers, for settlementd's claims.
+func (l Layout) Channels() string { return l.Prefix + "bschannels" }
+
 // SIWXNonce marks a Sign-In-With-X nonce as used.
 func (l Layout) SIWXNonce(nonce string) string { return l.Prefix + "siwx:" + nonce }
 

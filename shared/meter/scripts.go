@@ -359,3 +359,64 @@ commit(now, KEYS[1], new)
 if redis.call('EXISTS', KEYS[2]) == 0 then return {8, 0} end
 return {0, 0}
 `)
+
+// depositScript records a batch-settlement deposit the facilitator made: the
+// channel's known balance and totalClaimed rise to what the chain reported
+// (never fall), once per deposit transaction; a channel new to this Redis
+// starts charging from the on-chain totalClaimed.
+//
+// KEYS: 1 channel hash, 2 its deposits set, 3 channels set.
+// ARGV: 1 tx hash, 2 balance, 3 totalClaimed, 4 wallet, 5 config JSON, 6 channel id.
+// Reply: the channel's fields (w, bal, claimed, charged, signed, sig, cfg).
+var depositScript = redis.NewScript(`
+if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
+  local bal = tonumber(redis.call('HGET', KEYS[1], 'bal') or '0')
+  if tonumber(ARGV[2]) > bal then redis.call('HSET', KEYS[1], 'bal', ARGV[2]) end
+  local claimed = tonumber(redis.call('HGET', KEYS[1], 'claimed') or '0')
+  if tonumber(ARGV[3]) > claimed then redis.call('HSET', KEYS[1], 'claimed', ARGV[3]) end
+  local charged = tonumber(redis.call('HGET', KEYS[1], 'charged') or '-1')
+  if charged < tonumber(ARGV[3]) then redis.call('HSET', KEYS[1], 'charged', ARGV[3], 'signed', ARGV[3]) end
+  redis.call('HSET', KEYS[1], 'w', ARGV[4], 'cfg', ARGV[5])
+  redis.call('SADD', KEYS[3], ARGV[6])
+end
+return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
+`)
+
+// voucherScript draws a request's calls from a batch-settlement channel for a
+// voucher whose signature was checked: the caller's IP rate, the channel
+// known, the voucher's cumulative amount exactly the charged total plus the
+// request's price (so a replayed or older voucher is refused), within the
+// known deposit; then it becomes the channel's latest voucher.
+//
+// KEYS: 1 stream, 2 IP rate, 3 channel hash, 4 requests today.
+// ARGV: 1 now ms, 2 calls, 3 IP emission interval ms, 4 IP burst, 5 price,
+// 6 cumulative, 7 signature, 8 wallet, 9 event type, 10 event version,
+// 11 debit payload, 12 daily key TTL s.
+// Reply: {code, retry after ms, channel fields}: 1 served, 4 rate limited,
+// 9 unknown channel, 10 cumulative mismatch, 11 over the deposit.
+var voucherScript = redis.NewScript(gcraLua + `
+local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local wait, new = gcra(now, KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
+if wait > 0 then return {4, math.ceil(wait)} end
+commit(now, KEYS[2], new)
+local st = redis.call('HMGET', KEYS[3], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
+if not st[1] or st[1] ~= ARGV[8] then return {9, 0, st} end
+local cum = tonumber(ARGV[6])
+if cum ~= tonumber(st[4] or '0') + tonumber(ARGV[5]) then return {10, 0, st} end
+if cum > tonumber(st[2] or '0') then return {11, 0, st} end
+redis.call('HSET', KEYS[3], 'charged', ARGV[6], 'signed', ARGV[6], 'sig', ARGV[7], 'ts', ARGV[1])
+if redis.call('INCRBY', KEYS[4], n) == n then redis.call('EXPIRE', KEYS[4], ARGV[12]) end
+redis.call('XADD', KEYS[1], '*', 't', ARGV[9], 'v', ARGV[10], 'd', ARGV[11])
+return {1, 0, redis.call('HMGET', KEYS[3], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')}
+`)
+
+// claimedScript raises a known channel's totalClaimed (KEYS[1] the channel
+// hash, ARGV[1] the on-chain total); a channel this Redis does not know is
+// left alone.
+var claimedScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'claimed') or '0') < tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[1], 'claimed', ARGV[1])
+end
+return 1
+`)

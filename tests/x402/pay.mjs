@@ -15,7 +15,12 @@
 //                    i.e. the bundle is used up, is paid again the same way);
 //                    plain: wrapFetchWithPayment with ExactEvmScheme and nothing else, as a
 //                    generic x402 client uses it — every call without a credential, every
-//                    402 answered with a new payment
+//                    402 answered with a new payment;
+//                    batch: wrapFetchWithPayment with the official batch-settlement client
+//                    (BatchSettlementEvmScheme, defaults) only: the first call deposits into a
+//                    channel, every later one signs a cumulative voucher. After the calls it
+//                    replays the last voucher and sends one over the deposit, with plain fetch,
+//                    and reports the answers (replay, over_deposit)
 //   METHOD           JSON-RPC method (default eth_blockNumber); PARAMS: its JSON params (default [])
 //   MAX_UNITS        the most this client pays per payment, in atomic units (default 100000)
 //
@@ -25,6 +30,7 @@
 // thrown client error). Every request is checked to go to a loopback address.
 import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { BatchSettlementEvmScheme, signVoucher } from "@x402/evm/batch-settlement/client";
 import { createSIWxClientExtension, createSIWxPayload, SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { privateKeyToAccount } from "viem/accounts";
@@ -43,7 +49,7 @@ if (!/^0x[0-9a-fA-F]{64}$/.test(pk ?? "")) usage("EVM_PRIVATE_KEY must be 0x + 6
 const calls = Number(process.env.CALLS ?? "1");
 if (!Number.isInteger(calls) || calls < 1) usage(`CALLS must be a positive integer, got ${process.env.CALLS}`);
 const mode = process.env.MODE ?? "siwx";
-if (mode !== "siwx" && mode !== "key" && mode !== "plain") usage(`MODE must be siwx, key or plain, got ${mode}`);
+if (!["siwx", "key", "plain", "batch"].includes(mode)) usage(`MODE must be siwx, key, plain or batch, got ${mode}`);
 const maxUnits = process.env.MAX_UNITS ?? "100000";
 if (!/^\d+$/.test(maxUnits)) usage("MAX_UNITS must be an integer");
 const method = process.env.METHOD ?? "eth_blockNumber";
@@ -67,6 +73,7 @@ globalThis.fetch = guardedFetch;
 // --- What went over the wire (the wrappers hide their intermediate answers).
 const wire = { requests: 0, status402: 0, siwxAttempts: 0, siwxOk: 0, paymentAttempts: 0 };
 let lastRequired = null; // the last PAYMENT-REQUIRED seen, for the SIWX diagnostic
+let lastPaid = null; // the last PAYMENT-SIGNATURE that was served (batch mode replays it)
 const observedFetch = async (input, init) => {
   const req = new Request(input, init);
   const res = await guardedFetch(req);
@@ -81,12 +88,13 @@ const observedFetch = async (input, init) => {
     if (res.status === 200) wire.siwxOk++;
   }
   if (req.headers.has("PAYMENT-SIGNATURE") || req.headers.has("X-PAYMENT")) wire.paymentAttempts++;
+  if (req.headers.has("PAYMENT-SIGNATURE") && res.status === 200) lastPaid = req.headers.get("PAYMENT-SIGNATURE");
   return res;
 };
 
 const account = privateKeyToAccount(pk);
 const client = new x402Client();
-client.register(NETWORK, new ExactEvmScheme(account));
+client.register(NETWORK, mode === "batch" ? new BatchSettlementEvmScheme(account) : new ExactEvmScheme(account));
 // Our dev TestUSDC is not one of @x402/evm's default assets: allow any asset
 // on eip155:8453, but never pay more than MAX_UNITS for one payment.
 client.setSpendControls({ allowedAssets: true });
@@ -150,7 +158,10 @@ for (let i = 0; i < calls; i++) {
     out.payments++;
     try {
       const s = decodePaymentResponseHeader(pr);
-      out.settlements.push(s);
+      // batch: a thousand voucher answers would flood the report; keep the
+      // ones that moved money (the deposits) and count the rest.
+      if (mode === "batch" && !s.transaction) out.vouchers = (out.vouchers ?? 0) + 1;
+      else out.settlements.push(s);
       if (s.transaction) out.transactions.push(s.transaction);
     } catch (e) {
       out.settlements.push({ undecodable: pr, error: String(e) });
@@ -178,6 +189,26 @@ for (let i = 0; i < calls; i++) {
     lastError = `call ${i + 1}: not JSON: ${text.slice(0, 200)}`;
     break;
   }
+}
+
+// batch: a voucher used once is refused when replayed, and so is one for
+// more than the channel holds (the client itself would top up instead).
+if (mode === "batch" && lastPaid) {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+  const send = async (header) => {
+    const res = await observedFetch(url, { method: "POST", headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": header }, body });
+    const req = res.headers.get("PAYMENT-REQUIRED");
+    await res.arrayBuffer();
+    return { status: res.status, error: req ? decodePaymentRequiredHeader(req).error : null };
+  };
+  out.replay = await send(lastPaid);
+  const p = JSON.parse(Buffer.from(lastPaid, "base64").toString());
+  const over = BigInt(p.payload.voucher.maxClaimableAmount) + BigInt(p.accepted.amount); // the next voucher in order
+  p.payload.type = "voucher";
+  delete p.payload.deposit;
+  p.payload.voucher = await signVoucher(account, p.payload.voucher.channelId, over.toString(), NETWORK);
+  out.over_deposit = await send(Buffer.from(JSON.stringify(p)).toString("base64"));
+  out.channel_id = p.payload.voucher.channelId;
 }
 
 // The SIWX client hook swallows its own errors; when no SIWX proof was ever

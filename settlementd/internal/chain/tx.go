@@ -28,6 +28,8 @@ const (
 	KindPause         = "pause"
 	KindUnpause       = "unpause"
 	KindX402Settle    = "x402_transfer_with_authorization"
+	KindBatchDeposit  = "x402_batch_settlement_deposit"
+	KindBatchClaim    = "x402_batch_settlement_claim_settle"
 )
 
 // Transaction states (see migration 0011).

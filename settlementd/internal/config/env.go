@@ -75,12 +75,23 @@ func (s Intel) Enabled() bool { return s.BinanceURL != "" || s.BybitURL != "" }
 // Schedule is the cron spec of the interval.
 func (s Intel) Schedule() string { return "@every " + s.Interval.String() }
 
+// DefaultX402ClaimSchedule is when batch-settlement vouchers are claimed:
+// every minute, far inside the channels' one-day withdraw delay.
+const DefaultX402ClaimSchedule = "0 * * * * *"
+
 // X402 configures the x402 facilitator on Base (package facilitator).
 type X402 struct {
 	RPCURL       string // TOLLGATE_X402_RPC_URL: chain-8453 JSON-RPC; "" = no facilitator
 	RelayerKey   string // TOLLGATE_X402_RELAYER_KEY: hex key that sends transferWithAuthorization and pays its gas
 	TokenName    string // TOLLGATE_X402_TOKEN_NAME: EIP-712 domain name of the token (default "USD Coin")
 	TokenVersion string // TOLLGATE_X402_TOKEN_VERSION: EIP-712 domain version (default "2")
+	// ReceiverAuthorizerKey (TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY) signs the
+	// batch-settlement claim batches; its address is the gateway's
+	// x402_receiver_authorizer. "" = no claims job.
+	ReceiverAuthorizerKey string
+	// ClaimSchedule (TOLLGATE_X402_CLAIM_SCHEDULE, cron with seconds) is when
+	// the vouchers are claimed and settled (default every minute).
+	ClaimSchedule string
 }
 
 // Auth is wallet sign-in: operator logins and the console's wallet keys.
@@ -154,7 +165,8 @@ Environment-only settings (keys, secrets and RPC URLs never pass through flags o
  funding-rate job:
   TOLLGATE_VENUE_BINANCE_URL, TOLLGATE_VENUE_BYBIT_URL, TOLLGATE_INTEL_INTERVAL (default 60s), TOLLGATE_INTEL_SYMBOLS
  x402 facilitator (Base):
-  TOLLGATE_X402_RPC_URL, TOLLGATE_X402_RELAYER_KEY, TOLLGATE_X402_TOKEN_NAME, TOLLGATE_X402_TOKEN_VERSION
+  TOLLGATE_X402_RPC_URL, TOLLGATE_X402_RELAYER_KEY, TOLLGATE_X402_TOKEN_NAME, TOLLGATE_X402_TOKEN_VERSION,
+  TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY, TOLLGATE_X402_CLAIM_SCHEDULE (default "0 * * * * *")
 `
 
 // readEnv fills the environment-only settings. Errors name the variable,
@@ -217,7 +229,11 @@ func (c *Config) readEnv(getenv func(string) string) error {
 	c.Intel = intel
 
 	c.X402 = X402{RPCURL: trimmed("TOLLGATE_X402_RPC_URL"), RelayerKey: trimmed("TOLLGATE_X402_RELAYER_KEY"),
-		TokenName: trimmed("TOLLGATE_X402_TOKEN_NAME"), TokenVersion: trimmed("TOLLGATE_X402_TOKEN_VERSION")}
+		TokenName: trimmed("TOLLGATE_X402_TOKEN_NAME"), TokenVersion: trimmed("TOLLGATE_X402_TOKEN_VERSION"),
+		ReceiverAuthorizerKey: trimmed("TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY"), ClaimSchedule: trimmed("TOLLGATE_X402_CLAIM_SCHEDULE")}
+	if c.X402.ClaimSchedule == "" {
+		c.X402.ClaimSchedule = DefaultX402ClaimSchedule
+	}
 
 	c.Auth = Auth{JWTSecret: getenv("TOLLGATE_JWT_SECRET"), Domain: trimmed("TOLLGATE_AUTH_DOMAIN"), Dev: getenv("TOLLGATE_DEV") == "1"}
 	switch v := trimmed("TOLLGATE_KEY_CREATE_LIMIT"); v {

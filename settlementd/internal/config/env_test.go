@@ -30,7 +30,7 @@ func TestEnvDefaults(t *testing.T) {
 		c.Chain.SettlementSchedule != DefaultSettlementSchedule || c.Chain.SolvencySchedule != DefaultSolvencySchedule {
 		t.Errorf("chain %+v", c.Chain)
 	}
-	if c.RedisWatchInterval != time.Second || c.AdminToken != "" || c.X402 != (X402{}) {
+	if c.RedisWatchInterval != time.Second || c.AdminToken != "" || c.X402 != (X402{ClaimSchedule: DefaultX402ClaimSchedule}) {
 		t.Errorf("watch %v admin %q x402 %+v", c.RedisWatchInterval, c.AdminToken, c.X402)
 	}
 	if c.Claims.Validity != 48*time.Hour || c.Claims.Confirmations != 5 || c.Claims.WatchSchedule != DefaultClaimWatchSchedule ||
@@ -71,7 +71,7 @@ func TestEnvSettings(t *testing.T) {
 		strings.Join(c.Intel.Symbols, ",") != "BTCUSDT,ETHUSDT" {
 		t.Errorf("intel %+v", c.Intel)
 	}
-	if c.X402 != (X402{RPCURL: "http://base:8545", RelayerKey: "0xbb", TokenName: "USDC"}) {
+	if c.X402 != (X402{RPCURL: "http://base:8545", RelayerKey: "0xbb", TokenName: "USDC", ClaimSchedule: DefaultX402ClaimSchedule}) {
 		t.Errorf("x402 %+v", c.X402)
 	}
 	if c.Auth != (Auth{JWTSecret: "j", Domain: "tollgate.example", Dev: true, KeyCreateLimit: -1}) {

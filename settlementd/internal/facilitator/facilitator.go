@@ -1,5 +1,6 @@
 // Package facilitator is settlementd's x402 facilitator for the "exact"
-// scheme on EVM (EIP-3009 TransferWithAuthorization, USDC-style tokens):
+// scheme on EVM (EIP-3009 TransferWithAuthorization, USDC-style tokens),
+// and for the deposits of the "batch-settlement" scheme (batch.go):
 //
 //	GET  /x402/supported  the (version, scheme, network) kinds served
 //	POST /x402/verify     {x402Version, paymentPayload, paymentRequirements} → {isValid, invalidReason?, payer}
@@ -25,11 +26,13 @@
 package facilitator
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"strings"
@@ -50,6 +53,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/revert"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
+	"github.com/tollgate-rpc/tollgate/shared/batchsettle"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
@@ -215,8 +219,24 @@ func (f *Facilitator) supported(w http.ResponseWriter, _ *http.Request) {
 	if n := x402.V1Name(f.cfg.ChainID); n != "" {
 		kinds = append(kinds, Kind{1, "exact", n})
 	}
-	kinds = append(kinds, Kind{2, "exact", f.domain().CAIP2()})
+	kinds = append(kinds, Kind{2, "exact", f.domain().CAIP2()}, Kind{2, batchsettle.Scheme, f.domain().CAIP2()})
 	httpx.JSON(w, http.StatusOK, map[string]any{"kinds": kinds})
+}
+
+// readBody reads the whole body (at most httpx.MaxBody); on failure it has
+// answered 413.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, httpx.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpx.Error(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is over 64 KiB")
+		} else {
+			httpx.Error(w, http.StatusBadRequest, "invalid_json", "the body could not be read")
+		}
+		return nil, false
+	}
+	return b, true
 }
 
 // decode reads the body; on failure it has answered 400 (413).
@@ -390,6 +410,15 @@ func (f *Facilitator) lock(key string) func() {
 }
 
 func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	if isBatch(body) { // a batch-settlement deposit (batch.go)
+		f.batchSettle(w, r, body)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	req, ok := decode(w, r)
 	if !ok {
 		return

@@ -302,7 +302,7 @@ func TestSupported(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	want := `{"kinds":[{"x402Version":1,"scheme":"exact","network":"base"},{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]}`
+	want := `{"kinds":[{"x402Version":1,"scheme":"exact","network":"base"},{"x402Version":2,"scheme":"exact","network":"eip155:8453"},{"x402Version":2,"scheme":"batch-settlement","network":"eip155:8453"}]}`
 	if resp.StatusCode != 200 || strings.TrimSpace(string(raw)) != want {
 		t.Fatalf("%d %s", resp.StatusCode, raw)
 	}

@@ -1,0 +1,150 @@
+package paycheck
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/tollgate-rpc/tollgate/shared/batchsettle"
+)
+
+// batchFixture holds payloads made by the official client library
+// (tests/x402/batchfixture.mjs: @x402/evm 2.27.0 BatchSettlementEvmScheme):
+// the first request's deposit and the next request's voucher.
+type batchFixture struct {
+	Payer        string          `json:"payer"`
+	ChannelID    string          `json:"channel_id"`
+	Requirements json.RawMessage `json:"requirements"`
+	Deposit      json.RawMessage `json:"deposit"`
+	Voucher      json.RawMessage `json:"voucher"`
+}
+
+func loadBatch(t *testing.T) (batchFixture, BatchOffer) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/batch_fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f batchFixture
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Asset, PayTo string
+		Extra        struct {
+			ReceiverAuthorizer string
+			WithdrawDelay      uint64
+		}
+	}
+	if err := json.Unmarshal(f.Requirements, &req); err != nil {
+		t.Fatal(err)
+	}
+	return f, BatchOffer{Asset: common.HexToAddress(req.Asset), PayTo: common.HexToAddress(req.PayTo),
+		ReceiverAuthorizer: common.HexToAddress(req.Extra.ReceiverAuthorizer), WithdrawDelay: req.Extra.WithdrawDelay}
+}
+
+func header(raw []byte) string { return base64.StdEncoding.EncodeToString(raw) }
+
+// fixtureNow is inside the fixture's deposit authorization window.
+var fixtureNow = time.Unix(1795610035-200, 0)
+
+// The gateway computes the channel id the official client computes, and
+// recovers its voucher and deposit signatures.
+func TestBatchPaymentFromTheOfficialClient(t *testing.T) {
+	f, o := loadBatch(t)
+	if !IsBatchPayment(header(f.Deposit)) || !IsBatchPayment(header(f.Voucher)) {
+		t.Fatal("IsBatchPayment does not recognise the client's payments")
+	}
+	dep, ref := DecodeBatchPayment(o, "PAYMENT-SIGNATURE", header(f.Deposit), fixtureNow)
+	if ref != nil {
+		t.Fatalf("deposit refused: %v", ref)
+	}
+	if dep.ChannelID.Hex() != f.ChannelID {
+		t.Fatalf("channel id %s, the client computes %s", dep.ChannelID.Hex(), f.ChannelID)
+	}
+	if dep.Type != "deposit" || dep.MaxClaimable != 100 || dep.Deposit == nil || dep.Deposit.Amount.Int64() != 100_000 {
+		t.Fatalf("deposit = %+v", dep)
+	}
+	if !strings.EqualFold(dep.Wallet(), f.Payer) || dep.Config.PayerAuthorizer != common.HexToAddress(f.Payer) {
+		t.Fatalf("payer %s, want %s", dep.Wallet(), f.Payer)
+	}
+	v, ref := DecodeBatchPayment(o, "PAYMENT-SIGNATURE", header(f.Voucher), fixtureNow)
+	if ref != nil {
+		t.Fatalf("voucher refused: %v", ref)
+	}
+	if v.Type != "voucher" || v.MaxClaimable != 200 || v.ChannelID != dep.ChannelID || v.Deposit != nil {
+		t.Fatalf("voucher = %+v", v)
+	}
+}
+
+// mutate decodes a fixture payload, applies fn, and re-encodes it.
+func mutate(t *testing.T, raw json.RawMessage, fn func(m map[string]any)) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	fn(m)
+	b, _ := json.Marshal(m)
+	return header(b)
+}
+
+func payloadOf(m map[string]any) map[string]any { return m["payload"].(map[string]any) }
+
+func TestBatchPaymentRefusals(t *testing.T) {
+	f, o := loadBatch(t)
+	cases := []struct {
+		name, reason string
+		value        string
+		offer        *BatchOffer
+		now          time.Time
+	}{
+		{"voucher for more than it signed", ReasonBatchVoucherSignature, mutate(t, f.Voucher, func(m map[string]any) {
+			payloadOf(m)["voucher"].(map[string]any)["maxClaimableAmount"] = "100000"
+		}), nil, fixtureNow},
+		{"another channel's id", ReasonBatchChannelIDMismatch, mutate(t, f.Voucher, func(m map[string]any) {
+			payloadOf(m)["voucher"].(map[string]any)["channelId"] = "0x" + strings.Repeat("ab", 32)
+		}), nil, fixtureNow},
+		{"config changed under the id", ReasonBatchChannelIDMismatch, mutate(t, f.Voucher, func(m map[string]any) {
+			payloadOf(m)["channelConfig"].(map[string]any)["salt"] = "0x" + strings.Repeat("01", 32)
+		}), nil, fixtureNow},
+		{"refund payload", ReasonBatchPayloadType, mutate(t, f.Voucher, func(m map[string]any) { payloadOf(m)["type"] = "refund" }), nil, fixtureNow},
+		{"deposit amount raised", ReasonBatchReceiveAuth, mutate(t, f.Deposit, func(m map[string]any) {
+			payloadOf(m)["deposit"].(map[string]any)["amount"] = "200000"
+		}), nil, fixtureNow},
+		{"deposit authorization expired", ReasonBatchValidBefore, header(f.Deposit), nil, time.Unix(1795610035, 0)},
+		{"other receiver", ReasonBatchReceiverMismatch, header(f.Voucher), &BatchOffer{Asset: o.Asset, PayTo: common.HexToAddress("0x01"), ReceiverAuthorizer: o.ReceiverAuthorizer, WithdrawDelay: o.WithdrawDelay}, fixtureNow},
+		{"other authorizer", ReasonBatchAuthorizer, header(f.Voucher), &BatchOffer{Asset: o.Asset, PayTo: o.PayTo, ReceiverAuthorizer: common.HexToAddress("0x02"), WithdrawDelay: o.WithdrawDelay}, fixtureNow},
+		{"other delay", ReasonBatchWithdrawDelay, header(f.Voucher), &BatchOffer{Asset: o.Asset, PayTo: o.PayTo, ReceiverAuthorizer: o.ReceiverAuthorizer, WithdrawDelay: 3600}, fixtureNow},
+		{"not base64", ReasonInvalidHeader, "%%%", nil, fixtureNow},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			off := o
+			if c.offer != nil {
+				off = *c.offer
+			}
+			_, ref := DecodeBatchPayment(off, "PAYMENT-SIGNATURE", c.value, c.now)
+			if ref == nil || ref.Reason != c.reason {
+				t.Fatalf("refusal %v, want reason %s", ref, c.reason)
+			}
+		})
+	}
+}
+
+// The deposit nonce binds the authorization to the channel, as the contract's collector requires.
+func TestBatchDepositNonceIsTheContracts(t *testing.T) {
+	f, o := loadBatch(t)
+	dep, ref := DecodeBatchPayment(o, "PAYMENT-SIGNATURE", header(f.Deposit), fixtureNow)
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	if dep.Deposit.Nonce != batchsettle.DepositNonce(dep.ChannelID, dep.Deposit.Salt) {
+		t.Fatal("nonce differs")
+	}
+}

@@ -1,0 +1,176 @@
+package facilitator
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/contracts/devnet"
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
+	"github.com/tollgate-rpc/tollgate/shared/batchsettle"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// depositBody is a batch-settlement deposit settle request as the gateway
+// sends it: the client's payload (channel config, voucher, ERC-3009
+// ReceiveWithAuthorization to the collector bound to the channel) and our requirement.
+func (e *env) depositBody(key *ecdsa.PrivateKey, cfg batchsettle.Config, amount int64) map[string]any {
+	e.t.Helper()
+	dom := batchsettle.DefaultDomain(8453)
+	id := dom.ChannelID(cfg)
+	var saltB [32]byte
+	_, _ = rand.Read(saltB[:])
+	salt := new(big.Int).SetBytes(saltB[:])
+	before := big.NewInt(time.Now().Unix() + 300)
+	nonce := batchsettle.DepositNonce(id, salt)
+	w := func(b []byte) []byte { return common.LeftPadBytes(b, 32) }
+	to := batchsettle.ERC3009CollectorAddress
+	s := crypto.Keccak256(crypto.Keccak256([]byte("ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)")),
+		w(cfg.Payer[:]), w(to[:]), w(big.NewInt(amount).Bytes()), w(nil), w(before.Bytes()), nonce[:])
+	d := crypto.Keccak256(crypto.Keccak256([]byte("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")),
+		crypto.Keccak256([]byte("USD Coin")), crypto.Keccak256([]byte("2")), w(big.NewInt(8453).Bytes()), w(cfg.Token[:]))
+	sig, err := batchsettle.Sign(crypto.Keccak256Hash([]byte{0x19, 0x01}, d, s), key)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	vsig, _ := batchsettle.Sign(dom.VoucherDigest(id, big.NewInt(100)), key)
+	req := map[string]any{"scheme": "batch-settlement", "network": "eip155:8453", "amount": "100", "asset": cfg.Token.Hex(), "payTo": cfg.Receiver.Hex(),
+		"maxTimeoutSeconds": 300, "extra": map[string]any{"receiverAuthorizer": cfg.ReceiverAuthorizer.Hex(), "withdrawDelay": cfg.WithdrawDelay, "name": "USD Coin", "version": "2"}}
+	return map[string]any{"x402Version": 2, "paymentRequirements": req, "paymentPayload": map[string]any{
+		"x402Version": 2, "accepted": req,
+		"payload": map[string]any{
+			"type": "deposit",
+			"channelConfig": map[string]any{"payer": cfg.Payer.Hex(), "payerAuthorizer": cfg.PayerAuthorizer.Hex(), "receiver": cfg.Receiver.Hex(),
+				"receiverAuthorizer": cfg.ReceiverAuthorizer.Hex(), "token": cfg.Token.Hex(), "withdrawDelay": cfg.WithdrawDelay, "salt": cfg.Salt.Hex()},
+			"voucher": map[string]any{"channelId": id.Hex(), "maxClaimableAmount": "100", "signature": hexutil.Encode(vsig)},
+			"deposit": map[string]any{"amount": big.NewInt(amount).String(), "authorization": map[string]any{"erc3009Authorization": map[string]any{
+				"validAfter": "0", "validBefore": before.String(), "salt": hexutil.Encode(saltB[:]), "signature": hexutil.Encode(sig)}}},
+		},
+	}}
+}
+
+// A deposit settles on chain into the channel: the payer's USDC moves into
+// BatchSettlement and the answer carries the channel's on-chain balance;
+// the same authorization again moves nothing; a config that does not match
+// the requirement is refused before any transaction.
+func TestBatchDepositSettles(t *testing.T) {
+	e := newEnv(t)
+	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
+	var salt [32]byte
+	_, _ = rand.Read(salt[:])
+	cfg := batchsettle.Config{Payer: payer, PayerAuthorizer: payer, Receiver: e.payTo, ReceiverAuthorizer: common.HexToAddress("0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"),
+		Token: e.asset, WithdrawDelay: 86400, Salt: salt}
+	id := batchsettle.DefaultDomain(8453).ChannelID(cfg)
+	payer0, held0 := e.balance(payer), e.balance(batchsettle.SettlementAddress)
+
+	body := e.depositBody(e.payer, cfg, 50_000)
+	code, out := e.post("/x402/settle", body)
+	if code != http.StatusOK || out["success"] != true {
+		t.Fatalf("deposit: %d %v", code, out)
+	}
+	cs := out["extra"].(map[string]any)["channelState"].(map[string]any)
+	if cs["channelId"] != hexutil.Encode(id[:]) || cs["balance"] != "50000" || cs["totalClaimed"] != "0" {
+		t.Fatalf("channelState %v", cs)
+	}
+	if d := new(big.Int).Sub(payer0, e.balance(payer)); d.Int64() != 50_000 {
+		t.Fatalf("payer paid %v", d)
+	}
+	if d := new(big.Int).Sub(e.balance(batchsettle.SettlementAddress), held0); d.Int64() != 50_000 {
+		t.Fatalf("the contract received %v", d)
+	}
+	// The same authorization again: refused by the chain's simulation, nothing moves.
+	code, out = e.post("/x402/settle", body)
+	if code != http.StatusOK || out["success"] != false || out["errorReason"] != ReasonBatchSimulation {
+		t.Fatalf("replayed deposit: %d %v", code, out)
+	}
+	if d := new(big.Int).Sub(payer0, e.balance(payer)); d.Int64() != 50_000 {
+		t.Fatalf("after the replay the payer paid %v", d)
+	}
+	// A channel whose receiver is not the requirement's payTo.
+	bad := e.depositBody(e.payer, cfg, 1)
+	bad["paymentRequirements"].(map[string]any)["payTo"] = common.HexToAddress("0x01").Hex()
+	if code, out = e.post("/x402/settle", bad); code != http.StatusOK || out["errorReason"] != ReasonBatchConfig {
+		t.Fatalf("mismatched config: %d %v", code, out)
+	}
+}
+
+// The claim job claims every channel's latest voucher and settles it to the
+// receiver in one transaction: the receiver gets exactly what the vouchers
+// drawn add up to; a second run moves nothing.
+func TestClaimJobClaimsAndSettles(t *testing.T) {
+	e := newEnv(t)
+	rdb := testenv.Redis(t)
+	m, err := meter.New(rdb, meter.Config{Prefix: testenv.KeyPrefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authzKey, _ := crypto.GenerateKey()
+	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
+	var salt [32]byte
+	_, _ = rand.Read(salt[:])
+	cfg := batchsettle.Config{Payer: payer, PayerAuthorizer: payer, Receiver: e.payTo, ReceiverAuthorizer: crypto.PubkeyToAddress(authzKey.PublicKey),
+		Token: e.asset, WithdrawDelay: 86400, Salt: salt}
+	dom := batchsettle.DefaultDomain(8453)
+	id := strings.ToLower(dom.ChannelID(cfg).Hex())
+	if code, out := e.post("/x402/settle", e.depositBody(e.payer, cfg, 1000)); code != 200 || out["success"] != true {
+		t.Fatalf("deposit: %d %v", code, out)
+	}
+	cfgJSON, _ := json.Marshal(cfg)
+	ctx := context.Background()
+	if _, err := m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: id, Wallet: strings.ToLower(payer.Hex()), Config: string(cfgJSON), TxHash: "0xdep", Balance: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= 3; i++ {
+		sig, _ := batchsettle.Sign(dom.VoucherDigest(common.HexToHash(id), big.NewInt(100*i)), e.payer)
+		d, _, err := m.AuthorizeVoucher(ctx, meter.Request{ChainID: 8453, IP: netip.MustParseAddr("192.0.2.1"), Calls: 1},
+			meter.Voucher{ChannelID: id, Wallet: strings.ToLower(payer.Hex()), Cumulative: money.Units(100 * i), Signature: hexutil.Encode(sig)})
+		if err != nil || d.Outcome != meter.Bundle {
+			t.Fatalf("voucher %d: %v %v", i, d.Outcome, err)
+		}
+	}
+	f, client, err := Open(ctx, config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: mustAccount(t, e.m, "relayer").PrivateKey}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	job := f.ClaimJob(m, authzKey)
+	r0 := e.balance(e.payTo)
+	if err := job.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := new(big.Int).Sub(e.balance(e.payTo), r0); d.Int64() != 300 {
+		t.Fatalf("the receiver got %v, want 300 (three vouchers of 100)", d)
+	}
+	st, _, _ := m.Channel(ctx, id)
+	if st.Claimed != 300 {
+		t.Fatalf("claimed %d", st.Claimed)
+	}
+	if err := job.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := new(big.Int).Sub(e.balance(e.payTo), r0); d.Int64() != 300 {
+		t.Fatalf("a second run paid again: %v", d)
+	}
+}
+
+func mustAccount(t *testing.T, m *devnet.Manifest, name string) devnet.Account {
+	t.Helper()
+	a, err := m.Account(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

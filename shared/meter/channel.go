@@ -1,0 +1,190 @@
+package meter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// Reasons of a PaymentRequired decision on the batch-settlement path; they
+// are the scheme's error codes, so the official client's corrective
+// handling recognises the mismatch.
+const (
+	ReasonChannelUnknown     = "invalid_batch_settlement_evm_missing_channel"
+	ReasonCumulativeMismatch = "invalid_batch_settlement_evm_cumulative_amount_mismatch"
+	ReasonOverDeposit        = "invalid_batch_settlement_evm_cumulative_exceeds_balance"
+)
+
+// channelIDRe is the channel id form channels are keyed by.
+var channelIDRe = regexp.MustCompile(`^0x[0-9a-f]{64}$`)
+
+// ErrBadChannel is returned for a channel id that is not lower-case 0x hex of 32 bytes.
+var ErrBadChannel = errors.New("meter: channel id must be lower-case 0x hex of 32 bytes")
+
+// ChannelState is what the gateway knows of a batch-settlement channel.
+type ChannelState struct {
+	Wallet    string      // payer, lower-case 0x hex
+	Balance   money.Units // the channel's on-chain balance as last reported by the facilitator
+	Claimed   money.Units // on-chain totalClaimed as last reported
+	Charged   money.Units // chargedCumulativeAmount: what vouchers drawn so far add up to
+	Signed    money.Units // the latest voucher's maxClaimableAmount (== Charged at the flat price)
+	Signature string      // its signature, 0x hex
+	Config    string      // the channel config (JSON) the claims need
+}
+
+func parseChannel(v []any) ChannelState {
+	s := func(i int) string {
+		if i < len(v) {
+			if x, ok := v[i].(string); ok {
+				return x
+			}
+		}
+		return ""
+	}
+	n := func(i int) money.Units { x, _ := strconv.ParseInt(s(i), 10, 64); return money.Units(x) }
+	return ChannelState{Wallet: s(0), Balance: n(1), Claimed: n(2), Charged: n(3), Signed: n(4), Signature: s(5), Config: s(6)}
+}
+
+var channelFields = []string{"w", "bal", "claimed", "charged", "signed", "sig", "cfg"}
+
+// Channel reads a channel's state; ok is false when the gateway does not know it.
+func (m *Meter) Channel(ctx context.Context, id string) (ChannelState, bool, error) {
+	if !channelIDRe.MatchString(id) {
+		return ChannelState{}, false, ErrBadChannel
+	}
+	v, err := m.cmd.HMGet(ctx, m.layout.Channel(id), channelFields...).Result()
+	if err != nil {
+		return ChannelState{}, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if v[0] == nil {
+		return ChannelState{}, false, nil
+	}
+	return parseChannel(v), true, nil
+}
+
+// ChannelDeposit is a deposit the facilitator made on chain, with the
+// channel's state it read after it.
+type ChannelDeposit struct {
+	ChannelID string      // lower-case 0x hex
+	Wallet    string      // payer, lower-case 0x hex
+	Config    string      // channel config JSON, kept for the claims
+	TxHash    string      // the deposit transaction (the record's idempotency key)
+	Balance   money.Units // on-chain balance after the deposit
+	Claimed   money.Units // on-chain totalClaimed
+}
+
+// RecordDeposit makes a deposit known to the hot path: the channel's known
+// balance becomes the on-chain balance read after it (never lower), once
+// per transaction. A channel the gateway did not know starts charging from
+// the on-chain totalClaimed (the scheme's baseline after state loss).
+func (m *Meter) RecordDeposit(ctx context.Context, dep ChannelDeposit) (ChannelState, error) {
+	if !channelIDRe.MatchString(dep.ChannelID) {
+		return ChannelState{}, ErrBadChannel
+	}
+	if !walletRe.MatchString(dep.Wallet) {
+		return ChannelState{}, ErrBadWallet
+	}
+	l := m.layout
+	v, err := depositScript.Run(ctx, m.rdb, []string{l.Channel(dep.ChannelID), l.ChannelDeposits(dep.ChannelID), l.Channels()},
+		dep.TxHash, int64(dep.Balance), int64(dep.Claimed), dep.Wallet, dep.Config, dep.ChannelID).Slice()
+	if err != nil {
+		return ChannelState{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return parseChannel(v), nil
+}
+
+// Voucher is a batch-settlement voucher checked offline (signature, channel).
+type Voucher struct {
+	ChannelID  string      // lower-case 0x hex
+	Wallet     string      // the channel's payer, lower-case 0x hex
+	Cumulative money.Units // maxClaimableAmount
+	Signature  string      // 0x hex
+}
+
+// AuthorizeVoucher draws a request's calls from a batch-settlement channel
+// in one script call: the caller's IP rate, the channel known, the
+// voucher's cumulative amount exactly what was charged so far plus this
+// request's price at the flat per-call price (so the same voucher twice, or
+// an older one, is refused), within the deposit the gateway knows; then the
+// voucher is stored as the channel's latest and the Debit event appended.
+// The decision is a Bundle decision of the wallet, so revenue and epochs
+// count it as bundle calls. Outcomes: Bundle, PaymentRequired
+// (ReasonChannelUnknown, ReasonCumulativeMismatch, ReasonOverDeposit; the
+// channel state is returned for the corrective 402), RateLimited.
+func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (Decision, ChannelState, error) {
+	now := m.cfg.Now()
+	d := m.newDecision(req, now)
+	d.Wallet = v.Wallet
+	if req.Calls <= 0 {
+		return d, ChannelState{}, errors.New("meter: a request without calls is not metered")
+	}
+	if !channelIDRe.MatchString(v.ChannelID) {
+		return d, ChannelState{}, ErrBadChannel
+	}
+	if !walletRe.MatchString(v.Wallet) {
+		return d, ChannelState{}, ErrBadWallet
+	}
+	ms := now.UnixMilli()
+	price := money.BundleCallRevenue * money.Units(req.Calls)
+	data, err := events.Payload(bundleDebit(d.ID, ms, req.ChainID, v.Wallet, req.Calls))
+	if err != nil {
+		return d, ChannelState{}, err
+	}
+	l := m.layout
+	res, err := voucherScript.Run(ctx, m.rdb,
+		[]string{l.Stream(), l.IPRate(d.ipKey), l.Channel(v.ChannelID), l.Requests(d.date)},
+		ms, req.Calls, m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), int64(price), int64(v.Cumulative), v.Signature,
+		v.Wallet, events.TypeDebit, events.Version, data, int64(dayTTL/time.Second)).Slice()
+	if err != nil {
+		return d, ChannelState{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	var st ChannelState
+	if len(res) > 2 {
+		if fs, ok := res[2].([]any); ok {
+			st = parseChannel(fs)
+		}
+	}
+	switch toInt(res[0]) {
+	case 1:
+		d.Outcome = Bundle
+		d.BundleLeft = int64((st.Balance - st.Charged) / money.BundleCallRevenue)
+	case 4:
+		d.Outcome, d.RetryAfter = RateLimited, time.Duration(toInt(res[1]))*time.Millisecond
+	case 9:
+		d.Outcome, d.Reason = PaymentRequired, ReasonChannelUnknown
+	case 10:
+		d.Outcome, d.Reason = PaymentRequired, ReasonCumulativeMismatch
+	case 11:
+		d.Outcome, d.Reason = PaymentRequired, ReasonOverDeposit
+	default:
+		return d, st, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
+	}
+	d.Limits = m.configLimits()
+	return d, st, nil
+}
+
+// Channels lists the channels with recorded deposits (settlementd claims their vouchers).
+func (m *Meter) Channels(ctx context.Context) ([]string, error) {
+	ids, err := m.cmd.SMembers(ctx, m.layout.Channels()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return ids, nil
+}
+
+// MarkClaimed raises a channel's known totalClaimed to claimed (never lowers it).
+func (m *Meter) MarkClaimed(ctx context.Context, id string, claimed money.Units) error {
+	if !channelIDRe.MatchString(id) {
+		return ErrBadChannel
+	}
+	if err := claimedScript.Run(ctx, m.rdb, []string{m.layout.Channel(id)}, int64(claimed)).Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return nil
+}

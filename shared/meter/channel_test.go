@@ -1,0 +1,109 @@
+package meter_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+const channelID = "0x67fbb0303ffc45d512915ac4de5035f0707d477a85152c4c023b182f4cbc401b"
+
+func voucher(cum money.Units) meter.Voucher {
+	return meter.Voucher{ChannelID: channelID, Wallet: wallet, Cumulative: cum, Signature: "0xsig"}
+}
+
+// Vouchers draw exactly one call's flat price each, in order: the same or a
+// lower cumulative amount is refused, so is one past the deposit; a deposit
+// is recorded once per transaction; each served voucher is one Debit event
+// of the wallet's, as a bundle draw.
+func TestVouchersDrawInOrderWithinTheDeposit(t *testing.T) {
+	f := newFixture(t, meter.Config{FreeDailyLimit: 0})
+	ctx := context.Background()
+	req := meter.Request{ChainID: 8453, IP: ip("198.51.100.9"), Calls: 1, Method: "eth_blockNumber"}
+	price := money.BundleCallRevenue
+
+	d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(price))
+	if err != nil || d.Outcome != meter.PaymentRequired || d.Reason != meter.ReasonChannelUnknown {
+		t.Fatalf("voucher before any deposit: %v %q %v", d.Outcome, d.Reason, err)
+	}
+
+	dep := meter.ChannelDeposit{ChannelID: channelID, Wallet: wallet, Config: `{"payer":"x"}`, TxHash: "0xd1", Balance: 3 * price}
+	st, err := f.m.RecordDeposit(ctx, dep)
+	if err != nil || st.Balance != 3*price || st.Charged != 0 || st.Wallet != wallet {
+		t.Fatalf("deposit: %+v %v", st, err)
+	}
+	// The same deposit recorded again (a retried settle) changes nothing.
+	dep.Balance = 6 * price // even if the chain says more by now, a tx counts once
+	if st, err = f.m.RecordDeposit(ctx, dep); err != nil || st.Balance != 3*price {
+		t.Fatalf("recorded twice: %+v %v", st, err)
+	}
+
+	for i := money.Units(1); i <= 3; i++ {
+		d, st, err := f.m.AuthorizeVoucher(ctx, req, voucher(i*price))
+		if err != nil || d.Outcome != meter.Bundle || st.Charged != i*price || d.Wallet != wallet {
+			t.Fatalf("voucher %d: %v %q charged %d err %v", i, d.Outcome, d.Reason, st.Charged, err)
+		}
+		if d.BundleLeft != int64(3-i) {
+			t.Fatalf("voucher %d: %d calls left, want %d", i, d.BundleLeft, 3-i)
+		}
+	}
+	// Replayed (same cumulative), older, skipping ahead: all a cumulative mismatch, with the state
+	// the corrective 402 shows.
+	for _, cum := range []money.Units{3 * price, price, 5 * price} {
+		d, st, err := f.m.AuthorizeVoucher(ctx, req, voucher(cum))
+		if err != nil || d.Outcome != meter.PaymentRequired || d.Reason != meter.ReasonCumulativeMismatch || st.Charged != 3*price || st.Signed != 3*price {
+			t.Fatalf("voucher %d after 3 draws: %v %q %+v %v", cum, d.Outcome, d.Reason, st, err)
+		}
+	}
+	// The next one in order is past the deposit.
+	d, _, err = f.m.AuthorizeVoucher(ctx, req, voucher(4*price))
+	if err != nil || d.Outcome != meter.PaymentRequired || d.Reason != meter.ReasonOverDeposit {
+		t.Fatalf("over the deposit: %v %q %v", d.Outcome, d.Reason, err)
+	}
+	// A top-up (another transaction) lets it through; a batch of 2 calls costs two prices.
+	if _, err := f.m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: channelID, Wallet: wallet, Config: "{}", TxHash: "0xd2", Balance: 10 * price}); err != nil {
+		t.Fatal(err)
+	}
+	req2 := req
+	req2.Calls = 2
+	if d, st, err := f.m.AuthorizeVoucher(ctx, req2, voucher(5*price)); err != nil || d.Outcome != meter.Bundle || st.Charged != 5*price {
+		t.Fatalf("2-call voucher: %v %q %+v %v", d.Outcome, d.Reason, st, err)
+	}
+	var debits, calls int
+	var amount money.Units
+	for _, e := range f.stream(t) {
+		if db, ok := e.(*events.Debit); ok {
+			if db.Payer != events.PayerBundle || db.Account != wallet {
+				t.Fatalf("debit %+v", db)
+			}
+			debits++
+			calls += db.Calls
+			amount += db.Amount
+		}
+	}
+	if debits != 4 || calls != 5 || amount != 5*price {
+		t.Fatalf("%d debits of %d calls for %d units, want 4, 5, %d", debits, calls, amount, 5*price)
+	}
+	st, ok, err := f.m.Channel(ctx, channelID)
+	if err != nil || !ok || st.Charged != 5*price || st.Balance != 10*price || st.Signature != "0xsig" {
+		t.Fatalf("channel %+v %v %v", st, ok, err)
+	}
+}
+
+// A voucher for another wallet's channel id never draws (the id binds the payer; this guards the key).
+func TestVoucherWrongWalletIsUnknown(t *testing.T) {
+	f := newFixture(t, meter.Config{FreeDailyLimit: 0})
+	ctx := context.Background()
+	if _, err := f.m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: channelID, Wallet: wallet, TxHash: "0xd", Balance: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	v := voucher(money.BundleCallRevenue)
+	v.Wallet = "0x0000000000000000000000000000000000000001"
+	d, _, err := f.m.AuthorizeVoucher(ctx, meter.Request{ChainID: 8453, IP: ip("198.51.100.9"), Calls: 1}, v)
+	if err != nil || d.Reason != meter.ReasonChannelUnknown {
+		t.Fatalf("%v %q %v", d.Outcome, d.Reason, err)
+	}
+}
