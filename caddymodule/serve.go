@@ -44,7 +44,7 @@ func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint6
 	}
 	// A GET is the x402 batch-settlement client's cooperative refund (its
 	// probe, then its refund payload) when the gateway offers the scheme.
-	if r.Method == http.MethodGet && h.payers.ServeBatchRefund(w, r) {
+	if r.Method == http.MethodGet && h.payers != nil && h.payers.ServeBatchRefund(w, r) {
 		return nil
 	}
 	if r.Method != http.MethodPost {
