@@ -216,7 +216,8 @@ func refundHeader(t *testing.T, key *ecdsa.PrivateKey, cfg batchsettle.Config, a
 // payload is checked against the channel (unknown, or a refund voucher
 // below the charged total: the corrective 402); a voucher or a refund in
 // the wrong method is refused; a refund the facilitator cannot take (none
-// is configured here) is a 503 that leaves the channel drawing. The
+// is configured here, so nothing can have moved) is a 503 that leaves
+// the channel drawing. The
 // refund itself, through settlementd on the dev chain, is
 // TestX402BatchSettlementRefund's.
 func TestBatchSettlementRefundRequests(t *testing.T) {

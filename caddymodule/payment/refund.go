@@ -78,8 +78,12 @@ func (h *Handler) ServeBatchRefund(w http.ResponseWriter, r *http.Request) bool 
 			&batchState{id: id, st: st})
 		return true
 	}
-	sr, body, rf := h.batchRefund(r, p)
-	reopen, bal, claimed := true, money.Units(-1), money.Units(0)
+	sr, body, rf, sent := h.batchRefund(r, p)
+	// Reopen when nothing can have moved: the facilitator was never asked,
+	// or it refused. When it was asked and did not answer, the refund may
+	// have landed: the channel stays closed (a retried refund or a new
+	// deposit settles it), so no voucher draws on a deposit that is gone.
+	reopen, bal, claimed := !sent || rf == nil, money.Units(-1), money.Units(0)
 	if rf == nil && sr.Success {
 		b, err1 := strconv.ParseInt(sr.Extra.ChannelState.Balance, 10, 64)
 		c, err2 := strconv.ParseInt(sr.Extra.ChannelState.TotalClaimed, 10, 64)
@@ -129,36 +133,36 @@ type refundAnswer struct {
 
 // batchRefund sends the refund payload to the facilitator's /settle; it
 // returns its answer and the answer's bytes (for PAYMENT-RESPONSE), or a
-// 503 refusal when the facilitator could not answer.
-func (h *Handler) batchRefund(r *http.Request, p *paycheck.BatchPayment) (refundAnswer, []byte, *Refusal) {
-	var sr refundAnswer
+// 503 refusal when the facilitator could not answer; sent tells whether
+// the request may have reached it.
+func (h *Handler) batchRefund(r *http.Request, p *paycheck.BatchPayment) (sr refundAnswer, body []byte, rf *Refusal, sent bool) {
 	url := h.pay.Facilitator
 	if url == "" && h.pay.Settlementd != "" {
 		url = h.pay.Settlementd + "/x402"
 	}
 	if url == "" {
-		return sr, nil, unavailable(0, "x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url)")
+		return sr, nil, unavailable(0, "x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url)"), false
 	}
 	acc, _ := h.batchAccept(1, nil)
-	body, err := json.Marshal(map[string]any{"x402Version": 2, "paymentPayload": p.Raw, "paymentRequirements": acc})
+	reqBody, err := json.Marshal(map[string]any{"x402Version": 2, "paymentPayload": p.Raw, "paymentRequirements": acc})
 	if err != nil {
-		return sr, nil, unavailable(1, "internal error building the refund request")
+		return sr, nil, unavailable(1, "internal error building the refund request"), false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), facilitatorSettle)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/settle", bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/settle", bytes.NewReader(reqBody))
 	if err != nil {
-		return sr, nil, h.facilitatorDown("refund", err)
+		return sr, nil, h.facilitatorDown("refund", err), false
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := facilitatorClient.Do(hreq)
 	if err != nil {
-		return sr, nil, h.facilitatorDown("refund", err)
+		return sr, nil, h.facilitatorDown("refund", err), true
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode >= 500 || json.Unmarshal(b, &sr) != nil {
-		return sr, nil, h.facilitatorDown("refund", fmt.Errorf("HTTP %d", resp.StatusCode))
+		return sr, nil, h.facilitatorDown("refund", fmt.Errorf("HTTP %d", resp.StatusCode)), true
 	}
-	return sr, b, nil
+	return sr, b, nil, true
 }
