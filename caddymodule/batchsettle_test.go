@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/shared/batchsettle"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -192,5 +193,81 @@ func TestBatchSettlementVouchersThroughTheGateway(t *testing.T) {
 	}
 	if calls != 3 || amount != 3*price {
 		t.Fatalf("debits of the wallet: %d calls, %d units; want 3, %d", calls, amount, 3*price)
+	}
+}
+
+// refundHeader is the official client's refund payload: its voucher at the
+// charged total, type "refund".
+func refundHeader(t *testing.T, key *ecdsa.PrivateKey, cfg batchsettle.Config, acc *batchAccept, charged int64) string {
+	t.Helper()
+	h, _ := voucherHeader(t, key, cfg, acc, charged)
+	raw, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(h, "PAYMENT-SIGNATURE: "))
+	var p map[string]any
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	p["payload"].(map[string]any)["type"] = "refund"
+	b, _ := json.Marshal(p)
+	return "PAYMENT-SIGNATURE: " + base64.StdEncoding.EncodeToString(b)
+}
+
+// A GET on /rpc is the batch-settlement client's cooperative refund: the
+// bare GET is its probe (the 402 with the offer); a GET with a refund
+// payload is checked against the channel (unknown, or a refund voucher
+// below the charged total: the corrective 402); a voucher or a refund in
+// the wrong method is refused; a refund the facilitator cannot take (none
+// is configured here, so nothing can have moved) is a 503 that leaves
+// the channel drawing. The
+// refund itself, through settlementd on the dev chain, is
+// TestX402BatchSettlementRefund's.
+func TestBatchSettlementRefundRequests(t *testing.T) {
+	authorizer := common.HexToAddress("0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC")
+	e := startMetered(t, meterOpts{free: -1, extra: "x402_receiver_authorizer " + authorizer.Hex()})
+	const call = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
+	probe := e.do(t, "GET", "/rpc", "")
+	pr, acc := decodeRequired(t, probe)
+	if probe.status != 402 || acc == nil || acc.Extra.ReceiverAuthorizer != authorizer.Hex() {
+		t.Fatalf("refund probe: %d, offer %+v", probe.status, acc)
+	}
+	_ = pr
+	price := money.BundleCallRevenue
+	key, _ := crypto.GenerateKey()
+	payer := crypto.PubkeyToAddress(key.PublicKey)
+	cfg := batchsettle.Config{Payer: payer, PayerAuthorizer: payer, Receiver: common.HexToAddress(acc.PayTo), ReceiverAuthorizer: authorizer,
+		Token: common.HexToAddress(acc.Asset), WithdrawDelay: acc.Extra.WithdrawDelay}
+	id := strings.ToLower(batchsettle.DefaultDomain(8453).ChannelID(cfg).Hex())
+	if pr, _ := decodeRequired(t, e.do(t, "GET", "/rpc", "", refundHeader(t, key, cfg, acc, 0))); !strings.HasPrefix(pr.Error, meter.ReasonChannelUnknown) {
+		t.Fatalf("refund of an unknown channel: error %q", pr.Error)
+	}
+	m, err := meter.New(e.rdb, meter.Config{Prefix: e.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RecordDeposit(context.Background(), meter.ChannelDeposit{ChannelID: id, Wallet: strings.ToLower(payer.Hex()), Config: "{}", TxHash: "0x01", Balance: 3 * price}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := voucherHeader(t, key, cfg, acc, int64(price))
+	if a := e.do(t, "POST", "/rpc", call, h); a.status != 200 {
+		t.Fatalf("voucher 1: %d %s", a.status, a.body)
+	}
+	// A refund voucher below the charged total: the corrective 402 with the state.
+	pr, acc2 := decodeRequired(t, e.do(t, "GET", "/rpc", "", refundHeader(t, key, cfg, acc, 0)))
+	if pr.Error != meter.ReasonCumulativeMismatch || acc2 == nil || acc2.Extra.ChannelState == nil || acc2.Extra.ChannelState.ChargedCumulativeAmount != price.String() {
+		t.Fatalf("stale refund voucher: error %q offer %+v", pr.Error, acc2)
+	}
+	// A voucher on a GET, a refund on a POST: refused, nothing drawn.
+	h2, _ := voucherHeader(t, key, cfg, acc, 2*int64(price))
+	if pr, _ := decodeRequired(t, e.do(t, "GET", "/rpc", "", h2)); !strings.HasPrefix(pr.Error, paycheck.ReasonBatchPayloadType) {
+		t.Fatalf("voucher on a GET: error %q", pr.Error)
+	}
+	if pr, _ := decodeRequired(t, e.do(t, "POST", "/rpc", call, refundHeader(t, key, cfg, acc, int64(price)))); !strings.HasPrefix(pr.Error, paycheck.ReasonBatchPayloadType) {
+		t.Fatalf("refund on a POST: error %q", pr.Error)
+	}
+	// The facilitator is not there: 503, and the channel still draws.
+	if a := e.do(t, "GET", "/rpc", "", refundHeader(t, key, cfg, acc, int64(price))); a.status != 503 {
+		t.Fatalf("refund without a facilitator: %d %s", a.status, a.body)
+	}
+	if a := e.do(t, "POST", "/rpc", call, h2); a.status != 200 {
+		t.Fatalf("voucher 2 after a failed refund: %d %s", a.status, a.body)
 	}
 }

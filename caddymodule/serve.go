@@ -42,6 +42,11 @@ func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint6
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+	// A GET is the x402 batch-settlement client's cooperative refund (its
+	// probe, then its refund payload) when the gateway offers the scheme.
+	if r.Method == http.MethodGet && h.payers != nil && h.payers.ServeBatchRefund(w, r) {
+		return nil
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST, OPTIONS")
 		web.RPCError(w, http.StatusMethodNotAllowed, jsonrpc.ErrorResponse(nil, jsonrpc.InvalidRequest("JSON-RPC requests must use POST")))

@@ -57,6 +57,14 @@ type payOut struct {
 	Replay      *batchTry `json:"replay"`
 	OverDeposit *batchTry `json:"over_deposit"`
 	ChannelID   string    `json:"channel_id"`
+	// REFUND=1: the official client's refund answer, and a voucher after it.
+	Refund *struct {
+		Success     bool   `json:"success"`
+		Transaction string `json:"transaction"`
+		Amount      string `json:"amount"`
+	} `json:"refund"`
+	RefundError string    `json:"refund_error"`
+	AfterRefund *batchTry `json:"after_refund"`
 }
 
 type batchTry struct {
@@ -84,13 +92,14 @@ func x402Client(t *testing.T) (node, dir string) {
 
 // pay runs the independent client against gw and returns its report; it
 // fails the test when the client exits non-zero.
-func pay(t *testing.T, node, dir string, gw *caddyrun.Server, key, mode string, calls int) payOut {
+func pay(t *testing.T, node, dir string, gw *caddyrun.Server, key, mode string, calls int, env ...string) payOut {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "pay.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "URL="+gw.URL()+"/rpc", "EVM_PRIVATE_KEY="+key, "MODE="+mode, fmt.Sprintf("CALLS=%d", calls))
+	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	began := time.Now()
@@ -492,6 +501,67 @@ func TestX402BatchSettlementEndToEnd(t *testing.T) {
 	}
 	if revCalls != calls || revUnits != calls*perCall || off != 0 {
 		t.Fatalf("revenue: %d calls, %d units, %d rows off; want %d calls, %d units of the payer's wallet", revCalls, revUnits, off, calls, calls*perCall)
+	}
+}
+
+// TestX402BatchSettlementRefund: after N vouchers, the official client's
+// cooperative refund (BatchSettlementEvmScheme.refund, tests/x402/pay.mjs
+// REFUND=1) closes the channel: settlementd claims what the vouchers
+// charged and refunds the rest with the receiver authorizer's
+// refundWithSignature in one transaction (the claims job is scheduled too
+// rarely to have claimed first). payTo gets exactly N×100 units, the payer
+// the deposit less N×100, the channel holds nothing unclaimed, the
+// transaction is recorded in chain_txs, and a voucher after the refund is
+// refused with ReasonChannelRefunded.
+func TestX402BatchSettlementRefund(t *testing.T) {
+	node, dir := x402Client(t)
+	authz := testKey("x402 receiver authorizer " + t.Name())
+	e := startX402EnvWith(t, map[string]string{
+		"TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY": common.Bytes2Hex(crypto.FromECDSA(authz)),
+		"TOLLGATE_X402_CLAIM_SCHEDULE":          "0 0 0 1 1 *",
+	})
+	payerAcct, err := e.net.Manifest.Account("payer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := payerAcct.Addr()
+	payer0, payTo0 := e.usdcBalance(payer), e.usdcBalance(e.payTo)
+	const calls, perCall, deposit = 7, 100, 100_000
+	out := pay(t, node, dir, e.gw, payerAcct.PrivateKey, "batch", calls, "REFUND=1")
+	if out.OK != calls || out.Error != "" {
+		t.Fatalf("%d of %d calls ok: %s", out.OK, calls, out.Error)
+	}
+	if out.RefundError != "" || out.Refund == nil || !out.Refund.Success || out.Refund.Transaction == "" {
+		t.Fatalf("refund: %+v, error %q", out.Refund, out.RefundError)
+	}
+	if out.Refund.Amount != fmt.Sprint(deposit-calls*perCall) {
+		t.Fatalf("the refund answer names %s units, want %d", out.Refund.Amount, deposit-calls*perCall)
+	}
+	if d := e.usdcBalance(e.payTo) - payTo0; d != calls*perCall {
+		t.Fatalf("payTo received %d, want exactly the vouchers' %d", d, calls*perCall)
+	}
+	if d := payer0 - e.usdcBalance(payer); d != calls*perCall {
+		t.Fatalf("the payer is down %d after the refund, want %d (deposit %d less the refund)", d, calls*perCall, deposit)
+	}
+	bs := batchsettlement.NewBatchSettlement()
+	ch, err := bind.Call(bs.Instance(e.base, batchsettle.SettlementAddress), nil, bs.PackChannels(common.HexToHash(out.ChannelID)), bs.UnpackChannels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The channel's balance is what was claimed (and settled to payTo): nothing left in escrow.
+	if ch.Balance.Int64() != calls*perCall || ch.TotalClaimed.Int64() != calls*perCall {
+		t.Fatalf("channel on chain: balance %v, totalClaimed %v; want both %d (0 unclaimed)", ch.Balance, ch.TotalClaimed, calls*perCall)
+	}
+	if held := e.usdcBalance(batchsettle.SettlementAddress); held != 0 {
+		t.Fatalf("the settlement contract still holds %d units", held)
+	}
+	if out.AfterRefund == nil || out.AfterRefund.Status != 402 || out.AfterRefund.Error != meter.ReasonChannelRefunded {
+		t.Fatalf("a voucher after the refund answered %+v, want 402 %s", out.AfterRefund, meter.ReasonChannelRefunded)
+	}
+	var n int
+	if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM chain_txs WHERE kind = 'x402_batch_settlement_refund' AND state = 'mined'
+		AND lower(tx_hash) = lower($1)`, out.Refund.Transaction).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("chain_txs holds %d mined refunds with hash %s (%v), want 1", n, out.Refund.Transaction, err)
 	}
 }
 

@@ -30,6 +30,8 @@ const (
 	ReasonBatchReceiveAuth       = "invalid_batch_settlement_evm_receive_authorization_signature"
 	ReasonBatchValidBefore       = "invalid_batch_settlement_evm_payload_authorization_valid_before"
 	ReasonBatchValidAfter        = "invalid_batch_settlement_evm_payload_authorization_valid_after"
+	ReasonBatchRefundAmount      = "invalid_batch_settlement_evm_refund_amount_invalid"
+	ReasonBatchRefundNoBalance   = "invalid_batch_settlement_evm_refund_no_balance"
 )
 
 // maxVoucherAmount bounds every amount a voucher or deposit may name: the
@@ -66,6 +68,7 @@ type BatchPayment struct {
 	MaxClaimable int64 // the voucher's cumulative ceiling, in USDC units
 	Signature    []byte
 	Deposit      *BatchDeposit // deposit payloads only
+	RefundAmount int64         // refund payloads: the amount asked for; 0 is all that is left
 }
 
 // Wallet is the payer in the form bundles and events key wallets by.
@@ -93,6 +96,7 @@ type batchWire struct {
 			MaxClaimableAmount string `json:"maxClaimableAmount"`
 			Signature          string `json:"signature"`
 		} `json:"voucher"`
+		Amount  *string `json:"amount"` // refund payloads: a partial refund
 		Deposit *struct {
 			Amount        string `json:"amount"`
 			Authorization struct {
@@ -157,11 +161,9 @@ func DecodeBatchPayment(o BatchOffer, name, value string, now time.Time) (*Batch
 	}
 	pl := w.Payload
 	switch pl.Type {
-	case "deposit", "voucher":
-	case "refund":
-		return nil, Refuse(ReasonBatchPayloadType, "cooperative refunds are not taken on /rpc: the unclaimed deposit comes back by the contract's timed withdrawal (initiateWithdraw, then finalizeWithdraw after the delay)")
+	case "deposit", "voucher", "refund":
 	default:
-		return nil, Refuse(ReasonBatchPayloadType, "payload type %q; /rpc takes deposit and voucher", pl.Type)
+		return nil, Refuse(ReasonBatchPayloadType, "payload type %q; /rpc takes deposit, voucher and refund", pl.Type)
 	}
 	cc, v := pl.ChannelConfig, pl.Voucher
 	if cc == nil || v == nil {
@@ -200,8 +202,14 @@ func DecodeBatchPayment(o BatchOffer, name, value string, now time.Time) (*Batch
 	if got, good := parseHash(v.ChannelID); !good || got != id {
 		return nil, Refuse(ReasonBatchChannelIDMismatch, "voucher.channelId %q; the channelConfig hashes to %s", v.ChannelID, id.Hex())
 	}
+	// A refund's voucher is zero-charge: its amount is the charged total,
+	// which is 0 on a channel no call has drawn from.
+	minClaim := 1
+	if pl.Type == "refund" {
+		minClaim = 0
+	}
 	maxClaim, good := x402.ParseUint256(v.MaxClaimableAmount)
-	if !good || maxClaim.Sign() <= 0 || maxClaim.Cmp(big.NewInt(maxVoucherAmount)) >= 0 {
+	if !good || maxClaim.Sign() < minClaim || maxClaim.Cmp(big.NewInt(maxVoucherAmount)) >= 0 {
 		return nil, Refuse(ReasonBatchVoucherPayload, "voucher.maxClaimableAmount %q is not a positive amount below 2^53", v.MaxClaimableAmount)
 	}
 	sig, err := hexutil.Decode(v.Signature)
@@ -213,7 +221,17 @@ func DecodeBatchPayment(o BatchOffer, name, value string, now time.Time) (*Batch
 		return nil, Refuse(ReasonBatchVoucherSignature, "the voucher is not signed by the channel's payerAuthorizer %s", cfg.PayerAuthorizer.Hex())
 	}
 	p := &BatchPayment{Raw: b, Type: pl.Type, Config: cfg, ChannelID: id, MaxClaimable: maxClaim.Int64(), Signature: sig}
-	if pl.Type == "voucher" {
+	switch pl.Type {
+	case "voucher":
+		return p, nil
+	case "refund":
+		if pl.Amount != nil {
+			a, good := x402.ParseUint256(*pl.Amount)
+			if !good || a.Sign() <= 0 || a.Cmp(big.NewInt(maxVoucherAmount)) >= 0 {
+				return nil, Refuse(ReasonBatchRefundAmount, "refund amount %q is not a positive amount below 2^53", *pl.Amount)
+			}
+			p.RefundAmount = a.Int64()
+		}
 		return p, nil
 	}
 	d, ref := checkDeposit(&w, cfg, id, now)

@@ -113,7 +113,10 @@ func TestBatchPaymentRefusals(t *testing.T) {
 		{"config changed under the id", ReasonBatchChannelIDMismatch, mutate(t, f.Voucher, func(m map[string]any) {
 			payloadOf(m)["channelConfig"].(map[string]any)["salt"] = "0x" + strings.Repeat("01", 32)
 		}), nil, fixtureNow},
-		{"refund payload", ReasonBatchPayloadType, mutate(t, f.Voucher, func(m map[string]any) { payloadOf(m)["type"] = "refund" }), nil, fixtureNow},
+		{"unknown payload type", ReasonBatchPayloadType, mutate(t, f.Voucher, func(m map[string]any) { payloadOf(m)["type"] = "close" }), nil, fixtureNow},
+		{"refund of no amount", ReasonBatchRefundAmount, mutate(t, f.Voucher, func(m map[string]any) {
+			payloadOf(m)["type"], payloadOf(m)["amount"] = "refund", "0"
+		}), nil, fixtureNow},
 		{"deposit amount raised", ReasonBatchReceiveAuth, mutate(t, f.Deposit, func(m map[string]any) {
 			payloadOf(m)["deposit"].(map[string]any)["amount"] = "200000"
 		}), nil, fixtureNow},
@@ -134,6 +137,27 @@ func TestBatchPaymentRefusals(t *testing.T) {
 				t.Fatalf("refusal %v, want reason %s", ref, c.reason)
 			}
 		})
+	}
+}
+
+// A refund payload (the client's zero-charge voucher, optionally an
+// amount) passes the same offline checks as a voucher.
+func TestBatchRefundPayload(t *testing.T) {
+	f, o := loadBatch(t)
+	p, ref := DecodeBatchPayment(o, "PAYMENT-SIGNATURE", mutate(t, f.Voucher, func(m map[string]any) {
+		payloadOf(m)["type"], payloadOf(m)["amount"] = "refund", "500"
+	}), fixtureNow)
+	if ref != nil {
+		t.Fatalf("refund refused: %v", ref)
+	}
+	if p.Type != "refund" || p.MaxClaimable != 200 || p.RefundAmount != 500 {
+		t.Fatalf("refund = %+v", p)
+	}
+	if _, ref := DecodeBatchPayment(o, "PAYMENT-SIGNATURE", mutate(t, f.Voucher, func(m map[string]any) {
+		payloadOf(m)["type"] = "refund"
+		payloadOf(m)["voucher"].(map[string]any)["maxClaimableAmount"] = "300"
+	}), fixtureNow); ref == nil || ref.Reason != ReasonBatchVoucherSignature {
+		t.Fatalf("refund with a voucher it did not sign: %v", ref)
 	}
 }
 

@@ -113,6 +113,10 @@ func (h *Handler) payWithBatch(r *http.Request, hdr http.Header, req meter.Reque
 		metrics.X402Payments.WithLabelValues("invalid").Inc()
 		return meter.Decision{}, paymentRefused(ref, nil)
 	}
+	if p.Type == "refund" {
+		metrics.X402Payments.WithLabelValues("invalid").Inc()
+		return meter.Decision{}, paymentRefused(paycheck.Refuse(paycheck.ReasonBatchPayloadType, "a refund pays for no call: send it as a GET on this path (the scheme's refund request); nothing was charged"), nil)
+	}
 	id := strings.ToLower(p.ChannelID.Hex())
 	price := batchPrice(req.Calls)
 	var depositTx string
@@ -167,6 +171,8 @@ func batchRefusal(reason string, p *paycheck.BatchPayment, st meter.ChannelState
 			p.MaxClaimable, st.Charged+price, st.Charged, price)
 	case meter.ReasonOverDeposit:
 		return paycheck.Refuse(reason, "the voucher's maxClaimableAmount %d is over the channel's deposit of %d units: deposit more (a deposit payload)", p.MaxClaimable, st.Balance)
+	case meter.ReasonChannelRefunded:
+		return paycheck.Refuse(reason, "channel %s was closed by a cooperative refund: no voucher is drawn from it; a deposit payload opens it again", strings.ToLower(p.ChannelID.Hex()))
 	case meter.ReasonChannelUnknown:
 		return paycheck.Refuse(reason, "this gateway knows no deposit in channel %s: the first payment of a channel is a deposit payload", strings.ToLower(p.ChannelID.Hex()))
 	}

@@ -19,6 +19,10 @@ const (
 	ReasonChannelUnknown     = "invalid_batch_settlement_evm_missing_channel"
 	ReasonCumulativeMismatch = "invalid_batch_settlement_evm_cumulative_amount_mismatch"
 	ReasonOverDeposit        = "invalid_batch_settlement_evm_cumulative_exceeds_balance"
+	// ReasonChannelRefunded is ours (the scheme's server forgets a refunded
+	// channel and answers missing_channel): a voucher on a channel a
+	// cooperative refund closed; a new deposit reopens it.
+	ReasonChannelRefunded = "invalid_batch_settlement_evm_channel_refunded"
 )
 
 // channelIDRe is the channel id form channels are keyed by.
@@ -162,6 +166,8 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 		d.Outcome, d.Reason = PaymentRequired, ReasonCumulativeMismatch
 	case 11:
 		d.Outcome, d.Reason = PaymentRequired, ReasonOverDeposit
+	case 12:
+		d.Outcome, d.Reason = PaymentRequired, ReasonChannelRefunded
 	default:
 		return d, st, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
 	}
@@ -184,6 +190,51 @@ func (m *Meter) MarkClaimed(ctx context.Context, id string, claimed money.Units)
 		return ErrBadChannel
 	}
 	if err := claimedScript.Run(ctx, m.rdb, []string{m.layout.Channel(id)}, int64(claimed)).Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// CloseChannel closes a channel for a cooperative refund, in one script: the
+// channel must be known and the wallet's, and the refund voucher's amount
+// exactly the charged total. From then on vouchers on it are refused
+// (ReasonChannelRefunded) until a new deposit, so what the facilitator
+// claims before refunding is final. reason is "" when it closed, else
+// ReasonChannelUnknown or ReasonCumulativeMismatch; the state is returned
+// either way.
+func (m *Meter) CloseChannel(ctx context.Context, id, wallet string, voucher money.Units) (ChannelState, string, error) {
+	if !channelIDRe.MatchString(id) {
+		return ChannelState{}, "", ErrBadChannel
+	}
+	res, err := closeScript.Run(ctx, m.rdb, []string{m.layout.Channel(id)}, wallet, int64(voucher)).Slice()
+	if err != nil || len(res) != 2 {
+		return ChannelState{}, "", fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	fs, _ := res[1].([]any)
+	st := parseChannel(fs)
+	switch toInt(res[0]) {
+	case 1:
+		return st, "", nil
+	case 9:
+		return st, ReasonChannelUnknown, nil
+	default:
+		return st, ReasonCumulativeMismatch, nil
+	}
+}
+
+// RefundDone records a cooperative refund's outcome on a closed channel:
+// the on-chain balance (negative: unchanged) and totalClaimed read after
+// it. reopen lets vouchers draw again: after a partial refund, or when the
+// refund failed and nothing moved.
+func (m *Meter) RefundDone(ctx context.Context, id string, balance, claimed money.Units, reopen bool) error {
+	if !channelIDRe.MatchString(id) {
+		return ErrBadChannel
+	}
+	r := "0"
+	if reopen {
+		r = "1"
+	}
+	if err := refundedScript.Run(ctx, m.rdb, []string{m.layout.Channel(id)}, int64(balance), int64(claimed), r).Err(); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return nil

@@ -107,3 +107,69 @@ func TestVoucherWrongWalletIsUnknown(t *testing.T) {
 		t.Fatalf("%v %q %v", d.Outcome, d.Reason, err)
 	}
 }
+
+// A cooperative refund closes the channel: only a refund voucher at exactly
+// the charged total closes it (an unknown channel or a stale voucher does
+// not), no voucher draws while it is closed, a partial refund or a failed
+// one reopens it at the balance the chain reported, and a new deposit
+// reopens a fully refunded channel.
+func TestRefundClosesTheChannel(t *testing.T) {
+	f := newFixture(t, meter.Config{FreeDailyLimit: 0})
+	ctx := context.Background()
+	req := meter.Request{ChainID: 8453, IP: ip("198.51.100.9"), Calls: 1, Method: "eth_blockNumber"}
+	price := money.BundleCallRevenue
+	if _, reason, err := f.m.CloseChannel(ctx, channelID, wallet, 0); err != nil || reason != meter.ReasonChannelUnknown {
+		t.Fatalf("close before any deposit: %q %v", reason, err)
+	}
+	if _, err := f.m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: channelID, Wallet: wallet, Config: "{}", TxHash: "0xd1", Balance: 10 * price}); err != nil {
+		t.Fatal(err)
+	}
+	for i := money.Units(1); i <= 2; i++ {
+		if d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(i*price)); err != nil || d.Outcome != meter.Bundle {
+			t.Fatalf("voucher %d: %v %q %v", i, d.Outcome, d.Reason, err)
+		}
+	}
+	if st, reason, err := f.m.CloseChannel(ctx, channelID, wallet, price); err != nil || reason != meter.ReasonCumulativeMismatch || st.Charged != 2*price {
+		t.Fatalf("stale refund voucher: %q %+v %v", reason, st, err)
+	}
+	if _, reason, err := f.m.CloseChannel(ctx, channelID, "0x0000000000000000000000000000000000000001", 2*price); err != nil || reason != meter.ReasonChannelUnknown {
+		t.Fatalf("another wallet's refund: %q %v", reason, err)
+	}
+	// The vouchers still draw: nothing closed it yet.
+	if d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(3*price)); err != nil || d.Outcome != meter.Bundle {
+		t.Fatalf("voucher 3: %v %q %v", d.Outcome, d.Reason, err)
+	}
+	st, reason, err := f.m.CloseChannel(ctx, channelID, wallet, 3*price)
+	if err != nil || reason != "" || st.Charged != 3*price {
+		t.Fatalf("close: %q %+v %v", reason, st, err)
+	}
+	if d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(4*price)); err != nil || d.Outcome != meter.PaymentRequired || d.Reason != meter.ReasonChannelRefunded {
+		t.Fatalf("voucher on a closed channel: %v %q %v", d.Outcome, d.Reason, err)
+	}
+	// A partial refund (balance 8 prices left, 3 claimed) reopens it at the new balance.
+	if err := f.m.RefundDone(ctx, channelID, 8*price, 3*price, true); err != nil {
+		t.Fatal(err)
+	}
+	if d, st, err := f.m.AuthorizeVoucher(ctx, req, voucher(4*price)); err != nil || d.Outcome != meter.Bundle || st.Balance != 8*price || st.Claimed != 3*price {
+		t.Fatalf("voucher after a partial refund: %v %q %+v %v", d.Outcome, d.Reason, st, err)
+	}
+	// A full refund leaves it closed, also to the next voucher in order.
+	if _, reason, err := f.m.CloseChannel(ctx, channelID, wallet, 4*price); err != nil || reason != "" {
+		t.Fatalf("close: %q %v", reason, err)
+	}
+	if err := f.m.RefundDone(ctx, channelID, 4*price, 4*price, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, cum := range []money.Units{5 * price, 4 * price} {
+		if d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(cum)); err != nil || d.Reason != meter.ReasonChannelRefunded {
+			t.Fatalf("voucher %d after the refund: %v %q %v", cum, d.Outcome, d.Reason, err)
+		}
+	}
+	// A new deposit opens it again.
+	if _, err := f.m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: channelID, Wallet: wallet, Config: "{}", TxHash: "0xd2", Balance: 14 * price, Claimed: 4 * price}); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(5*price)); err != nil || d.Outcome != meter.Bundle {
+		t.Fatalf("voucher after a new deposit: %v %q %v", d.Outcome, d.Reason, err)
+	}
+}

@@ -363,7 +363,9 @@ return {0, 0}
 // depositScript records a batch-settlement deposit the facilitator made: the
 // channel's known balance and totalClaimed rise to what the chain reported
 // (never fall), once per deposit transaction; a channel new to this Redis
-// starts charging from the on-chain totalClaimed.
+// starts charging from the on-chain totalClaimed. A new deposit reopens a
+// channel a cooperative refund closed (the official client deposits again
+// on the same channel after a full refund).
 //
 // KEYS: 1 channel hash, 2 its deposits set, 3 channels set.
 // ARGV: 1 tx hash, 2 balance, 3 totalClaimed, 4 wallet, 5 config JSON, 6 channel id.
@@ -377,6 +379,7 @@ if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
   local charged = tonumber(redis.call('HGET', KEYS[1], 'charged') or '-1')
   if charged < tonumber(ARGV[3]) then redis.call('HSET', KEYS[1], 'charged', ARGV[3], 'signed', ARGV[3]) end
   redis.call('HSET', KEYS[1], 'w', ARGV[4], 'cfg', ARGV[5])
+  redis.call('HDEL', KEYS[1], 'closed')
   redis.call('SADD', KEYS[3], ARGV[6])
 end
 return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
@@ -393,7 +396,8 @@ return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 
 // 6 cumulative, 7 signature, 8 wallet, 9 event type, 10 event version,
 // 11 debit payload, 12 daily key TTL s.
 // Reply: {code, retry after ms, channel fields}: 1 served, 4 rate limited,
-// 9 unknown channel, 10 cumulative mismatch, 11 over the deposit.
+// 9 unknown channel, 10 cumulative mismatch, 11 over the deposit, 12 closed
+// by a cooperative refund.
 var voucherScript = redis.NewScript(gcraLua + `
 local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
 local wait, new = gcra(now, KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
@@ -401,6 +405,7 @@ if wait > 0 then return {4, math.ceil(wait)} end
 commit(now, KEYS[2], new)
 local st = redis.call('HMGET', KEYS[3], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
 if not st[1] or st[1] ~= ARGV[8] then return {9, 0, st} end
+if redis.call('HEXISTS', KEYS[3], 'closed') == 1 then return {12, 0, st} end
 local cum = tonumber(ARGV[6])
 if cum ~= tonumber(st[4] or '0') + tonumber(ARGV[5]) then return {10, 0, st} end
 if cum > tonumber(st[2] or '0') then return {11, 0, st} end
@@ -418,5 +423,35 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if tonumber(redis.call('HGET', KEYS[1], 'claimed') or '0') < tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[1], 'claimed', ARGV[1])
 end
+return 1
+`)
+
+// closeScript closes a channel for a cooperative refund: the channel known
+// and the payer's, the refund voucher's amount exactly the charged total
+// (a zero-charge voucher); from then on no voucher is drawn, so the charged
+// total the facilitator claims is final.
+//
+// KEYS: 1 channel hash. ARGV: 1 wallet, 2 the refund voucher's amount.
+// Reply: {code, channel fields}: 1 closed, 9 unknown channel, 10 mismatch.
+var closeScript = redis.NewScript(`
+local st = redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
+if not st[1] or st[1] ~= ARGV[1] then return {9, st} end
+if tonumber(ARGV[2]) ~= tonumber(st[4] or '0') then return {10, st} end
+redis.call('HSET', KEYS[1], 'closed', '1')
+return {1, st}
+`)
+
+// refundedScript records a cooperative refund's outcome on a closed
+// channel: the on-chain balance and totalClaimed read after it; reopen
+// (ARGV[3] = 1) clears the close, for a partial refund or a failed one.
+//
+// KEYS: 1 channel hash. ARGV: 1 balance (-1: unchanged), 2 totalClaimed, 3 reopen.
+var refundedScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(ARGV[1]) >= 0 then redis.call('HSET', KEYS[1], 'bal', ARGV[1]) end
+if tonumber(redis.call('HGET', KEYS[1], 'claimed') or '0') < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'claimed', ARGV[2])
+end
+if ARGV[3] == '1' then redis.call('HDEL', KEYS[1], 'closed') end
 return 1
 `)

@@ -94,7 +94,8 @@ const observedFetch = async (input, init) => {
 
 const account = privateKeyToAccount(pk);
 const client = new x402Client();
-client.register(NETWORK, mode === "batch" ? new BatchSettlementEvmScheme(account) : new ExactEvmScheme(account));
+const batchScheme = mode === "batch" ? new BatchSettlementEvmScheme(account) : null;
+client.register(NETWORK, batchScheme ?? new ExactEvmScheme(account));
 // Our dev TestUSDC is not one of @x402/evm's default assets: allow any asset
 // on eip155:8453, but never pay more than MAX_UNITS for one payment.
 client.setSpendControls({ allowedAssets: true });
@@ -193,7 +194,9 @@ for (let i = 0; i < calls; i++) {
 
 // batch: a voucher used once is refused when replayed, and so is one for
 // more than the channel holds (the client itself would top up instead).
-if (mode === "batch" && lastPaid) {
+// (Not with REFUND=1: below the deposit the "over" voucher is simply the next
+// one, drawn behind the client's back, and its refund voucher would be stale.)
+if (mode === "batch" && lastPaid && process.env.REFUND !== "1") {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
   const send = async (header) => {
     const res = await observedFetch(url, { method: "POST", headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": header }, body });
@@ -213,6 +216,29 @@ if (mode === "batch" && lastPaid) {
 
 // The SIWX client hook swallows its own errors; when no SIWX proof was ever
 // sent in siwx mode, say why.
+// REFUND=1 (MODE=batch): the official client's cooperative refund of the
+// channel (BatchSettlementEvmScheme.refund: a GET probe, then a GET with its
+// zero-charge refund voucher), then the next voucher on the refunded channel,
+// which the gateway must refuse.
+if (mode === "batch" && process.env.REFUND === "1" && lastPaid) {
+  try {
+    out.refund = await batchScheme.refund(url);
+  } catch (e) {
+    out.refund_error = e instanceof Error ? e.message : String(e);
+  }
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+  const p = JSON.parse(Buffer.from(lastPaid, "base64").toString());
+  const next = BigInt(p.payload.voucher.maxClaimableAmount) + BigInt(p.accepted.amount);
+  out.channel_id = p.payload.voucher.channelId;
+  p.payload.type = "voucher";
+  delete p.payload.deposit;
+  p.payload.voucher = await signVoucher(account, p.payload.voucher.channelId, next.toString(), NETWORK);
+  const res = await observedFetch(url, { method: "POST", headers: { "content-type": "application/json", "PAYMENT-SIGNATURE": Buffer.from(JSON.stringify(p)).toString("base64") }, body });
+  const req = res.headers.get("PAYMENT-REQUIRED");
+  await res.arrayBuffer();
+  out.after_refund = { status: res.status, error: req ? decodePaymentRequiredHeader(req).error : null };
+}
+
 if (mode === "siwx" && wire.siwxAttempts === 0 && lastRequired) {
   try {
     const pr = decodePaymentRequiredHeader(lastRequired);

@@ -30,6 +30,7 @@ const (
 	KindX402Settle    = "x402_transfer_with_authorization"
 	KindBatchDeposit  = "x402_batch_settlement_deposit"
 	KindBatchClaim    = "x402_batch_settlement_claim_settle"
+	KindBatchRefund   = "x402_batch_settlement_refund"
 )
 
 // Transaction states (see migration 0011).

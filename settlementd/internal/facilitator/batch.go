@@ -59,6 +59,8 @@ type batchBody struct {
 			Voucher struct {
 				ChannelID string `json:"channelId"`
 			} `json:"voucher"`
+			Amount string `json:"amount"` // refund payloads: a partial refund; empty is all
+
 			Deposit *struct {
 				Amount        string `json:"amount"`
 				Authorization struct {
@@ -110,17 +112,12 @@ func badAddr(s string) (common.Address, bool) {
 	return common.HexToAddress(s), true
 }
 
-// parseDeposit checks a deposit request offline: the channel config matches
-// the requirement and hashes to the voucher's channel id, and the ERC-3009
-// authorization is well-formed. Its signatures are the chain's to check:
-// the deposit is simulated before it is sent.
-func (f *Facilitator) parseDeposit(b *batchBody) (*batchDeposit, error) {
+// parseChannel checks a payload's channel config against the requirement
+// and that it hashes to the voucher's channel id.
+func (f *Facilitator) parseChannel(b *batchBody) (batchsettle.Config, common.Hash, error) {
 	pl := b.PaymentPayload.Payload
-	if pl.Type != "deposit" {
-		return nil, x402.Bad(ReasonBatchPayloadType, "this facilitator settles batch-settlement deposits; claims and settles are settlementd's own job (got %q)", pl.Type)
-	}
 	if want := fmt.Sprintf("eip155:%d", f.cfg.ChainID); b.PaymentRequirements.Network != want {
-		return nil, x402.Bad(ReasonNetwork, "network %q; this facilitator serves %s", b.PaymentRequirements.Network, want)
+		return batchsettle.Config{}, common.Hash{}, x402.Bad(ReasonNetwork, "network %q; this facilitator serves %s", b.PaymentRequirements.Network, want)
 	}
 	cc := pl.ChannelConfig
 	var cfg batchsettle.Config
@@ -132,17 +129,33 @@ func (f *Facilitator) parseDeposit(b *batchBody) (*batchDeposit, error) {
 	cfg.Token, ok[4] = badAddr(cc.Token)
 	salt, err := hexutil.Decode(cc.Salt)
 	if err != nil || len(salt) != 32 || ok != [5]bool{true, true, true, true, true} {
-		return nil, x402.Bad(ReasonBatchDeposit, "channelConfig needs five addresses and a 32-byte salt")
+		return cfg, common.Hash{}, x402.Bad(ReasonBatchDeposit, "channelConfig needs five addresses and a 32-byte salt")
 	}
 	cfg.Salt, cfg.WithdrawDelay = common.BytesToHash(salt), cc.WithdrawDelay
 	req := b.PaymentRequirements
 	if !strings.EqualFold(cfg.Receiver.Hex(), req.PayTo) || !strings.EqualFold(cfg.Token.Hex(), req.Asset) ||
 		!strings.EqualFold(cfg.ReceiverAuthorizer.Hex(), req.Extra.ReceiverAuthorizer) || cfg.WithdrawDelay != req.Extra.WithdrawDelay {
-		return nil, x402.Bad(ReasonBatchConfig, "the channel config (receiver, token, receiverAuthorizer, withdrawDelay) does not match the requirement")
+		return cfg, common.Hash{}, x402.Bad(ReasonBatchConfig, "the channel config (receiver, token, receiverAuthorizer, withdrawDelay) does not match the requirement")
 	}
 	id := batchsettle.DefaultDomain(f.cfg.ChainID).ChannelID(cfg)
 	if !strings.EqualFold(pl.Voucher.ChannelID, id.Hex()) {
-		return nil, x402.Bad(ReasonBatchChannelID, "voucher.channelId %q; the config hashes to %s", pl.Voucher.ChannelID, id.Hex())
+		return cfg, common.Hash{}, x402.Bad(ReasonBatchChannelID, "voucher.channelId %q; the config hashes to %s", pl.Voucher.ChannelID, id.Hex())
+	}
+	return cfg, id, nil
+}
+
+// parseDeposit checks a deposit request offline: the channel config matches
+// the requirement and hashes to the voucher's channel id, and the ERC-3009
+// authorization is well-formed. Its signatures are the chain's to check:
+// the deposit is simulated before it is sent.
+func (f *Facilitator) parseDeposit(b *batchBody) (*batchDeposit, error) {
+	pl := b.PaymentPayload.Payload
+	if pl.Type != "deposit" {
+		return nil, x402.Bad(ReasonBatchPayloadType, "this facilitator settles batch-settlement deposits and refunds; claims are settlementd's own job (got %q)", pl.Type)
+	}
+	cfg, id, err := f.parseChannel(b)
+	if err != nil {
+		return nil, err
 	}
 	dep := pl.Deposit
 	if dep == nil || dep.Authorization.ERC3009 == nil {
@@ -184,6 +197,10 @@ func (f *Facilitator) batchSettle(w http.ResponseWriter, r *http.Request, body [
 	var b batchBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		httpx.Error(w, http.StatusBadRequest, "invalid_json", "the body is not a batch-settlement facilitator request: "+err.Error())
+		return
+	}
+	if b.PaymentPayload.Payload.Type == "refund" {
+		f.batchRefund(w, r, &b)
 		return
 	}
 	resp := map[string]any{"success": false, "transaction": "", "network": b.PaymentRequirements.Network}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -173,4 +174,102 @@ func mustAccount(t *testing.T, m *devnet.Manifest, name string) devnet.Account {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// A cooperative refund (a refund payload on /x402/settle, after the gateway
+// closed the channel): one transaction claims the latest voucher for the
+// receiver and returns what is left to the payer. A partial refund returns
+// the amount asked; the rest later; a refund with nothing left moves nothing
+// (refund_no_balance), so a repeated request never pays twice.
+func TestBatchRefundClaimsThenRefunds(t *testing.T) {
+	e := newEnv(t)
+	rdb := testenv.Redis(t)
+	m, err := meter.New(rdb, meter.Config{Prefix: testenv.KeyPrefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authzKey, _ := crypto.GenerateKey()
+	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
+	var salt [32]byte
+	_, _ = rand.Read(salt[:])
+	cfg := batchsettle.Config{Payer: payer, PayerAuthorizer: payer, Receiver: e.payTo, ReceiverAuthorizer: crypto.PubkeyToAddress(authzKey.PublicKey),
+		Token: e.asset, WithdrawDelay: 86400, Salt: salt}
+	dom := batchsettle.DefaultDomain(8453)
+	id := strings.ToLower(dom.ChannelID(cfg).Hex())
+	body := e.depositBody(e.payer, cfg, 1000)
+	if code, out := e.post("/x402/settle", body); code != 200 || out["success"] != true {
+		t.Fatalf("deposit: %d %v", code, out)
+	}
+	cfgJSON, _ := json.Marshal(cfg)
+	ctx := context.Background()
+	wallet := strings.ToLower(payer.Hex())
+	if _, err := m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: id, Wallet: wallet, Config: string(cfgJSON), TxHash: "0xdep", Balance: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= 3; i++ {
+		sig, _ := batchsettle.Sign(dom.VoucherDigest(common.HexToHash(id), big.NewInt(100*i)), e.payer)
+		d, _, err := m.AuthorizeVoucher(ctx, meter.Request{ChainID: 8453, IP: netip.MustParseAddr("192.0.2.1"), Calls: 1},
+			meter.Voucher{ChannelID: id, Wallet: wallet, Cumulative: money.Units(100 * i), Signature: hexutil.Encode(sig)})
+		if err != nil || d.Outcome != meter.Bundle {
+			t.Fatalf("voucher %d: %v %v", i, d.Outcome, err)
+		}
+	}
+	if _, reason, err := m.CloseChannel(ctx, id, wallet, 300); err != nil || reason != "" {
+		t.Fatalf("close: %q %v", reason, err)
+	}
+	f, client, err := Open(ctx, config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: mustAccount(t, e.m, "relayer").PrivateKey}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	f.ClaimJob(m, authzKey)
+	mux := http.NewServeMux()
+	f.Register(mux.Handle)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	refund := func(amount string) map[string]any {
+		t.Helper()
+		pl := body["paymentPayload"].(map[string]any)["payload"].(map[string]any)
+		pl["type"] = "refund"
+		delete(pl, "deposit")
+		delete(pl, "amount")
+		if amount != "" {
+			pl["amount"] = amount
+		}
+		pl["voucher"].(map[string]any)["maxClaimableAmount"] = "300"
+		b, _ := json.Marshal(body)
+		code, out := do(t, srv.URL+"/x402/settle", b)
+		if code != http.StatusOK {
+			t.Fatalf("refund %q: %d %v", amount, code, out)
+		}
+		return out
+	}
+	payer0, payTo0 := e.balance(payer), e.balance(e.payTo)
+	moved := func() (int64, int64) {
+		return new(big.Int).Sub(e.balance(payer), payer0).Int64(), new(big.Int).Sub(e.balance(e.payTo), payTo0).Int64()
+	}
+	out := refund("200")
+	if out["success"] != true || out["amount"] != "200" || out["transaction"] == "" {
+		t.Fatalf("partial refund: %v", out)
+	}
+	if p, r := moved(); p != 200 || r != 300 {
+		t.Fatalf("after a partial refund the payer got %d, payTo %d; want 200 and the vouchers' 300", p, r)
+	}
+	out = refund("")
+	cs := out["extra"].(map[string]any)["channelState"].(map[string]any)
+	if out["success"] != true || out["amount"] != "500" || cs["balance"] != "300" || cs["totalClaimed"] != "300" || cs["refundNonce"] != "2" {
+		t.Fatalf("full refund: %v", out)
+	}
+	if p, r := moved(); p != 700 || r != 300 {
+		t.Fatalf("after the refund the payer got %d, payTo %d; want 700 and 300", p, r)
+	}
+	if out = refund(""); out["success"] != false || out["errorReason"] != ReasonBatchRefundNoBalance {
+		t.Fatalf("refund with nothing left: %v", out)
+	}
+	if p, r := moved(); p != 700 || r != 300 {
+		t.Fatalf("a repeated refund moved money: payer %d, payTo %d", p, r)
+	}
+	if st, _, _ := m.Channel(ctx, id); st.Claimed != 300 {
+		t.Fatalf("the gateway's channel state says %d claimed", st.Claimed)
+	}
 }

@@ -43,7 +43,9 @@ type ClaimJob struct {
 // ClaimJob builds the job; key is the receiver authorizer's (the address the
 // gateway's 402 names as receiverAuthorizer).
 func (f *Facilitator) ClaimJob(m *meter.Meter, key *ecdsa.PrivateKey) *ClaimJob {
-	return &ClaimJob{f: f, m: m, key: key, authz: crypto.PubkeyToAddress(key.PublicKey)}
+	j := &ClaimJob{f: f, m: m, key: key, authz: crypto.PubkeyToAddress(key.PublicKey)}
+	f.claims = j // cooperative refunds claim and sign with the same key
+	return j
 }
 
 // Name implements jobs.Job.
@@ -117,7 +119,7 @@ func (j *ClaimJob) claim(ctx context.Context, receiver, token common.Address, ro
 		return err
 	}
 	data := bs.PackMulticall([][]byte{bs.PackClaimWithSignature(vc, sig), bs.PackSettle(receiver, token)})
-	rcpt, hash, err := j.send(ctx, digest, data, receiver, total)
+	rcpt, hash, err := j.send(ctx, "x402-batch-claim:"+strings.ToLower(digest.Hex()), chain.KindBatchClaim, data, receiver, total)
 	if err != nil {
 		return fmt.Errorf("x402 batch claim %s: %w", hash.Hex(), err)
 	}
@@ -134,7 +136,10 @@ func (j *ClaimJob) claim(ctx context.Context, receiver, token common.Address, ro
 	return nil
 }
 
-func (j *ClaimJob) send(ctx context.Context, digest common.Hash, data []byte, receiver common.Address, total money.Units) (*types.Receipt, common.Hash, error) {
+// send sends a transaction to the BatchSettlement contract (through
+// chain.Sender when tracked: recorded under purpose before it is sent, so a
+// retry finds the same transaction) and waits for its receipt.
+func (j *ClaimJob) send(ctx context.Context, purpose, kind string, data []byte, recipient common.Address, total money.Units) (*types.Receipt, common.Hash, error) {
 	f := j.f
 	bs := batchsettlement.NewBatchSettlement()
 	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReceiptTimeout)
@@ -152,8 +157,8 @@ func (j *ClaimJob) send(ctx context.Context, digest common.Hash, data []byte, re
 		return r, tx.Hash(), err
 	}
 	t, err := f.sender.Submit(ctx, f.signer, chain.Intent{
-		Purpose: "x402-batch-claim:" + strings.ToLower(digest.Hex()), Kind: chain.KindBatchClaim,
-		To: batchsettle.SettlementAddress, Data: data, Recipient: receiver, Amount: total, Unpack: bs.UnpackError,
+		Purpose: purpose, Kind: kind,
+		To: batchsettle.SettlementAddress, Data: data, Recipient: recipient, Amount: total, Unpack: bs.UnpackError,
 	})
 	if t == nil {
 		return nil, common.Hash{}, err

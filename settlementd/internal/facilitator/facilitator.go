@@ -119,6 +119,7 @@ type Config struct {
 
 // Facilitator verifies and settles x402 exact-EVM payments on one chain.
 type Facilitator struct {
+	claims  *ClaimJob // set by ClaimJob: the receiver authorizer that signs claims and refunds
 	cfg     Config
 	usdc    *testusdc.TestUSDC
 	relayer common.Address
