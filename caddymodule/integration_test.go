@@ -345,14 +345,17 @@ func (e *env) driveUntilClosed(t *testing.T, name string) {
 func TestBreakerOpensStopsTrafficAndRecovers(t *testing.T) {
 	e := startEnv(t)
 	e.beta.SetDelay(30 * time.Millisecond) // alpha is the faster, preferred provider
-	e.alpha.SetMode(faultproxy.Fail502)
-	for range 10 {
+	// Its calls fail, its health probes pass: the breaker, not the health
+	// check, is what must take it out of traffic. Which upstream a call
+	// tries first follows the probes' latency, so call until it opens.
+	e.alpha.SetMode(faultproxy.Fail502Calls)
+	for deadline := time.Now().Add(10 * time.Second); e.stats(t).breaker("alpha") != "open"; {
 		if r := post(t, e.gw.URL()+"/rpc", getBalance); r.status != http.StatusOK {
 			t.Fatalf("status %d body %s", r.status, r.body)
 		}
-	}
-	if s := e.stats(t); s.breaker("alpha") != "open" {
-		t.Fatalf("alpha breaker %q after repeated 502s, want open", s.breaker("alpha"))
+		if time.Now().After(deadline) {
+			t.Fatalf("alpha breaker %q after 10 s of 502s, want open", e.stats(t).breaker("alpha"))
+		}
 	}
 	// While open, no call reaches alpha.
 	before := e.alpha.Calls("eth_getBalance")

@@ -22,15 +22,16 @@ import (
 type Mode int32
 
 const (
-	Pass       Mode = iota // forward unchanged
-	Fail502                // answer 502 Bad Gateway
-	Hang                   // never answer until the client gives up
-	WrongChain             // eth_chainId answers 0x1
-	Lag                    // eth_blockNumber answers LagBy blocks behind
-	Lie                    // eth_getBalance answers LieBalance; eth_getBlockByNumber/Hash a block with a made-up hash
-	Pruned                 // eth_getBalance/eth_getTransactionCount below block PrunedBelow answer geth's "missing trie node"
-	Tracer                 // debug_* and trace_* calls are answered here ([]), as a node with those APIs would
-	CutCalls               // a request other than a health probe reaches the node, then the connection is cut before the answer
+	Pass         Mode = iota // forward unchanged
+	Fail502                  // answer 502 Bad Gateway
+	Hang                     // never answer until the client gives up
+	WrongChain               // eth_chainId answers 0x1
+	Lag                      // eth_blockNumber answers LagBy blocks behind
+	Lie                      // eth_getBalance answers LieBalance; eth_getBlockByNumber/Hash a block with a made-up hash
+	Pruned                   // eth_getBalance/eth_getTransactionCount below block PrunedBelow answer geth's "missing trie node"
+	Tracer                   // debug_* and trace_* calls are answered here ([]), as a node with those APIs would
+	CutCalls                 // a request other than a health probe reaches the node, then the connection is cut before the answer
+	Fail502Calls             // 502 for every request but the health probe (the upstream stays healthy; only its calls fail)
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -142,6 +143,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	case Hang:
 		<-r.Context().Done()
 		return
+	case Fail502Calls:
+		if !healthProbe(calls) {
+			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		}
 	case CutCalls:
 		if !healthProbe(calls) {
 			// The most ambiguous failure: the node got the call (a send
