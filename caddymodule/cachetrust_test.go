@@ -75,7 +75,9 @@ func TestNodeAnswersNeverEnterTheCache(t *testing.T) {
 	gw := caddyrun.Start(t, strings.NewReplacer("@PREFIX@", prefix, "@BASE@", base.URL()).Replace(cacheTrustCaddyfile),
 		"TG_REDIS_URL="+os.Getenv("REDIS_URL"))
 
-	// ask returns block 1's hash as the gateway answers it and who served it.
+	// ask returns block 1's hash as the gateway answers it and who served it
+	// (while waiting for the node to join, a 503 is an empty answer).
+	waiting := true
 	ask := func(path string) (hash, servedBy string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, gw.URL()+path,
@@ -90,6 +92,9 @@ func TestNodeAnswersNeverEnterTheCache(t *testing.T) {
 			Result struct {
 				Hash string `json:"hash"`
 			} `json:"result"`
+		}
+		if resp.StatusCode == http.StatusServiceUnavailable && waiting {
+			return "", "" // chain 137 has no upstream until the node joins
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
@@ -109,6 +114,7 @@ func TestNodeAnswersNeverEnterTheCache(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond) // polling the pool's state through the API
 	}
+	waiting = false
 	const asks = 20
 	before := liar.Calls("eth_getBlockByNumber")
 	for i := range asks {

@@ -71,6 +71,9 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	// an x402 payment has waited for its settlement on chain by now.
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
 	defer cancel()
+	if dec != nil {
+		ctx = context.WithValue(ctx, requestIDKey{}, dec.ID)
+	}
 	out := h.forward(ctx, cs, calls)
 	failed := 0 // calls
 	for k, rep := range out.replies {
@@ -202,6 +205,10 @@ func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []j
 	return replies, best, relayed
 }
 
+// requestIDKey carries the metered request's id down to the parts that
+// forward it, so the verifier's evidence names the caller's request.
+type requestIDKey struct{}
+
 // subBatchConcurrency bounds the sub-batches of one caller's batch in
 // flight at once.
 const subBatchConcurrency = 4
@@ -277,7 +284,8 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	untrusted(replies, res.Upstream)
 	capResponses(cs.methods, calls, replies)
 	if res.Upstream.Kind == upstream.KindNode {
-		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, Node: res.Upstream, Calls: calls, Replies: replies,
+		rid, _ := ctx.Value(requestIDKey{}).(string)
+		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,
 			Finalized: cs.finalized(h.FinalityDepth)})
 	}
 	return replies, res.Upstream, false

@@ -177,12 +177,14 @@ func TestLyingNodeIsQuarantined(t *testing.T) {
 	// Ask about final blocks, each once, until the node is quarantined,
 	// counting the node's answers.
 	served, lies, n := 0, 0, 0
+	byNode := map[string]bool{} // request ids of the answers the node served
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		n++
 		a := e.rpc(t, blockN(n))
 		if a.header.Get("X-Tollgate-Upstream") == nodeID {
 			served++
+			byNode[a.header.Get("X-Tollgate-Request-Id")] = true
 			if strings.Contains(string(a.body), faultproxy.LieHash) {
 				lies++
 			}
@@ -217,6 +219,9 @@ func TestLyingNodeIsQuarantined(t *testing.T) {
 	}
 	if ev == nil {
 		t.Fatal("no node_mismatch evidence on the stream")
+	}
+	if ev.RequestID == "" || !byNode[ev.RequestID] {
+		t.Fatalf("the evidence names request %q, not one the node answered (%v)", ev.RequestID, byNode)
 	}
 	var lie, truth struct {
 		Hash string `json:"hash"`

@@ -58,6 +58,7 @@ type Config struct {
 type Job struct {
 	Pool      *upstream.Pool
 	ChainID   uint64
+	RequestID string // the caller's request (X-Tollgate-Request-Id), named in the evidence
 	Node      upstream.Ref
 	Calls     []jsonrpc.Item
 	Replies   []jsonrpc.Reply
@@ -190,7 +191,7 @@ func (v *Verifier) convict(j Job, call *jsonrpc.Item, lie, truth json.RawMessage
 	if !j.Pool.Quarantine(j.Node.Name, reason) {
 		return
 	}
-	ev := &events.NodeMismatch{ID: meter.NewRequestID(), TimeMs: time.Now().UnixMilli(), ChainID: j.ChainID, NodeID: j.Node.NodeID,
+	ev := &events.NodeMismatch{ID: meter.NewRequestID(), TimeMs: time.Now().UnixMilli(), ChainID: j.ChainID, NodeID: j.Node.NodeID, RequestID: j.RequestID,
 		Method: call.Method, Params: append(json.RawMessage(nil), call.Params...), Block: cache.Block(call),
 		NodeAnswer: append(json.RawMessage(nil), lie...), TrustedAnswer: append(json.RawMessage(nil), truth...), TrustedBy: by}
 	if ev.NodeID == "" {
