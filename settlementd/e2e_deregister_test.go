@@ -242,9 +242,19 @@ func TestNodeDeregistrationEndToEnd(t *testing.T) {
 	})
 	proxies["B"].SetDelay(0)
 	proxies["C"].SetDelay(0)
-	seenA := proxies["A"].Calls("eth_blockNumber") + proxies["A"].Calls("eth_chainId")
+	// A probe of A already in flight when it left may still land: wait
+	// until A has heard nothing for five probe intervals (a member of the
+	// pool is probed every 100 ms), then nothing may reach it at all.
+	countA := func() int { return proxies["A"].Calls("eth_blockNumber") + proxies["A"].Calls("eth_chainId") }
+	seenA, since := -1, time.Now()
+	settletest.Eventually(t, 15*time.Second, "A's probes stopped", func() (bool, error) {
+		if n := countA(); n != seenA {
+			seenA, since = n, time.Now()
+		}
+		return time.Since(since) >= 500*time.Millisecond, nil
+	})
 	served := paid(40, nodeB, nodeC)
-	if n := proxies["A"].Calls("eth_blockNumber") + proxies["A"].Calls("eth_chainId"); n != seenA {
+	if n := countA(); n != seenA {
 		t.Fatalf("A received %d calls after it left the pool", n-seenA)
 	}
 	// settlementd's prober runs (B is re-probed after the deregistration)
