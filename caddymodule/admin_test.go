@@ -429,14 +429,16 @@ func TestAdminUpstreamsAndBreakerReset(t *testing.T) {
 	wantError(t, "keys without metering", e.admin(t, http.MethodPost, "/admin/keys/"+accounts.NewID()+"/revoke", `{"reason":"x"}`), http.StatusNotFound, "metering_off", "")
 	wantError(t, "free tier without metering", e.admin(t, http.MethodGet, "/admin/free-tier", ""), http.StatusNotFound, "metering_off", "")
 
-	alpha.SetMode(faultproxy.Fail502)
-	for range 6 {
+	// Its calls fail while its health probes pass (so the breaker, not the
+	// health check, takes it out); call until the breaker opens.
+	alpha.SetMode(faultproxy.Fail502Calls)
+	for deadline := time.Now().Add(10 * time.Second); breaker() != "open"; {
 		if r := e.rpc(t, getBalance); r.status != http.StatusOK {
 			t.Fatalf("status %d", r.status)
 		}
-	}
-	if b := breaker(); b != "open" {
-		t.Fatalf("alpha breaker %q after failures", b)
+		if time.Now().After(deadline) {
+			t.Fatalf("alpha breaker %q after 10 s of failures", breaker())
+		}
 	}
 	// Alpha is fixed and probes healthy again, but its breaker would keep
 	// it out for an hour.

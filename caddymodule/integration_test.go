@@ -459,12 +459,12 @@ func TestCacheServesImmutableAnswersWithoutUpstream(t *testing.T) {
 func TestReloadKeepsBreakerStateAndInFlightRequests(t *testing.T) {
 	e := startEnvWith(t, "5s") // the in-flight call below takes 1.5 s
 	e.beta.SetDelay(30 * time.Millisecond)
-	e.alpha.SetMode(faultproxy.Fail502)
-	for range 10 {
+	e.alpha.SetMode(faultproxy.Fail502Calls) // calls fail, probes pass: the breaker takes it out
+	for deadline := time.Now().Add(10 * time.Second); e.stats(t).breaker("alpha") != "open"; {
 		post(t, e.gw.URL()+"/rpc", getBalance)
-	}
-	if s := e.stats(t); s.breaker("alpha") != "open" {
-		t.Fatalf("alpha breaker %q, want open", s.breaker("alpha"))
+		if time.Now().After(deadline) {
+			t.Fatalf("alpha breaker %q, want open", e.stats(t).breaker("alpha"))
+		}
 	}
 	failuresBefore := e.failures(t, "alpha")
 	// A slow request is in flight while the config reloads.
