@@ -119,7 +119,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 	if opts.Rebuild {
 		opts.Apply = true
 	} else if !opts.Force {
-		if err := checkIngested(ctx, rdb, l.Stream(), opts.Group); err != nil {
+		if err := checkIngested(ctx, rdb, l.Stream(0), opts.Group); err != nil {
 			return Report{}, err
 		}
 	}
