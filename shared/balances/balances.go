@@ -143,7 +143,9 @@ func (l Layout) AccountPrefix() string { return l.Shard(0).Prefix + "acct:{" }
 
 // Account is the account hash, on the account's home shard (ShardOfPayer of
 // its id; a bundle key's account is on its wallet's shard: BundleKeyAccount).
-func (l Layout) Account(id string) string { return l.Shard(l.ShardOfPayer(id)).AccountPrefix() + id + "}" }
+func (l Layout) Account(id string) string {
+	return l.Shard(l.ShardOfPayer(id)).AccountPrefix() + id + "}"
+}
 
 // BundleKeyAccount is the account hash of a bundle key drawing on wallet's
 // bundle: it lives with the bundle, on the wallet's shard.
@@ -197,7 +199,9 @@ func (l Layout) CreateRate(prefix string) string {
 }
 
 // RefundGuard makes a request's refund idempotent.
-func (l Layout) RefundGuard(requestID string) string { return l.Shard(0).Prefix + "refund:" + requestID }
+func (l Layout) RefundGuard(requestID string) string {
+	return l.Shard(0).Prefix + "refund:" + requestID
+}
 
 // BundlePrefix is what a wallet's bundle keys start with; the metering
 // script derives them from it for a bundle key's wallet.
