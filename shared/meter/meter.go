@@ -501,7 +501,14 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 	}
 	// The refund goes where the debit was booked: the payer's shard or
 	// the address's.
-	l := m.layout.Shard(d.shard)
+	shard := d.shard
+	if d.Outcome == Bundle {
+		// A bundle is on its wallet's shard; a batch-settlement voucher's
+		// draw was booked on its channel's, and its refund is a bundle call
+		// of the wallet all the same.
+		shard = m.layout.ShardOfPayer(d.Wallet)
+	}
+	l := m.layout.Shard(shard)
 	keys := []string{l.Stream(0), l.RefundGuard(d.ID)}
 	mode := "free"
 	switch d.Outcome {
