@@ -2,6 +2,7 @@ package subscribe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/big"
 	"slices"
@@ -63,6 +64,23 @@ func TestFailoverNoGapNoDuplicate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// A subscriber with a tiny buffer that reads as fast as it can: the
+	// burst of a gap fill is paced to it, so it is not cut off as slow.
+	tight, err := hub.Subscribe(137, KindNewHeads, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tightNums := make(chan uint64, 4096)
+	go func() {
+		for n := range tight.C() {
+			var h struct {
+				Number hexUint `json:"number"`
+			}
+			_ = json.Unmarshal(n.Result, &h)
+			tightNums <- uint64(h.Number)
+		}
+		close(tightNums)
+	}()
 	var nums []uint64
 	var by []string
 	// read takes notifications until until(n) holds for the latest.
@@ -121,6 +139,21 @@ func TestFailoverNoGapNoDuplicate(t *testing.T) {
 			t.Fatalf("heads not consecutive at %d: %v (served by %v)", i, nums, by)
 		}
 	}
+	last := nums[len(nums)-1]
+	for want := nums[0]; want <= last; want++ {
+		select {
+		case got, ok := <-tightNums:
+			if !ok {
+				t.Fatalf("the tight-buffered subscriber was ended (%v) at head %d", tight.Err(), want)
+			}
+			if got != want {
+				t.Fatalf("tight-buffered subscriber: head %d, want %d", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("tight-buffered subscriber: no head %d", want)
+		}
+	}
+	tight.Close()
 	if got := counterValue(resub) - before; got < 2 {
 		t.Fatalf("resubscriptions metric rose by %v, want >= 2", got)
 	}
