@@ -30,7 +30,7 @@ import (
 // on a shared machine that is the figure to compare.
 func BenchmarkIngest(b *testing.B) {
 	for _, mode := range []string{"backlog", "sustained"} {
-		for _, c := range []struct{ workers, batch int }{{1, 1000}, {2, 1000}, {2, 2000}, {4, 1000}} {
+		for _, c := range []struct{ workers, batch int }{{1, 1000}, {2, 1000}, {2, 2000}, {4, 1000}, {2, 4000}, {4, 4000}} {
 			b.Run(fmt.Sprintf("%s/workers=%d/batch=%d", mode, c.workers, c.batch), func(b *testing.B) {
 				benchIngest(b, mode == "sustained", c.workers, c.batch)
 			})
