@@ -45,7 +45,7 @@ type Config struct {
 	Group          string        // consumer group (settlementd)
 	Consumer       string        // consumer name, unique per process
 	Workers        int           // consumers in this process, named Consumer-1..n when > 1 (default 1)
-	Batch          int           // entries per read and per transaction (default 1000)
+	Batch          int           // entries per read and per transaction (default 4000)
 	Block          time.Duration // how long a read waits for new entries (default 1s)
 	ClaimMinIdle   time.Duration // idle time before another consumer's pending entry is taken over (default 30s)
 	ClaimEvery     time.Duration // how often pending entries are checked for takeover (default 5s)
@@ -74,7 +74,7 @@ func (c *Config) defaults() {
 		c.Workers = 1
 	}
 	if c.Batch <= 0 {
-		c.Batch = 1000
+		c.Batch = 4000
 	}
 	if c.Block <= 0 {
 		c.Block = time.Second
