@@ -82,7 +82,7 @@ func benchIngest(b *testing.B, sustained bool, workers, batch int) {
 }
 
 // BenchmarkIngestPaced writes b.N entries at a steady 25,000 entries/s (in
-// 20 ms ticks) while the default ingest (2 workers × 1000) runs, and reports
+// 20 ms ticks) while the default ingest (2 workers × 4000) runs, and reports
 // how far behind the ingest was when the producer stopped: if it keeps up,
 // the drain after the last XADD is a batch or two, not a backlog. A
 // consumer that keeps up reads thin batches: ev/batch and the CPU per event
@@ -94,7 +94,7 @@ func BenchmarkIngestPaced(b *testing.B) {
 	evs := settletest.Traffic(uint64(b.N), (b.N+1)/2, now.Add(-time.Hour), now)[:b.N]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "bench", Workers: 2, Batch: 1000, Block: 50 * time.Millisecond,
+	in, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "bench", Workers: 2, Block: 50 * time.Millisecond,
 		Linger: benchLinger(b)}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
