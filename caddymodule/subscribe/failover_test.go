@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,10 +18,12 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/contracts/deploy"
 	"github.com/tollgate-rpc/tollgate/contracts/simchain"
@@ -327,4 +332,55 @@ func counterValue(c prometheus.Counter) float64 {
 	var m dto.Metric
 	_ = c.Write(&m)
 	return m.GetCounter().GetValue()
+}
+
+// TestUnansweredPingsMoveTheSubscription: an upstream that accepted the
+// subscription and then stopped reading its socket (so it answers no ping)
+// is given up after PingInterval+PongTimeout — long before the newHeads stall
+// timeout — and the subscriber keeps receiving heads from the next upstream.
+// The frozen upstream is a double speaking JSON-RPC over WebSocket.
+func TestUnansweredPingsMoveTheSubscription(t *testing.T) {
+	chain := devChain(t)
+	release := make(chan struct{})
+	defer close(release)
+	up := websocket.Upgrader{}
+	var subscribed atomic.Int64
+	frozen := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := c.ReadJSON(&req); err != nil {
+			return
+		}
+		_ = c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":"0xfeed"}`))
+		subscribed.Add(1)
+		<-release // never reads again: pings go unanswered
+	}))
+	defer frozen.Close()
+	frozenUp := upstream.Upstream{Name: "frozen", URL: frozen.URL, WSURL: "ws" + strings.TrimPrefix(frozen.URL, "http")}
+	_, live := proxied(t, chain, "live")
+	hub := newHub(t, newPool(t, frozenUp, live), Config{PingInterval: 200 * time.Millisecond, PongTimeout: 300 * time.Millisecond})
+	mine(t, chain, 100*time.Millisecond)
+	start := time.Now()
+	s, err := hub.Subscribe(137, KindNewHeads, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := next(t, s, 5*time.Second)
+	if subscribed.Load() == 0 {
+		t.Fatal("the subscription never went to the frozen upstream first")
+	}
+	if n.ServedBy.Upstream != "live" {
+		t.Fatalf("head served by %q, want live", n.ServedBy.Upstream)
+	}
+	if took, stall := time.Since(start), hub.cfg.stallAfter(137); took >= stall {
+		t.Fatalf("moved after %s, not before the stall timeout %s: the ping check did not act", took, stall)
+	}
+	t.Logf("left the silent upstream after %s (stall timeout %s)", time.Since(start).Round(time.Millisecond), hub.cfg.stallAfter(137))
 }
