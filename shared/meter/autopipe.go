@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -73,11 +72,6 @@ type AutoPipelineConfig struct {
 	// MaxBatch caps the calls in one batch (default 128).
 	MaxBatch int
 }
-
-// batchTimeout bounds a batch's round trip beyond the client's own socket
-// timeouts (a pool wait, a dial); callers stop waiting at their own
-// deadline anyway.
-const batchTimeout = 5 * time.Second
 
 // NewAutoPipeline wraps rdb. It refuses a client that retries failed
 // commands: a retried batch could run a metering script twice.
@@ -231,8 +225,10 @@ func (p *AutoPipeline) exec(batch []*piped) {
 	if len(sent) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(sent[0].ctx), batchTimeout)
-	defer cancel()
+	// No deadline of its own: the client's socket, dial and pool timeouts
+	// bound the round trip, and callers stop waiting at their own deadlines
+	// (one caller's deadline must not cut the others' batch short).
+	ctx := context.Background()
 	pipe := p.UniversalClient.Pipeline()
 	for _, it := range sent {
 		_ = pipe.Process(ctx, it.cmd)
