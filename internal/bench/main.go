@@ -27,7 +27,8 @@
 // results block of docs/benchmarks.md), BENCH_BASELINE_BIN (another caddy
 // build, e.g. of an earlier commit: its gateway is measured too, as (c0) and
 // (d0), interleaved with the others, so a before/after comparison sees the
-// same machine conditions).
+// same machine conditions), BENCH_SETUPS (the setup ids to measure, e.g.
+// "b c c0"; default all).
 package main
 
 import (
