@@ -14,8 +14,8 @@ import (
 
 // EventWriter appends events to the stream off the request path: Enqueue
 // never blocks, a single goroutine pipelines whatever has queued up since
-// its last write, after a short linger (so batches grow with load and an
-// event waits at most the linger plus one Redis round trip), failed writes are retried with backoff, and Close
+// its last write (so batches grow with load and latency stays one Redis
+// round trip when idle), failed writes are retried with backoff, and Close
 // flushes what is left.
 //
 // Crash semantics (docs/decisions.md, "Metering"): events still queued when
@@ -28,7 +28,6 @@ type EventWriter struct {
 	stream string
 	log    *zap.Logger
 	max    int
-	linger time.Duration
 
 	mu     sync.RWMutex // guards closed against the channel close
 	closed bool
@@ -46,13 +45,7 @@ type WriterConfig struct {
 	Stream   string
 	Capacity int // events that may wait; beyond it Enqueue drops (default 65,536)
 	MaxBatch int // events per pipeline (default 512)
-	// Linger is how long the writer waits after the first event of a batch
-	// for more to join it (default 2 ms; negative: none). Each write costs
-	// both processes a few syscalls however small the batch, and under load
-	// a batch of one per request showed in the gateway's CPU (make bench);
-	// a revenue event reaching the stream 2 ms later changes nothing.
-	Linger time.Duration
-	Logger *zap.Logger
+	Logger   *zap.Logger
 }
 
 // NewEventWriter starts a writer.
@@ -66,10 +59,7 @@ func NewEventWriter(rdb redis.Cmdable, cfg WriterConfig) *EventWriter {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.Linger == 0 {
-		cfg.Linger = 2 * time.Millisecond
-	}
-	w := &EventWriter{rdb: rdb, stream: cfg.Stream, log: cfg.Logger, max: cfg.MaxBatch, linger: cfg.Linger,
+	w := &EventWriter{rdb: rdb, stream: cfg.Stream, log: cfg.Logger, max: cfg.MaxBatch,
 		ch: make(chan []any, cfg.Capacity), done: make(chan struct{}), abort: make(chan struct{})}
 	go w.run()
 	return w
@@ -133,9 +123,6 @@ func (w *EventWriter) run() {
 			return
 		}
 		batch = append(batch[:0], first)
-		if w.linger > 0 && len(w.ch) < w.max-1 {
-			time.Sleep(w.linger) // let the batch fill (Close waits at most this much longer)
-		}
 	fill:
 		for len(batch) < w.max {
 			select {
