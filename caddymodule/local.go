@@ -34,7 +34,7 @@ func answerLocally(cs *chainState, calls []jsonrpc.Item, index []int, resps []js
 			restCalls, restIndex = append(make([]jsonrpc.Item, 0, len(calls)), calls[:k]...), append(make([]int, 0, len(calls)), index[:k]...)
 		}
 		resps[index[k]] = resp
-		metrics.RPCCalls.WithLabelValues(metrics.Chain(cs.chain.ID), jsonrpc.MetricLabel(calls[k].Method), "local").Inc()
+		metrics.RPCCalls.WithLabelValues(cs.metrics.label, jsonrpc.MetricLabel(calls[k].Method), "local").Inc()
 	}
 	if restCalls == nil {
 		return calls, index

@@ -42,6 +42,7 @@ type chainState struct {
 	pool    *upstream.Pool
 	cache   *cache.Cache
 	methods *evm.Table // the method table with this chain's overrides
+	metrics rpcMetrics
 }
 
 // finalized is the head at or below which answers are treated as immutable:
@@ -118,7 +119,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if err != nil {
 			return fmt.Errorf("tollgate: chain %d: %w", c.ID, err)
 		}
-		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool), cache: cv.(cacheHandle).Cache, methods: methods}
+		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool), cache: cv.(cacheHandle).Cache, methods: methods,
+			metrics: newRPCMetrics(c.ID)}
 	}
 
 	if h.redisURL != "" {

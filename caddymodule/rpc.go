@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
@@ -21,17 +22,44 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
+// rpcMetrics are a chain's per-request metric children, looked up once:
+// WithLabelValues formats and hashes its labels on every call.
+type rpcMetrics struct {
+	label     string // the chain_id label
+	requests  map[string]prometheus.Counter
+	duration  prometheus.Observer
+	cacheHits prometheus.Counter
+	cacheMiss prometheus.Counter
+}
+
+func newRPCMetrics(chainID uint64) rpcMetrics {
+	l := metrics.Chain(chainID)
+	m := rpcMetrics{label: l, requests: map[string]prometheus.Counter{}, duration: metrics.RPCDuration.WithLabelValues(l),
+		cacheHits: metrics.CacheLookups.WithLabelValues(l, "hit"), cacheMiss: metrics.CacheLookups.WithLabelValues(l, "miss")}
+	for _, o := range []string{"rejected", "refused", "ok", "unavailable", "partial"} {
+		m.requests[o] = metrics.RPCRequests.WithLabelValues(l, o)
+	}
+	return m
+}
+
+// request counts one request with its outcome.
+func (m *rpcMetrics) request(outcome string, took time.Duration) {
+	if c, ok := m.requests[outcome]; ok {
+		c.Inc()
+	} else {
+		metrics.RPCRequests.WithLabelValues(m.label, outcome).Inc()
+	}
+	m.duration.Observe(took.Seconds())
+}
+
 // serveRPC answers one JSON-RPC request or batch for a chain: parse, answer
 // what the edge cache holds, forward the rest as one smaller batch, and put
 // every answer back at the caller's position with the caller's id.
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainState) error {
 	start := time.Now()
-	chainID := metrics.Chain(cs.chain.ID)
+	chainID := cs.metrics.label
 	outcome := "rejected"
-	defer func() {
-		metrics.RPCRequests.WithLabelValues(chainID, outcome).Inc()
-		metrics.RPCDuration.WithLabelValues(chainID).Observe(time.Since(start).Seconds())
-	}()
+	defer func() { cs.metrics.request(outcome, time.Since(start)) }()
 
 	body, err := web.ReadLimited(r.Body, h.MaxBodyBytes)
 	if err != nil {
@@ -133,12 +161,11 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 			out.source[k] = "cache"
 		}
 	}
-	chainID := metrics.Chain(cs.chain.ID)
 	if n := len(split.Hits); n > 0 {
-		metrics.CacheLookups.WithLabelValues(chainID, "hit").Add(float64(n))
+		cs.metrics.cacheHits.Add(float64(n))
 	}
 	if n := len(split.Forward); n > 0 {
-		metrics.CacheLookups.WithLabelValues(chainID, "miss").Add(float64(n))
+		cs.metrics.cacheMiss.Add(float64(n))
 	}
 	var replies []jsonrpc.Reply
 	if len(split.Upstream) == 0 {
@@ -229,9 +256,11 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	noRetry, archive, head := false, false, cs.pool.BestHead()
 	var need []upstream.Capability
 	var logsSpan uint64
+	capped := false // some call's method caps its answer's size (capResponses)
 	for _, c := range calls {
 		m := cs.methods.Lookup(c.Method)
 		noRetry = noRetry || m.NoRetry
+		capped = capped || m.MaxResponseBytes > 0
 		if m.MaxBlockRange > 0 { // eth_getLogs: to an upstream that serves its span
 			if span, ok := evm.LogsSpan(c.Params, head); ok {
 				logsSpan = max(logsSpan, span)
@@ -282,7 +311,9 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	}
 	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
 	untrusted(replies, res.Upstream)
-	capResponses(cs.methods, calls, replies)
+	if capped { // else no reply can be over a cap: no second lookup per call
+		capResponses(cs.methods, calls, replies)
+	}
 	if res.Upstream.Kind == upstream.KindNode {
 		rid, _ := ctx.Value(requestIDKey{}).(string)
 		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,

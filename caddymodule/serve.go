@@ -29,12 +29,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // x402.md §5.3) — a preflight refusing it would break every browser payment.
 const corsAllowedHeaders = "Content-Type, X-API-Key, PAYMENT-SIGNATURE, X-PAYMENT, SIGN-IN-WITH-X, Access-Control-Expose-Headers"
 
+// The CORS values every /rpc answer carries, built once (web.Const).
+var corsAnyOrigin, corsExposed = []string{"*"}, []string{payment.ExposedHeaders}
+
 func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint64) error {
 	// CORS: /rpc takes no cookies (credentials are headers the caller sets),
 	// so any origin may call it and read the payment headers.
 	hdr := w.Header()
-	hdr.Set("Access-Control-Allow-Origin", "*")
-	hdr.Set("Access-Control-Expose-Headers", payment.ExposedHeaders)
+	web.Const(hdr, "Access-Control-Allow-Origin", corsAnyOrigin)
+	web.Const(hdr, "Access-Control-Expose-Headers", corsExposed)
 	if r.Method == http.MethodOptions {
 		hdr.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
 		hdr.Set("Access-Control-Allow-Headers", corsAllowedHeaders)

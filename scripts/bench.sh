@@ -9,7 +9,8 @@
 # Knobs (environment): BENCH_DURATION (10s), BENCH_WARMUP (3s),
 # BENCH_CONCURRENCY ("16 64"), BENCH_THREADS, BENCH_PROFILE=1 (CPU profile
 # of the gateway under load → .run/bench/gateway-cpu.pprof),
-# BENCH_UPDATE_DOCS=1 (rewrite the results block of docs/benchmarks.md).
+# BENCH_UPDATE_DOCS=1 (rewrite the results block of docs/benchmarks.md),
+# BENCH_SETUPS ("b c c0": only those setups), BENCH_BASELINE_BIN.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"

@@ -194,6 +194,13 @@ func (h *Handler) voidLater(d meter.Decision) {
 // voidFirstLook is when it first looks.
 const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
 
+// payerValues are the X-Tollgate-Payer values, built once (web.Const).
+var payerValues = map[events.Payer][]string{
+	events.PayerCredits: {string(events.PayerCredits)},
+	events.PayerBundle:  {string(events.PayerBundle)},
+	events.PayerFree:    {string(events.PayerFree)},
+}
+
 // Settle closes a served request's books (meter.Finish: the refund of the
 // calls the upstream failed — failed is in the units the calls were booked
 // in — synchronously so the answer and the balance
@@ -224,7 +231,11 @@ func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 	if f.Revenue != nil && !h.writer.Enqueue(f.Revenue) {
 		h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
 	}
-	w.Header().Set("X-Tollgate-Payer", string(d.Payer()))
+	if v, ok := payerValues[d.Payer()]; ok {
+		web.Const(w.Header(), "X-Tollgate-Payer", v)
+	} else {
+		w.Header().Set("X-Tollgate-Payer", string(d.Payer()))
+	}
 	switch d.Outcome {
 	case meter.Paid:
 		w.Header().Set("X-Tollgate-Credits-Remaining", f.Balance.Decimal())

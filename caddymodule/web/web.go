@@ -45,9 +45,19 @@ func RPCError(w http.ResponseWriter, status int, resp jsonrpc.Response) {
 	_, _ = w.Write(b)
 }
 
+// jsonContentType is the Content-Type value of every JSON answer, shared:
+// Header.Set would allocate it on every request (the hot path's answers are
+// written by Raw). Nothing writes into a header's value slice in place, and
+// Add appends to a copy (its capacity is its length).
+var jsonContentType = []string{"application/json"}
+
+// Const sets header key (in canonical form) to a value built once, v: no
+// allocation per request, unlike Header.Set.
+func Const(h http.Header, key string, v []string) { h[key] = v[:len(v):len(v)] }
+
 // Raw writes an already encoded JSON body.
 func Raw(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	Const(w.Header(), "Content-Type", jsonContentType)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -27,7 +27,8 @@
 // results block of docs/benchmarks.md), BENCH_BASELINE_BIN (another caddy
 // build, e.g. of an earlier commit: its gateway is measured too, as (c0) and
 // (d0), interleaved with the others, so a before/after comparison sees the
-// same machine conditions).
+// same machine conditions), BENCH_SETUPS (the setup ids to measure, e.g.
+// "b c c0"; default all).
 package main
 
 import (
@@ -83,7 +84,11 @@ type config struct {
 	threads, rounds    int
 	profile, docs      bool
 	redisURL           string
+	only               map[string]bool // BENCH_SETUPS: the setups measured (nil: all)
 }
+
+// measures reports whether setup id is measured in this run.
+func (c config) measures(id string) bool { return c.only == nil || c.only[id] }
 
 func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -114,6 +119,12 @@ func loadConfig() (config, error) {
 	}
 	if c.rounds, err = strconv.Atoi(env("BENCH_ROUNDS", "3")); err != nil || c.rounds < 1 {
 		return c, fmt.Errorf("BENCH_ROUNDS: %q", os.Getenv("BENCH_ROUNDS"))
+	}
+	if f := strings.Fields(env("BENCH_SETUPS", "")); len(f) > 0 {
+		c.only = map[string]bool{}
+		for _, id := range f {
+			c.only[id] = true
+		}
 	}
 	if c.redisURL == "" {
 		return c, errors.New("REDIS_URL is not set; run: eval \"$(scripts/services.sh start)\"")
@@ -197,6 +208,9 @@ func run() error {
 	}
 	var nodeGW [2]*caddyProc
 	for i, verify := range []string{"0.05 20", "off"} {
+		if !cfg.measures("e") && !cfg.measures("e0") {
+			break
+		}
 		vars := map[string]string{"UPSTREAM": up.addr, "PREFIX": nodePrefix, "VERIFY": verify}
 		if nodeGW[i], err = startCaddy(ctx, cfg, cfg.caddyBin, "node-verify-"+strings.Fields(verify)[0], nodeGatewayCaddyfile, vars, "BENCH_REDIS_URL="+cfg.redisURL); err != nil {
 			return err
@@ -206,9 +220,11 @@ func run() error {
 			return err
 		}
 	}
-	nodeKey, err := fundedKey(ctx, nodeGW[0], rdb, nodePrefix)
-	if err != nil {
-		return err
+	var nodeKey string
+	if nodeGW[0] != nil {
+		if nodeKey, err = fundedKey(ctx, nodeGW[0], rdb, nodePrefix); err != nil {
+			return err
+		}
 	}
 
 	setups := []setup{
@@ -217,13 +233,19 @@ func run() error {
 		{id: "c", name: "gateway, funded API key", url: gw.url + "/rpc", key: key, pid: gw.cmd.Process.Pid},
 		{id: "d", name: "gateway, anonymous free tier", url: gw.url + "/rpc", pid: gw.cmd.Process.Pid},
 	}
-	setups = append(setups,
-		setup{id: "e", name: "gateway, node-served, verification on", url: nodeGW[0].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[0].cmd.Process.Pid},
-		setup{id: "e0", name: "gateway, node-served, verification off", url: nodeGW[1].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[1].cmd.Process.Pid})
+	if nodeGW[0] != nil {
+		setups = append(setups,
+			setup{id: "e", name: "gateway, node-served, verification on", url: nodeGW[0].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[0].cmd.Process.Pid},
+			setup{id: "e0", name: "gateway, node-served, verification off", url: nodeGW[1].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[1].cmd.Process.Pid})
+	}
 	if base != nil {
 		setups = append(setups,
 			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key, pid: base.cmd.Process.Pid},
 			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc", pid: base.cmd.Process.Pid})
+	}
+	setups = slices.DeleteFunc(setups, func(s setup) bool { return !cfg.measures(s.id) })
+	if len(setups) == 0 {
+		return fmt.Errorf("BENCH_SETUPS %q names no setup", os.Getenv("BENCH_SETUPS"))
 	}
 	rpid, err := redisPID(ctx, rdb)
 	if err != nil {

@@ -214,6 +214,9 @@ func Encode(e Event) ([]any, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
+	if d, ok := encodeFlat(e); ok {
+		return []any{"t", e.EventType(), "v", Version, "d", d}, nil
+	}
 	d, err := json.Marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", e.EventType(), err)
