@@ -79,6 +79,7 @@ import (
 // Options of one run.
 type Options struct {
 	Prefix string // Redis key prefix (balances.Layout)
+	Shards int    // metering shards (balances.Layout; 0 or 1: one)
 	Group  string // consumer group whose progress proves the stream ingested
 	Apply  bool   // false: report what would change, write nothing
 	Force  bool   // run even though the stream is not fully ingested
@@ -115,12 +116,14 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 	if opts.Group == "" {
 		opts.Group = "settlementd"
 	}
-	l := balances.Layout{Prefix: opts.Prefix}
+	l, shards := layouts(opts.Prefix, opts.Shards)
 	if opts.Rebuild {
 		opts.Apply = true
 	} else if !opts.Force {
-		if err := checkIngested(ctx, rdb, l.Stream(), opts.Group); err != nil {
-			return Report{}, err
+		for _, sh := range shards {
+			if err := checkIngested(ctx, rdb, shardStream(sh), opts.Group); err != nil {
+				return Report{}, err
+			}
 		}
 	}
 	rep := Report{Fields: map[string]int{}}
@@ -133,9 +136,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 	}
 	var token string
 	if opts.Apply {
+		// Every shard has its own rebuild token and marker: a shard whose
+		// master lost its data is rebuilt while the others keep serving.
 		token = ulid.Make().String()
-		if err := rdb.Set(ctx, l.Rebuilding(), token, 0).Err(); err != nil {
-			return rep, fmt.Errorf("reconcile: writing Redis: %w", err)
+		for _, sh := range shards {
+			if err := rdb.Set(ctx, sh.Rebuilding(), token, 0).Err(); err != nil {
+				return rep, fmt.Errorf("reconcile: writing Redis: %w", err)
+			}
 		}
 	}
 	w := &writer{rdb: rdb, l: l, mode: mode, log: log, rep: &rep}
@@ -149,21 +156,38 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 		return rep, nil
 	}
 	gen := time.Now().UTC().Format(time.RFC3339Nano) + " " + token
-	ok, err := markScript.Run(ctx, rdb, []string{l.Rebuilding(), l.Generation()}, token, gen).Int()
-	if err != nil {
-		return rep, fmt.Errorf("reconcile: setting the generation marker: %w", err)
+	lost := false
+	for _, sh := range shards {
+		ok, err := markScript.Run(ctx, rdb, []string{sh.Rebuilding(), sh.Generation()}, token, gen).Int()
+		if err != nil {
+			return rep, fmt.Errorf("reconcile: setting the generation marker: %w", err)
+		}
+		lost = lost || ok != 1
 	}
-	if ok != 1 {
-		return rep, ErrLostDuringRun
+	if lost {
+		return rep, ErrLostDuringRun // the shards that were marked are whole; the next run marks the others
 	}
 	rep.Generation = gen
 	return rep, nil
 }
 
-// MarkerPresent reports whether Redis holds the generation marker.
+// MarkerPresent reports whether a single-shard deployment's Redis holds the
+// generation marker.
 func MarkerPresent(ctx context.Context, rdb redis.UniversalClient, prefix string) (bool, error) {
-	n, err := rdb.Exists(ctx, balances.Layout{Prefix: prefix}.Generation()).Result()
-	return n == 1, err
+	return MarkersPresent(ctx, rdb, prefix, 1)
+}
+
+// MarkersPresent reports whether every shard holds its generation marker.
+func MarkersPresent(ctx context.Context, rdb redis.UniversalClient, prefix string, shards int) (bool, error) {
+	_, ls := layouts(prefix, shards)
+	for _, sh := range ls {
+		// One EXISTS per shard: the markers are in different slots.
+		n, err := rdb.Exists(ctx, sh.Generation()).Result()
+		if err != nil || n != 1 {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // markScript sets the generation marker if the run's token is still the
