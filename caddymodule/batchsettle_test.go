@@ -175,7 +175,7 @@ func TestBatchSettlementVouchersThroughTheGateway(t *testing.T) {
 		t.Fatalf("forged voucher: error %q", pr.Error)
 	}
 	// Exactly three Debits of the wallet, 3 calls at the flat price.
-	msgs, err := e.rdb.XRange(context.Background(), e.layout.Stream(), "-", "+").Result()
+	msgs, err := e.rdb.XRange(context.Background(), e.layout.Stream(0), "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	if h.meter, err = meter.New(h.redis, cfg); err != nil {
 		return fmt.Errorf("tollgate: %w", err)
 	}
-	stream := h.meter.Layout().Stream()
+	stream := h.meter.Layout().Stream(0)
 	h.writerKey = "events/" + h.redisKey + "/" + stream
 	v, _, err := writers.LoadOrNew(h.writerKey, func() (caddy.Destructor, error) {
 		return writerHandle{meter.NewEventWriter(h.redis, meter.WriterConfig{Stream: stream, Logger: h.logger.Named("events")})}, nil

@@ -275,7 +275,7 @@ func (e *meterEnv) usage(t *testing.T, key string) map[string]any {
 // stream decodes the whole event stream with shared/events.
 func (e *meterEnv) stream(t *testing.T) []events.Event {
 	t.Helper()
-	msgs, err := e.rdb.XRange(context.Background(), e.layout.Stream(), "-", "+").Result()
+	msgs, err := e.rdb.XRange(context.Background(), e.layout.Stream(0), "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

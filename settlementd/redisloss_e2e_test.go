@@ -387,7 +387,7 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 	upAt := time.Now()
 	// The gateway and settlementd reconnect at once, so "empty" is checked
 	// by what cannot come back: the stream's oldest entry and the marker.
-	first, err := rdb.XRangeN(ctx, l.Stream(), "-", "+", 1).Result()
+	first, err := rdb.XRangeN(ctx, l.Stream(0), "-", "+", 1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 				}
 			}
 		}
-		w, err := ingest.GroupWatermark(ctx, rdb, l.Stream(), "settlementd")
+		w, err := ingest.GroupWatermark(ctx, rdb, l.Stream(0), "settlementd")
 		return err == nil && w.Drained(), nil
 	})
 	debits := idSet(t, pool, `SELECT id FROM debits WHERE payer = 'credits'`)

@@ -245,7 +245,7 @@ func (e *x402Env) hardSettle(hdr string, accepted map[string]any) (int, x402.Set
 // of tx, grants of any transaction, and bundle debits.
 func (e *x402Env) hardStream(wallet common.Address, tx common.Hash) (grantsOfTx, grants, debits int) {
 	e.t.Helper()
-	msgs, err := e.rdb.XRange(e.ctx, balances.Layout{Prefix: e.prefix}.Stream(), "-", "+").Result()
+	msgs, err := e.rdb.XRange(e.ctx, balances.Layout{Prefix: e.prefix}.Stream(0), "-", "+").Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}

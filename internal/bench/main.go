@@ -236,7 +236,7 @@ func run() error {
 			for _, s := range setups {
 				// Each measurement starts with an empty event stream, so Redis'
 				// memory and XADD cost do not grow across the run.
-				_ = rdb.Del(ctx, balances.Layout{Prefix: prefix}.Stream()).Err()
+				_ = rdb.Del(ctx, balances.Layout{Prefix: prefix}.Stream(0)).Err()
 				if _, err := cfg.runWrk(ctx, s, c, cfg.warmup); err != nil {
 					return fmt.Errorf("warm-up %s c=%d: %w", s.id, c, err)
 				}

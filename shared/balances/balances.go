@@ -31,11 +31,13 @@
 // An account hash of kind "bundle" (an X-Tollgate-Bundle-Key) carries the
 // field w = the wallet whose bundle it draws on; such a key has no credits.
 //
-// The {<id>} hash tag puts one account's keys in one Redis Cluster slot. A
-// Cluster deployment must also put a hash tag in the prefix itself (for
-// example "{tollgate}:"): the gateway's per-request script touches an
-// account, the caller's IP counters and the event stream atomically, which
-// Cluster allows only within one slot. See docs/decisions.md, "Metering".
+// That is one shard. A sharded deployment (Layout.Shards > 1, shard.go)
+// has one such set of keys per shard, each under the shard's hash tag
+// (<prefix>{<tag>}:…), and puts each payer's and each address's keys on
+// their shard, so one Redis Cluster slot holds everything a metering script
+// touches and the shards spread over the cluster's masters. An unsharded
+// deployment on a Cluster puts a hash tag in the prefix itself (for example
+// "{tollgate}:"), which makes it one slot. See docs/decisions.md, "Metering".
 package balances
 
 import (
@@ -95,21 +97,61 @@ const (
 	StatNear  = "near"  // addresses at or above the near-limit threshold
 )
 
-// Layout names the keys of one deployment.
-type Layout struct{ Prefix string }
+// Layout names the keys of one deployment: Prefix, then, when the
+// deployment is sharded (Shards > 1), the hash tag of a shard. See shard.go
+// for how payers and addresses are spread over shards. A Layout with
+// Shards 0 or 1 is a single shard whose keys are exactly those named above
+// (Prefix + the fixed shape), so a deployment from before sharding keeps its
+// keys.
+//
+// The methods naming a payer's keys (Account, Deposits, AccountDay,
+// AccountRate, KeyLookup, Bundle, BundleGrants, Channel, ChannelDeposits)
+// and an address's keys (FreeIP, FreeNet, IPRate, CreateRate) put them on
+// the payer's or the address's shard. The per-shard keys (Stream, Requests,
+// FreeStats, FreeConfig, Generation, Rebuilding, Adjustments, Channels,
+// RefundGuard, SIWXNonce, AccountPrefix, BundlePrefix) exist once per shard:
+// call them on Shard(i); on a sharded root Layout they name shard 0's.
+type Layout struct {
+	Prefix string
+	// Shards is the fixed number of shards payers and addresses are spread
+	// over (0 or 1: one).
+	Shards int
+}
 
-// Stream is the event stream key.
-func (l Layout) Stream() string { return l.Prefix + "events" }
+// Stream is the event stream key of a shard.
+func (l Layout) Stream(shard int) string { return l.Shard(shard).Prefix + "events" }
 
-// KeyLookup maps the SHA-256 (hex) of an API key to its account id.
-func (l Layout) KeyLookup(sha256hex string) string { return l.Prefix + "key:" + sha256hex }
+// Streams is every shard's event stream key, in shard order.
+func (l Layout) Streams() []string {
+	out := make([]string, l.N())
+	for i := range out {
+		out[i] = l.Stream(i)
+	}
+	return out
+}
+
+// KeyLookup maps the SHA-256 (hex) of an API key to its account id. It is
+// on the key's shard (ShardOfKey); see KeyPointer for an account whose home
+// is another shard.
+func (l Layout) KeyLookup(sha256hex string) string {
+	return l.Shard(l.ShardOfKey(sha256hex)).Prefix + "key:" + sha256hex
+}
 
 // AccountPrefix is what every key of an account starts with; the metering
 // script derives an account's keys from it once it knows the id.
-func (l Layout) AccountPrefix() string { return l.Prefix + "acct:{" }
+func (l Layout) AccountPrefix() string { return l.Shard(0).Prefix + "acct:{" }
 
-// Account is the account hash.
-func (l Layout) Account(id string) string { return l.AccountPrefix() + id + "}" }
+// Account is the account hash, on the account's home shard (ShardOfPayer of
+// its id; a bundle key's account is on its wallet's shard: BundleKeyAccount).
+func (l Layout) Account(id string) string {
+	return l.Shard(l.ShardOfPayer(id)).AccountPrefix() + id + "}"
+}
+
+// BundleKeyAccount is the account hash of a bundle key drawing on wallet's
+// bundle: it lives with the bundle, on the wallet's shard.
+func (l Layout) BundleKeyAccount(id, wallet string) string {
+	return l.Shard(l.ShardOfPayer(wallet)).AccountPrefix() + id + "}"
+}
 
 // Deposits is the set of deposit ids credited to an account.
 func (l Layout) Deposits(id string) string { return l.Account(id) + ":deposits" }
@@ -123,61 +165,71 @@ func (l Layout) AccountRate(id string) string { return l.Account(id) + ":rl" }
 // Adjustments records every admin adjustment applied, by its id, so a
 // retried admin call applies once. It is one hash for all accounts because
 // the id is also the adjustment's key in Postgres, where it must be unique.
-func (l Layout) Adjustments() string { return l.Prefix + "adjustments" }
+func (l Layout) Adjustments() string { return l.Shard(0).Prefix + "adjustments" }
 
 // FreeConfig holds free-tier limits an operator set at runtime; every
 // gateway instance's metering script reads it, falling back to its own
 // configuration for a field that is absent.
-func (l Layout) FreeConfig() string { return l.Prefix + "config:free" }
+func (l Layout) FreeConfig() string { return l.Shard(0).Prefix + "config:free" }
 
 // FreeIP counts an address's (IPv6: a /64's) free calls on a UTC day.
 func (l Layout) FreeIP(date, prefix string) string {
-	return l.Prefix + "free:" + date + ":ip:" + prefix
+	return l.Shard(l.ShardOfIP(prefix)).Prefix + "free:" + date + ":ip:" + prefix
 }
 
 // FreeNet counts a /24's (IPv6: a /48's) free calls on a UTC day.
 func (l Layout) FreeNet(date, prefix string) string {
-	return l.Prefix + "free:" + date + ":net:" + prefix
+	return l.Shard(l.ShardOfIP(prefix)).Prefix + "free:" + date + ":net:" + prefix
 }
 
 // FreeStats is the free-tier statistics hash of a UTC day.
-func (l Layout) FreeStats(date string) string { return l.Prefix + "free:" + date + ":stats" }
+func (l Layout) FreeStats(date string) string { return l.Shard(0).Prefix + "free:" + date + ":stats" }
 
 // Requests counts all metered calls served on a UTC day.
-func (l Layout) Requests(date string) string { return l.Prefix + "requests:" + date }
+func (l Layout) Requests(date string) string { return l.Shard(0).Prefix + "requests:" + date }
 
 // IPRate is an address's GCRA state.
-func (l Layout) IPRate(prefix string) string { return l.Prefix + "rl:ip:" + prefix }
+func (l Layout) IPRate(prefix string) string {
+	return l.Shard(l.ShardOfIP(prefix)).Prefix + "rl:ip:" + prefix
+}
 
 // CreateRate is the sliding log of an address's key creations.
-func (l Layout) CreateRate(prefix string) string { return l.Prefix + "rl:create:" + prefix }
+func (l Layout) CreateRate(prefix string) string {
+	return l.Shard(l.ShardOfIP(prefix)).Prefix + "rl:create:" + prefix
+}
 
 // RefundGuard makes a request's refund idempotent.
-func (l Layout) RefundGuard(requestID string) string { return l.Prefix + "refund:" + requestID }
+func (l Layout) RefundGuard(requestID string) string {
+	return l.Shard(0).Prefix + "refund:" + requestID
+}
 
 // BundlePrefix is what a wallet's bundle keys start with; the metering
 // script derives them from it for a bundle key's wallet.
-func (l Layout) BundlePrefix() string { return l.Prefix + "bundle:{" }
+func (l Layout) BundlePrefix() string { return l.Shard(0).Prefix + "bundle:{" }
 
 // Bundle is a wallet's x402 bundle hash. wallet is lower-case 0x hex.
-func (l Layout) Bundle(wallet string) string { return l.BundlePrefix() + wallet + "}" }
+func (l Layout) Bundle(wallet string) string {
+	return l.Shard(l.ShardOfPayer(wallet)).BundlePrefix() + wallet + "}"
+}
 
 // BundleGrants is the set of settlement tx hashes granted to a wallet.
 func (l Layout) BundleGrants(wallet string) string { return l.Bundle(wallet) + ":grants" }
 
 // Channel is an x402 batch-settlement channel's hash (what the gateway knows
 // of its deposit and the latest voucher). id is the lower-case 0x channel id.
-func (l Layout) Channel(id string) string { return l.Prefix + "bschan:{" + id + "}" }
+func (l Layout) Channel(id string) string {
+	return l.Shard(l.ShardOfPayer(id)).Prefix + "bschan:{" + id + "}"
+}
 
 // ChannelDeposits is the set of deposit transactions a channel's known
 // balance was raised by (a deposit is recorded once).
 func (l Layout) ChannelDeposits(id string) string { return l.Channel(id) + ":deposits" }
 
 // Channels is the set of channel ids with vouchers, for settlementd's claims.
-func (l Layout) Channels() string { return l.Prefix + "bschannels" }
+func (l Layout) Channels() string { return l.Shard(0).Prefix + "bschannels" }
 
 // SIWXNonce marks a Sign-In-With-X nonce as used.
-func (l Layout) SIWXNonce(nonce string) string { return l.Prefix + "siwx:" + nonce }
+func (l Layout) SIWXNonce(nonce string) string { return l.Shard(0).Prefix + "siwx:" + nonce }
 
 // Generation is the marker settlementd writes once this Redis holds the
 // keys, balances and bundles of PostgreSQL (after its start-up check, after
@@ -185,12 +237,12 @@ func (l Layout) SIWXNonce(nonce string) string { return l.Prefix + "siwx:" + non
 // expired or deleted by Tollgate, so its absence means this Redis lost its
 // data (or never had it): the gateway then answers an unknown key "retry
 // shortly" (503), not "unknown key" (401).
-func (l Layout) Generation() string { return l.Prefix + "generation" }
+func (l Layout) Generation() string { return l.Shard(0).Prefix + "generation" }
 
 // Rebuilding holds the token of the rebuild in progress: the marker is set
 // only by the rebuild whose token is still there, so a rebuild that raced a
 // second loss (the token vanished with the data) never declares Redis whole.
-func (l Layout) Rebuilding() string { return l.Prefix + "rebuilding" }
+func (l Layout) Rebuilding() string { return l.Shard(0).Prefix + "rebuilding" }
 
 // DateOf is the UTC day a counter is kept under: daily counters are keyed
 // by it, so they reset at UTC midnight without any job running, and expire
@@ -225,6 +277,11 @@ return {1, redis.call('HINCRBY', KEYS[1], 'bal', ARGV[1])}
 // a RevenueVault deposit: "<tx hash>:<log index>"). applied is false when
 // that deposit was already credited; balance is the balance afterwards.
 func Credit(ctx context.Context, rdb redis.Scripter, prefix, account string, units money.Units, depositID string) (applied bool, balance money.Units, err error) {
+	return CreditAt(ctx, rdb, Layout{Prefix: prefix}, account, units, depositID)
+}
+
+// CreditAt is Credit on a (possibly sharded) layout: the account's home shard.
+func CreditAt(ctx context.Context, rdb redis.Scripter, l Layout, account string, units money.Units, depositID string) (applied bool, balance money.Units, err error) {
 	if err := accounts.Validate(account); err != nil {
 		return false, 0, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -234,7 +291,6 @@ func Credit(ctx context.Context, rdb redis.Scripter, prefix, account string, uni
 	if depositID == "" || len(depositID) > 200 {
 		return false, 0, fmt.Errorf("%w: deposit id missing or too long", ErrInvalid)
 	}
-	l := Layout{Prefix: prefix}
 	res, err := credit.Run(ctx, rdb, []string{l.Account(account), l.Deposits(account)}, int64(units), depositID).Int64Slice()
 	if err != nil {
 		return false, 0, fmt.Errorf("balances: credit %s: %w", account, err)
@@ -244,7 +300,12 @@ func Credit(ctx context.Context, rdb redis.Scripter, prefix, account string, uni
 
 // Balance reads an account's spendable balance (0 for an unknown account).
 func Balance(ctx context.Context, rdb redis.Cmdable, prefix, account string) (money.Units, error) {
-	v, err := rdb.HGet(ctx, Layout{Prefix: prefix}.Account(account), FieldBal).Int64()
+	return BalanceAt(ctx, rdb, Layout{Prefix: prefix}, account)
+}
+
+// BalanceAt is Balance on a (possibly sharded) layout.
+func BalanceAt(ctx context.Context, rdb redis.Cmdable, l Layout, account string) (money.Units, error) {
+	v, err := rdb.HGet(ctx, l.Account(account), FieldBal).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}

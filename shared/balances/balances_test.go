@@ -78,7 +78,7 @@ func TestConcurrentReplaysCreditOnce(t *testing.T) {
 }
 
 func TestDefaultLayoutMatchesEventsStream(t *testing.T) {
-	if got := (balances.Layout{Prefix: balances.DefaultPrefix}).Stream(); got != events.Stream {
+	if got := (balances.Layout{Prefix: balances.DefaultPrefix}).Stream(0); got != events.Stream {
 		t.Fatalf("%q != %q", got, events.Stream)
 	}
 }

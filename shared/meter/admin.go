@@ -117,7 +117,7 @@ func (m *Meter) Revoke(ctx context.Context, id, reason string) (changed bool, er
 	if err != nil {
 		return false, err
 	}
-	res, err := revokeScript.Run(ctx, m.rdb, []string{m.layout.Account(id), m.layout.Stream()},
+	res, err := revokeScript.Run(ctx, m.rdb, []string{m.layout.Account(id), m.layout.Stream(0)},
 		events.TypeKeyRevoked, events.Version, data).Int64()
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -211,7 +211,7 @@ func (m *Meter) Adjust(ctx context.Context, a Adjustment) (AdjustResult, error) 
 	}
 	l := m.layout
 	units := strconv.FormatInt(int64(a.Units), 10)
-	res, err := adjustScript.Run(ctx, m.rdb, []string{l.Account(a.Account), l.Adjustments(), l.Stream()},
+	res, err := adjustScript.Run(ctx, m.rdb, []string{l.Account(a.Account), l.Adjustments(), l.Stream(0)},
 		a.ID, a.Account+" "+units, units, events.TypeAdjustment, events.Version, data).Slice()
 	if err != nil {
 		return AdjustResult{}, fmt.Errorf("%w: %v", ErrUnavailable, err)

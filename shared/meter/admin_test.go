@@ -254,8 +254,8 @@ func TestAdminKeysShareTheSlot(t *testing.T) {
 	l := balances.Layout{Prefix: "{tg}:"}
 	id := accounts.NewID()
 	for _, k := range []string{l.FreeConfig(), l.Adjustments(), l.Account(id)} {
-		if slot(k) != slot(l.Stream()) {
-			t.Fatalf("%s is in slot %d, the stream in %d", k, slot(k), slot(l.Stream()))
+		if slot(k) != slot(l.Stream(0)) {
+			t.Fatalf("%s is in slot %d, the stream in %d", k, slot(k), slot(l.Stream(0)))
 		}
 	}
 }

@@ -66,7 +66,7 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	}
 	l := m.layout
 	res, err := siwxScript.Run(ctx, m.rdb,
-		[]string{l.Stream(), l.IPRate(d.ipKey), l.Bundle(wallet), l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
+		[]string{l.Stream(0), l.IPRate(d.ipKey), l.Bundle(wallet), l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
 		ms, req.Calls, m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), int64(max(nonceTTL, time.Second)/time.Second),
 		events.TypeDebit, events.Version, data, int64(dayTTL/time.Second)).Slice()
 	if err != nil {
@@ -189,7 +189,7 @@ func (m *Meter) GrantBundle(ctx context.Context, pg *PendingGrant) (Decision, *C
 			return d, nil, err
 		}
 		res, err := grantScript.Run(ctx, m.rdb,
-			[]string{l.Stream(), l.Bundle(g.Wallet), l.BundleGrants(g.Wallet), l.KeyLookup(hash), l.Account(pg.id), l.Requests(d.date)},
+			[]string{l.Stream(0), l.Bundle(g.Wallet), l.BundleGrants(g.Wallet), l.KeyLookup(hash), l.Account(pg.id), l.Requests(d.date)},
 			g.TxHash, g.Calls, pg.req.Calls, ms, pg.id, "x402 bundle", g.Wallet, events.Version,
 			events.TypeBundleGrant, grant[5], events.TypeKeyCreated, key[5], events.TypeDebit, pg.debit, int64(dayTTL/time.Second)).Slice()
 		if err != nil {

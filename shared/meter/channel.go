@@ -142,7 +142,7 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 	}
 	l := m.layout
 	res, err := voucherScript.Run(ctx, m.rdb,
-		[]string{l.Stream(), l.IPRate(d.ipKey), l.Channel(v.ChannelID), l.Requests(d.date)},
+		[]string{l.Stream(0), l.IPRate(d.ipKey), l.Channel(v.ChannelID), l.Requests(d.date)},
 		ms, req.Calls, m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), int64(price), int64(v.Cumulative), v.Signature,
 		v.Wallet, events.TypeDebit, events.Version, data, int64(dayTTL/time.Second)).Slice()
 	if err != nil {

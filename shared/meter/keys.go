@@ -119,7 +119,7 @@ func (m *Meter) CreateKey(ctx context.Context, req NewKeyRequest) (CreatedKey, e
 		}
 		l := m.layout
 		res, err := createScript.Run(ctx, m.rdb,
-			[]string{l.CreateRate(ipKey), l.KeyLookup(hash), l.Account(id), l.Stream()},
+			[]string{l.CreateRate(ipKey), l.KeyLookup(hash), l.Account(id), l.Stream(0)},
 			now.UnixMilli(), m.cfg.CreateWindow.Milliseconds(), m.cfg.CreateLimit, id, tier, string(req.Kind), req.Label,
 			events.TypeKeyCreated, events.Version, ev[5]).Int64Slice()
 		if err != nil {

@@ -399,7 +399,7 @@ type scriptCall struct {
 // it is written down once, here) and returns the reply and its code.
 func (m *Meter) runMeterScript(ctx context.Context, d *Decision, c scriptCall) ([]any, int64, error) {
 	l := m.layout
-	keys := []string{l.Stream(), l.IPRate(d.ipKey), l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey),
+	keys := []string{l.Stream(0), l.IPRate(d.ipKey), l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey),
 		l.FreeStats(d.date), l.Requests(d.date), c.freeConfig, l.Generation()}
 	if c.keyHash != "" {
 		keys = append(keys, l.KeyLookup(c.keyHash))
@@ -470,7 +470,7 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 		return err
 	}
 	l := m.layout
-	keys := []string{l.Stream(), l.RefundGuard(d.ID)}
+	keys := []string{l.Stream(0), l.RefundGuard(d.ID)}
 	mode := "free"
 	switch d.Outcome {
 	case Paid:

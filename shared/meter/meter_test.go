@@ -108,7 +108,7 @@ func (f *fixture) balance(t *testing.T, id string) money.Units {
 // stream decodes every entry of the event stream.
 func (f *fixture) stream(t *testing.T) []events.Event {
 	t.Helper()
-	msgs, err := f.rdb.XRange(context.Background(), balances.Layout{Prefix: f.prefix}.Stream(), "-", "+").Result()
+	msgs, err := f.rdb.XRange(context.Background(), balances.Layout{Prefix: f.prefix}.Stream(0), "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -702,8 +702,8 @@ func TestClusterLayoutIsSingleSlot(t *testing.T) {
 	if slot(l.Account(id)) != slot(l.Deposits(id)) || slot(l.Account(id)) != slot(l.AccountDay(id, "2026-01-01")) || slot(l.Account(id)) != slot(l.AccountRate(id)) {
 		t.Fatal("an account's keys span slots")
 	}
-	if l.Stream() != events.Stream {
-		t.Fatalf("default stream %q, events.Stream %q", l.Stream(), events.Stream)
+	if l.Stream(0) != events.Stream {
+		t.Fatalf("default stream %q, events.Stream %q", l.Stream(0), events.Stream)
 	}
 	if !balances.HasHashTag("{tg}:") || balances.HasHashTag("tollgate:") || balances.HasHashTag("{}:") {
 		t.Fatal("HasHashTag")

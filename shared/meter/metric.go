@@ -85,7 +85,7 @@ func (m *Meter) RefundMetric(ctx context.Context, d *Decision) error {
 		return err
 	}
 	l := m.layout
-	keys := []string{l.Stream(), l.RefundGuard(d.ID), l.Account(d.Account)}
+	keys := []string{l.Stream(0), l.RefundGuard(d.ID), l.Account(d.Account)}
 	err = refundScript.Run(ctx, m.rdb, keys, "credits", int64(d.amount), 1, events.TypeRefund, events.Version,
 		data, nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
 	if err != nil {

@@ -45,7 +45,7 @@ func (m *Meter) VoidIfBooked(ctx context.Context, d *Decision) (found bool, err 
 	start := strconv.FormatInt(d.time.Add(-voidBefore).UnixMilli(), 10)
 	end := strconv.FormatInt(d.time.Add(voidAfter).UnixMilli(), 10)
 	for {
-		msgs, err := m.cmd.XRangeN(ctx, m.layout.Stream(), start, end, 1000).Result()
+		msgs, err := m.cmd.XRangeN(ctx, m.layout.Stream(0), start, end, 1000).Result()
 		if err != nil {
 			return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}

@@ -21,7 +21,7 @@ func revenue(i int) *events.Revenue {
 
 func TestEventWriterWritesEverythingAndFlushesOnClose(t *testing.T) {
 	rdb := testenv.Redis(t)
-	stream := balances.Layout{Prefix: testenv.KeyPrefix(t)}.Stream()
+	stream := balances.Layout{Prefix: testenv.KeyPrefix(t)}.Stream(0)
 	w := meter.NewEventWriter(rdb, meter.WriterConfig{Stream: stream, MaxBatch: 64})
 	const n = 5000
 	for i := range n {

@@ -253,6 +253,8 @@ func (c *Config) validate() error {
 	}
 	if c.RedisShards < 1 || c.RedisShards > MaxShards {
 		errs = append(errs, fmt.Errorf("redis-shards must be 1 to %d", MaxShards))
+	} else if err := validLayout(c.Prefix, c.RedisShards); err != nil {
+		errs = append(errs, err)
 	}
 	if c.IngestWorkers < 1 || c.IngestBatch < 1 {
 		errs = append(errs, errors.New("ingest-workers and ingest-batch must be at least 1"))

@@ -1,23 +1,17 @@
 package config
 
-import "strconv"
+import "github.com/tollgate-rpc/tollgate/shared/balances"
 
-// MaxShards bounds redis-shards: a shard is a hash tag, and more shards than
-// a cluster has slots to spread them over buys nothing.
-const MaxShards = 1024
+// MaxShards bounds redis-shards (balances.MaxShards).
+const MaxShards = balances.MaxShards
 
-// shardStreams names every shard's event stream.
+// shardStreams names every shard's event stream, as the gateways' layout
+// (shared/balances) does.
 func shardStreams(prefix string, shards int) []string {
-	if shards <= 1 {
-		return []string{prefix + "events"}
-	}
-	out := make([]string, shards)
-	for i := range out {
-		out[i] = shardPrefix(prefix, i) + "events"
-	}
-	return out
+	return balances.Layout{Prefix: prefix, Shards: shards}.Streams()
 }
 
-// shardPrefix is the key prefix of shard i: the prefix, then the shard's
-// hash tag (the gateway's shared/balances layout names the same keys).
-func shardPrefix(prefix string, i int) string { return prefix + "{s" + strconv.Itoa(i) + "}:" }
+// validLayout: with several shards the prefix must carry no hash tag.
+func validLayout(prefix string, shards int) error {
+	return balances.Layout{Prefix: prefix, Shards: shards}.Validate()
+}

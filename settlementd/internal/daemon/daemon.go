@@ -31,6 +31,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/jobs"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/leader"
 	"github.com/tollgate-rpc/tollgate/settlementd/migrations"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
@@ -71,6 +72,14 @@ func New(ctx context.Context, cfg *config.Config, log *zap.Logger, version strin
 	}
 	if d.rdb, err = NewRedis(cfg); err != nil {
 		return nil, err
+	}
+	// Redis records the shard count it is laid out for; settlementd reading
+	// other streams than the gateways write would never see their events.
+	// A Redis that is down now is checked by the gateways when it is back.
+	if err := balances.CheckLayout(ctx, d.rdb, balances.Layout{Prefix: cfg.Prefix, Shards: cfg.RedisShards}); errors.Is(err, balances.ErrLayoutMismatch) {
+		return nil, fmt.Errorf("daemon: %w (TOLLGATE_REDIS_SHARDS=%d)", err, cfg.RedisShards)
+	} else if err != nil {
+		log.Warn("could not check the Redis layout record", zap.Error(err))
 	}
 
 	leaderGauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "settlementd_leader", Help: "1 while this replica is the leader."})

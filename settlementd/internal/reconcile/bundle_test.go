@@ -77,7 +77,7 @@ func (g *bundleGateway) grant(wallet, tx string) (string, bool) {
 	id := accounts.NewID()
 	hash := strings.Repeat(fmt.Sprintf("%04x", g.tick()%0x10000), 16)
 	ok, err := gwGrant.Run(context.Background(), g.rdb,
-		[]string{g.l.Stream(), g.l.Bundle(wallet), g.l.BundleGrants(wallet), g.l.KeyLookup(hash), g.l.Account(id)},
+		[]string{g.l.Stream(0), g.l.Bundle(wallet), g.l.BundleGrants(wallet), g.l.KeyLookup(hash), g.l.Account(id)},
 		tx, money.BundleCalls, ms, id, wallet,
 		payload(g.t, &events.BundleGranted{ID: tx, Wallet: wallet, Calls: money.BundleCalls, Amount: money.BundlePrice, Network: "eip155:8453", KeyID: id, TimeMs: ms}),
 		payload(g.t, &events.KeyCreated{KeyID: id, KeyHash: hash, Kind: events.KeyBundle, Label: "x402 bundle", Tier: "free", Wallet: wallet, TimeMs: ms}),
@@ -95,7 +95,7 @@ func (g *bundleGateway) draw(wallet string, n int) string {
 	g.t.Helper()
 	g.nextID++
 	id := fmt.Sprintf("breq-%d", g.nextID)
-	ok, err := gwDraw.Run(context.Background(), g.rdb, []string{g.l.Stream(), g.l.Bundle(wallet)}, n,
+	ok, err := gwDraw.Run(context.Background(), g.rdb, []string{g.l.Stream(0), g.l.Bundle(wallet)}, n,
 		payload(g.t, &events.Debit{ID: id, TimeMs: g.tick(), ChainID: 8453, Payer: events.PayerBundle, Account: wallet,
 			Asset: events.AssetUSDC, Amount: money.BundleCallRevenue * money.Units(n), Calls: n})).Bool()
 	if err != nil {
@@ -109,7 +109,7 @@ func (g *bundleGateway) draw(wallet string, n int) string {
 
 func (g *bundleGateway) refund(wallet, id string, n int) {
 	g.t.Helper()
-	if err := gwRefund.Run(context.Background(), g.rdb, []string{g.l.Stream(), g.l.Bundle(wallet)}, n,
+	if err := gwRefund.Run(context.Background(), g.rdb, []string{g.l.Stream(0), g.l.Bundle(wallet)}, n,
 		payload(g.t, &events.Refund{ID: id, TimeMs: g.tick(), Payer: events.PayerBundle, Account: wallet,
 			Amount: money.BundleCallRevenue * money.Units(n), Calls: n})).Err(); err != nil {
 		g.t.Fatal(err)
@@ -177,7 +177,7 @@ func TestReconcileBundlesHealthyNoOpAndRebuild(t *testing.T) {
 			revs = append(revs, ev)
 		}
 	}
-	settletest.XAdd(t, rdb, l.Stream(), revs...)
+	settletest.XAdd(t, rdb, l.Stream(0), revs...)
 
 	tx := func(i int) string { return fmt.Sprintf("0x%064x", 0xfeed00+i) }
 	wA, wB, wC, wD := settletest.Wallet(200), settletest.Wallet(201), settletest.Wallet(202), settletest.Wallet(203)
@@ -227,12 +227,12 @@ func TestReconcileBundlesHealthyNoOpAndRebuild(t *testing.T) {
 	g.refund(wD, g.draw(wD, 1), 1)
 	// One bundle key revoked, as the gateway's admin path does it.
 	rdb.HSet(ctx, l.Account(bundleKeys[1]), balances.FieldStatus, balances.StatusRevoked)
-	settletest.XAdd(t, rdb, l.Stream(), &events.KeyRevoked{KeyID: bundleKeys[1], TimeMs: g.tick()})
+	settletest.XAdd(t, rdb, l.Stream(0), &events.KeyRevoked{KeyID: bundleKeys[1], TimeMs: g.tick()})
 
 	if _, err := Run(ctx, pool, rdb, Options{Prefix: prefix, Apply: true}, nil); !errors.Is(err, ErrNotIngested) {
 		t.Fatalf("reconcile before ingest: %v", err)
 	}
-	ingestAll(t, rdb, pool, l.Stream())
+	ingestAll(t, rdb, pool, l.Stream(0))
 
 	want := map[string][3]string{ // calls, granted, used
 		wA: {fmt.Sprint(2000 - hgetInt(t, rdb, l.Bundle(wA), "used")), "2000", ""},
@@ -319,7 +319,7 @@ func TestReconcileBundlesHealthyNoOpAndRebuild(t *testing.T) {
 	}
 	// And a damaged bundle field is repaired alone.
 	rdb.HSet(ctx, l.Bundle(wD), balances.BundleCalls, "999999")
-	ingestAll(t, rdb, pool, l.Stream()) // the draw above, on the new stream
+	ingestAll(t, rdb, pool, l.Stream(0)) // the draw above, on the new stream
 	rep, err = Run(ctx, pool, rdb, Options{Prefix: prefix, Apply: true}, nil)
 	if err != nil {
 		t.Fatal(err)

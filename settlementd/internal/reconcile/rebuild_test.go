@@ -76,7 +76,7 @@ func TestRebuildAfterLossIsExactAndSafeToRepeat(t *testing.T) {
 			t.Fatalf("call %d: %+v", i, d)
 		}
 	}
-	ingestAll(t, rdb, pool, l.Stream())
+	ingestAll(t, rdb, pool, l.Stream(0))
 	before := dump(t, rdb, prefix)
 
 	// Redis loses everything under the prefix.

@@ -109,17 +109,17 @@ func TestReconcileHealthyIsNoOpAndRebuildsLostRedis(t *testing.T) {
 			revs = append(revs, ev)
 		}
 	}
-	settletest.XAdd(t, rdb, l.Stream(), revs...)
+	settletest.XAdd(t, rdb, l.Stream(0), revs...)
 	// A revocation: the gateway's admin path is not built yet, so do what it
 	// will do — flag the account and write the event.
 	rdb.HSet(ctx, l.Account(keys[4].ID), balances.FieldStatus, balances.StatusRevoked)
-	settletest.XAdd(t, rdb, l.Stream(), &events.KeyRevoked{KeyID: keys[4].ID, TimeMs: time.Now().UnixMilli()})
+	settletest.XAdd(t, rdb, l.Stream(0), &events.KeyRevoked{KeyID: keys[4].ID, TimeMs: time.Now().UnixMilli()})
 
 	// Before ingest, reconcile refuses: Redis is ahead of Postgres.
 	if _, err := Run(ctx, pool, rdb, Options{Prefix: prefix, Apply: true}, nil); !errors.Is(err, ErrNotIngested) {
 		t.Fatalf("reconcile before ingest: %v", err)
 	}
-	ingestAll(t, rdb, pool, l.Stream())
+	ingestAll(t, rdb, pool, l.Stream(0))
 
 	before := dump(t, rdb, prefix)
 	if !strings.Contains(before, ":deposits = [") || !strings.Contains(before, "spent:") {
