@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
@@ -108,6 +109,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	create := rateOf(h.Metering.KeyCreateLimit, meter.Rate{Rate: meter.DefaultCreatePerWindow, Per: meter.DefaultCreateWindow})
 	cfg := meter.Config{
 		Prefix:          h.KeyPrefix,
+		Shards:          h.RedisShards,
 		FreeDailyLimit:  int64Or(h.Metering.FreeDailyLimit, meter.DefaultFreeDailyLimit),
 		FreeSubnetLimit: int64Or(h.Metering.FreeSubnetLimit, meter.DefaultFreeSubnetLimit),
 		IPRate:          rateOf(h.Metering.RateLimitIP, meter.Rate{Rate: meter.DefaultIPRate, Per: time.Second, Burst: meter.DefaultIPBurst}),
@@ -118,10 +120,23 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	if h.meter, err = meter.New(h.redis, cfg); err != nil {
 		return fmt.Errorf("tollgate: %w", err)
 	}
-	stream := h.meter.Layout().Stream(0)
-	h.writerKey = "events/" + h.redisKey + "/" + stream
+	layout := h.meter.Layout()
+	// The shard count must be the one Redis is laid out for (and
+	// settlementd's): a gateway metering payers on shards nobody reads
+	// would lose their events. A Redis that does not answer now is not
+	// fatal (metering fails closed per request until it does).
+	lctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err = balances.CheckLayout(lctx, h.redis, layout)
+	cancel()
+	if errors.Is(err, balances.ErrLayoutMismatch) {
+		return fmt.Errorf("tollgate: redis_shards %d: %w", layout.N(), err)
+	} else if err != nil {
+		h.logger.Warn("could not check the Redis key layout at start", zap.Error(err))
+	}
+	stream := layout.Stream(0)
+	h.writerKey = "events/" + h.redisKey + "/" + stream + "/" + strconv.Itoa(layout.N())
 	v, _, err := writers.LoadOrNew(h.writerKey, func() (caddy.Destructor, error) {
-		return writerHandle{meter.NewEventWriter(h.redis, meter.WriterConfig{Stream: stream, Logger: h.logger.Named("events")})}, nil
+		return writerHandle{meter.NewEventWriter(h.redis, meter.WriterConfig{Stream: stream, Layout: layout, Logger: h.logger.Named("events")})}, nil
 	})
 	if err != nil {
 		return err
@@ -136,7 +151,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	h.conc = newConcurrency(conc)
 	h.logger.Info("metering on",
 		zap.Int64("free_daily_limit", cfg.FreeDailyLimit), zap.Int64("free_subnet_limit", cfg.FreeSubnetLimit),
-		zap.Int("ip_rate", cfg.IPRate.Rate), zap.Int("key_rate", cfg.KeyRate.Rate), zap.Int("ip_concurrency", conc),
+		zap.Int("redis_shards", layout.N()), zap.Int("ip_rate", cfg.IPRate.Rate), zap.Int("key_rate", cfg.KeyRate.Rate), zap.Int("ip_concurrency", conc),
 		zap.String("min_deposit_usdt", h.pay.MinDeposit.Decimal()))
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 //	    redis_url        {env.REDIS_URL}            # runtime placeholder: never stored expanded
 //	    redis_cluster                               # redis_url is a Cluster URL; key_prefix then needs a {hash tag}
 //	    key_prefix       tollgate:
+//	    redis_shards     12                         # payers spread over 12 shards (default 1 = one slot); = settlementd's TOLLGATE_REDIS_SHARDS
 //	    admin_token      {env.TOLLGATE_ADMIN_TOKEN}
 //	    max_body         1MiB
 //	    max_batch        1000
@@ -229,7 +230,7 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		} else {
 			g.CacheMaxBytes = int64(n)
 		}
-	case ".max_batch", ".finality_depth", "upstreams.max_batch", "upstreams.archive_window", "upstreams.max_attempts", "upstreams.lag_threshold", "upstreams.breaker_failures":
+	case ".max_batch", ".finality_depth", ".redis_shards", "upstreams.max_batch", "upstreams.archive_window", "upstreams.max_attempts", "upstreams.lag_threshold", "upstreams.breaker_failures":
 		var v string
 		if !d.Args(&v) || d.NextArg() {
 			return d.ArgErr()
@@ -241,6 +242,8 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		switch key {
 		case ".max_batch":
 			g.MaxBatch = int(n)
+		case ".redis_shards":
+			g.RedisShards = int(n)
 		case ".finality_depth":
 			g.FinalityDepth = n
 		case "upstreams.max_batch":

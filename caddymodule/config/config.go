@@ -64,6 +64,11 @@ type Gateway struct {
 	RedisCluster bool   `json:"redis_cluster,omitempty"`
 	// KeyPrefix namespaces every Redis key this handler touches.
 	KeyPrefix string `json:"key_prefix,omitempty"`
+	// RedisShards spreads the metering keys of payers and addresses over
+	// this many shards (balances.Layout; 0 or 1: one shard, every key under
+	// key_prefix). It must equal settlementd's TOLLGATE_REDIS_SHARDS: both
+	// check the count recorded in Redis at start (balances.CheckLayout).
+	RedisShards int `json:"redis_shards,omitempty"`
 	// AdminToken gates /admin/* (X-Admin-Token); a placeholder like
 	// {env.TOLLGATE_ADMIN_TOKEN}.
 	AdminToken string `json:"admin_token,omitempty"`

@@ -25,3 +25,12 @@ func MarkRebuilt(t testing.TB, rdb redis.Cmdable, prefix string) {
 		t.Fatalf("testenv: writing the generation marker: %v", err)
 	}
 }
+
+// MarkRebuiltLayout is MarkRebuilt for every shard of a (possibly sharded)
+// layout: each shard's scripts read their own shard's marker.
+func MarkRebuiltLayout(t testing.TB, rdb redis.Cmdable, l balances.Layout) {
+	t.Helper()
+	for i := range l.N() {
+		MarkRebuilt(t, rdb, l.Shard(i).Prefix)
+	}
+}

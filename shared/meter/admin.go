@@ -73,7 +73,13 @@ func (m *Meter) SetFreeLimits(ctx context.Context, l FreeLimits) error {
 	if l.DailyPerIP < 0 || l.Subnet < 0 || l.DailyPerIP > MaxFreeLimit || l.Subnet > MaxFreeLimit {
 		return fmt.Errorf("meter: free-tier limits must be between 0 and %d", int64(MaxFreeLimit))
 	}
-	err := m.cmd.HSet(ctx, m.layout.FreeConfig(), balances.FreeConfigIP, l.DailyPerIP, balances.FreeConfigNet, l.Subnet).Err()
+	// Every shard's scripts read their own copy (shard.go).
+	_, err := m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range m.layout.N() {
+			p.HSet(ctx, m.layout.Shard(i).FreeConfig(), balances.FreeConfigIP, l.DailyPerIP, balances.FreeConfigNet, l.Subnet)
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -83,7 +89,13 @@ func (m *Meter) SetFreeLimits(ctx context.Context, l FreeLimits) error {
 // ClearFreeLimits removes the runtime override: the configured limits apply
 // again.
 func (m *Meter) ClearFreeLimits(ctx context.Context) error {
-	if err := m.cmd.Del(ctx, m.layout.FreeConfig()).Err(); err != nil {
+	_, err := m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range m.layout.N() {
+			p.Del(ctx, m.layout.Shard(i).FreeConfig())
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return nil
@@ -117,7 +129,8 @@ func (m *Meter) Revoke(ctx context.Context, id, reason string) (changed bool, er
 	if err != nil {
 		return false, err
 	}
-	res, err := revokeScript.Run(ctx, m.rdb, []string{m.layout.Account(id), m.layout.Stream(0)},
+	l := m.layout.Shard(m.layout.ShardOfPayer(id))
+	res, err := revokeScript.Run(ctx, m.rdb, []string{l.Account(id), l.Stream(0)},
 		events.TypeKeyRevoked, events.Version, data).Int64()
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -209,7 +222,7 @@ func (m *Meter) Adjust(ctx context.Context, a Adjustment) (AdjustResult, error) 
 	if err != nil {
 		return AdjustResult{}, fmt.Errorf("meter: %w", err)
 	}
-	l := m.layout
+	l := m.layout.Shard(m.layout.ShardOfPayer(a.Account))
 	units := strconv.FormatInt(int64(a.Units), 10)
 	res, err := adjustScript.Run(ctx, m.rdb, []string{l.Account(a.Account), l.Adjustments(), l.Stream(0)},
 		a.ID, a.Account+" "+units, units, events.TypeAdjustment, events.Version, data).Slice()

@@ -62,8 +62,10 @@ func TestRuntimeFreeLimits(t *testing.T) {
 	if err := f.m.ClearFreeLimits(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.rdb.HSet(ctx, balances.Layout{Prefix: f.prefix}.FreeConfig(), balances.FreeConfigIP, 50).Err(); err != nil {
-		t.Fatal(err)
+	for i := range f.layout().N() {
+		if err := f.rdb.HSet(ctx, f.layout().Shard(i).FreeConfig(), balances.FreeConfigIP, 50).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if d := f.authorize(t, meter.Request{IP: ip("203.0.113.1"), Calls: 1}); d.Outcome != meter.Free || d.Limits != (meter.FreeLimits{DailyPerIP: 50, Subnet: 100}) {
 		t.Fatalf("partial override: %+v", d)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tollgate-rpc/tollgate/shared/accounts"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -64,21 +64,31 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	if err != nil {
 		return d, err
 	}
-	l := m.layout
-	res, err := siwxScript.Run(ctx, m.rdb,
-		[]string{l.Stream(0), l.IPRate(d.ipKey), l.Bundle(wallet), l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
-		ms, req.Calls, m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), int64(max(nonceTTL, time.Second)/time.Second),
-		events.TypeDebit, events.Version, data, int64(dayTTL/time.Second)).Slice()
-	if err != nil {
-		return d, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	ws := m.layout.ShardOfPayer(wallet)
+	l := m.layout.Shard(ws)
+	draw := &run{script: siwxScript,
+		keys: []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
+		args: []any{req.Calls, int64(max(nonceTTL, time.Second) / time.Second), events.TypeDebit, events.Version, data,
+			int64(dayTTL / time.Second)}}
+	gate := m.gateRun(d.ipShard, d.ipKey, ms)
+	m.exec(ctx, draw, gate)
+	d.shard = ws
+	if draw.err != nil {
+		return d, draw.err
 	}
-	switch toInt(res[0]) {
+	res := draw.res
+	if draw.code != 1 && gate.err == nil && gate.code == 4 {
+		// A refused draw from an address over its rate is a 429; a booked
+		// draw is paid and served (shard.go).
+		d.Outcome, d.RetryAfter = RateLimited, time.Duration(toInt(gate.res[1]))*time.Millisecond
+		d.Limits = m.configLimits()
+		return d, nil
+	}
+	switch draw.code {
 	case 1:
 		d.Outcome, d.BundleLeft = Bundle, toInt(res[1])
 	case 3:
 		d.Outcome, d.Reason, d.BundleLeft = PaymentRequired, ReasonBundleExhausted, toInt(res[1])
-	case 4:
-		d.Outcome, d.RetryAfter = RateLimited, time.Duration(toInt(res[1]))*time.Millisecond
 	case 7:
 		d.Outcome, d.Reason = PaymentRequired, ReasonNonceUsed
 	case 8:
@@ -96,13 +106,14 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 // The Decision is RateLimited, Recovering (Redis lost its data and is not
 // rebuilt yet: no money may move until it is), or has no outcome (go on).
 func (m *Meter) PaymentGate(ctx context.Context, ip netip.Addr) (Decision, error) {
-	ipKey, _ := Subjects(ip)
+	ipKey, netKey := Subjects(ip)
 	now := m.cfg.Now()
-	res, err := gateScript.Run(ctx, m.rdb, []string{m.layout.IPRate(ipKey), m.layout.Generation()}, now.UnixMilli(),
-		m.cfg.IPRate.interval(), m.cfg.IPRate.burst()).Slice()
-	if err != nil {
-		return Decision{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	g := m.gateRun(m.layout.ShardOfIP(netKey), ipKey, now.UnixMilli())
+	m.exec(ctx, g)
+	if g.err != nil {
+		return Decision{}, g.err
 	}
+	res := g.res
 	switch toInt(res[0]) {
 	case 4:
 		return Decision{Outcome: RateLimited, RetryAfter: time.Duration(toInt(res[1])) * time.Millisecond}, nil
@@ -131,6 +142,7 @@ type PendingGrant struct {
 	secret string
 	id     string
 	debit  string
+	layout balances.Layout
 }
 
 // PrepareGrant checks a grant and fixes its identifiers.
@@ -150,20 +162,19 @@ func (m *Meter) PrepareGrant(req Request, g Grant) (*PendingGrant, error) {
 	if err != nil {
 		return nil, err
 	}
-	pg := &PendingGrant{req: req, g: g, d: d, debit: debit[5].(string)}
+	pg := &PendingGrant{req: req, g: g, d: d, debit: debit[5].(string), layout: m.layout}
 	if err := pg.newKey(); err != nil {
 		return nil, err
 	}
 	return pg, nil
 }
 
+// newKey draws the bundle key: its secret and id both fall on the wallet's
+// shard, where the grant creates it with the bundle it draws on.
 func (pg *PendingGrant) newKey() error {
-	secret, err := NewKey()
-	if err != nil {
-		return err
-	}
-	pg.secret, pg.id = secret, accounts.NewID()
-	return nil
+	secret, id, err := newKeyOn(pg.layout, pg.layout.ShardOfPayer(pg.g.Wallet))
+	pg.secret, pg.id = secret, id
+	return err
 }
 
 // GrantBundle books a prepared payment and draws the paying request's calls
@@ -174,7 +185,9 @@ func (pg *PendingGrant) newKey() error {
 // got this transaction's grant (a replayed payment: nothing is drawn), or
 // ReasonBundleExhausted when even the grant does not cover the request.
 func (m *Meter) GrantBundle(ctx context.Context, pg *PendingGrant) (Decision, *CreatedKey, error) {
-	d, g, l := pg.d, pg.g, m.layout
+	d, g := pg.d, pg.g
+	d.shard = m.layout.ShardOfPayer(g.Wallet)
+	l := m.layout.Shard(d.shard)
 	ms := d.time.UnixMilli()
 	for attempt := 0; ; attempt++ {
 		hash := HashKey(pg.secret)

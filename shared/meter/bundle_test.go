@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -17,7 +16,7 @@ const wallet = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
 
 func (f *fixture) bundleHash(t *testing.T) (calls, granted, used int64) {
 	t.Helper()
-	v, err := f.rdb.HMGet(context.Background(), balances.Layout{Prefix: f.prefix}.Bundle(wallet), "calls", "granted", "used").Result()
+	v, err := f.rdb.HMGet(context.Background(), f.layout().Bundle(wallet), "calls", "granted", "used").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

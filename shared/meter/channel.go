@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -94,7 +95,7 @@ func (m *Meter) RecordDeposit(ctx context.Context, dep ChannelDeposit) (ChannelS
 	if !walletRe.MatchString(dep.Wallet) {
 		return ChannelState{}, ErrBadWallet
 	}
-	l := m.layout
+	l := m.layout.Shard(m.layout.ShardOfPayer(dep.ChannelID))
 	v, err := depositScript.Run(ctx, m.rdb, []string{l.Channel(dep.ChannelID), l.ChannelDeposits(dep.ChannelID), l.Channels()},
 		dep.TxHash, int64(dep.Balance), int64(dep.Claimed), dep.Wallet, dep.Config, dep.ChannelID).Slice()
 	if err != nil {
@@ -140,21 +141,30 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 	if err != nil {
 		return d, ChannelState{}, err
 	}
-	l := m.layout
-	res, err := voucherScript.Run(ctx, m.rdb,
-		[]string{l.Stream(0), l.IPRate(d.ipKey), l.Channel(v.ChannelID), l.Requests(d.date)},
-		ms, req.Calls, m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), int64(price), int64(v.Cumulative), v.Signature,
-		v.Wallet, events.TypeDebit, events.Version, data, int64(dayTTL/time.Second)).Slice()
-	if err != nil {
-		return d, ChannelState{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	d.shard = m.layout.ShardOfPayer(v.ChannelID)
+	l := m.layout.Shard(d.shard)
+	draw := &run{script: voucherScript, keys: []string{l.Stream(0), l.Channel(v.ChannelID), l.Requests(d.date)},
+		args: []any{ms, req.Calls, int64(price), int64(v.Cumulative), v.Signature, v.Wallet, events.TypeDebit, events.Version, data,
+			int64(dayTTL / time.Second)}}
+	gate := m.gateRun(d.ipShard, d.ipKey, ms)
+	m.exec(ctx, draw, gate)
+	if draw.err != nil {
+		return d, ChannelState{}, draw.err
 	}
+	res := draw.res
 	var st ChannelState
 	if len(res) > 2 {
 		if fs, ok := res[2].([]any); ok {
 			st = parseChannel(fs)
 		}
 	}
-	switch toInt(res[0]) {
+	code := toInt(res[0])
+	if code != 1 && gate.err == nil && gate.code == 4 {
+		// A refused voucher from an address over its rate is a 429; a
+		// drawn one is paid and served (shard.go).
+		code, res = 4, gate.res
+	}
+	switch code {
 	case 1:
 		d.Outcome = Bundle
 		d.BundleLeft = int64((st.Balance - st.Charged) / money.BundleCallRevenue)
@@ -177,9 +187,19 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 
 // Channels lists the channels with recorded deposits (settlementd claims their vouchers).
 func (m *Meter) Channels(ctx context.Context) ([]string, error) {
-	ids, err := m.cmd.SMembers(ctx, m.layout.Channels()).Result()
+	cmds := make([]*redis.StringSliceCmd, m.layout.N())
+	_, err := m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range cmds {
+			cmds[i] = p.SMembers(ctx, m.layout.Shard(i).Channels())
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	var ids []string
+	for _, c := range cmds {
+		ids = append(ids, c.Val()...)
 	}
 	return ids, nil
 }

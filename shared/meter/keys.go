@@ -106,35 +106,67 @@ func (m *Meter) CreateKey(ctx context.Context, req NewKeyRequest) (CreatedKey, e
 	}
 	ipKey, _ := Subjects(req.IP)
 	for attempt := 0; ; attempt++ {
-		secret, err := NewKey()
+		// A new account goes on a shard drawn at random (its id's), and its
+		// key is drawn until it hashes there too (balances.ShardOfKey).
+		home := m.layout.ShardOfPayer(accounts.NewID())
+		secret, id, err := newKeyOn(m.layout, home)
 		if err != nil {
 			return CreatedKey{}, err
 		}
-		id := accounts.NewID()
 		hash := HashKey(secret)
 		ev, err := events.Encode(&events.KeyCreated{KeyID: id, KeyHash: hash, Kind: req.Kind, Label: req.Label, Tier: tier,
 			Email: req.Email, EmailConsent: req.EmailConsent, TimeMs: now.UnixMilli()})
 		if err != nil {
 			return CreatedKey{}, err
 		}
-		l := m.layout
+		if attempt == 0 && m.cfg.CreateLimit > 0 {
+			// The creation limit is the address's, on its shard; the key is
+			// created on its own. A key that then fails to be created
+			// (Redis down) has used one creation of the window.
+			lim := &run{script: createLimitScript, keys: []string{m.layout.CreateRate(ipKey)},
+				args: []any{now.UnixMilli(), m.cfg.CreateWindow.Milliseconds(), m.cfg.CreateLimit, id}}
+			m.exec(ctx, lim)
+			if lim.err != nil {
+				return CreatedKey{}, lim.err
+			}
+			if lim.code == 0 {
+				return CreatedKey{}, &ErrCreateLimited{RetryAfter: time.Duration(toInt(lim.res[1])) * time.Millisecond}
+			}
+		}
+		l := m.layout.Shard(home)
 		res, err := createScript.Run(ctx, m.rdb,
-			[]string{l.CreateRate(ipKey), l.KeyLookup(hash), l.Account(id), l.Stream(0)},
-			now.UnixMilli(), m.cfg.CreateWindow.Milliseconds(), m.cfg.CreateLimit, id, tier, string(req.Kind), req.Label,
+			[]string{l.KeyLookup(hash), l.Account(id), l.Stream(0)},
+			now.UnixMilli(), id, tier, string(req.Kind), req.Label,
 			events.TypeKeyCreated, events.Version, ev[5]).Int64Slice()
 		if err != nil {
 			return CreatedKey{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
-		switch res[0] {
-		case 1:
+		if res[0] == 1 {
 			return CreatedKey{Secret: secret, ID: id, Created: now}, nil
-		case 0:
-			return CreatedKey{}, &ErrCreateLimited{RetryAfter: time.Duration(res[1]) * time.Millisecond}
 		}
 		// A SHA-256 collision of two fresh 256-bit secrets: never, but a
 		// loop costs nothing and an overwrite would hand one account to two keys.
 		if attempt > 3 {
 			return CreatedKey{}, errors.New("meter: could not create a unique key")
+		}
+	}
+}
+
+// newKeyOn draws a key secret and an account id that both fall on shard
+// (ShardOfKey of the secret's hash, ShardOfPayer of the id): N draws each
+// on average for N shards, microseconds, on key creation only.
+func newKeyOn(l balances.Layout, shard int) (secret, id string, err error) {
+	for {
+		if secret, err = NewKey(); err != nil {
+			return "", "", err
+		}
+		if l.ShardOfKey(HashKey(secret)) == shard {
+			break
+		}
+	}
+	for {
+		if id = accounts.NewID(); l.ShardOfPayer(id) == shard {
+			return secret, id, nil
 		}
 	}
 }
@@ -167,10 +199,19 @@ const (
 // Usage and a nil error.
 func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, error) {
 	date := m.date(m.cfg.Now())
-	res, err := usageScript.Run(ctx, m.rdb, []string{m.layout.KeyLookup(keyHash), m.layout.FreeConfig(), m.layout.Generation()},
-		m.layout.AccountPrefix(), date).Slice()
-	if err != nil {
-		return Usage{}, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	var res []any
+	for hop := 0; ; hop++ {
+		l := m.layout.Shard(m.payerShard(keyHash))
+		var err error
+		res, err = usageScript.Run(ctx, m.rdb, []string{l.KeyLookup(keyHash), l.FreeConfig(), l.Generation()},
+			l.AccountPrefix(), date).Slice()
+		if err != nil {
+			return Usage{}, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		if toInt(res[0]) != 4 || hop > 0 {
+			break
+		}
+		m.hints.set(keyHash, keyHint{home: int(toInt(res[1]))})
 	}
 	switch toInt(res[0]) {
 	case 0:
@@ -197,7 +238,7 @@ func (m *Meter) AccountStatus(ctx context.Context, id string) (KeyStatus, error)
 	var gen *redis.IntCmd
 	_, err := m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
 		st = p.HGet(ctx, m.layout.Account(id), balances.FieldStatus)
-		gen = p.Exists(ctx, m.layout.Generation())
+		gen = p.Exists(ctx, m.layout.Shard(m.layout.ShardOfPayer(id)).Generation())
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {

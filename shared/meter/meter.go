@@ -78,6 +78,7 @@ func (r Rate) burst() int {
 // Config is the metering policy of one deployment.
 type Config struct {
 	Prefix          string // Redis key prefix (balances.Layout)
+	Shards          int    // shards payers and addresses are spread over (balances.Layout; 0 or 1: one)
 	FreeDailyLimit  int64  // free calls per IP (IPv6 /64) per UTC day; 0 disables the free tier
 	FreeSubnetLimit int64  // free calls per /24 (IPv6 /48) per UTC day
 	IPRate          Rate   // anonymous requests and requests with a bad key, per IP
@@ -94,6 +95,7 @@ type Meter struct {
 	cmd    redis.Cmdable
 	layout balances.Layout
 	cfg    Config
+	hints  hints                   // what this process learned of keys (shard.go)
 	day    atomic.Pointer[dayName] // the last UTC date formatted, reused by every request that day
 }
 
@@ -132,11 +134,15 @@ func New(rdb redis.UniversalClient, cfg Config) (*Meter, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if _, ok := rdb.(*redis.ClusterClient); ok && !balances.HasHashTag(cfg.Prefix) {
-		return nil, fmt.Errorf("meter: on Redis Cluster the key prefix %q needs a hash tag such as \"{tollgate}:\", "+
-			"so the metering script's keys share one slot", cfg.Prefix)
+	layout := balances.Layout{Prefix: cfg.Prefix, Shards: cfg.Shards}
+	if err := layout.Validate(); err != nil {
+		return nil, fmt.Errorf("meter: %w", err)
 	}
-	return &Meter{rdb: rdb, cmd: rdb, layout: balances.Layout{Prefix: cfg.Prefix}, cfg: cfg}, nil
+	if _, ok := rdb.(*redis.ClusterClient); ok && !layout.Sharded() && !balances.HasHashTag(cfg.Prefix) {
+		return nil, fmt.Errorf("meter: on Redis Cluster an unsharded key prefix %q needs a hash tag such as \"{tollgate}:\", "+
+			"so the metering script's keys share one slot (or set shards to spread payers over the cluster)", cfg.Prefix)
+	}
+	return &Meter{rdb: rdb, cmd: rdb, layout: layout, cfg: cfg}, nil
 }
 
 // nearThreshold is the call count from which an IP is near its limit.
@@ -246,7 +252,15 @@ type Decision struct {
 	date   string
 	ipKey  string
 	netKey string
+	// shard is where the decision was booked: its debit's stream, the
+	// payer's keys (Paid, Bundle) or the address's (Free). ipShard is the
+	// address's shard.
+	shard   int
+	ipShard int
 }
+
+// Shard is the shard the decision was booked on (its Debit's stream).
+func (d *Decision) Shard() int { return d.shard }
 
 // Calls is the number of calls the decision covers.
 func (d *Decision) Calls() int { return d.calls }
@@ -298,87 +312,84 @@ var ErrUnavailable = errors.New("metering unavailable")
 func (m *Meter) newDecision(req Request, now time.Time) Decision {
 	ipKey, netKey := Subjects(req.IP)
 	return Decision{ID: NewRequestID(), calls: req.Calls, time: now, chain: req.ChainID, method: req.Method, date: m.date(now),
-		ipKey: ipKey, netKey: netKey}
+		ipKey: ipKey, netKey: netKey, ipShard: m.layout.ShardOfIP(netKey)}
 }
 
 // NewRequestID returns a fresh request id.
 func NewRequestID() string { return ulid.Make().String() }
 
-// Authorize decides and books a request in one script call. A non-nil error
-// (always ErrUnavailable) means nothing was booked.
+// Authorize decides and books a request: one script call, or two sent at
+// once when the key's shard is not the address's (see authorizeKeyed). A
+// non-nil error (always ErrUnavailable) means nothing was booked.
 func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 	now := m.cfg.Now()
 	d := m.newDecision(req, now)
 	if req.Calls <= 0 {
 		return d, fmt.Errorf("meter: a request without calls is not metered")
 	}
-	l := m.layout
-	ms := now.UnixMilli()
-	account := ""
-	if req.KeyHash != "" {
-		account = placeholder
-	}
 	cost := money.PricePerCall * money.Units(req.Calls)
 	if cost/money.PricePerCall != money.Units(req.Calls) {
 		return d, fmt.Errorf("meter: %d calls overflow", req.Calls)
 	}
-	// The credits payload is only ever booked for a request with a key;
-	// an anonymous request does not pay for encoding and sending it.
-	paid, bundle := []any{5: ""}, []any{5: ""}
-	if req.KeyHash != "" {
-		var err error
-		if paid, err = events.Encode(&events.Debit{ID: d.ID, TimeMs: ms, ChainID: req.ChainID, Payer: events.PayerCredits,
-			Account: placeholder, Asset: events.AssetUSDT, Amount: cost, Calls: req.Calls}); err != nil {
-			return d, err
+	c := scriptCall{ms: now.UnixMilli(), keyHash: req.KeyHash, freeConfig: m.layout.Shard(d.ipShard).FreeConfig(), calls: req.Calls,
+		unitPrice: money.PricePerCall, freeDaily: m.cfg.FreeDailyLimit, freeSubnet: m.cfg.FreeSubnetLimit}
+	enc := func(c *scriptCall, id string, freeAccount string) error {
+		// The credits payload is only ever booked for a request with a key;
+		// an anonymous request does not pay for encoding and sending it.
+		c.paid, c.bundle = "", ""
+		if req.KeyHash != "" {
+			paid, err := events.Encode(&events.Debit{ID: id, TimeMs: c.ms, ChainID: req.ChainID, Payer: events.PayerCredits,
+				Account: placeholder, Asset: events.AssetUSDT, Amount: cost, Calls: req.Calls})
+			if err != nil {
+				return err
+			}
+			bundle, err := events.Encode(bundleDebit(id, c.ms, req.ChainID, walletPlaceholder, req.Calls))
+			if err != nil {
+				return err
+			}
+			c.paid, c.bundle = paid[5], bundle[5]
 		}
-		if bundle, err = events.Encode(bundleDebit(d.ID, ms, req.ChainID, walletPlaceholder, req.Calls)); err != nil {
-			return d, err
+		c.free = ""
+		if freeAccount != "-" {
+			free, err := events.Encode(&events.Debit{ID: id, TimeMs: c.ms, ChainID: req.ChainID, Payer: events.PayerFree,
+				Account: freeAccount, Asset: events.AssetUSDT, Amount: 0, Calls: req.Calls})
+			if err != nil {
+				return err
+			}
+			c.free = free[5]
 		}
+		return nil
 	}
-	free, err := events.Encode(&events.Debit{ID: d.ID, TimeMs: ms, ChainID: req.ChainID, Payer: events.PayerFree,
-		Account: account, Asset: events.AssetUSDT, Amount: 0, Calls: req.Calls})
-	if err != nil {
-		return d, err
-	}
-	res, code, err := m.runMeterScript(ctx, &d, scriptCall{
-		ms: ms, keyHash: req.KeyHash, freeConfig: l.FreeConfig(), calls: req.Calls, unitPrice: money.PricePerCall,
-		freeDaily: m.cfg.FreeDailyLimit, freeSubnet: m.cfg.FreeSubnetLimit, paid: paid[5], free: free[5], bundle: bundle[5],
+	return m.authorize(ctx, &d, c, enc, func(d *Decision, res []any, code int64) error {
+		switch code {
+		case 1:
+			d.Outcome, d.amount = Paid, cost
+			d.Balance = money.Units(toInt(res[1]))
+			d.Account, _ = res[2].(string)
+		case 2:
+			d.Outcome = Free
+			d.FreeLeft = toInt(res[1])
+			if a, _ := res[2].(string); a != "" {
+				d.Account = a
+			}
+			d.Limits = m.limitsOf(res[3:])
+		case 3:
+			d.Outcome = PaymentRequired
+			d.Reason = map[int64]string{1: "ip", 2: "subnet"}[toInt(res[1])]
+			if a, _ := res[2].(string); a != "" {
+				d.Account = a
+			}
+			d.Limits = m.limitsOf(res[3:])
+		case 6:
+			d.Outcome = Bundle
+			d.BundleLeft = toInt(res[1])
+			d.Account, _ = res[2].(string)
+			d.Wallet, _ = res[3].(string)
+		default:
+			return fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
+		}
+		return nil
 	})
-	if err != nil {
-		return d, err
-	}
-	switch code {
-	case 1:
-		d.Outcome, d.amount = Paid, cost
-		d.Balance = money.Units(toInt(res[1]))
-		d.Account, _ = res[2].(string)
-	case 2:
-		d.Outcome = Free
-		d.FreeLeft = toInt(res[1])
-		d.Account, _ = res[2].(string)
-		d.Limits = m.limitsOf(res[3:])
-	case 3:
-		d.Outcome = PaymentRequired
-		d.Reason = map[int64]string{1: "ip", 2: "subnet"}[toInt(res[1])]
-		d.Account, _ = res[2].(string)
-		d.Limits = m.limitsOf(res[3:])
-	case 4:
-		d.Outcome = RateLimited
-		d.RetryAfter = time.Duration(toInt(res[1])) * time.Millisecond
-	case 5:
-		d.Outcome = Unauthorized
-		d.Reason = map[int64]string{1: "unknown_key", 2: "revoked_key"}[toInt(res[1])]
-	case 6:
-		d.Outcome = Bundle
-		d.BundleLeft = toInt(res[1])
-		d.Account, _ = res[2].(string)
-		d.Wallet, _ = res[3].(string)
-	case 8:
-		d.Outcome, d.Reason, d.RetryAfter = Recovering, ReasonRecovering, RecoveryRetryAfter
-	default:
-		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
-	}
-	return d, nil
 }
 
 // scriptCall is what one metering decision hands meterScript beyond what
@@ -386,7 +397,7 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 type scriptCall struct {
 	ms                    int64
 	keyHash               string // "" for an anonymous caller
-	freeConfig            string // Redis key of the runtime free-tier limits
+	freeConfig            string // Redis key of the runtime free-tier limits (on the address's shard)
 	calls                 int
 	unitPrice             money.Units
 	freeDaily, freeSubnet int64 // 0 disables the free tier for this call
@@ -394,33 +405,43 @@ type scriptCall struct {
 	bundle                any   // a bundle key's Debit payload ("" or nil: bundle keys may not draw)
 }
 
-// runMeterScript runs the one-round-trip metering script with the keys and
-// positional arguments it expects (their order is the script's contract, so
-// it is written down once, here) and returns the reply and its code.
-func (m *Meter) runMeterScript(ctx context.Context, d *Decision, c scriptCall) ([]any, int64, error) {
-	l := m.layout
-	keys := []string{l.Stream(0), l.IPRate(d.ipKey), l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey),
-		l.FreeStats(d.date), l.Requests(d.date), c.freeConfig, l.Generation()}
-	if c.keyHash != "" {
-		keys = append(keys, l.KeyLookup(c.keyHash))
+// Script modes (meterScript ARGV[22]).
+const (
+	modeAll   = "all"
+	modePayer = "payer"
+	modeIP    = "ip"
+)
+
+// meterRun builds one meterScript call on shard for mode: the keys and
+// positional arguments it expects (their order is the script's contract,
+// so it is written down once, here).
+func (m *Meter) meterRun(d *Decision, c *scriptCall, shard int, mode string, checkIPRate bool) *run {
+	l := m.layout.Shard(shard)
+	keys := make([]string, 0, 9)
+	keys = append(keys, l.Stream(0), l.Requests(d.date), l.Generation())
+	if c.keyHash != "" && mode != modeIP {
+		keys = append(keys, l.Prefix+"key:"+c.keyHash)
+	}
+	ipk := 0
+	if mode != modePayer {
+		ipk = len(keys) + 1
+		keys = append(keys, l.IPRate(d.ipKey), l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey), l.FreeStats(d.date), c.freeConfig)
+	}
+	rate, countShort := "0", "0"
+	if checkIPRate {
+		rate = "1"
+	}
+	if c.freeDaily > 0 || c.freeSubnet > 0 {
+		countShort = "1"
 	}
 	args := []any{
 		l.AccountPrefix(), c.ms, c.calls, int64(c.unitPrice),
 		c.freeDaily, c.freeSubnet, NearLimitPercent, int64(dayTTL / time.Second),
 		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
 		d.date, events.TypeDebit, events.Version, c.paid, c.free, placeholder,
-		l.BundlePrefix(), bundleArg(c.bundle), walletPlaceholder,
+		l.BundlePrefix(), bundleArg(c.bundle), walletPlaceholder, mode, ipk, rate, countShort,
 	}
-	res, err := meterScript.Run(ctx, m.rdb, keys, args...).Slice()
-	if err != nil {
-		// Both wrapped: MaybeBooked tells a dial failure from a lost reply.
-		return nil, 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	if len(res) == 0 {
-		return nil, 0, fmt.Errorf("%w: empty script reply", ErrUnavailable)
-	}
-	code, _ := res[0].(int64)
-	return res, code, nil
+	return &run{script: meterScript, keys: keys, args: args}
 }
 
 // limitsOf reads the {IP limit, subnet limit} tail of a script reply.
@@ -469,16 +490,18 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 	if err != nil {
 		return err
 	}
-	l := m.layout
+	// The refund goes where the debit was booked: the payer's shard or
+	// the address's.
+	l := m.layout.Shard(d.shard)
 	keys := []string{l.Stream(0), l.RefundGuard(d.ID)}
 	mode := "free"
 	switch d.Outcome {
 	case Paid:
 		mode = "credits"
-		keys = append(keys, l.Account(d.Account))
+		keys = append(keys, l.AccountPrefix()+d.Account+"}")
 	case Bundle:
 		mode = "bundle"
-		keys = append(keys, l.Bundle(d.Wallet))
+		keys = append(keys, l.BundlePrefix()+d.Wallet+"}")
 	default:
 		keys = append(keys, l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey), l.FreeStats(d.date))
 	}
@@ -528,23 +551,32 @@ type FreeStats struct {
 // Stats reads today's free-tier statistics and the limits in force.
 func (m *Meter) Stats(ctx context.Context) (FreeStats, error) {
 	date := m.date(m.cfg.Now())
-	var stats, lims *redis.SliceCmd
+	stats := make([]*redis.SliceCmd, m.layout.N())
+	var lims *redis.SliceCmd
 	_, err := m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
-		stats = p.HMGet(ctx, m.layout.FreeStats(date), balances.StatIPs, balances.StatCalls, balances.StatNear)
+		for i := range stats {
+			stats[i] = p.HMGet(ctx, m.layout.Shard(i).FreeStats(date), balances.StatIPs, balances.StatCalls, balances.StatNear)
+		}
 		lims = p.HMGet(ctx, m.layout.FreeConfig(), balances.FreeConfigIP, balances.FreeConfigNet)
 		return nil
 	})
 	if err != nil {
 		return FreeStats{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	vals := stats.Val()
 	n := func(v any) int64 {
 		s, _ := v.(string)
 		x, _ := strconv.ParseInt(s, 10, 64)
 		return max(x, 0)
 	}
+	// Each address is counted on its shard only, so the shards' sums are
+	// the day's.
+	var ips, calls, near int64
+	for _, c := range stats {
+		vals := c.Val()
+		ips, calls, near = ips+n(vals[0]), calls+n(vals[1]), near+n(vals[2])
+	}
 	l, _ := m.mergeLimits(lims.Val())
-	return FreeStats{Date: date, ActiveIPs: n(vals[0]), Calls: n(vals[1]), NearLimitIPs: n(vals[2]),
+	return FreeStats{Date: date, ActiveIPs: ips, Calls: calls, NearLimitIPs: near,
 		NearThreshold: nearThreshold(l.DailyPerIP), Limits: l}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,8 +38,18 @@ func (c *clock) Add(d time.Duration) {
 type fixture struct {
 	rdb    *redis.Client
 	prefix string
+	shards int
 	clk    *clock
 	m      *meter.Meter
+}
+
+// fixtureShards is the shard count of the fixtures' meters: 1, or more
+// while TestShardedSuite re-runs tests (no test here runs in parallel).
+var fixtureShards = 1
+
+// layout is the fixture's key layout.
+func (f *fixture) layout() balances.Layout {
+	return balances.Layout{Prefix: f.prefix, Shards: f.shards}
 }
 
 // newFixture returns a meter on the real Redis, its keys under a prefix of
@@ -47,6 +58,10 @@ func newFixture(t *testing.T, cfg meter.Config) *fixture {
 	t.Helper()
 	rdb := testenv.Redis(t)
 	f := &fixture{rdb: rdb, prefix: testenv.KeyPrefix(t), clk: &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}}
+	if cfg.Shards == 0 && !balances.HasHashTag(cfg.Prefix) {
+		cfg.Shards = fixtureShards
+	}
+	f.shards = cfg.Shards
 	if cfg.Prefix == "" {
 		cfg.Prefix = f.prefix
 	} else {
@@ -61,7 +76,7 @@ func newFixture(t *testing.T, cfg meter.Config) *fixture {
 	f.m = m
 	// A healthy deployment: settlementd has written the generation marker
 	// (TestRecovering* delete it to play a Redis that lost its data).
-	testenv.MarkRebuilt(t, rdb, f.prefix)
+	testenv.MarkRebuiltLayout(t, rdb, f.layout())
 	return f
 }
 
@@ -90,7 +105,7 @@ func (f *fixture) newKey(t *testing.T) (secret, id string) {
 
 func (f *fixture) credit(t *testing.T, id string, units money.Units) {
 	t.Helper()
-	applied, _, err := balances.Credit(context.Background(), f.rdb, f.prefix, id, units, fmt.Sprintf("0xdeposit:%d:%d", units, time.Now().UnixNano()))
+	applied, _, err := balances.CreditAt(context.Background(), f.rdb, f.layout(), id, units, fmt.Sprintf("0xdeposit:%d:%d", units, time.Now().UnixNano()))
 	if err != nil || !applied {
 		t.Fatalf("credit: applied %v err %v", applied, err)
 	}
@@ -98,20 +113,26 @@ func (f *fixture) credit(t *testing.T, id string, units money.Units) {
 
 func (f *fixture) balance(t *testing.T, id string) money.Units {
 	t.Helper()
-	b, err := balances.Balance(context.Background(), f.rdb, f.prefix, id)
+	b, err := balances.BalanceAt(context.Background(), f.rdb, f.layout(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-// stream decodes every entry of the event stream.
+// stream decodes every entry of the event streams (every shard's, in the
+// order of their entry ids).
 func (f *fixture) stream(t *testing.T) []events.Event {
 	t.Helper()
-	msgs, err := f.rdb.XRange(context.Background(), balances.Layout{Prefix: f.prefix}.Stream(0), "-", "+").Result()
-	if err != nil {
-		t.Fatal(err)
+	var msgs []redis.XMessage
+	for _, s := range f.layout().Streams() {
+		m, err := f.rdb.XRange(context.Background(), s, "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m...)
 	}
+	sort.SliceStable(msgs, func(i, j int) bool { return streamIDLess(msgs[i].ID, msgs[j].ID) })
 	out := make([]events.Event, 0, len(msgs))
 	for _, m := range msgs {
 		e, err := events.Decode(m.Values)
@@ -121,6 +142,22 @@ func (f *fixture) stream(t *testing.T) []events.Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// streamIDLess orders stream entry ids ("<ms>-<seq>") numerically.
+func streamIDLess(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	if len(am) != len(bm) {
+		return len(am) < len(bm)
+	}
+	if am != bm {
+		return am < bm
+	}
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
+	}
+	return as < bs
 }
 
 func TestDateOfRollsAtUTCMidnight(t *testing.T) {
@@ -165,7 +202,7 @@ func TestFreeTierExhaustsAndResetsAtMidnight(t *testing.T) {
 		t.Fatalf("after midnight: %+v", d)
 	}
 	// Yesterday's counters expire by themselves.
-	ttl, err := f.rdb.TTL(context.Background(), balances.Layout{Prefix: f.prefix}.FreeIP("2026-11-21", "198.51.100.7/32")).Result()
+	ttl, err := f.rdb.TTL(context.Background(), f.layout().FreeIP("2026-11-21", "198.51.100.7/32")).Result()
 	if err != nil || ttl <= 0 || ttl > 48*time.Hour {
 		t.Fatalf("yesterday's counter TTL %s, %v", ttl, err)
 	}
@@ -509,7 +546,7 @@ func TestUnknownAndRevokedKeys(t *testing.T) {
 		t.Fatalf("unknown key: %+v", d)
 	}
 	secret, id := f.newKey(t)
-	if err := f.rdb.HSet(context.Background(), balances.Layout{Prefix: f.prefix}.Account(id), balances.FieldStatus, balances.StatusRevoked).Err(); err != nil {
+	if err := f.rdb.HSet(context.Background(), f.layout().Account(id), balances.FieldStatus, balances.StatusRevoked).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if d := f.authorize(t, meter.Request{IP: ip("192.0.2.50"), KeyHash: meter.HashKey(secret), Calls: 1}); d.Outcome != meter.Unauthorized || d.Reason != "revoked_key" {

@@ -33,44 +33,39 @@ func (m *Meter) AuthorizeMetric(ctx context.Context, req Request, price money.Un
 	if price <= 0 {
 		return d, errors.New("meter: a metric needs a positive price")
 	}
-	l := m.layout
 	ms := now.UnixMilli()
-	paid := []any{5: ""}
-	if keyHash != "" {
-		var err error
-		if paid, err = events.Encode(&events.Debit{ID: d.ID, TimeMs: ms, ChainID: chains.Default, Payer: events.PayerCredits,
-			Account: placeholder, Asset: events.AssetUSDT, Amount: price, Calls: 1}); err != nil {
-			return d, err
+	d.ipShard = m.layout.ShardOfIP(netKey)
+	enc := func(c *scriptCall, id, _ string) error {
+		c.paid, c.free, c.bundle = "", "", ""
+		if keyHash != "" {
+			paid, err := events.Encode(&events.Debit{ID: id, TimeMs: ms, ChainID: chains.Default, Payer: events.PayerCredits,
+				Account: placeholder, Asset: events.AssetUSDT, Amount: price, Calls: 1})
+			if err != nil {
+				return err
+			}
+			c.paid = paid[5]
 		}
+		return nil
 	}
-	res, code, err := m.runMeterScript(ctx, &d, scriptCall{
-		ms: ms, keyHash: keyHash, freeConfig: l.Prefix + "config:metric-no-free", calls: 1, unitPrice: price,
-		freeDaily: 0, freeSubnet: 0, paid: paid[5], free: "",
+	c := scriptCall{ms: ms, keyHash: keyHash, freeConfig: m.layout.Shard(d.ipShard).Prefix + "config:metric-no-free", calls: 1,
+		unitPrice: price, freeDaily: 0, freeSubnet: 0}
+	return m.authorize(ctx, &d, c, enc, func(d *Decision, res []any, code int64) error {
+		switch code {
+		case 1:
+			d.Outcome, d.amount = Paid, price
+			d.Balance = money.Units(toInt(res[1]))
+			d.Account, _ = res[2].(string)
+		case 3:
+			d.Outcome, d.Reason = PaymentRequired, ReasonCredits
+			if a, _ := res[2].(string); a != "" {
+				d.Account = a
+			}
+			d.Limits = m.configLimits() // for the onboarding's free-tier note: RPC's limits
+		default: // 2 (free) cannot happen with a zero limit
+			return fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
+		}
+		return nil
 	})
-	if err != nil {
-		return d, err
-	}
-	switch code {
-	case 1:
-		d.Outcome, d.amount = Paid, price
-		d.Balance = money.Units(toInt(res[1]))
-		d.Account, _ = res[2].(string)
-	case 3:
-		d.Outcome, d.Reason = PaymentRequired, ReasonCredits
-		d.Account, _ = res[2].(string)
-		d.Limits = m.configLimits() // for the onboarding's free-tier note: RPC's limits
-	case 4:
-		d.Outcome = RateLimited
-		d.RetryAfter = time.Duration(toInt(res[1])) * time.Millisecond
-	case 5:
-		d.Outcome = Unauthorized
-		d.Reason = map[int64]string{1: "unknown_key", 2: "revoked_key"}[toInt(res[1])]
-	case 8:
-		d.Outcome, d.Reason, d.RetryAfter = Recovering, ReasonRecovering, RecoveryRetryAfter
-	default: // 2 (free) cannot happen with a zero limit
-		return d, fmt.Errorf("%w: unexpected script reply %v", ErrUnavailable, res)
-	}
-	return d, nil
 }
 
 // RefundMetric gives back a paid metric call that could not be served, with
@@ -84,8 +79,8 @@ func (m *Meter) RefundMetric(ctx context.Context, d *Decision) error {
 	if err != nil {
 		return err
 	}
-	l := m.layout
-	keys := []string{l.Stream(0), l.RefundGuard(d.ID), l.Account(d.Account)}
+	l := m.layout.Shard(d.shard)
+	keys := []string{l.Stream(0), l.RefundGuard(d.ID), l.AccountPrefix() + d.Account + "}"}
 	err = refundScript.Run(ctx, m.rdb, keys, "credits", int64(d.amount), 1, events.TypeRefund, events.Version,
 		data, nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,7 +33,12 @@ func PaymentNonce(wallet, nonceHex string) string { return PaymentNonceKey + wal
 // settle: settling is idempotent, go on) or anything else (it already drew
 // from a bundle: it must not be settled).
 func (m *Meter) ClaimSettle(ctx context.Context, nonceKey string, ttl time.Duration) (prev string, err error) {
-	prev, err = m.cmd.SetArgs(ctx, m.layout.SIWXNonce(nonceKey), PaymentSettling,
+	// On the wallet's shard, where AuthorizeSIWX draws with the same key.
+	shard := 0
+	if w, _, ok := strings.Cut(strings.TrimPrefix(nonceKey, PaymentNonceKey), ":"); ok && strings.HasPrefix(nonceKey, PaymentNonceKey) {
+		shard = m.layout.ShardOfPayer(w)
+	}
+	prev, err = m.cmd.SetArgs(ctx, m.layout.Shard(shard).SIWXNonce(nonceKey), PaymentSettling,
 		redis.SetArgs{Mode: "NX", Get: true, TTL: max(ttl, time.Second)}).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil

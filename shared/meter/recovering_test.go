@@ -21,8 +21,10 @@ import (
 // lose plays a Redis that lost its data: the generation marker is gone.
 func (f *fixture) lose(t *testing.T) {
 	t.Helper()
-	if err := f.rdb.Del(context.Background(), balances.Layout{Prefix: f.prefix}.Generation()).Err(); err != nil {
-		t.Fatal(err)
+	for i := range f.layout().N() {
+		if err := f.rdb.Del(context.Background(), f.layout().Shard(i).Generation()).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -38,7 +40,7 @@ func TestRecoveringWithoutGenerationMarker(t *testing.T) {
 	secret, id := f.newKey(t)
 	f.credit(t, id, 10*money.PricePerCall)
 	revoked, rid := f.newKey(t)
-	if err := f.rdb.HSet(ctx, balances.Layout{Prefix: f.prefix}.Account(rid), balances.FieldStatus, balances.StatusRevoked).Err(); err != nil {
+	if err := f.rdb.HSet(ctx, f.layout().Account(rid), balances.FieldStatus, balances.StatusRevoked).Err(); err != nil {
 		t.Fatal(err)
 	}
 	// A bundle key whose wallet's bundle is then lost.
@@ -50,7 +52,7 @@ func TestRecoveringWithoutGenerationMarker(t *testing.T) {
 	if err != nil || bkey == nil {
 		t.Fatalf("grant: %v %v", err, bkey)
 	}
-	if err := f.rdb.Del(ctx, balances.Layout{Prefix: f.prefix}.Bundle(wallet)).Err(); err != nil {
+	if err := f.rdb.Del(ctx, f.layout().Bundle(wallet)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	before := len(f.stream(t))
@@ -112,7 +114,7 @@ func TestRecoveringWithoutGenerationMarker(t *testing.T) {
 	}
 
 	// The marker back: unknown is unknown, the refused SIWX nonce is unused.
-	testenv.MarkRebuilt(t, f.rdb, f.prefix)
+	testenv.MarkRebuiltLayout(t, f.rdb, f.layout())
 	if d := f.authorize(t, req(unknown)); d.Outcome != meter.Unauthorized || d.Reason != "unknown_key" {
 		t.Fatalf("unknown key with the marker: %+v", d)
 	}

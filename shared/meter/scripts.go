@@ -44,34 +44,56 @@ end
 //	8 recovering             {8, 0}: the key is unknown, or its bundle is missing,
 //	                         and Redis has no generation marker (it lost its data
 //	                         and settlementd has not rebuilt it yet)
+//	9 no funds               {9, account} (mode "payer"): the key is valid, its
+//	                         rate allows the request, but neither bundle nor
+//	                         credits cover it; the free tier is on the address's shard
+//	10 elsewhere             {10, shard}: the key's lookup here points to the
+//	                         account's home shard (an account migrated from an
+//	                         unsharded layout; balances.KeyPointer)
 //
-// KEYS: 1 stream, 2 IP rate, 3 free IP counter, 4 free subnet counter,
-// 5 free stats, 6 requests today, 7 runtime free-tier limits (an operator's
-// override, read only when the request reaches the free tier, so the one
-// round trip stays one), 8 generation marker (balances.Layout.Generation,
-// read only when a key looks unknown), [9 key lookup — only when a key was
-// sent].
-// The account's own keys are derived from the looked-up id (ARGV[1] is the
-// account key prefix): they cannot be named before the lookup, and they carry
-// the deployment prefix's hash tag like every other key here.
+// It runs on one shard, in one of three modes (ARGV[22]), by which of the
+// request's keys that shard holds (balances/shard.go):
+//
+//	all    the payer (if a key was sent) and the address are on this shard:
+//	       the whole decision, as on an unsharded deployment
+//	payer  only the payer is: key, key rate, bundle or credits; a bad key is
+//	       answered without the address's rate (the gateway asks the
+//	       address's shard, gateScript), no funds is {9, account}
+//	ip     only the address is: its rate (ARGV[24] = 1, a caller without a
+//	       valid key) and the free tier, booked with the account the gateway
+//	       names in the free payload (ARGV[17], no placeholder)
+//
+// KEYS: 1 stream, 2 requests today, 3 generation marker (read only when a
+// key looks unknown), then [4 key lookup — modes all and payer, when a key
+// was sent], then the address's keys from index ARGV[23] (0 = none): IP
+// rate, free IP counter, free subnet counter, free stats, runtime free-tier
+// limits (an operator's override, read only when the request reaches the
+// free tier, so the one round trip stays one).
+// The account's own keys are derived from the looked-up id (ARGV[1] is this
+// shard's account key prefix): they cannot be named before the lookup, and
+// they carry the shard's hash tag like every other key here.
 //
 // ARGV: 1 account prefix, 2 now ms, 3 calls, 4 price per call, 5 IP daily
 // limit, 6 subnet daily limit (both from the configuration: used for a field
-// KEYS[7] does not hold), 7 near-limit percent, 8 daily key TTL s,
+// the runtime limits do not hold), 7 near-limit percent, 8 daily key TTL s,
 // 9 IP emission interval ms (0 = no limit), 10 IP burst, 11 key emission
 // interval ms, 12 key burst, 13 UTC date, 14 event type, 15 event version,
 // 16 debit payload (credits), 17 debit payload (free), 18 account placeholder,
 // 19 bundle key prefix, 20 debit payload (bundle; "" = a bundle key may not
-// draw here), 21 wallet placeholder.
+// draw here), 21 wallet placeholder, 22 mode, 23 index of the first address
+// key (0 = none), 24 "1" = check the address's rate in mode ip, 25 "1" =
+// count a call short of funds in the key's calls of the day (mode payer).
 //
 // A bundle key (an X-Tollgate-Bundle-Key; its account hash holds w = the
 // wallet) draws on the wallet's bundle instead of credits; it has no credit
 // balance, so with no bundle calls left it falls through to the free tier
-// like any key without credits.
+// like any key without credits. Its account lives on its wallet's shard.
 var meterScript = redis.NewScript(gcraLua + `
 local now = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[8])
+local mode = ARGV[22]
+local ipk = tonumber(ARGV[23])
 
 local id, acct = false, false
 local function count(key, by)
@@ -89,16 +111,17 @@ local function book(payload)
     payload = subst(payload, ARGV[18], id)
     count(acct .. ':day:' .. ARGV[13], n)
   end
-  count(KEYS[6], n)
+  count(KEYS[2], n)
   redis.call('XADD', KEYS[1], '*', 't', ARGV[14], 'v', ARGV[15], 'd', payload)
 end
 
 -- recovering: Redis lost its data (no generation marker), so a key that
 -- looks unknown may be a valid key settlementd has not rebuilt yet.
-local function recovering() return redis.call('EXISTS', KEYS[8]) == 0 end
+local function recovering() return redis.call('EXISTS', KEYS[3]) == 0 end
 
-if #KEYS >= 9 then
-  id = redis.call('GET', KEYS[9])
+if mode ~= 'ip' and #KEYS >= 4 and (ipk == 0 or ipk > 4) then
+  id = redis.call('GET', KEYS[4])
+  if id and string.sub(id, 1, 1) == '@' then return {10, tonumber(string.sub(id, 2))} end
   local st = false
   if id then
     acct = ARGV[1] .. id .. '}'
@@ -106,10 +129,13 @@ if #KEYS >= 9 then
   end
   if st ~= 'active' then
     -- A bad key is charged to the caller's IP rate, so guessing keys is
-    -- throttled like any anonymous traffic.
-    local wait, new = gcra(now, KEYS[2], tonumber(ARGV[9]), tonumber(ARGV[10]))
-    if wait > 0 then return {4, math.ceil(wait)} end
-    commit(now, KEYS[2], new)
+    -- throttled like any anonymous traffic (mode payer: by the gateway, on
+    -- the address's shard).
+    if ipk > 0 then
+      local wait, new = gcra(now, KEYS[ipk], tonumber(ARGV[9]), tonumber(ARGV[10]))
+      if wait > 0 then return {4, math.ceil(wait)} end
+      commit(now, KEYS[ipk], new)
+    end
     if st then return {5, 2} end
     if recovering() then return {8, 0} end
     return {5, 1}
@@ -143,28 +169,36 @@ if #KEYS >= 9 then
     book(ARGV[16])
     return {1, bal, id}
   end
-else
-  local wait, new = gcra(now, KEYS[2], tonumber(ARGV[9]), tonumber(ARGV[10]))
+  if ipk == 0 then
+    -- The free tier on the address's shard is expected to serve the call:
+    -- it counts in the key's calls of the day (the gateway takes it back
+    -- when the free tier refuses, ARGV[25] = 1).
+    if ARGV[25] == '1' then count(acct .. ':day:' .. ARGV[13], n) end
+    return {9, id}
+  end
+elseif mode ~= 'ip' or ARGV[24] == '1' then
+  local wait, new = gcra(now, KEYS[ipk], tonumber(ARGV[9]), tonumber(ARGV[10]))
   if wait > 0 then return {4, math.ceil(wait)} end
-  commit(now, KEYS[2], new)
+  commit(now, KEYS[ipk], new)
 end
 
 -- Free tier: the whole request fits in both allowances, or none of it runs.
 -- An operator's runtime limits win over the configured ones, field by field.
-local lims = redis.call('HMGET', KEYS[7], 'ip', 'net')
+local kip, knet, kstats = KEYS[ipk + 1], KEYS[ipk + 2], KEYS[ipk + 3]
+local lims = redis.call('HMGET', KEYS[ipk + 4], 'ip', 'net')
 local iplim = tonumber(lims[1]) or tonumber(ARGV[5])
 local netlim = tonumber(lims[2]) or tonumber(ARGV[6])
 local near = 1
 if iplim > 0 then near = math.floor((iplim * tonumber(ARGV[7]) + 99) / 100) end
-local ipu = tonumber(redis.call('GET', KEYS[3]) or '0')
+local ipu = tonumber(redis.call('GET', kip) or '0')
 if ipu + n > iplim then return {3, 1, id or '', iplim, netlim} end
-local netu = tonumber(redis.call('GET', KEYS[4]) or '0')
+local netu = tonumber(redis.call('GET', knet) or '0')
 if netu + n > netlim then return {3, 2, id or '', iplim, netlim} end
-count(KEYS[3], n)
-count(KEYS[4], n)
-if redis.call('HINCRBY', KEYS[5], 'calls', n) == n then redis.call('EXPIRE', KEYS[5], ttl) end
-if ipu == 0 then redis.call('HINCRBY', KEYS[5], 'ips', 1) end
-if ipu < near and ipu + n >= near then redis.call('HINCRBY', KEYS[5], 'near', 1) end
+count(kip, n)
+count(knet, n)
+if redis.call('HINCRBY', kstats, 'calls', n) == n then redis.call('EXPIRE', kstats, ttl) end
+if ipu == 0 then redis.call('HINCRBY', kstats, 'ips', 1) end
+if ipu < near and ipu + n >= near then redis.call('HINCRBY', kstats, 'near', 1) end
 book(ARGV[17])
 return {2, iplim - ipu - n, id or '', iplim, netlim}
 `)
@@ -207,31 +241,37 @@ redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'v', ARGV[5], 'd', ARGV[6])
 return 1
 `)
 
-// createScript creates an API key: the creation limit of the caller's IP (an
-// exact sliding window, so "10 per hour" is never 20 across a boundary), the
-// lookup from the key's hash, the account record and the KeyCreated event,
-// all or nothing.
+// createLimitScript records a key creation against the creation limit of
+// the caller's IP (an exact sliding window, so "10 per hour" is never 20
+// across a boundary), on the address's shard.
 //
-// KEYS: 1 creation log of the IP, 2 key lookup, 3 account hash, 4 stream.
-// ARGV: 1 now ms, 2 window ms, 3 max per window (0 = unlimited), 4 account
-// id, 5 tier, 6 kind, 7 label, 8 event type, 9 event version, 10 payload.
-// Reply: {1, 0} created, {0, retry after ms} limited, {-1, 0} hash collision.
-var createScript = redis.NewScript(`
+// KEYS: 1 creation log of the IP. ARGV: 1 now ms, 2 window ms, 3 max per
+// window, 4 member (the new account id).
+// Reply: {1, 0} recorded, {0, retry after ms} limited.
+var createLimitScript = redis.NewScript(`
 local now, window, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-if max > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[1]) >= max then
-    local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    return {0, math.max(1, tonumber(oldest[2]) + window - now)}
-  end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) >= max then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, math.max(1, tonumber(oldest[2]) + window - now)}
 end
-if not redis.call('SET', KEYS[2], ARGV[4], 'NX') then return {-1, 0} end
-redis.call('HSET', KEYS[3], 'st', 'active', 'tier', ARGV[5], 'kind', ARGV[6], 'label', ARGV[7], 'ts', now)
-if max > 0 then
-  redis.call('ZADD', KEYS[1], now, ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], window)
-end
-redis.call('XADD', KEYS[4], '*', 't', ARGV[8], 'v', ARGV[9], 'd', ARGV[10])
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], window)
+return {1, 0}
+`)
+
+// createScript creates an API key on its account's shard: the lookup from
+// the key's hash, the account record and the KeyCreated event, all or
+// nothing (the creation limit was recorded before, createLimitScript).
+//
+// KEYS: 1 key lookup, 2 account hash, 3 stream.
+// ARGV: 1 now ms, 2 account id, 3 tier, 4 kind, 5 label, 6 event type,
+// 7 event version, 8 payload.
+// Reply: {1, 0} created, {-1, 0} hash collision.
+var createScript = redis.NewScript(`
+if not redis.call('SET', KEYS[1], ARGV[2], 'NX') then return {-1, 0} end
+redis.call('HSET', KEYS[2], 'st', 'active', 'tier', ARGV[3], 'kind', ARGV[4], 'label', ARGV[5], 'ts', ARGV[1])
+redis.call('XADD', KEYS[3], '*', 't', ARGV[6], 'v', ARGV[7], 'd', ARGV[8])
 return {1, 0}
 `)
 
@@ -241,8 +281,9 @@ return {1, 0}
 // KEYS: 1 key lookup, 2 runtime free-tier limits, 3 generation marker.
 // ARGV: 1 account prefix, 2 UTC date.
 // Reply: {0} unknown, {2} revoked, {3} unknown while Redis is not rebuilt
-// (no generation marker), {1, id, tier, bal, spent, calls today, runtime IP
-// limit or ""}.
+// (no generation marker), {4, shard} the lookup points to the account's
+// home shard (balances.KeyPointer), {1, id, tier, bal, spent, calls today,
+// runtime IP limit or ""}.
 var usageScript = redis.NewScript(`
 local function unknown()
   if redis.call('EXISTS', KEYS[3]) == 0 then return {3} end
@@ -250,6 +291,7 @@ local function unknown()
 end
 local id = redis.call('GET', KEYS[1])
 if not id then return unknown() end
+if string.sub(id, 1, 1) == '@' then return {4, tonumber(string.sub(id, 2))} end
 local acct = ARGV[1] .. id .. '}'
 local f = redis.call('HMGET', acct, 'st', 'tier', 'bal', 'spent')
 if f[1] ~= 'active' then
@@ -262,35 +304,30 @@ return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or ''}
 `)
 
 // siwxScript serves a request from a wallet's x402 bundle for a verified
-// Sign-In-With-X message: the caller's IP rate, the message's nonce unused
+// Sign-In-With-X message, on the wallet's shard: the message's nonce unused
 // (it becomes used only when the request is served, as the x402 reference
-// server records it), the bundle covering every call of the request.
+// server records it), the bundle covering every call of the request. The
+// caller's IP rate is checked by gateScript on the address's shard in the
+// same round trip (shard.go).
 //
-// KEYS: 1 stream, 2 IP rate, 3 bundle hash, 4 nonce key, 5 requests today,
-// 6 generation marker.
-// ARGV: 1 now ms, 2 calls, 3 IP emission interval ms, 4 IP burst, 5 nonce
-// TTL s, 6 event type, 7 event version, 8 debit payload, 9 daily key TTL s.
+// KEYS: 1 stream, 2 bundle hash, 3 nonce key, 4 requests today,
+// 5 generation marker.
+// ARGV: 1 calls, 2 nonce TTL s, 3 event type, 4 event version, 5 debit
+// payload, 6 daily key TTL s.
 // Reply: {1, calls left} served, {3, calls left} too few calls left,
-// {4, retry after ms} rate limited, {7, 0} nonce already used, {8, 0} the
-// bundle is missing and Redis is not rebuilt yet (the nonce stays unused,
-// so the same message works once it is).
-var siwxScript = redis.NewScript(gcraLua + `
-local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local wait, new = gcra(now, KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
-if wait > 0 then return {4, math.ceil(wait)} end
-if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('EXISTS', KEYS[6]) == 0 then
-  commit(now, KEYS[2], new)
-  return {8, 0}
-end
-if redis.call('EXISTS', KEYS[4]) == 1 then return {7, 0} end
-commit(now, KEYS[2], new)
-local left = tonumber(redis.call('HGET', KEYS[3], 'calls') or '0')
+// {7, 0} nonce already used, {8, 0} the bundle is missing and Redis is not
+// rebuilt yet (the nonce stays unused, so the same message works once it is).
+var siwxScript = redis.NewScript(`
+local n = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[5]) == 0 then return {8, 0} end
+if redis.call('EXISTS', KEYS[3]) == 1 then return {7, 0} end
+local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
 if left < n then return {3, left} end
-redis.call('SET', KEYS[4], '1', 'EX', ARGV[5])
-left = redis.call('HINCRBY', KEYS[3], 'calls', -n)
-redis.call('HINCRBY', KEYS[3], 'used', n)
-if redis.call('INCRBY', KEYS[5], n) == n then redis.call('EXPIRE', KEYS[5], ARGV[9]) end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[6], 'v', ARGV[7], 'd', ARGV[8])
+redis.call('SET', KEYS[3], '1', 'EX', ARGV[2])
+left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
+redis.call('HINCRBY', KEYS[2], 'used', n)
+if redis.call('INCRBY', KEYS[4], n) == n then redis.call('EXPIRE', KEYS[4], ARGV[6]) end
+redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'd', ARGV[5])
 return {1, left}
 `)
 
@@ -386,33 +423,31 @@ return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 
 `)
 
 // voucherScript draws a request's calls from a batch-settlement channel for a
-// voucher whose signature was checked: the caller's IP rate, the channel
+// voucher whose signature was checked, on the channel's shard: the channel
 // known, the voucher's cumulative amount exactly the charged total plus the
 // request's price (so a replayed or older voucher is refused), within the
-// known deposit; then it becomes the channel's latest voucher.
+// known deposit; then it becomes the channel's latest voucher. The caller's
+// IP rate is checked by gateScript on the address's shard in the same round
+// trip (shard.go).
 //
-// KEYS: 1 stream, 2 IP rate, 3 channel hash, 4 requests today.
-// ARGV: 1 now ms, 2 calls, 3 IP emission interval ms, 4 IP burst, 5 price,
-// 6 cumulative, 7 signature, 8 wallet, 9 event type, 10 event version,
-// 11 debit payload, 12 daily key TTL s.
-// Reply: {code, retry after ms, channel fields}: 1 served, 4 rate limited,
-// 9 unknown channel, 10 cumulative mismatch, 11 over the deposit, 12 closed
-// by a cooperative refund.
-var voucherScript = redis.NewScript(gcraLua + `
-local now, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local wait, new = gcra(now, KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
-if wait > 0 then return {4, math.ceil(wait)} end
-commit(now, KEYS[2], new)
-local st = redis.call('HMGET', KEYS[3], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
-if not st[1] or st[1] ~= ARGV[8] then return {9, 0, st} end
-if redis.call('HEXISTS', KEYS[3], 'closed') == 1 then return {12, 0, st} end
-local cum = tonumber(ARGV[6])
-if cum ~= tonumber(st[4] or '0') + tonumber(ARGV[5]) then return {10, 0, st} end
+// KEYS: 1 stream, 2 channel hash, 3 requests today.
+// ARGV: 1 now ms, 2 calls, 3 price, 4 cumulative, 5 signature, 6 wallet,
+// 7 event type, 8 event version, 9 debit payload, 10 daily key TTL s.
+// Reply: {code, 0, channel fields}: 1 served, 9 unknown channel,
+// 10 cumulative mismatch, 11 over the deposit, 12 closed by a cooperative
+// refund.
+var voucherScript = redis.NewScript(`
+local n = tonumber(ARGV[2])
+local st = redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
+if not st[1] or st[1] ~= ARGV[6] then return {9, 0, st} end
+if redis.call('HEXISTS', KEYS[2], 'closed') == 1 then return {12, 0, st} end
+local cum = tonumber(ARGV[4])
+if cum ~= tonumber(st[4] or '0') + tonumber(ARGV[3]) then return {10, 0, st} end
 if cum > tonumber(st[2] or '0') then return {11, 0, st} end
-redis.call('HSET', KEYS[3], 'charged', ARGV[6], 'signed', ARGV[6], 'sig', ARGV[7], 'ts', ARGV[1])
-if redis.call('INCRBY', KEYS[4], n) == n then redis.call('EXPIRE', KEYS[4], ARGV[12]) end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[9], 'v', ARGV[10], 'd', ARGV[11])
-return {1, 0, redis.call('HMGET', KEYS[3], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')}
+redis.call('HSET', KEYS[2], 'charged', ARGV[4], 'signed', ARGV[4], 'sig', ARGV[5], 'ts', ARGV[1])
+if redis.call('INCRBY', KEYS[3], n) == n then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
+redis.call('XADD', KEYS[1], '*', 't', ARGV[7], 'v', ARGV[8], 'd', ARGV[9])
+return {1, 0, redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')}
 `)
 
 // claimedScript raises a known channel's totalClaimed (KEYS[1] the channel

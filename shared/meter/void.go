@@ -42,10 +42,21 @@ func (m *Meter) VoidIfBooked(ctx context.Context, d *Decision) (found bool, err 
 	if d.ID == "" || d.calls <= 0 {
 		return false, errors.New("meter: not a decision of Authorize")
 	}
+	// The Debit is on the payer's shard or on the address's.
+	for _, shard := range []int{d.shard, d.ipShard} {
+		found, err := m.voidOn(ctx, d, shard)
+		if found || err != nil || d.ipShard == d.shard {
+			return found, err
+		}
+	}
+	return false, nil
+}
+
+func (m *Meter) voidOn(ctx context.Context, d *Decision, shard int) (found bool, err error) {
 	start := strconv.FormatInt(d.time.Add(-voidBefore).UnixMilli(), 10)
 	end := strconv.FormatInt(d.time.Add(voidAfter).UnixMilli(), 10)
 	for {
-		msgs, err := m.cmd.XRangeN(ctx, m.layout.Stream(0), start, end, 1000).Result()
+		msgs, err := m.cmd.XRangeN(ctx, m.layout.Stream(shard), start, end, 1000).Result()
 		if err != nil {
 			return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
@@ -59,6 +70,7 @@ func (m *Meter) VoidIfBooked(ctx context.Context, d *Decision) (found bool, err 
 				continue
 			}
 			booked := *d
+			booked.shard = shard
 			switch deb.Payer {
 			case events.PayerCredits:
 				booked.Outcome, booked.Account = Paid, deb.Account

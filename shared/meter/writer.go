@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
@@ -26,12 +27,13 @@ import (
 type EventWriter struct {
 	rdb    redis.Cmdable
 	stream string
+	layout balances.Layout // sharded: events go to their payer's shard's stream
 	log    *zap.Logger
 	max    int
 
 	mu     sync.RWMutex // guards closed against the channel close
 	closed bool
-	ch     chan []any
+	ch     chan queued
 	done   chan struct{}
 	abort  chan struct{}
 
@@ -40,9 +42,18 @@ type EventWriter struct {
 	retries atomic.Uint64
 }
 
+// queued is an encoded event and the stream it goes to.
+type queued struct {
+	stream string
+	vals   []any
+}
+
 // WriterConfig tunes an EventWriter.
 type WriterConfig struct {
-	Stream   string
+	Stream string
+	// Layout, when sharded, sends each event to its payer's shard's stream
+	// instead of Stream (see streamOf).
+	Layout   balances.Layout
 	Capacity int // events that may wait; beyond it Enqueue drops (default 65,536)
 	MaxBatch int // events per pipeline (default 512)
 	Logger   *zap.Logger
@@ -59,8 +70,8 @@ func NewEventWriter(rdb redis.Cmdable, cfg WriterConfig) *EventWriter {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	w := &EventWriter{rdb: rdb, stream: cfg.Stream, log: cfg.Logger, max: cfg.MaxBatch,
-		ch: make(chan []any, cfg.Capacity), done: make(chan struct{}), abort: make(chan struct{})}
+	w := &EventWriter{rdb: rdb, stream: cfg.Stream, layout: cfg.Layout, log: cfg.Logger, max: cfg.MaxBatch,
+		ch: make(chan queued, cfg.Capacity), done: make(chan struct{}), abort: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -81,12 +92,30 @@ func (w *EventWriter) Enqueue(e events.Event) bool {
 		return false
 	}
 	select {
-	case w.ch <- vals:
+	case w.ch <- queued{stream: w.streamOf(e), vals: vals}:
 		return true
 	default:
 		w.dropped.Add(1)
 		return false
 	}
+}
+
+// streamOf is the stream an event goes to: with one shard, the writer's
+// stream; sharded, a revenue event goes to its payer's shard (the account's
+// or the wallet's; a free call's by its id when it has no account), any
+// other event to shard 0. settlementd consumes every shard's stream, so the
+// shard only spreads the writes; it is not needed to match the Debit's.
+func (w *EventWriter) streamOf(e events.Event) string {
+	if !w.layout.Sharded() {
+		return w.stream
+	}
+	if r, ok := e.(*events.Revenue); ok {
+		if r.Account != "" {
+			return w.layout.Stream(w.layout.ShardOfPayer(r.Account))
+		}
+		return w.layout.Stream(w.layout.ShardOfPayer(r.ID))
+	}
+	return w.layout.Stream(0)
 }
 
 // Stats reports events written, dropped and retried writes so far, and how
@@ -116,7 +145,7 @@ func (w *EventWriter) Close(ctx context.Context) error {
 
 func (w *EventWriter) run() {
 	defer close(w.done)
-	batch := make([][]any, 0, w.max)
+	batch := make([]queued, 0, w.max)
 	for {
 		first, ok := <-w.ch
 		if !ok {
@@ -142,18 +171,18 @@ func (w *EventWriter) run() {
 // flush writes batch, retrying what failed until it is written or the
 // writer is aborted. A retried XADD may duplicate an entry whose reply was
 // lost; settlementd stores each event id once, so that is harmless.
-func (w *EventWriter) flush(batch [][]any) {
+func (w *EventWriter) flush(batch []queued) {
 	backoff := 10 * time.Millisecond
 	for len(batch) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		pipe := w.rdb.Pipeline()
 		cmds := make([]*redis.StringCmd, len(batch))
-		for i, vals := range batch {
-			cmds[i] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: w.stream, Values: vals})
+		for i, q := range batch {
+			cmds[i] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: q.stream, Values: q.vals})
 		}
 		_, _ = pipe.Exec(ctx)
 		cancel()
-		var failed [][]any
+		var failed []queued
 		var firstErr error
 		for i, c := range cmds {
 			if err := c.Err(); err != nil {
