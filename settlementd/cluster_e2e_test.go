@@ -37,7 +37,7 @@ import (
 // The cluster test's shape and the bounds it states and checks.
 const (
 	// clusterShards: metering shards the gateways and settlementd use.
-	clusterShards  = 1
+	clusterShards  = 6
 	clusterKeys    = 12
 	clusterWallets = 3
 	clusterFree    = 2 // anonymous workers
@@ -249,7 +249,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 			id, ref, int64(deposit)); err != nil {
 			t.Fatal(err)
 		}
-		if applied, _, err := balances.Credit(ctx, rdb, clusterPrefix, id, deposit, ref); err != nil || !applied {
+		if applied, _, err := balances.CreditAt(ctx, rdb, balances.Layout{Prefix: clusterPrefix, Shards: clusterShards}, id, deposit, ref); err != nil || !applied {
 			t.Fatalf("credit: %v %v", applied, err)
 		}
 	}

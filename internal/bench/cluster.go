@@ -29,9 +29,10 @@ import (
 // against the cluster. BENCH_CLUSTER=0 leaves both out.
 
 // clusterShards is the metering shard count on the cluster
-// (BENCH_CLUSTER_SHARDS; 1 keeps every key in one slot, on one master).
+// (BENCH_CLUSTER_SHARDS, default 6: two per master; 1 keeps every key in
+// one slot, on one master).
 func clusterShards() int {
-	n, err := strconv.Atoi(env("BENCH_CLUSTER_SHARDS", "1"))
+	n, err := strconv.Atoi(env("BENCH_CLUSTER_SHARDS", "6"))
 	if err != nil || n < 1 {
 		return 1
 	}
@@ -110,7 +111,7 @@ func startBenchCluster(ctx context.Context, cfg config, up *upstream) (*benchClu
 		b.stop()
 		return nil, err
 	}
-	if b.key, err = fundedKey(ctx, b.gw, b.rdb, prefix); err != nil {
+	if b.key, err = fundedKeyAt(ctx, b.gw, b.rdb, balances.Layout{Prefix: prefix, Shards: b.shards}); err != nil {
 		b.stop()
 		return nil, err
 	}
@@ -121,8 +122,8 @@ func startBenchCluster(ctx context.Context, cfg config, up *upstream) (*benchClu
 // (meter.Meter.Authorize, a funded key each, round-robin over keys) for d
 // and returns decisions per second. No gateway: this is what Redis alone
 // sustains, the ceiling of every gateway sharing it.
-func decisionsPerSecond(ctx context.Context, rdb redis.UniversalClient, prefix string, keys, workers int, d time.Duration) (float64, error) {
-	m, err := meter.New(rdb, meter.Config{Prefix: prefix})
+func decisionsPerSecond(ctx context.Context, rdb redis.UniversalClient, prefix string, shards, keys, workers int, d time.Duration) (float64, error) {
+	m, err := meter.New(rdb, meter.Config{Prefix: prefix, Shards: shards})
 	if err != nil {
 		return 0, err
 	}
@@ -133,7 +134,7 @@ func decisionsPerSecond(ctx context.Context, rdb redis.UniversalClient, prefix s
 		if err != nil {
 			return 0, fmt.Errorf("creating key %d: %w", i, err)
 		}
-		if _, _, err := balances.Credit(ctx, rdb, prefix, k.ID, 1_000_000*money.Scale, "bench:"+k.ID); err != nil {
+		if _, _, err := balances.CreditAt(ctx, rdb, m.Layout(), k.ID, 1_000_000*money.Scale, "bench:"+k.ID); err != nil {
 			return 0, err
 		}
 		sum := sha256.Sum256([]byte(k.Secret))

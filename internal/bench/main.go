@@ -290,11 +290,11 @@ func run() error {
 	report := renderReport(cfg, results, append(machine(cfg), fmt.Sprintf("1-minute load average when the run started: %s (other work on the machine shows here).", load)))
 	if cluster != nil {
 		// Redis alone: metering decisions per second, no gateway.
-		single, err := decisionsPerSecond(ctx, rdb, prefix+"dec:", 64, 64, cfg.duration)
+		single, err := decisionsPerSecond(ctx, rdb, prefix+"dec:", 1, 64, 64, cfg.duration)
 		if err != nil {
 			return fmt.Errorf("decisions on the single Redis: %w", err)
 		}
-		clustered, err := decisionsPerSecond(ctx, cluster.rdb, clusterPrefix(cluster.shards), 64, 64, cfg.duration)
+		clustered, err := decisionsPerSecond(ctx, cluster.rdb, clusterPrefix(cluster.shards)+"dec:", cluster.shards, 64, 64, cfg.duration)
 		if err != nil {
 			return fmt.Errorf("decisions on the cluster: %w", err)
 		}
@@ -648,6 +648,11 @@ func (p *caddyProc) cpuProfile(path string, d time.Duration) chan error {
 // settlementd's deposit listener does (shared/balances.Credit), with enough
 // for any run.
 func fundedKey(ctx context.Context, gw *caddyProc, rdb redis.UniversalClient, prefix string) (string, error) {
+	return fundedKeyAt(ctx, gw, rdb, balances.Layout{Prefix: prefix})
+}
+
+// fundedKeyAt creates a key through gw and credits it in layout l.
+func fundedKeyAt(ctx context.Context, gw *caddyProc, rdb redis.UniversalClient, l balances.Layout) (string, error) {
 	resp, err := http.Post(gw.url+"/api/keys", "application/json", strings.NewReader(`{"label":"bench","tier":"free"}`))
 	if err != nil {
 		return "", err
@@ -660,7 +665,7 @@ func fundedKey(ctx context.Context, gw *caddyProc, rdb redis.UniversalClient, pr
 	if err := json.NewDecoder(resp.Body).Decode(&k); err != nil || resp.StatusCode != http.StatusCreated {
 		return "", fmt.Errorf("creating the bench key: %s %v", resp.Status, err)
 	}
-	if _, _, err := balances.Credit(ctx, rdb, prefix, k.ID, 1_000_000*money.Scale, "bench:"+k.ID); err != nil {
+	if _, _, err := balances.CreditAt(ctx, rdb, l, k.ID, 1_000_000*money.Scale, "bench:"+k.ID); err != nil {
 		return "", err
 	}
 	return k.Key, nil
