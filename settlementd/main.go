@@ -142,7 +142,7 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 // solvency) that cfg.Chain configures; without a chain RPC URL there are
 // none and settlementd only ingests and closes epochs.
 func registerChainJobs(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, client *ethclient.Client) (*chainjobs.Jobs, error) {
-	cj, err := chainjobs.Build(ctx, cfg.Chain, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Client: client,
+	cj, err := chainjobs.Build(ctx, cfg.Chain, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Shards: cfg.RedisShards, Client: client,
 		Fence: d.Elector(), Registry: d.Registry(), Log: log})
 	if err != nil {
 		return nil, err
