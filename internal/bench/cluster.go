@@ -18,6 +18,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/internal/rediscluster"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -130,7 +131,7 @@ func decisionsPerSecond(ctx context.Context, rdb redis.UniversalClient, prefix s
 	ip := netip.MustParseAddr("10.0.0.1")
 	hashes := make([]string, keys)
 	for i := range hashes {
-		k, err := m.CreateKey(ctx, meter.NewKeyRequest{Label: "bench", IP: ip})
+		k, err := m.CreateKey(ctx, meter.NewKeyRequest{Kind: events.KeyAPI, Label: "bench", IP: ip})
 		if err != nil {
 			return 0, fmt.Errorf("creating key %d: %w", i, err)
 		}
