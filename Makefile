@@ -197,6 +197,20 @@ bench-close:
 	@source $(RUN_DIR)/services.env.sh && export TOLLGATE_REQUIRE_SERVICES=1 && \
 	  $(GO) test ./settlementd/internal/epochs -run '^$$' -bench 'BenchmarkClose' -benchtime 1x -count 1 -timeout 30m
 
+# Redis-only metering throughput (issue 19): paid decisions/s from the
+# meter straight to Redis, no gateway (shared/meter BenchmarkMeterDecisions).
+# Against the test Redis by default; set BENCH_REDIS_CLUSTER=host:port,... to
+# drive a Redis Cluster with BENCH_SHARDS shards (default 12), and
+# BENCH_REPLICA_WAIT=20ms for WAIT 1 after each debit.
+BENCH_METER_TIME ?= 10s
+.PHONY: bench-meter
+bench-meter:
+	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
+	@source $(RUN_DIR)/services.env.sh && export TOLLGATE_REQUIRE_SERVICES=1 \
+	  TOLLGATE_BENCH_REDIS_CLUSTER="$(BENCH_REDIS_CLUSTER)" TOLLGATE_BENCH_SHARDS="$(BENCH_SHARDS)" \
+	  TOLLGATE_BENCH_REPLICA_WAIT="$(BENCH_REPLICA_WAIT)" && \
+	  $(GO) test ./shared/meter -run '^$$' -bench 'BenchmarkMeterDecisions' -benchtime $(BENCH_METER_TIME) -count 1
+
 # Gateway data-path cost (issue 4): a fast local upstream measured directly,
 # through a plain Caddy reverse_proxy, and through our gateway with a funded
 # key and anonymously, with wrk at concurrency 16 and 64; prints req/s, p50,

@@ -122,7 +122,7 @@ func TestBatchSettlementVouchersThroughTheGateway(t *testing.T) {
 		t.Fatalf("voucher without a deposit: error %q", pr.Error)
 	}
 	// The deposit as the facilitator's answer records it: 3 calls' worth.
-	m, err := meter.New(e.rdb, meter.Config{Prefix: e.prefix})
+	m, err := meter.New(e.rdb, meter.Config{Prefix: e.prefix, Shards: e.layout.Shards})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,17 +175,9 @@ func TestBatchSettlementVouchersThroughTheGateway(t *testing.T) {
 		t.Fatalf("forged voucher: error %q", pr.Error)
 	}
 	// Exactly three Debits of the wallet, 3 calls at the flat price.
-	msgs, err := e.rdb.XRange(context.Background(), e.layout.Stream(0), "-", "+").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var calls int
 	var amount money.Units
-	for _, msg := range msgs {
-		ev, err := events.Decode(msg.Values)
-		if err != nil {
-			continue
-		}
+	for _, ev := range e.stream(t) {
 		if d, ok := ev.(*events.Debit); ok && d.Account == wallet {
 			calls += d.Calls
 			amount += d.Amount
@@ -239,7 +231,7 @@ func TestBatchSettlementRefundRequests(t *testing.T) {
 	if pr, _ := decodeRequired(t, e.do(t, "GET", "/rpc", "", refundHeader(t, key, cfg, acc, 0))); !strings.HasPrefix(pr.Error, meter.ReasonChannelUnknown) {
 		t.Fatalf("refund of an unknown channel: error %q", pr.Error)
 	}
-	m, err := meter.New(e.rdb, meter.Config{Prefix: e.prefix})
+	m, err := meter.New(e.rdb, meter.Config{Prefix: e.prefix, Shards: e.layout.Shards})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,7 +167,7 @@ func TestHeatmapMeteredAtItsPrice(t *testing.T) {
 	publishHeatmap(t, e, time.Now().UTC(), false)
 	bal := func(id string) money.Units {
 		t.Helper()
-		b, err := balances.Balance(ctx, e.rdb, e.prefix, id)
+		b, err := balances.BalanceAt(ctx, e.rdb, e.layout, id)
 		if err != nil {
 			t.Fatal(err)
 		}

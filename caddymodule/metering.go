@@ -110,6 +110,8 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	cfg := meter.Config{
 		Prefix:          h.KeyPrefix,
 		Shards:          h.RedisShards,
+		ReplicaWait:     time.Duration(h.RedisReplicaWait),
+		OnUnreplicated:  metrics.MeterUnreplicated.Inc,
 		FreeDailyLimit:  int64Or(h.Metering.FreeDailyLimit, meter.DefaultFreeDailyLimit),
 		FreeSubnetLimit: int64Or(h.Metering.FreeSubnetLimit, meter.DefaultFreeSubnetLimit),
 		IPRate:          rateOf(h.Metering.RateLimitIP, meter.Rate{Rate: meter.DefaultIPRate, Per: time.Second, Burst: meter.DefaultIPBurst}),
@@ -151,7 +153,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	h.conc = newConcurrency(conc)
 	h.logger.Info("metering on",
 		zap.Int64("free_daily_limit", cfg.FreeDailyLimit), zap.Int64("free_subnet_limit", cfg.FreeSubnetLimit),
-		zap.Int("redis_shards", layout.N()), zap.Int("ip_rate", cfg.IPRate.Rate), zap.Int("key_rate", cfg.KeyRate.Rate), zap.Int("ip_concurrency", conc),
+		zap.Int("redis_shards", layout.N()), zap.Duration("redis_replica_wait", cfg.ReplicaWait), zap.Int("ip_rate", cfg.IPRate.Rate), zap.Int("key_rate", cfg.KeyRate.Rate), zap.Int("ip_concurrency", conc),
 		zap.String("min_deposit_usdt", h.pay.MinDeposit.Decimal()))
 	return nil
 }

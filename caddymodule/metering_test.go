@@ -102,7 +102,12 @@ type meterOpts struct {
 	servers      string // a servers { } global block (listener wrappers, timeouts)
 	extra        string // more tollgate options, one per line
 	chain137     string // more lines in chain 137's block (method …)
+	shards       int    // redis_shards (0: meteringShards)
 }
+
+// meteringShards is the gateway's redis_shards in startMetered: 1, or more
+// while TestMeteringSharded re-runs tests (none runs in parallel).
+var meteringShards = 1
 
 func (o *meterOpts) defaults() {
 	switch o.free {
@@ -138,9 +143,16 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 	if prefix == "" {
 		prefix = testenv.KeyPrefix(t)
 	}
+	if o.shards == 0 {
+		o.shards = meteringShards
+	}
+	layout := balances.Layout{Prefix: prefix, Shards: o.shards}
+	if layout.Sharded() {
+		o.extra += fmt.Sprintf("\nredis_shards %d", o.shards)
+	}
 	// No settlementd runs here: stand in for its start-up check, so an
 	// unknown key is unknown (401), not "recovering" (503).
-	testenv.MarkRebuilt(t, rdb, prefix)
+	testenv.MarkRebuiltLayout(t, rdb, layout)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d, err := devnet.Start(ctx, devnet.Config{BlockInterval: 100 * time.Millisecond})
@@ -149,7 +161,7 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 	}
 	t.Cleanup(func() { d.Close() })
 	e := &meterEnv{net: d, alpha: faultproxy.New(d.Manifest.Polygon.RPCURL), beta: faultproxy.New(d.Manifest.Polygon.RPCURL),
-		rdb: rdb, prefix: prefix, layout: balances.Layout{Prefix: prefix}}
+		rdb: rdb, prefix: prefix, layout: layout}
 	t.Cleanup(e.alpha.Close)
 	t.Cleanup(e.beta.Close)
 	payTo, _ := d.Manifest.Account("treasury")
@@ -258,7 +270,7 @@ func (e *meterEnv) createKey(t *testing.T) (string, string) {
 // credit adds units the way settlementd's deposit listener does.
 func (e *meterEnv) credit(t *testing.T, id string, units money.Units) {
 	t.Helper()
-	if _, _, err := balances.Credit(context.Background(), e.rdb, e.prefix, id, units, fmt.Sprintf("0xtest:%d", time.Now().UnixNano())); err != nil {
+	if _, _, err := balances.CreditAt(context.Background(), e.rdb, e.layout, id, units, fmt.Sprintf("0xtest:%d", time.Now().UnixNano())); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -272,12 +284,17 @@ func (e *meterEnv) usage(t *testing.T, key string) map[string]any {
 	return a.json(t)
 }
 
-// stream decodes the whole event stream with shared/events.
+// stream decodes the whole event stream with shared/events (every shard's,
+// one after the other).
 func (e *meterEnv) stream(t *testing.T) []events.Event {
 	t.Helper()
-	msgs, err := e.rdb.XRange(context.Background(), e.layout.Stream(0), "-", "+").Result()
-	if err != nil {
-		t.Fatal(err)
+	var msgs []redis.XMessage
+	for _, s := range e.layout.Streams() {
+		m, err := e.rdb.XRange(context.Background(), s, "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m...)
 	}
 	var out []events.Event
 	for _, m := range msgs {
@@ -493,7 +510,7 @@ func TestFreeTier402AndOnboarding(t *testing.T) {
 	// Send both transactions as given, from a developer wallet, and credit
 	// the Deposited log as settlementd's listener does.
 	logID := e.sendDeposit(t, dep.Approve.To, dep.Approve.Data, dep.Deposit.To, dep.Deposit.Data, reg.KeyID)
-	if applied, _, err := balances.Credit(context.Background(), e.rdb, e.prefix, reg.KeyID, 1_000_000, logID); err != nil || !applied {
+	if applied, _, err := balances.CreditAt(context.Background(), e.rdb, e.layout, reg.KeyID, 1_000_000, logID); err != nil || !applied {
 		t.Fatalf("credit: %v %v", applied, err)
 	}
 	var call struct{ Result string }
@@ -1010,7 +1027,7 @@ func TestConcurrentSpendOverHTTP(t *testing.T) {
 	}
 	wg.Wait()
 	served := e.alpha.Calls("eth_getBalance") + e.beta.Calls("eth_getBalance") - before
-	bal, err := balances.Balance(context.Background(), e.rdb, e.prefix, id)
+	bal, err := balances.BalanceAt(context.Background(), e.rdb, e.layout, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestRecoveringAnswersWithoutGenerationMarker(t *testing.T) {
 	if err := e.rdb.HSet(ctx, e.layout.Account(rid), balances.FieldStatus, balances.StatusRevoked).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.rdb.Del(ctx, e.layout.Generation()).Err(); err != nil {
+	if err := e.rdb.Del(ctx, e.layout.Shard(0).Generation()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	unknown, _ := meter.NewKey()

@@ -20,6 +20,7 @@ import (
 //	    redis_url        {env.REDIS_URL}            # runtime placeholder: never stored expanded
 //	    redis_cluster                               # redis_url is a Cluster URL; key_prefix then needs a {hash tag}
 //	    key_prefix       tollgate:
+//	    redis_replica_wait 20ms                     # WAIT 1 after each paying script (cluster with replicas); unset: none
 //	    redis_shards     12                         # payers spread over 12 shards (default 1 = one slot); = settlementd's TOLLGATE_REDIS_SHARDS
 //	    admin_token      {env.TOLLGATE_ADMIN_TOKEN}
 //	    max_body         1MiB
@@ -183,7 +184,7 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		"intelligence.heatmap_price": &g.Intelligence.HeatmapPrice,
 	}
 	durations := map[string]*caddy.Duration{
-		".request_timeout": &g.RequestTimeout, ".body_timeout": &g.BodyTimeout,
+		".request_timeout": &g.RequestTimeout, ".body_timeout": &g.BodyTimeout, ".redis_replica_wait": &g.RedisReplicaWait,
 		"upstreams.timeout": &u.Timeout, "upstreams.probe_interval": &u.ProbeInterval,
 		"upstreams.breaker_open_for": &u.BreakerOpenFor, "upstreams.registry_refresh": &u.RegistryRefresh,
 	}

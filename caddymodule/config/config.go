@@ -69,6 +69,10 @@ type Gateway struct {
 	// key_prefix). It must equal settlementd's TOLLGATE_REDIS_SHARDS: both
 	// check the count recorded in Redis at start (balances.CheckLayout).
 	RedisShards int `json:"redis_shards,omitempty"`
+	// RedisReplicaWait, when set, follows every metering script that books
+	// money with WAIT 1 <it> (shared/meter failover.go): on a Redis with
+	// replicas, the bound on what a master failover can lose. Unset: no WAIT.
+	RedisReplicaWait caddy.Duration `json:"redis_replica_wait,omitempty"`
 	// AdminToken gates /admin/* (X-Admin-Token); a placeholder like
 	// {env.TOLLGATE_ADMIN_TOKEN}.
 	AdminToken string `json:"admin_token,omitempty"`

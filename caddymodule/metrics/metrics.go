@@ -45,6 +45,10 @@ var (
 		Help:    "Round trip of the per-request metering script.",
 		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .1, .5, 1},
 	})
+	MeterUnreplicated = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: "meter", Name: "unreplicated_total",
+		Help: "Decisions that booked money while no replica acknowledged them within redis_replica_wait: what a master failover could lose.",
+	})
 	MeterRefunds = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: "meter", Name: "refunded_calls_total",
 		Help: "Calls refunded because the upstream failed, by payer (credits, free) and result (ok, error).",
@@ -79,7 +83,7 @@ func Register(reg prometheus.Registerer, extra ...prometheus.Collector) error {
 		return nil
 	}
 	all := []prometheus.Collector{RPCRequests, RPCCalls, RPCDuration, CacheLookups,
-		MeterDecisions, MeterLatency, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes, Verifications}
+		MeterDecisions, MeterLatency, MeterUnreplicated, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes, Verifications}
 	for _, c := range append(all, extra...) {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError

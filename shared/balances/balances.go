@@ -21,6 +21,7 @@
 //	<p>refund:<request id>           string: guard making a request's refund happen once
 //	<p>config:free                   hash: ip, net — free-tier limits set at runtime by an operator (absent = config)
 //	<p>adjustments                   hash: admin adjustment id → "<account> <signed units>" (applies each id once)
+//	<p>adjustment-ids                hash: the same, on shard 0 for every shard (an id names one adjustment)
 //	<p>bundle:{<wallet>}             hash: calls, granted, used — a wallet's x402 bundle (wallet = lower-case 0x hex)
 //	<p>bundle:{<wallet>}:grants      set: settlement tx hashes already granted (idempotency of a grant)
 //	<p>siwx:<nonce>                  string: a Sign-In-With-X nonce already used (expires with the message's age limit)
@@ -166,6 +167,12 @@ func (l Layout) AccountRate(id string) string { return l.Account(id) + ":rl" }
 // retried admin call applies once. It is one hash for all accounts because
 // the id is also the adjustment's key in Postgres, where it must be unique.
 func (l Layout) Adjustments() string { return l.Shard(0).Prefix + "adjustments" }
+
+// AdjustmentIDs claims every admin adjustment id for one account and
+// amount across shards ("<account> <signed units>"), on shard 0: an
+// account's Adjustments hash is on its own shard, so it alone cannot see an
+// id already used on another shard.
+func (l Layout) AdjustmentIDs() string { return l.Shard(0).Prefix + "adjustment-ids" }
 
 // FreeConfig holds free-tier limits an operator set at runtime; every
 // gateway instance's metering script reads it, falling back to its own

@@ -101,6 +101,15 @@ func (m *Meter) ClearFreeLimits(ctx context.Context) error {
 	return nil
 }
 
+// claimIDScript claims KEYS[1]'s field ARGV[1] for value ARGV[2]: 1 when it
+// is now (or already was) that value, 0 when it holds another.
+var claimIDScript = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v and v ~= ARGV[2] then return 0 end
+if not v then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+`)
+
 // revokeScript revokes a key: its account status and the KeyRevoked event,
 // atomically. A repeat changes nothing and writes no event.
 //
@@ -224,6 +233,16 @@ func (m *Meter) Adjust(ctx context.Context, a Adjustment) (AdjustResult, error) 
 	}
 	l := m.layout.Shard(m.layout.ShardOfPayer(a.Account))
 	units := strconv.FormatInt(int64(a.Units), 10)
+	// The id is claimed for this account and amount first, on shard 0 (an
+	// admin call, off the hot path: two round trips). A claim that stays
+	// after the adjustment failed is the same adjustment retried later.
+	claimed, err := claimIDScript.Run(ctx, m.rdb, []string{m.layout.AdjustmentIDs()}, a.ID, a.Account+" "+units).Int64()
+	if err != nil {
+		return AdjustResult{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if claimed == 0 {
+		return AdjustResult{ID: a.ID}, ErrAdjustmentConflict
+	}
 	res, err := adjustScript.Run(ctx, m.rdb, []string{l.Account(a.Account), l.Adjustments(), l.Stream(0)},
 		a.ID, a.Account+" "+units, units, events.TypeAdjustment, events.Version, data).Slice()
 	if err != nil {

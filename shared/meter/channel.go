@@ -145,7 +145,7 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 	l := m.layout.Shard(d.shard)
 	draw := &run{script: voucherScript, keys: []string{l.Stream(0), l.Channel(v.ChannelID), l.Requests(d.date)},
 		args: []any{ms, req.Calls, int64(price), int64(v.Cumulative), v.Signature, v.Wallet, events.TypeDebit, events.Version, data,
-			int64(dayTTL / time.Second)}}
+			int64(dayTTL / time.Second)}, wait: true}
 	gate := m.gateRun(d.ipShard, d.ipKey, ms)
 	m.exec(ctx, draw, gate)
 	if draw.err != nil {

@@ -85,6 +85,12 @@ type Config struct {
 	KeyRate         Rate   // requests per valid API key
 	CreateLimit     int    // key creations per IP per CreateWindow; 0 = unlimited
 	CreateWindow    time.Duration
+	// ReplicaWait, when positive, follows every script that may book money
+	// with WAIT 1 <ReplicaWait> (failover.go): the bound on what a master
+	// failover can lose. 0: no WAIT (a Redis without replicas).
+	ReplicaWait time.Duration
+	// OnUnreplicated, if set, is called for each such decision (a metric).
+	OnUnreplicated func()
 	// Now is the clock; nil means time.Now. Tests move it across midnight.
 	Now func() time.Time
 }
@@ -93,10 +99,13 @@ type Config struct {
 type Meter struct {
 	rdb    redis.Scripter
 	cmd    redis.Cmdable
+	uc     redis.UniversalClient
 	layout balances.Layout
 	cfg    Config
-	hints  hints                   // what this process learned of keys (shard.go)
-	day    atomic.Pointer[dayName] // the last UTC date formatted, reused by every request that day
+	hints  hints // what this process learned of keys (shard.go)
+	// unreplicated counts money-booking decisions no replica acknowledged in time (failover.go).
+	unreplicated atomic.Uint64
+	day          atomic.Pointer[dayName] // the last UTC date formatted, reused by every request that day
 }
 
 // dayName caches balances.DateOf for one UTC day: formatting the date on
@@ -142,7 +151,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Meter, error) {
 		return nil, fmt.Errorf("meter: on Redis Cluster an unsharded key prefix %q needs a hash tag such as \"{tollgate}:\", "+
 			"so the metering script's keys share one slot (or set shards to spread payers over the cluster)", cfg.Prefix)
 	}
-	return &Meter{rdb: rdb, cmd: rdb, layout: layout, cfg: cfg}, nil
+	return &Meter{rdb: rdb, cmd: rdb, uc: rdb, layout: layout, cfg: cfg}, nil
 }
 
 // nearThreshold is the call count from which an IP is near its limit.
@@ -441,7 +450,7 @@ func (m *Meter) meterRun(d *Decision, c *scriptCall, shard int, mode string, che
 		d.date, events.TypeDebit, events.Version, c.paid, c.free, placeholder,
 		l.BundlePrefix(), bundleArg(c.bundle), walletPlaceholder, mode, ipk, rate, countShort,
 	}
-	return &run{script: meterScript, keys: keys, args: args}
+	return &run{script: meterScript, keys: keys, args: args, wait: c.keyHash != "" && mode != modeIP}
 }
 
 // limitsOf reads the {IP limit, subnet limit} tail of a script reply.
@@ -492,7 +501,14 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 	}
 	// The refund goes where the debit was booked: the payer's shard or
 	// the address's.
-	l := m.layout.Shard(d.shard)
+	shard := d.shard
+	if d.Outcome == Bundle {
+		// A bundle is on its wallet's shard; a batch-settlement voucher's
+		// draw was booked on its channel's, and its refund is a bundle call
+		// of the wallet all the same.
+		shard = m.layout.ShardOfPayer(d.Wallet)
+	}
+	l := m.layout.Shard(shard)
 	keys := []string{l.Stream(0), l.RefundGuard(d.ID)}
 	mode := "free"
 	switch d.Outcome {

@@ -756,4 +756,12 @@ func TestClusterClientNeedsTaggedPrefix(t *testing.T) {
 	if _, err := meter.New(c, meter.Config{Prefix: "{tollgate}:"}); err != nil {
 		t.Fatal(err)
 	}
+	// Sharded: a plain prefix, each shard its own tag; a tagged one would
+	// put every shard in one slot.
+	if _, err := meter.New(c, meter.Config{Prefix: "tollgate:", Shards: 12}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := meter.New(c, meter.Config{Prefix: "{tollgate}:", Shards: 12}); err == nil {
+		t.Fatal("12 shards under a tagged prefix were accepted")
+	}
 }

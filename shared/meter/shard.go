@@ -49,43 +49,59 @@ type run struct {
 	script *redis.Script
 	keys   []string
 	args   []any
-	res    []any
-	code   int64
-	err    error
+	// wait: the script may book money; with Config.ReplicaWait it is
+	// followed by WAIT 1 on the same connection (failover.go).
+	wait bool
+	cmd  *redis.Cmd
+	res  []any
+	code int64
+	err  error
 }
 
 // exec sends runs (nil ones skipped) in one round trip: one script alone
 // with EVALSHA (EVAL on NOSCRIPT), several in one pipeline, which a
 // ClusterClient splits by master and sends to them in parallel. A script a
 // master does not know yet (NOSCRIPT) is sent again with EVAL: that only
-// happens the first time after a master (re)starts.
+// happens the first time after a master (re)starts. With ReplicaWait, a
+// run that may book money goes in its own pipeline to its master, followed
+// by WAIT, concurrently with the others (failover.go).
 func (m *Meter) exec(ctx context.Context, runs ...*run) {
-	var live []*run
+	var live, plain []*run
+	var wg sync.WaitGroup
 	for _, r := range runs {
-		if r != nil {
-			live = append(live, r)
+		if r == nil {
+			continue
+		}
+		live = append(live, r)
+		if r.wait && m.cfg.ReplicaWait > 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.execWait(ctx, r)
+			}()
+		} else {
+			plain = append(plain, r)
 		}
 	}
-	var cmds []*redis.Cmd
-	if len(live) == 1 {
-		r := live[0]
-		cmds = append(cmds, r.script.Run(ctx, m.rdb, r.keys, r.args...))
-	} else {
-		cmds = make([]*redis.Cmd, len(live))
+	if len(plain) == 1 {
+		r := plain[0]
+		r.cmd = r.script.Run(ctx, m.rdb, r.keys, r.args...)
+	} else if len(plain) > 1 {
 		_, _ = m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, r := range live {
-				cmds[i] = r.script.EvalSha(ctx, p, r.keys, r.args...)
+			for _, r := range plain {
+				r.cmd = r.script.EvalSha(ctx, p, r.keys, r.args...)
 			}
 			return nil
 		})
-		for i, r := range live {
-			if err := cmds[i].Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-				cmds[i] = r.script.Run(ctx, m.rdb, r.keys, r.args...)
+		for _, r := range plain {
+			if err := r.cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+				r.cmd = r.script.Run(ctx, m.rdb, r.keys, r.args...)
 			}
 		}
 	}
-	for i, r := range live {
-		r.res, r.err = cmds[i].Slice()
+	wg.Wait()
+	for _, r := range live {
+		r.res, r.err = r.cmd.Slice()
 		if r.err != nil {
 			// Wrapped: MaybeBooked tells a dial failure from a lost reply.
 			r.err = fmt.Errorf("%w: %w", ErrUnavailable, r.err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/tollgate-rpc/tollgate/shared/accounts"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
@@ -243,5 +244,33 @@ func TestMigratedKeyPointsToItsHome(t *testing.T) {
 	}
 	if u, st, err := f.m.Usage(ctx, h); err != nil || st != meter.KeyActive || u.KeyID != id || u.RequestsToday != 3 {
 		t.Fatalf("usage %+v %v %v", u, st, err)
+	}
+}
+
+// With ReplicaWait every decision that books money is followed by WAIT 1;
+// the test Redis has no replica, so each such decision is counted as
+// unreplicated (what a failover could lose) and still served, and calls
+// that book no money (the free tier) are not counted.
+func TestReplicaWaitCountsUnacknowledgedDebits(t *testing.T) {
+	for _, shards := range []int{1, testShards} {
+		t.Run(fmt.Sprint(shards), func(t *testing.T) {
+			f := newFixture(t, meter.Config{Shards: shards, FreeDailyLimit: 5, FreeSubnetLimit: 50, ReplicaWait: 5 * time.Millisecond})
+			secret, id := f.newKey(t)
+			f.credit(t, id, 3*money.PricePerCall)
+			for i := range 3 {
+				if d := f.authorize(t, meter.Request{IP: ip("192.0.2.8"), KeyHash: meter.HashKey(secret), Calls: 1}); d.Outcome != meter.Paid {
+					t.Fatalf("call %d: %+v", i, d)
+				}
+			}
+			if d := f.authorize(t, meter.Request{IP: ip("192.0.2.9"), Calls: 1}); d.Outcome != meter.Free {
+				t.Fatalf("free call: %+v", d)
+			}
+			if n := f.m.Unreplicated(); n != 3 {
+				t.Fatalf("unreplicated %d, want 3 (the paid calls)", n)
+			}
+			if f.balance(t, id) != 0 {
+				t.Fatalf("balance %d", f.balance(t, id))
+			}
+		})
 	}
 }
