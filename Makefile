@@ -211,6 +211,16 @@ bench-meter:
 	  TOLLGATE_BENCH_REPLICA_WAIT="$(BENCH_REPLICA_WAIT)" && \
 	  $(GO) test ./shared/meter -run '^$$' -bench 'BenchmarkMeterDecisions' -benchtime $(BENCH_METER_TIME) -count 1
 
+# The same driver against one master and against three: bench-meter on the
+# test Redis, then on a throwaway Redis Cluster (scripts/cluster.sh, ports
+# 17100-17105, data under .run/bench-cluster/, stopped afterwards).
+.PHONY: bench-meter-cluster
+bench-meter-cluster:
+	@$(MAKE) --no-print-directory bench-meter
+	@export TOLLGATE_CLUSTER_DIR=$(RUN_DIR)/bench-cluster TOLLGATE_CLUSTER_PORT=17100 && \
+	  trap 'scripts/cluster.sh stop' EXIT && scripts/cluster.sh start >/dev/null && \
+	  $(MAKE) --no-print-directory bench-meter BENCH_REDIS_CLUSTER=$$(seq -s, -f '127.0.0.1:%g' 17100 17105)
+
 # Gateway data-path cost (issue 4): a fast local upstream measured directly,
 # through a plain Caddy reverse_proxy, and through our gateway with a funded
 # key and anonymously, with wrk at concurrency 16 and 64; prints req/s, p50,

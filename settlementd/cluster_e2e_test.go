@@ -493,21 +493,34 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	// The books once every stream is ingested and every served call's
 	// revenue event (outside the loss windows) is in PostgreSQL.
 	inWindow := func(at, kill time.Time) bool { return !at.After(kill) && kill.Sub(at) <= clusterLossWindow }
-	settletest.Eventually(t, 60*time.Second, "every stream drained and the revenue of every served call ingested", func() (bool, error) {
+	// Not fatal when it times out: the checks below then say which call
+	// or stream is missing.
+	caughtUp := func() string {
 		for _, s := range streams {
 			w, err := ingest.GroupWatermark(ctx, rdb, s, ingest.DefaultGroup)
 			if err != nil || !w.Drained() {
-				return false, nil
+				return fmt.Sprintf("stream %s not drained (%+v, %v)", s, w, err)
 			}
 		}
 		rev := idSet(t, pool, `SELECT id FROM revenue_events`)
 		for id, a := range served {
 			if !rev[id] && !inWindow(a.decided(t), masterKilledAt) && !(a.gw == 1 && a.gen == 0 && inWindow(a.done, gwKilledAt)) {
-				return false, nil
+				return "revenue of " + id + " not ingested"
 			}
 		}
-		return true, nil
-	})
+		return ""
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		why := caughtUp()
+		if why == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("after 60 s: %s", why)
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // polling PostgreSQL and the streams
+	}
 	debits := map[string]string{} // id → payer
 	rows, err := pool.Query(ctx, `SELECT id, payer FROM debits`)
 	if err != nil {
@@ -576,7 +589,8 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 		}
 		if !revenue[id] {
 			if !inWindow(a.decided(t), masterKilledAt) && !(a.gw == 1 && a.gen == 0 && inWindow(a.done, gwKilledAt)) {
-				t.Errorf("%s call %s served without a revenue event", a.kind, id)
+				t.Errorf("%s call %s (gateway %d gen %d, decided %v after the master's kill, answered %v after the gateway's) served without a revenue event",
+					a.kind, id, a.gw, a.gen, a.decided(t).Sub(masterKilledAt), a.done.Sub(gwKilledAt))
 			}
 			lostRevenue = append(lostRevenue, id)
 		}
