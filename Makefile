@@ -154,6 +154,26 @@ demo-down:
 clean:
 	rm -rf bin
 
+# A real Redis Cluster (three masters, one replica each; redis-server from
+# Debian on loopback ports 17000-17005, data under .run/cluster/):
+# cluster-up starts it and prints TOLLGATE_CLUSTER_URL, cluster-down stops it.
+# cluster-test runs the cluster tests — each starts its own cluster on free
+# ports (internal/rediscluster), three gateways and two settlementd replicas,
+# fails a master over, and tears everything down; they are part of make test too.
+.PHONY: cluster-up cluster-down cluster-test
+cluster-up:
+	@scripts/cluster.sh start
+
+cluster-down:
+	@scripts/cluster.sh stop
+
+cluster-test: build
+	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
+	@source $(RUN_DIR)/services.env.sh && \
+	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_CADDY_BIN=$(CURDIR)/bin/caddy \
+	    TOLLGATE_SETTLEMENTD_BIN=$(CURDIR)/bin/settlementd TOLLGATE_DEVCHAIN_BIN=$(CURDIR)/bin/devchain && \
+	  $(GO) test -count=1 -timeout 10m -v -run 'Cluster' ./internal/rediscluster ./settlementd
+
 # settlementd ingest throughput against the real Redis + PostgreSQL:
 # BENCH_EVENTS stream entries per case (backlog drain, sustained producer,
 # several worker/batch settings), then a producer paced at 25,000 entries/s.
@@ -191,6 +211,16 @@ bench-meter:
 	  TOLLGATE_BENCH_REDIS_CLUSTER="$(BENCH_REDIS_CLUSTER)" TOLLGATE_BENCH_SHARDS="$(BENCH_SHARDS)" \
 	  TOLLGATE_BENCH_REPLICA_WAIT="$(BENCH_REPLICA_WAIT)" && \
 	  $(GO) test ./shared/meter -run '^$$' -bench 'BenchmarkMeterDecisions' -benchtime $(BENCH_METER_TIME) -count 1
+
+# The same driver against one master and against three: bench-meter on the
+# test Redis, then on a throwaway Redis Cluster (scripts/cluster.sh, ports
+# 17100-17105, data under .run/bench-cluster/, stopped afterwards).
+.PHONY: bench-meter-cluster
+bench-meter-cluster:
+	@$(MAKE) --no-print-directory bench-meter
+	@export TOLLGATE_CLUSTER_DIR=$(RUN_DIR)/bench-cluster TOLLGATE_CLUSTER_PORT=17100 && \
+	  trap 'scripts/cluster.sh stop' EXIT && scripts/cluster.sh start >/dev/null && \
+	  $(MAKE) --no-print-directory bench-meter BENCH_REDIS_CLUSTER=$$(seq -s, -f '127.0.0.1:%g' 17100 17105)
 
 # Gateway data-path cost (issue 4): a fast local upstream measured directly,
 # through a plain Caddy reverse_proxy, and through our gateway with a funded

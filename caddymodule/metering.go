@@ -50,6 +50,10 @@ func redisOptions(url string, cluster bool) (redis.UniversalClient, error) {
 		}
 		o.MaxRetries, o.PoolSize, o.DialerRetries, o.DialerRetryTimeout = -1, pool, 1, 50*time.Millisecond
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
+		// go-redis reloads the slot map on MOVED, but a failed master answers
+		// nothing: at the default interval (60 s) its slots would keep going
+		// to it, 503 after 503, for up to a minute after its replica took over.
+		o.ClusterStateReloadInterval = time.Second
 		return redis.NewClusterClient(o), nil
 	}
 	o, err := redis.ParseURL(url)

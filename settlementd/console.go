@@ -22,7 +22,7 @@ import (
 //	TOLLGATE_KEY_CREATE_LIMIT   wallet keys per client IP per hour, shared with the gateway's
 //	                            key creation counter (default 10; "off": unlimited)
 func registerConsole(d *daemon.Daemon, cfg *config.Config, log *zap.Logger) error {
-	wk, err := walletkeys.New(walletkeys.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Domain: cfg.Auth.Domain,
+	wk, err := walletkeys.New(walletkeys.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Shards: cfg.RedisShards, Domain: cfg.Auth.Domain,
 		ChainID: cfg.Chain.ChainID, CreateLimit: cfg.Auth.KeyCreateLimit, Log: log.Named("walletkeys")})
 	if err != nil {
 		return err

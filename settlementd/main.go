@@ -18,7 +18,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -118,7 +117,7 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	if cj != nil {
 		defer cj.Close()
 	}
-	d.Registry().MustRegister(statemetrics.New(statemetrics.Config{Pool: d.Pool(), Redis: d.Redis(), Stream: cfg.Stream(),
+	d.Registry().MustRegister(statemetrics.New(statemetrics.Config{Pool: d.Pool(), Redis: d.Redis(), Streams: cfg.Streams(),
 		Settlement: cj != nil && cj.Settlement != nil}))
 	closeNodeAPI, err := registerNodeAPI(ctx, d, cfg, log, cj, client)
 	if err != nil {
@@ -143,7 +142,7 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 // solvency) that cfg.Chain configures; without a chain RPC URL there are
 // none and settlementd only ingests and closes epochs.
 func registerChainJobs(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, client *ethclient.Client) (*chainjobs.Jobs, error) {
-	cj, err := chainjobs.Build(ctx, cfg.Chain, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Client: client,
+	cj, err := chainjobs.Build(ctx, cfg.Chain, chainjobs.Deps{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Shards: cfg.RedisShards, Client: client,
 		Fence: d.Elector(), Registry: d.Registry(), Log: log})
 	if err != nil {
 		return nil, err
@@ -167,16 +166,15 @@ func runReconcile(ctx context.Context, cfg *config.Config, log *zap.Logger) erro
 		return errors.New("opening the PostgreSQL pool failed (check DATABASE_URL)")
 	}
 	defer pool.Close()
-	opts, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := daemon.NewRedis(cfg)
 	if err != nil {
-		return errors.New("REDIS_URL is invalid")
+		return err
 	}
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	if err := daemon.Ping(ctx, pool, rdb); err != nil {
 		return err
 	}
-	rep, err := reconcile.Run(ctx, pool, rdb, reconcile.Options{Prefix: cfg.Prefix, Apply: cfg.Apply, Force: cfg.Force}, log.Named("reconcile"))
+	rep, err := reconcile.Run(ctx, pool, rdb, reconcile.Options{Prefix: cfg.Prefix, Shards: cfg.RedisShards, Apply: cfg.Apply, Force: cfg.Force}, log.Named("reconcile"))
 	if err != nil {
 		return err
 	}

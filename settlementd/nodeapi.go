@@ -145,7 +145,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	add("TOLLGATE_CLAIM_SWEEP_SCHEDULE", cfg.Claims.SweepSchedule, claims.Sweeper{Pool: d.Pool()})
 
 	// Status, public data and admin.
-	sc := status.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, AdminToken: cfg.AdminToken,
+	sc := status.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Shards: cfg.RedisShards, AdminToken: cfg.AdminToken,
 		OnChain: s.GovernorKey != "", IsLeader: d.Elector().IsLeader, Log: log}
 	if cj != nil && cj.Solvency != nil {
 		sc.Solvency = cj.Solvency

@@ -17,6 +17,7 @@ import (
 func registerRecovery(d *daemon.Daemon, cfg *config.Config, log *zap.Logger) error {
 	every := cfg.RedisWatchInterval
 	w := recovery.New(d.Pool(), d.Redis(), cfg.Prefix, log)
+	w.Shards = cfg.RedisShards
 	w.Grace = every
 	w.Register(d.Registry())
 	if err := d.Scheduler().Add(fmt.Sprintf("@every %s", every), w); err != nil {

@@ -45,7 +45,7 @@ func registerX402(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log
 			client.Close()
 			return nil, fmt.Errorf("TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY is not a valid secp256k1 private key")
 		}
-		m, merr := meter.New(d.Redis(), meter.Config{Prefix: cfg.Prefix})
+		m, merr := meter.New(d.Redis(), meter.Config{Prefix: cfg.Prefix, Shards: cfg.RedisShards})
 		if merr == nil {
 			merr = d.Scheduler().Add(cfg.X402.ClaimSchedule, f.ClaimJob(m, key))
 		}

@@ -243,6 +243,15 @@ func run() error {
 			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key, pid: base.cmd.Process.Pid},
 			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc", pid: base.cmd.Process.Pid})
 	}
+	var cluster *benchCluster
+	if env("BENCH_CLUSTER", "1") != "0" && cfg.measures("c-cl") {
+		if cluster, err = startBenchCluster(ctx, cfg, up); err != nil {
+			return fmt.Errorf("the Redis Cluster row: %w", err)
+		}
+		defer cluster.stop()
+		setups = append(setups, setup{id: "c-cl", name: fmt.Sprintf("gateway, funded API key, Redis Cluster (3 masters, %d shard(s))", cluster.shards),
+			url: cluster.gw.url + "/rpc", key: cluster.key, pid: cluster.gw.cmd.Process.Pid, redisPIDs: cluster.redises})
+	}
 	setups = slices.DeleteFunc(setups, func(s setup) bool { return !cfg.measures(s.id) })
 	if len(setups) == 0 {
 		return fmt.Errorf("BENCH_SETUPS %q names no setup", os.Getenv("BENCH_SETUPS"))
@@ -266,14 +275,18 @@ func run() error {
 				if cfg.profile && round == 1 && s.id == "c" && c == cfg.conc[len(cfg.conc)-1] {
 					prof = gw.cpuProfile(filepath.Join(cfg.out, "gateway-cpu.pprof"), cfg.duration)
 				}
+				rpids := s.redisPIDs
+				if rpids == nil {
+					rpids = []int{rpid}
+				}
 				p0, err1 := procCPU(s.pid)
-				q0, err2 := procCPU(rpid)
+				q0, err2 := procsCPU(rpids)
 				r, err := cfg.runWrk(ctx, s, c, cfg.duration)
 				if err != nil {
 					return fmt.Errorf("%s c=%d: %w", s.id, c, err)
 				}
 				p1, err3 := procCPU(s.pid)
-				q1, err4 := procCPU(rpid)
+				q1, err4 := procsCPU(rpids)
 				if err := errors.Join(err1, err2, err3, err4); err != nil {
 					return fmt.Errorf("CPU accounting of %s c=%d: %w", s.id, c, err)
 				}
@@ -297,6 +310,20 @@ func run() error {
 		}
 	}
 	report := renderReport(cfg, results, append(machine(cfg), fmt.Sprintf("1-minute load average when the run started: %s (other work on the machine shows here).", load)))
+	if cluster != nil {
+		// Redis alone: metering decisions per second, no gateway.
+		single, err := decisionsPerSecond(ctx, rdb, prefix+"dec:", 1, 64, 64, cfg.duration)
+		if err != nil {
+			return fmt.Errorf("decisions on the single Redis: %w", err)
+		}
+		clustered, err := decisionsPerSecond(ctx, cluster.rdb, clusterPrefix(cluster.shards)+"dec:", cluster.shards, 64, 64, cfg.duration)
+		if err != nil {
+			return fmt.Errorf("decisions on the cluster: %w", err)
+		}
+		report += fmt.Sprintf("\nRedis alone (the metering script called directly, 64 funded keys, 64 callers, %v): "+
+			"%.0f decisions/s on the single Redis, %.0f decisions/s on the cluster of 3 masters with %d shard(s) (%.2f×).\n",
+			cfg.duration, single, clustered, cluster.shards, clustered/single)
+	}
 	fmt.Print(report)
 	if err := os.WriteFile(filepath.Join(cfg.out, "latest.md"), []byte(report), 0o644); err != nil {
 		return err
@@ -642,7 +669,12 @@ func (p *caddyProc) cpuProfile(path string, d time.Duration) chan error {
 // fundedKey creates an API key through the gateway and credits it the way
 // settlementd's deposit listener does (shared/balances.Credit), with enough
 // for any run.
-func fundedKey(ctx context.Context, gw *caddyProc, rdb *redis.Client, prefix string) (string, error) {
+func fundedKey(ctx context.Context, gw *caddyProc, rdb redis.UniversalClient, prefix string) (string, error) {
+	return fundedKeyAt(ctx, gw, rdb, balances.Layout{Prefix: prefix})
+}
+
+// fundedKeyAt creates a key through gw and credits it in layout l.
+func fundedKeyAt(ctx context.Context, gw *caddyProc, rdb redis.UniversalClient, l balances.Layout) (string, error) {
 	resp, err := http.Post(gw.url+"/api/keys", "application/json", strings.NewReader(`{"label":"bench","tier":"free"}`))
 	if err != nil {
 		return "", err
@@ -655,7 +687,7 @@ func fundedKey(ctx context.Context, gw *caddyProc, rdb *redis.Client, prefix str
 	if err := json.NewDecoder(resp.Body).Decode(&k); err != nil || resp.StatusCode != http.StatusCreated {
 		return "", fmt.Errorf("creating the bench key: %s %v", resp.Status, err)
 	}
-	if _, _, err := balances.Credit(ctx, rdb, prefix, k.ID, 1_000_000*money.Scale, "bench:"+k.ID); err != nil {
+	if _, _, err := balances.CreditAt(ctx, rdb, l, k.ID, 1_000_000*money.Scale, "bench:"+k.ID); err != nil {
 		return "", err
 	}
 	return k.Key, nil
@@ -677,6 +709,7 @@ func dropPrefix(rdb *redis.Client, prefix string) {
 // ---- wrk ----
 
 type setup struct {
+	redisPIDs          []int // the Redis processes whose CPU is counted (nil: the single Redis)
 	id, name, url, key string
 	body               string // the call; "" is eth_blockNumber
 	pid                int    // the proxy process whose CPU is counted (0: none, the upstream directly)
@@ -723,6 +756,19 @@ var clockTick = func() time.Duration {
 
 // procCPU is the user + system CPU time of a process, all threads, so far.
 // pid 0 is no process (0).
+// procsCPU is the CPU time of several processes together.
+func procsCPU(pids []int) (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range pids {
+		d, err := procCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
 func procCPU(pid int) (time.Duration, error) {
 	if pid == 0 {
 		return 0, nil

@@ -162,6 +162,15 @@ func (s *Server) Reload(caddyfile string) {
 	}
 }
 
+// Kill ends the process with SIGKILL, as a crashed machine: nothing is
+// flushed, requests in flight get no answer. It waits for the exit.
+func (s *Server) Kill() {
+	s.stopOnce.Do(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	})
+}
+
 // Stop ends the process (gracefully, then by force).
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {

@@ -47,6 +47,7 @@ type Deps struct {
 	Pool   *pgxpool.Pool
 	Redis  redis.Scripter
 	Prefix string       // Redis key prefix (the daemon's -prefix)
+	Shards int          // metering shards (the daemon's -redis-shards)
 	Fence  chain.Fencer // the leader elector
 	// Registry receives the transaction metrics (nil: not exported).
 	Registry prometheus.Registerer
@@ -183,7 +184,7 @@ func Build(ctx context.Context, s Settings, d Deps) (*Jobs, error) {
 		client, out.client = c, c
 	}
 	var err error
-	if out.Deposits, err = deposits.New(deposits.Config{Pool: d.Pool, Redis: d.Redis, Prefix: d.Prefix, Client: client,
+	if out.Deposits, err = deposits.New(deposits.Config{Pool: d.Pool, Redis: d.Redis, Prefix: d.Prefix, Shards: d.Shards, Client: client,
 		ChainID: s.ChainID, Vault: vault, Confirmations: s.Confirmations, StartBlock: s.VaultStartBlock, Fence: d.Fence, Log: d.Log}); err != nil {
 		out.Close()
 		return nil, err

@@ -16,8 +16,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +35,14 @@ type Config struct {
 	DatabaseURL string
 	RedisURL    string
 	Prefix      string
+	// RedisCluster: REDIS_URL names a Redis Cluster (go-redis
+	// ParseClusterURL: redis://host:port?addr=host2:port2&…); also assumed
+	// when the URL lists addr= seeds.
+	RedisCluster bool
+	// RedisShards is the number of metering shards the gateways spread
+	// payers over (the same value as their redis_shards): every shard has
+	// its own event stream, and settlementd consumes each.
+	RedisShards int
 	HTTPAddr    string
 
 	Consumer      string
@@ -74,8 +84,25 @@ type Config struct {
 	Gateway  Gateway
 }
 
-// Stream is the event stream key.
+// Stream is the event stream key of a single-shard deployment (shard 0's).
 func (c *Config) Stream() string { return c.Prefix + "events" }
+
+// Streams are every shard's event stream, which the ingest consumes and the
+// epoch closer waits for.
+func (c *Config) Streams() []string { return shardStreams(c.Prefix, c.RedisShards) }
+
+// Cluster reports whether REDIS_URL names a Redis Cluster.
+func (c *Config) Cluster() bool { return IsClusterURL(c.RedisURL, c.RedisCluster) }
+
+// IsClusterURL: cluster is set, or the URL lists addr= seed nodes (which
+// only a cluster URL can).
+func IsClusterURL(raw string, cluster bool) bool {
+	if cluster {
+		return true
+	}
+	u, err := url.Parse(raw)
+	return err == nil && u.Query().Has("addr")
+}
 
 // option binds one setting to its flag, file key and environment variable.
 type option struct {
@@ -126,6 +153,10 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (required)")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL")
 	str(&c.Prefix, "prefix", "TOLLGATE_PREFIX", "tollgate:", "Redis key prefix shared with the gateway; the event stream is <prefix>events")
+	boo(&c.RedisCluster, "redis-cluster", "TOLLGATE_REDIS_CLUSTER", false,
+		"REDIS_URL names a Redis Cluster (redis://host:port?addr=host2:port2&...; assumed when it lists addr= seeds)")
+	num(&c.RedisShards, "redis-shards", "TOLLGATE_REDIS_SHARDS", 1,
+		"metering shards the gateways spread payers over (their redis_shards); settlementd consumes every shard's event stream")
 	str(&c.HTTPAddr, "http-addr", "TOLLGATE_HTTP_ADDR", "127.0.0.1:8081", "HTTP listen address (/health, /metrics, API)")
 	str(&c.Consumer, "consumer", "TOLLGATE_CONSUMER", "",
 		"consumer name in the stream's consumer group, unique per process (default <hostname>-<pid>; a stable name lets a restart recover its own pending entries at once)")
@@ -213,8 +244,17 @@ func (c *Config) validate() error {
 	} else if _, err := pgx.ParseConfig(c.DatabaseURL); err != nil {
 		errs = append(errs, errors.New("DATABASE_URL is not a valid PostgreSQL connection string")) // the error may quote the secret
 	}
-	if _, err := redis.ParseURL(c.RedisURL); err != nil {
+	if c.Cluster() {
+		if _, err := redis.ParseClusterURL(c.RedisURL); err != nil {
+			errs = append(errs, errors.New("REDIS_URL is not a valid Redis Cluster URL (redis://host:port?addr=host2:port2)"))
+		}
+	} else if _, err := redis.ParseURL(c.RedisURL); err != nil {
 		errs = append(errs, errors.New("REDIS_URL is not a valid redis:// URL"))
+	}
+	if c.RedisShards < 1 || c.RedisShards > MaxShards {
+		errs = append(errs, fmt.Errorf("redis-shards must be 1 to %d", MaxShards))
+	} else if err := validLayout(c.Prefix, c.RedisShards); err != nil {
+		errs = append(errs, err)
 	}
 	if c.IngestWorkers < 1 || c.IngestBatch < 1 {
 		errs = append(errs, errors.New("ingest-workers and ingest-batch must be at least 1"))
@@ -271,7 +311,8 @@ func readFile(path string) (map[string]string, error) {
 func (c *Config) Describe() map[string]string {
 	return map[string]string{
 		"database":       describeDB(c.DatabaseURL),
-		"redis":          describeRedis(c.RedisURL),
+		"redis":          describeRedis(c.RedisURL, c.Cluster()),
+		"redis_shards":   strconv.Itoa(c.RedisShards),
 		"prefix":         c.Prefix,
 		"http-addr":      c.HTTPAddr,
 		"consumer":       c.Consumer,
@@ -292,7 +333,14 @@ func describeDB(dsn string) string {
 	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
 }
 
-func describeRedis(raw string) string {
+func describeRedis(raw string, cluster bool) string {
+	if cluster {
+		o, err := redis.ParseClusterURL(raw)
+		if err != nil {
+			return "(invalid)"
+		}
+		return "cluster " + strings.Join(o.Addrs, ",")
+	}
 	o, err := redis.ParseURL(raw)
 	if err != nil {
 		return "(invalid)"

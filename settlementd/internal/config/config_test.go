@@ -89,3 +89,45 @@ func TestHelpListsEveryOption(t *testing.T) {
 		t.Fatalf("describe leaks or misreports: %v", d)
 	}
 }
+
+// A cluster URL (addr= seeds, or -redis-cluster) is read with
+// ParseClusterURL; a single-node URL stays one stream per deployment, and
+// every shard gets its own stream.
+func TestRedisClusterAndShards(t *testing.T) {
+	base := map[string]string{"DATABASE_URL": "postgres://u@h/db"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := Load(nil, env(with("REDIS_URL", "redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002",
+		"TOLLGATE_REDIS_SHARDS", "3", "TOLLGATE_PREFIX", "tg:")), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Cluster() {
+		t.Fatal("a URL with addr= seeds is a cluster URL")
+	}
+	if s := c.Streams(); len(s) != 3 || s[0] == s[1] || s[1] == s[2] {
+		t.Fatalf("streams of 3 shards: %v", s)
+	}
+	c, err = Load(nil, env(with("REDIS_URL", "redis://127.0.0.1:6379/0")), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cluster() || len(c.Streams()) != 1 || c.Streams()[0] != c.Stream() {
+		t.Fatalf("single node: cluster %v, streams %v", c.Cluster(), c.Streams())
+	}
+	// ParseURL rejects addr=; a cluster URL must not be read as one.
+	if _, err := Load(nil, env(with("REDIS_URL", "redis://127.0.0.1:7000?addr=127.0.0.1:7001", "TOLLGATE_REDIS_CLUSTER", "false")), &bytes.Buffer{}); err != nil {
+		t.Fatalf("cluster URL without the flag: %v", err)
+	}
+	if _, err := Load(nil, env(with("TOLLGATE_REDIS_SHARDS", "0")), &bytes.Buffer{}); err == nil {
+		t.Fatal("redis-shards 0 accepted")
+	}
+}

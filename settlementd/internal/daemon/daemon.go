@@ -31,6 +31,8 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/jobs"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/leader"
 	"github.com/tollgate-rpc/tollgate/settlementd/migrations"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
 // Daemon is one settlementd replica.
@@ -43,7 +45,7 @@ type Daemon struct {
 	rdb     redis.UniversalClient
 	elector *leader.Elector
 	sched   *jobs.Scheduler
-	ingest  *ingest.Ingester
+	ingest  []*ingest.Ingester // one per shard's stream
 	api     *api.Server
 	ln      net.Listener
 }
@@ -68,11 +70,17 @@ func New(ctx context.Context, cfg *config.Config, log *zap.Logger, version strin
 	if d.pool, err = pgxpool.New(ctx, cfg.DatabaseURL); err != nil {
 		return nil, errors.New("daemon: opening the PostgreSQL pool failed (check DATABASE_URL)")
 	}
-	opts, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return nil, errors.New("daemon: REDIS_URL is invalid")
+	if d.rdb, err = NewRedis(cfg); err != nil {
+		return nil, err
 	}
-	d.rdb = redis.NewClient(opts)
+	// Redis records the shard count it is laid out for; settlementd reading
+	// other streams than the gateways write would never see their events.
+	// A Redis that is down now is checked by the gateways when it is back.
+	if err := balances.CheckLayout(ctx, d.rdb, balances.Layout{Prefix: cfg.Prefix, Shards: cfg.RedisShards}); errors.Is(err, balances.ErrLayoutMismatch) {
+		return nil, fmt.Errorf("daemon: %w (TOLLGATE_REDIS_SHARDS=%d)", err, cfg.RedisShards)
+	} else if err != nil {
+		log.Warn("could not check the Redis layout record", zap.Error(err))
+	}
 
 	leaderGauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "settlementd_leader", Help: "1 while this replica is the leader."})
 	transitions := prometheus.NewCounter(prometheus.CounterOpts{Name: "settlementd_leader_transitions_total", Help: "Leadership gained or lost."})
@@ -88,15 +96,27 @@ func New(ctx context.Context, cfg *config.Config, log *zap.Logger, version strin
 		}})
 	d.sched = jobs.New(d.elector, log, d.reg)
 
-	d.ingest, err = ingest.New(d.rdb, d.pool, ingest.Config{
-		Stream: cfg.Stream(), Consumer: cfg.Consumer, Workers: cfg.IngestWorkers, Batch: cfg.IngestBatch,
-		Block: cfg.IngestBlock, ClaimMinIdle: cfg.ClaimMinIdle, ClaimEvery: cfg.ClaimEvery,
-	}, log, d.reg)
-	if err != nil {
-		return nil, err
+	// One ingester per shard's stream, each with its own consumer group on
+	// that stream (the consumer names repeat: a group is per stream). With
+	// several streams their metrics carry a stream label.
+	streams := cfg.Streams()
+	for _, stream := range streams {
+		reg := prometheus.Registerer(d.reg)
+		if len(streams) > 1 {
+			reg = prometheus.WrapRegistererWith(prometheus.Labels{"stream": stream}, d.reg)
+		}
+		in, err := ingest.New(d.rdb, d.pool, ingest.Config{
+			Stream: stream, Consumer: cfg.Consumer, Workers: cfg.IngestWorkers, Batch: cfg.IngestBatch,
+			Block: cfg.IngestBlock, ClaimMinIdle: cfg.ClaimMinIdle, ClaimEvery: cfg.ClaimEvery,
+			Registry: cfg.Prefix + registry.NodesKey,
+		}, log, reg)
+		if err != nil {
+			return nil, err
+		}
+		d.ingest = append(d.ingest, in)
 	}
 
-	closer := &epochs.Closer{Pool: d.pool, Fence: d.elector, Grace: cfg.EpochGrace, Stream: cfg.Stream(), Log: log.Named("epochs")}
+	closer := &epochs.Closer{Pool: d.pool, Fence: d.elector, Grace: cfg.EpochGrace, Streams: streams, Log: log.Named("epochs")}
 	closer.Register(d.reg)
 	if err := d.sched.Add(cfg.EpochCloseSchedule, closer); err != nil {
 		return nil, err
@@ -146,7 +166,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	ingestCtx, stopIngest := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { d.elector.Run(electCtx) })
-	wg.Go(func() { d.ingest.Run(ingestCtx) })
+	for _, in := range d.ingest {
+		wg.Go(func() { in.Run(ingestCtx) })
+	}
 	d.sched.Start()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- d.api.Serve(d.ln) }()
@@ -191,6 +213,28 @@ func (d *Daemon) close() {
 	if d.pool != nil {
 		d.pool.Close()
 	}
+}
+
+// NewRedis is settlementd's Redis client: a cluster client when REDIS_URL
+// names a Redis Cluster, else a single-node client. A cluster client reloads
+// its slot map every second: go-redis reloads it on MOVED, but a failed
+// master answers nothing, and at the default interval (60 s) the client
+// would keep sending the failed master's slots to it for up to a minute
+// after its replica took over.
+func NewRedis(cfg *config.Config) (redis.UniversalClient, error) {
+	if cfg.Cluster() {
+		o, err := redis.ParseClusterURL(cfg.RedisURL)
+		if err != nil {
+			return nil, errors.New("daemon: REDIS_URL is not a valid Redis Cluster URL")
+		}
+		o.ClusterStateReloadInterval = time.Second
+		return redis.NewClusterClient(o), nil
+	}
+	o, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, errors.New("daemon: REDIS_URL is invalid")
+	}
+	return redis.NewClient(o), nil
 }
 
 // Ping checks both stores, for subcommands that need them up front.

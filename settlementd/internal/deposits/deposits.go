@@ -64,6 +64,7 @@ type Config struct {
 	Pool   *pgxpool.Pool  // required
 	Redis  redis.Scripter // required: balances are mirrored here
 	Prefix string         // Redis key prefix of the shared/balances layout (default balances.DefaultPrefix)
+	Shards int            // metering shards of the layout (0 or 1: one)
 	Client chain.Backend  // required: the chain-137 RPC (chain.Dial(ctx, url, 137))
 	// ChainID is the chain the rows are recorded under (default 137). The
 	// client is expected to serve it (chain.Dial checks).
@@ -514,7 +515,7 @@ func (l *Listener) mirror(ctx context.Context) error {
 				return err
 			}
 		}
-		applied, bal, err := balances.Credit(ctx, l.cfg.Redis, l.cfg.Prefix, c.account, money.Units(c.units), id)
+		applied, bal, err := balances.CreditAt(ctx, l.cfg.Redis, balances.Layout{Prefix: l.cfg.Prefix, Shards: l.cfg.Shards}, c.account, money.Units(c.units), id)
 		if err != nil {
 			return fmt.Errorf("deposits: mirroring %s to Redis: %w", id, err)
 		}

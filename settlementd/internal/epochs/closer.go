@@ -32,9 +32,12 @@ type Closer struct {
 	Pool   *pgxpool.Pool
 	Fence  Fencer        // nil: no fencing (single-process tools and tests)
 	Grace  time.Duration // how long after its end an epoch stays open
-	Stream string        // ingest_watermark row to wait for
-	Now    func() time.Time
-	Log    *zap.Logger
+	Stream string        // ingest_watermark row to wait for (a single-shard deployment)
+	// Streams: every shard's stream, whose ingest_watermark rows all must
+	// have passed an epoch's end before it closes (overrides Stream).
+	Streams []string
+	Now     func() time.Time
+	Log     *zap.Logger
 
 	once sync.Once
 	m    *closerMetrics
@@ -84,15 +87,24 @@ func epochEnd(id int64) time.Time   { return epochStart(id + 1) }
 // Postgres). The first call on an empty database opens the genesis epoch.
 func (c *Closer) CloseNext(ctx context.Context) (bool, error) {
 	c.metrics()
+	streams := c.Streams
+	if len(streams) == 0 {
+		streams = []string{c.Stream}
+	}
+	// The watermark is the lowest of every shard's: an epoch closes only
+	// when every stream has been ingested past its end. A shard that has
+	// not reported yet holds everything back.
 	var openP, lowP *int64
+	var reported int
 	err := c.Pool.QueryRow(ctx, `SELECT
 		(SELECT id FROM epochs WHERE state = 'open'),
-		(SELECT low_ms FROM ingest_watermark WHERE stream = $1)`, c.Stream).Scan(&openP, &lowP)
+		(SELECT min(low_ms) FROM ingest_watermark WHERE stream = ANY($1)),
+		(SELECT count(*) FROM ingest_watermark WHERE stream = ANY($1))`, streams).Scan(&openP, &lowP, &reported)
 	if err != nil {
 		return false, fmt.Errorf("epochs: reading state: %w", err)
 	}
 	var lowMs int64
-	if lowP != nil {
+	if lowP != nil && reported == len(streams) {
 		lowMs = *lowP
 	}
 	if openP == nil {

@@ -79,6 +79,7 @@ import (
 // Options of one run.
 type Options struct {
 	Prefix string // Redis key prefix (balances.Layout)
+	Shards int    // metering shards (balances.Layout; 0 or 1: one)
 	Group  string // consumer group whose progress proves the stream ingested
 	Apply  bool   // false: report what would change, write nothing
 	Force  bool   // run even though the stream is not fully ingested
@@ -93,7 +94,7 @@ type Report struct {
 	Changed        int            // accounts with at least one difference
 	Wallets        int            // wallets with an x402 bundle examined
 	WalletsChanged int            // wallets with at least one difference
-	Fields         map[string]int // differences by field: lookup, st, tier, kind, label, ts, w, bal, spent, deposits; bundle.calls, bundle.granted, bundle.used, bundle.grants
+	Fields         map[string]int // differences by field: lookup, pointer (a key lookup pointing to its account's home shard), st, tier, kind, label, ts, w, bal, spent, deposits; bundle.calls, bundle.granted, bundle.used, bundle.grants
 	Live           int            // records left alone because the gateway holds them live (Rebuild)
 	Generation     string         // the generation marker set (an applied run)
 }
@@ -115,12 +116,14 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 	if opts.Group == "" {
 		opts.Group = "settlementd"
 	}
-	l := balances.Layout{Prefix: opts.Prefix}
+	l, shards := layouts(opts.Prefix, opts.Shards)
 	if opts.Rebuild {
 		opts.Apply = true
 	} else if !opts.Force {
-		if err := checkIngested(ctx, rdb, l.Stream(0), opts.Group); err != nil {
-			return Report{}, err
+		for _, sh := range shards {
+			if err := checkIngested(ctx, rdb, shardStream(sh), opts.Group); err != nil {
+				return Report{}, err
+			}
 		}
 	}
 	rep := Report{Fields: map[string]int{}}
@@ -133,9 +136,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 	}
 	var token string
 	if opts.Apply {
+		// Every shard has its own rebuild token and marker: a shard whose
+		// master lost its data is rebuilt while the others keep serving.
 		token = ulid.Make().String()
-		if err := rdb.Set(ctx, l.Rebuilding(), token, 0).Err(); err != nil {
-			return rep, fmt.Errorf("reconcile: writing Redis: %w", err)
+		for _, sh := range shards {
+			if err := rdb.Set(ctx, sh.Rebuilding(), token, 0).Err(); err != nil {
+				return rep, fmt.Errorf("reconcile: writing Redis: %w", err)
+			}
 		}
 	}
 	w := &writer{rdb: rdb, l: l, mode: mode, log: log, rep: &rep}
@@ -149,21 +156,38 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 		return rep, nil
 	}
 	gen := time.Now().UTC().Format(time.RFC3339Nano) + " " + token
-	ok, err := markScript.Run(ctx, rdb, []string{l.Rebuilding(), l.Generation()}, token, gen).Int()
-	if err != nil {
-		return rep, fmt.Errorf("reconcile: setting the generation marker: %w", err)
+	lost := false
+	for _, sh := range shards {
+		ok, err := markScript.Run(ctx, rdb, []string{sh.Rebuilding(), sh.Generation()}, token, gen).Int()
+		if err != nil {
+			return rep, fmt.Errorf("reconcile: setting the generation marker: %w", err)
+		}
+		lost = lost || ok != 1
 	}
-	if ok != 1 {
-		return rep, ErrLostDuringRun
+	if lost {
+		return rep, ErrLostDuringRun // the shards that were marked are whole; the next run marks the others
 	}
 	rep.Generation = gen
 	return rep, nil
 }
 
-// MarkerPresent reports whether Redis holds the generation marker.
+// MarkerPresent reports whether a single-shard deployment's Redis holds the
+// generation marker.
 func MarkerPresent(ctx context.Context, rdb redis.UniversalClient, prefix string) (bool, error) {
-	n, err := rdb.Exists(ctx, balances.Layout{Prefix: prefix}.Generation()).Result()
-	return n == 1, err
+	return MarkersPresent(ctx, rdb, prefix, 1)
+}
+
+// MarkersPresent reports whether every shard holds its generation marker.
+func MarkersPresent(ctx context.Context, rdb redis.UniversalClient, prefix string, shards int) (bool, error) {
+	_, ls := layouts(prefix, shards)
+	for _, sh := range ls {
+		// One EXISTS per shard: the markers are in different slots.
+		n, err := rdb.Exists(ctx, sh.Generation()).Result()
+		if err != nil || n != 1 {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // markScript sets the generation marker if the run's token is still the
@@ -198,9 +222,15 @@ func (w *writer) flush(ctx context.Context, batch []record, wallets bool) error 
 	}
 	p := w.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(batch))
+	pointers := map[int]*redis.Cmd{} // an account's key pointer on another shard (its own slot, so its own script)
 	for i, r := range batch {
 		keys, args := r.script(w.l, w.mode)
 		cmds[i] = reconcileScript.Eval(ctx, p, keys, args...)
+		if a, ok := r.(*account); ok {
+			if key, value, ok := a.pointer(w.l); ok {
+				pointers[i] = pointerScript.Eval(ctx, p, []string{key}, w.mode, value)
+			}
+		}
 	}
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		// EVAL, not EVALSHA: a pipeline cannot retry on NOSCRIPT.
@@ -214,6 +244,13 @@ func (w *writer) flush(ctx context.Context, batch []record, wallets bool) error 
 		if len(diffs) == 1 && diffs[0] == liveRecord {
 			w.rep.Live++
 			continue
+		}
+		if pc := pointers[i]; pc != nil {
+			if n, err := pc.Int(); err != nil {
+				return fmt.Errorf("reconcile: %s: key pointer: %w", batch[i].name(), err)
+			} else if n == 1 {
+				diffs = append(diffs, "pointer")
+			}
 		}
 		if wallets {
 			w.rep.Wallets++
@@ -366,11 +403,36 @@ type account struct {
 
 func (a *account) name() string { return a.id }
 
+// bundleWallet is a bundle key's wallet ("" for any other account).
+func (a *account) bundleWallet() string {
+	if a.kind == string(events.KeyBundle) {
+		return a.wallet
+	}
+	return ""
+}
+
+// pointer is the lookup record on the key's own shard pointing to the
+// account's home shard, when they differ (an account migrated from an
+// unsharded layout: balances.KeyRecords).
+func (a *account) pointer(l balances.Layout) (key, value string, ok bool) {
+	if a.hash == "" {
+		return "", "", false
+	}
+	home := l.HomeOfAccount(a.id, a.bundleWallet())
+	if l.ShardOfKey(a.hash) == home {
+		return "", "", false
+	}
+	return l.KeyLookup(a.hash), balances.KeyPointer(home), true
+}
+
 // script returns the keys and arguments of reconcileScript for a.
 func (a *account) script(l balances.Layout, apply string) ([]string, []any) {
-	keys := []string{l.Account(a.id), l.Deposits(a.id)}
+	// The account, its deposit ids and its key's lookup record live on its
+	// home shard (a bundle key's: its wallet's), so one script covers them.
+	home := l.Shard(l.HomeOfAccount(a.id, a.bundleWallet()))
+	keys := []string{home.AccountPrefix() + a.id + "}", home.AccountPrefix() + a.id + "}:deposits"}
 	if a.hash != "" {
-		keys = append(keys, l.KeyLookup(a.hash))
+		keys = append(keys, home.Prefix+"key:"+a.hash)
 	}
 	args := []any{apply, a.id, "deposits"}
 	var fields []any
@@ -472,6 +534,14 @@ const liveRecord = "=live"
 // ARGV: 1 apply, 2 account id (the lookup's value), 3 the set's name in the
 // diffs, 4 number of fields n, then n triples (field, value, mode: "x"
 // exact, "z" absent counts as "0"), then the set's members.
+// pointerScript compares (and, unless ARGV[1] is "0", sets) a key lookup
+// pointer: KEYS[1] the lookup on the key's shard, ARGV[2] "@<home shard>".
+// It answers 1 when the pointer differed.
+var pointerScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[2] then return 0 end
+if ARGV[1] ~= '0' then redis.call('SET', KEYS[1], ARGV[2]) end
+return 1`)
+
 var reconcileScript = redis.NewScript(`
 local apply = ARGV[1] ~= '0'
 local n = tonumber(ARGV[4])

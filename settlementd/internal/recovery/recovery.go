@@ -42,6 +42,7 @@ type Watcher struct {
 	Pool   *pgxpool.Pool
 	Redis  redis.UniversalClient
 	Prefix string
+	Shards int // metering shards (balances.Layout): every shard's marker is checked
 	Log    *zap.Logger
 	// Grace is how long the marker must stay missing before a rebuild
 	// starts (default: DefaultInterval). An ingest batch read from the
@@ -89,7 +90,7 @@ func (w *Watcher) Name() string { return "redis-recovery" }
 
 // Run is one check, and a rebuild when the marker is missing.
 func (w *Watcher) Run(ctx context.Context) error {
-	present, err := reconcile.MarkerPresent(ctx, w.Redis, w.Prefix)
+	present, err := reconcile.MarkersPresent(ctx, w.Redis, w.Prefix, w.Shards)
 	if err != nil {
 		return err // Redis down: the gateway answers 503 by itself; check again next tick
 	}
@@ -108,7 +109,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	rep, err := reconcile.Run(ctx, w.Pool, w.Redis, reconcile.Options{Prefix: w.Prefix, Rebuild: true}, w.Log)
+	rep, err := reconcile.Run(ctx, w.Pool, w.Redis, reconcile.Options{Prefix: w.Prefix, Shards: w.Shards, Rebuild: true}, w.Log)
 	took := time.Since(start)
 	switch {
 	case errors.Is(err, reconcile.ErrLostDuringRun):

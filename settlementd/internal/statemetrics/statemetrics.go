@@ -27,8 +27,11 @@ import (
 type Config struct {
 	Pool   *pgxpool.Pool
 	Redis  redis.UniversalClient
-	Stream string // the event stream (<prefix>events)
-	Group  string // its consumer group (default ingest.DefaultGroup)
+	Stream string // the event stream (<prefix>events) of a single-shard deployment
+	// Streams: every shard's event stream (overrides Stream); the lag is
+	// the largest of theirs.
+	Streams []string
+	Group   string // its consumer group (default ingest.DefaultGroup)
 	// Settlement is on (treasury and relayer keys configured): only then
 	// are unsettled epochs exported, since without it every closed epoch
 	// stays unsettled by design.
@@ -116,16 +119,24 @@ func bit(b bool) float64 {
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
 	defer cancel()
-	wm, err := ingest.GroupWatermark(ctx, c.cfg.Redis, c.cfg.Stream, c.cfg.Group)
-	switch {
-	case errors.Is(err, ingest.ErrNoGroup): // nothing written yet: nothing to ingest
-		gauge(ch, redisUp, 1)
-		gauge(ch, ingestLag, 0)
-	case err != nil:
-		gauge(ch, redisUp, 0)
-	default:
-		gauge(ch, redisUp, 1)
-		gauge(ch, ingestLag, max(0, float64(time.Now().UnixMilli()-wm.LowMs)/1000))
+	streams := c.cfg.Streams
+	if len(streams) == 0 {
+		streams = []string{c.cfg.Stream}
+	}
+	up, lag := true, 0.0
+	for _, stream := range streams {
+		wm, err := ingest.GroupWatermark(ctx, c.cfg.Redis, stream, c.cfg.Group)
+		switch {
+		case errors.Is(err, ingest.ErrNoGroup): // nothing written yet: nothing to ingest
+		case err != nil:
+			up = false
+		default:
+			lag = max(lag, float64(time.Now().UnixMilli()-wm.LowMs)/1000)
+		}
+	}
+	gauge(ch, redisUp, bit(up))
+	if up {
+		gauge(ch, ingestLag, lag)
 	}
 	ms, err := c.read(ctx)
 	gauge(ch, postgresUp, bit(err == nil))

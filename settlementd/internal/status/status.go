@@ -45,6 +45,7 @@ type Config struct {
 	Pool       *pgxpool.Pool
 	Redis      redis.Cmdable
 	Prefix     string
+	Shards     int    // metering shards (balances.Layout; 0 or 1: one)
 	AdminToken string // TOLLGATE_ADMIN_TOKEN; empty: /admin/* answers 404
 	Solvency   Pauser // nil: pause/unpause is off-chain only (claims_state)
 	OnChain    bool   // a governor key is configured: pause on chain too
@@ -151,12 +152,16 @@ func (s *Service) status(w http.ResponseWriter, r *http.Request) {
 	st.CurrentEpoch.RevenueSoFarUSDT = money.USDT(st.CurrentEpoch.RevenueSoFarUnits)
 	st.Uptime24h, st.P50LatencyMs24h = uptime, p50
 	st.RequestsDate = balances.DateOf(now)
-	n, err := s.cfg.Redis.Get(ctx, balances.Layout{Prefix: s.cfg.Prefix}.Requests(st.RequestsDate)).Int64()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		httpx.Error(w, http.StatusServiceUnavailable, "redis_unavailable", "the request counter could not be read")
-		return
+	// Every shard counts the calls it metered: the day's total is their sum.
+	l := balances.Layout{Prefix: s.cfg.Prefix, Shards: s.cfg.Shards}
+	for i := range l.N() {
+		n, err := s.cfg.Redis.Get(ctx, l.Shard(i).Requests(st.RequestsDate)).Int64()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			httpx.Error(w, http.StatusServiceUnavailable, "redis_unavailable", "the request counter could not be read")
+			return
+		}
+		st.RequestsToday += n
 	}
-	st.RequestsToday = n
 	httpx.JSON(w, http.StatusOK, st)
 }
 

@@ -59,6 +59,7 @@ type Config struct {
 	Pool   *pgxpool.Pool
 	Redis  redis.UniversalClient
 	Prefix string // the deployment's Redis key prefix (the gateway's key_prefix)
+	Shards int    // metering shards (the gateway's redis_shards; 0 or 1: one)
 	Domain string // EIP-4361 domain; empty = the request's Host
 	// ChainID of the message (default 137).
 	ChainID uint64
@@ -97,7 +98,7 @@ func New(cfg Config) (*Service, error) {
 	case limit < 0:
 		limit = 0
 	}
-	m, err := meter.New(cfg.Redis, meter.Config{Prefix: cfg.Prefix, CreateLimit: limit, CreateWindow: meter.DefaultCreateWindow, Now: cfg.Now})
+	m, err := meter.New(cfg.Redis, meter.Config{Prefix: cfg.Prefix, Shards: cfg.Shards, CreateLimit: limit, CreateWindow: meter.DefaultCreateWindow, Now: cfg.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +406,7 @@ func (s *Service) active(ctx context.Context, tx pgx.Tx, wallet string) (*existi
 // credit adjustment with ids derived from the new key, so a retry applies
 // each once.
 func (s *Service) carryOver(ctx context.Context, from, to string) (money.Units, error) {
-	bal, err := balances.Balance(ctx, s.cfg.Redis, s.cfg.Prefix, from)
+	bal, err := balances.BalanceAt(ctx, s.cfg.Redis, balances.Layout{Prefix: s.cfg.Prefix, Shards: s.cfg.Shards}, from)
 	if err != nil || bal <= 0 {
 		return 0, err
 	}
