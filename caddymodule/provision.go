@@ -177,6 +177,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for id, cs := range h.chains {
 		pools[id] = cs.pool
 	}
+	h.provisionSockets()
 	h.admin = admin.New(admin.Config{Token: adminTok, Meter: h.meter, Pools: pools,
 		RequestTimeout: time.Duration(h.RequestTimeout), Log: h.logger})
 	h.logger.Info("tollgate provisioned",
@@ -188,6 +189,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 
 // Cleanup releases this config's references to the shared state.
 func (h *Handler) Cleanup() error {
+	h.closeSockets() // before the pools, payers and Redis they use
 	if h.stopReg != nil {
 		h.stopReg()
 	}
