@@ -52,6 +52,10 @@ http://127.0.0.1:{PORT} {
 		format filter {
 			wrap json
 			request>headers>X-Api-Key replace REDACTED
+			# a socket's key may come as ?key= (browsers cannot set headers on a WebSocket)
+			request>uri query {
+				delete key
+			}
 			request>headers>X-Admin-Token replace REDACTED
 		}
 	}
