@@ -156,7 +156,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Pay: &h.pay, Payers: h.payers, Accounts: h.accounts, HeatmapPrice: h.intel.heatmapPrice, Routes: documented,
 		Metered: func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
 			return h.meteredEntry(w, r, false, fn)
-		}, Log: h.logger})
+		}, Log: h.logger, WebSocket: h.socketOffer})
 	views := map[uint64]health.Chain{}
 	for id, cs := range h.chains {
 		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache}

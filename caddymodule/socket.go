@@ -3,12 +3,16 @@ package caddymodule
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 // provisionSockets builds the JSON-RPC socket server (caddymodule/wsrpc) on
@@ -99,3 +103,44 @@ func (h *Handler) closeSockets() {
 
 // hookSubscriptions gives the sockets the subscription hub, when there is one.
 func (h *Handler) hookSubscriptions(b *wsrpc.Backend) {}
+
+// socketOffer is a chain's WebSocket offer in service.json: where, what it
+// costs (a call as over HTTP, eth_subscribe and each notification at their
+// weights, eth_unsubscribe free), its bounds and close codes.
+func (h *Handler) socketOffer(base string, chainID uint64) any {
+	cs := h.chains[chainID]
+	if h.sockets == nil || cs == nil {
+		return nil
+	}
+	path := "/rpc/" + strconv.FormatUint(chainID, 10)
+	if chainID == chains.Default {
+		path = "/rpc"
+	}
+	price := func(method string) map[string]any {
+		u := money.PricePerCall * money.Units(cs.methods.Lookup(method).Units())
+		return map[string]any{"usdt": money.USDT(u), "units": u.String(), "asset": "USDT"}
+	}
+	lim := h.WebSocket.WithDefaults()
+	codes := map[string]string{}
+	for c, what := range wsrpc.CloseCodes {
+		codes[strconv.Itoa(c)] = what
+	}
+	offer := map[string]any{
+		"url":                "ws" + strings.TrimPrefix(base, "http") + path,
+		"auth":               "the handshake's X-API-Key header or key query parameter, SIGN-IN-WITH-X, else the IP's free tier: the payers of POST, in the same order",
+		"calls":              "each JSON-RPC call or batch over the socket is metered, rate-limited and refused like a POST; a refusal is a JSON-RPC error in the caller's ids with the HTTP status, Retry-After and 402 onboarding in error.data",
+		"subscriptions":      []string{},
+		"subscribe_price":    price("eth_subscribe"),
+		"notification_price": price("eth_subscription"),
+		"unsubscribe_price":  map[string]any{"usdt": money.USDT(0), "units": "0", "asset": "USDT"},
+		"payment_closing":    "when the payer cannot pay for a notification: a tollgate_closing notification (params.code, params.reason, params.error with the 402 onboarding), then close code 4402; nothing is delivered unpaid",
+		"close_codes":        codes,
+		"limits": map[string]any{"max_subscriptions": lim.MaxSubscriptions, "max_subscriptions_per_ip": lim.MaxSubscriptionsPerIP,
+			"send_buffer_messages": lim.SendBuffer, "max_message_bytes": h.MaxBodyBytes, "max_in_flight": lim.MaxInFlight,
+			"ping_interval_seconds": time.Duration(lim.PingInterval).Seconds(), "idle_timeout_seconds": time.Duration(lim.IdleTimeout).Seconds()},
+	}
+	if h.sockets.Subscriptions() {
+		offer["subscriptions"] = []string{"newHeads", "logs", "newPendingTransactions"}
+	}
+	return offer
+}

@@ -197,3 +197,6 @@ func (s *Server) Open() int {
 	defer s.mu.Unlock()
 	return len(s.conns)
 }
+
+// Subscriptions reports whether eth_subscribe is offered.
+func (s *Server) Subscriptions() bool { return s.cfg.Subscribe != nil }
