@@ -21,6 +21,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
+	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
@@ -60,6 +61,9 @@ type Handler struct {
 	discovery *discovery.Handler
 	verifier  *verify.Verifier
 	health    *health.Handler
+	// hub holds the upstream eth_subscribe subscriptions of this config
+	// (caddymodule/subscribe); Cleanup closes it, ending every subscriber.
+	hub *subscribe.Hub
 	// reviewed: nodes the registry has shown quarantined (refreshRegistry
 	// only), so their return to online is read as a review's lift.
 	reviewed map[string]bool
@@ -103,7 +107,7 @@ func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) upstrea
 		}}
 	}
 	for _, p := range c.Providers {
-		u := upstream.Upstream{Name: p.Name, URL: repl.ReplaceAll(p.URL, ""), Kind: upstream.KindProvider}
+		u := upstream.Upstream{Name: p.Name, URL: repl.ReplaceAll(p.URL, ""), Kind: upstream.KindProvider, WSURL: repl.ReplaceAll(p.WS, "")}
 		if u.URL == "" {
 			// An unset {env.*} URL switches a provider off instead of failing
 			// the whole config: one Caddyfile serves dev and production.

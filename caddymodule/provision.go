@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
+	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
@@ -157,9 +158,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Metered: func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
 			return h.meteredEntry(w, r, false, fn)
 		}, Log: h.logger, WebSocket: h.socketOffer})
+	subPools := map[uint64]*upstream.Pool{}
+	for id, cs := range h.chains {
+		subPools[id] = cs.pool
+	}
+	h.hub = subscribe.New(subscribe.Config{Pools: subPools, Logger: h.logger.Named("subscribe")})
 	views := map[uint64]health.Chain{}
 	for id, cs := range h.chains {
-		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache}
+		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache, WS: func() map[string]subscribe.UpstreamState { return h.hub.Upstreams(id) }}
 	}
 	h.health = health.New(views)
 	if !h.Upstreams.VerifyOff {
@@ -195,6 +201,9 @@ func (h *Handler) Cleanup() error {
 	}
 	if h.verifier != nil {
 		h.verifier.Close()
+	}
+	if h.hub != nil {
+		h.hub.Close() // before the pools it dials through are released
 	}
 	for _, k := range h.poolKeys {
 		_, _ = pools.Delete(k)

@@ -46,7 +46,7 @@ func (h *Handler) syncNodes(ctx context.Context) {
 		h.followReview(n)
 		for cid, cs := range h.chains {
 			if n.Serves(cid) {
-				per[cid] = append(per[cid], upstream.Upstream{Name: n.ID, URL: n.URL, Kind: upstream.KindNode, NodeID: n.ID, ChainID: cs.chain.ID})
+				per[cid] = append(per[cid], upstream.Upstream{Name: n.ID, URL: n.URL, WSURL: n.WSURL, Kind: upstream.KindNode, NodeID: n.ID, ChainID: cs.chain.ID})
 			}
 		}
 	}

@@ -2,12 +2,15 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
@@ -101,8 +104,39 @@ func (h *Handler) closeSockets() {
 	h.sockets.Close(ctx)
 }
 
-// hookSubscriptions gives the sockets the subscription hub, when there is one.
-func (h *Handler) hookSubscriptions(b *wsrpc.Backend) {}
+// hookSubscriptions gives the sockets the subscription hub, when there is
+// one, and maps its typed errors to JSON-RPC codes and close codes.
+func (h *Handler) hookSubscriptions(b *wsrpc.Backend) {
+	hub := h.hub
+	if hub == nil {
+		return
+	}
+	b.Subscribe = func(chain uint64, kind string, params json.RawMessage, buffer int) (wsrpc.Sub, error) {
+		s, err := hub.Subscribe(chain, kind, params, buffer)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	b.SubscribeError = func(err error) int {
+		switch {
+		case errors.Is(err, subscribe.ErrBadFilter), errors.Is(err, subscribe.ErrKindNotOffered):
+			return jsonrpc.CodeInvalidParams
+		case errors.Is(err, subscribe.ErrNoUpstream), errors.Is(err, subscribe.ErrUnknownChain):
+			return jsonrpc.CodeMethodNotFound
+		}
+		return jsonrpc.CodeInternalError
+	}
+	b.EndCode = func(err error) int {
+		switch {
+		case errors.Is(err, subscribe.ErrSlowReader):
+			return wsrpc.CloseSlowReader
+		case errors.Is(err, subscribe.ErrHubClosed):
+			return wsrpc.CloseGoingAway
+		}
+		return wsrpc.CloseInternal
+	}
+}
 
 // socketOffer is a chain's WebSocket offer in service.json: where, what it
 // costs (a call as over HTTP, eth_subscribe and each notification at their

@@ -71,6 +71,7 @@ import (
 //	    chain 137 {
 //	        provider <name> <url> {
 //	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
+//	            ws     <ws-url>                     # its JSON-RPC-over-WebSocket endpoint, for eth_subscribe (wss://…)
 //	        }
 //	        method eth_getLogs max_block_range 2000 # this chain's changes to the method table
 //	        method debug_traceTransaction deny tracing is not offered on this chain
@@ -404,8 +405,17 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 			return c, d.ArgErr()
 		}
 		for pn := d.Nesting(); d.NextBlock(pn); {
+			if d.Val() == "ws" {
+				if p.WS != "" {
+					return c, d.Errf("provider %s: ws given twice", p.Name)
+				}
+				if !d.Args(&p.WS) || d.NextArg() {
+					return c, d.ArgErr()
+				}
+				continue
+			}
 			if d.Val() != "header" {
-				return c, d.Errf("provider %s: unrecognized option %q (want header)", p.Name, d.Val())
+				return c, d.Errf("provider %s: unrecognized option %q (want header or ws)", p.Name, d.Val())
 			}
 			var k, v string
 			if !d.Args(&k, &v) || d.NextArg() {

@@ -196,6 +196,10 @@ type ProviderConfig struct {
 	Name    string            `json:"name"`
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// WS is the provider's JSON-RPC-over-WebSocket URL (ws:// or wss://),
+	// where eth_subscribe goes; empty: the provider serves no
+	// subscriptions. May be a placeholder; an empty expansion turns it off.
+	WS string `json:"ws_url,omitempty"`
 }
 
 // SetDefaults fills what the configuration left unset.
@@ -249,6 +253,9 @@ func (g *Gateway) Validate() error {
 			}
 			if names[p.Name] {
 				return fmt.Errorf("tollgate: chain %d: provider %q twice", c.ID, p.Name)
+			}
+			if p.WS != "" && !strings.Contains(p.WS, "{") && !strings.HasPrefix(p.WS, "ws://") && !strings.HasPrefix(p.WS, "wss://") {
+				return fmt.Errorf("tollgate: chain %d: provider %q: ws must be a ws:// or wss:// URL", c.ID, p.Name)
 			}
 			names[p.Name] = true
 		}

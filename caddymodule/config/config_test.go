@@ -62,6 +62,7 @@ const sectioned = `tollgate {
 	chain 137 {
 		provider dev http://127.0.0.1:18545 {
 			header Authorization "Bearer {env.TOKEN}"
+			ws ws://127.0.0.1:18545
 		}
 	}
 }`
@@ -103,6 +104,7 @@ const flatSpelled = `tollgate {
 	chain 137 {
 		provider dev http://127.0.0.1:18545 {
 			header Authorization "Bearer {env.TOKEN}"
+			ws ws://127.0.0.1:18545
 		}
 	}
 }`
@@ -132,7 +134,8 @@ func TestSectionsAndFlatSpellingsAgree(t *testing.T) {
 		m.RateLimitKey.Rate != 0 || *m.KeyCreateLimit != (RateConfig{Rate: 10, Per: dur("1h"), Burst: 10}) || *m.IPConcurrency != 0 ||
 		p.VaultAddress != "{env.VAULT}" || p.MinDeposit != "2.5" || p.MaxDeposit != "100" || p.PublicURL != "https://rpc.example.com" ||
 		p.Facilitator != "https://rpc.example.com/x402" || p.SettlementdURL != "http://127.0.0.1:8081" ||
-		g.Intelligence.HeatmapPrice != "0.002" || len(g.Chains) != 1 || g.Chains[0].Providers[0].Headers["Authorization"] != "Bearer {env.TOKEN}" {
+		g.Intelligence.HeatmapPrice != "0.002" || len(g.Chains) != 1 || g.Chains[0].Providers[0].Headers["Authorization"] != "Bearer {env.TOKEN}" ||
+		g.Chains[0].Providers[0].WS != "ws://127.0.0.1:18545" {
 		t.Fatalf("%+v", g)
 	}
 	if err := g.Validate(); err != nil {
@@ -167,7 +170,9 @@ func TestCaddyfileRefusesBadValues(t *testing.T) {
 		"chain 137 {\nmethod eth_call sometimes\n}", "chain 137 {\nmethod eth_call allow now\n}",
 		"chain 137 {\nmethod eth_call weight 0\n}", "chain 137 {\nmethod eth_call weight 1.5\n}",
 		"chain 137 {\nmethod eth_call weight 10001\n}", "chain 137 {\nmethod eth_call weight\n}",
-		"chain 137 {\nmethod eth_call max_response_bytes lots\n}", "chain 137 {\nmethod eth_call max_response_bytes 0\n}",
+		"chain 137 {\nmethod eth_call max_response_bytes lots\n}",
+		"chain 137 {\nprovider a http://x {\nws\n}\n}", "chain 137 {\nprovider a http://x {\nws ws://x ws://y\n}\n}",
+		"chain 137 {\nprovider a http://x {\nws ws://x\nws ws://y\n}\n}", "chain 137 {\nmethod eth_call max_response_bytes 0\n}",
 	} {
 		if _, err := parse(t, "tollgate {\n"+bad+"\n}"); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -188,6 +193,7 @@ func TestValidate(t *testing.T) {
 		"payments {\nmin_deposit -1\n}", "payments {\nmax_deposit abc\n}", "intelligence {\nheatmap_price 0\n}",
 		"payments {\npublic_url ftp://x\n}", "payments {\nfacilitator_url example.com\n}",
 		"chain 137 {\nmethod eth_call max_block_range 5\n}", "chain 137 {\nmethod admin_peers allow\nmethod admin_peers deny no\n}",
+		"chain 137 {\nprovider a http://x {\nws http://x\n}\n}",
 	} {
 		g, err := parse(t, "tollgate {\n"+bad+"\n}")
 		if err != nil {

@@ -1,6 +1,6 @@
 // Package health is the gateway's observability room: GET /rpc/health (every
 // chain's upstream pool: health, breakers, latency, capabilities,
-// quarantines) and GET /rpc/stats/{chain} (breaker states and the edge
+// quarantines, WebSocket subscriptions) and GET /rpc/stats/{chain} (breaker states and the edge
 // cache's hit rate), read from the pools and caches the gateway owns.
 package health
 
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
+	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
@@ -19,6 +20,9 @@ import (
 type Chain struct {
 	Pool  *upstream.Pool
 	Cache *cache.Cache
+	// WS reports the subscriptions open per upstream name (the gateway's
+	// subscribe.Hub); nil: none.
+	WS func() map[string]subscribe.UpstreamState
 }
 
 // Handler serves the observability routes.
@@ -45,6 +49,14 @@ func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range chains.All() {
 		cs := h.chains[c.ID]
 		snap := cs.Pool.Snapshot()
+		if cs.WS != nil {
+			ws := cs.WS()
+			for i, u := range snap.Upstreams {
+				if st, ok := ws[u.Name]; ok {
+					snap.Upstreams[i].WS.Connected, snap.Upstreams[i].WS.Subscriptions = st.Connected, st.Subscriptions
+				}
+			}
+		}
 		out.Chains = append(out.Chains, healthChain{ChainID: c.ID, Name: c.Name, Healthy: Available(snap), Upstreams: snap})
 	}
 	web.JSON(w, http.StatusOK, out)

@@ -80,6 +80,7 @@ func Register(reg prometheus.Registerer, extra ...prometheus.Collector) error {
 	}
 	all := []prometheus.Collector{RPCRequests, RPCCalls, RPCDuration, CacheLookups,
 		MeterDecisions, MeterLatency, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes, Verifications}
+	all = append(all, subscribeCollectors()...)
 	for _, c := range append(all, extra...) {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError

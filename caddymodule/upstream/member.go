@@ -26,6 +26,7 @@ type member struct {
 	header http.Header
 	red    *redactor
 	tr     *http.Transport
+	ws     *wsEndpoint // nil when the upstream has no WebSocket URL
 
 	// br is swapped whole by an operator's reset (gobreaker has no reset);
 	// a call in flight reports to the breaker it was allowed by.
@@ -65,6 +66,7 @@ func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *membe
 		stats:       newStats(cfg.LatencySamples),
 		health:      newHealth(cfg.ProbeInterval > 0),
 	}
+	m.ws = newWSEndpoint(u, cfg.Transport)
 	m.brCfg, m.onBreaker = cfg.Breaker, onBreaker
 	m.br.Store(m.newBreaker())
 	m.setWeight(u.Weight)
@@ -90,7 +92,7 @@ func (m *member) getWeight() float64  { return math.Float64frombits(m.weight.Loa
 // sameEndpoint reports whether u is the endpoint m talks to. A node that
 // changed URL or credentials is a new endpoint and starts afresh.
 func (m *member) sameEndpoint(u Upstream, parsed *url.URL) bool {
-	return m.url == parsed.String() && m.up.NodeID == u.NodeID && maps.Equal(m.up.Headers, u.Headers)
+	return m.url == parsed.String() && m.up.NodeID == u.NodeID && maps.Equal(m.up.Headers, u.Headers) && m.up.WSURL == u.WSURL
 }
 
 func (m *member) rateLimited(now time.Time) bool {

@@ -150,7 +150,7 @@ func (c Config) Key() string {
 		if n, _, err := normalize(p, KindProvider, c.ChainID); err == nil {
 			p = n
 		}
-		k.Providers = append(k.Providers, providerKey{p.Name, p.URL, p.Kind, p.NodeID, p.Headers, p.ChainID, p.Weight})
+		k.Providers = append(k.Providers, providerKey{p.Name, p.URL, p.Kind, p.NodeID, p.Headers, p.ChainID, p.Weight, p.WSURL})
 	}
 	b, err := json.Marshal(k) // plain data, map keys sorted
 	if err != nil {
@@ -183,6 +183,7 @@ type providerKey struct {
 	Headers   map[string]string
 	ChainID   uint64
 	Weight    float64
+	WSURL     string
 }
 
 // Pool is the set of upstreams of one chain. All methods are safe for

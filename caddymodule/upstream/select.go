@@ -59,10 +59,14 @@ type filter struct {
 	providersOnly bool         // no registered nodes
 	need          []Capability // only upstreams whose probe found these
 	logsSpan      uint64       // only upstreams serving eth_getLogs over this many blocks (0: any)
+	ws            bool         // only upstreams with a WebSocket URL
 }
 
 func (f filter) admits(m *member) bool {
 	if f.providersOnly && m.up.Kind != KindProvider {
+		return false
+	}
+	if f.ws && m.ws == nil {
 		return false
 	}
 	for _, c := range f.need {

@@ -63,6 +63,19 @@ type UpstreamSnapshot struct {
 	// traffic until an operator's review (QuarantineReason says what).
 	Quarantined      bool   `json:"quarantined"`
 	QuarantineReason string `json:"quarantine_reason,omitempty"`
+
+	// WS is the upstream's WebSocket side (eth_subscribe). The URL itself
+	// is never shown.
+	WS WSState `json:"ws"`
+}
+
+// WSState is an upstream's WebSocket state. Snapshot fills URLSet; the
+// subscription hub (caddymodule/subscribe) knows the rest, and /rpc/health
+// adds it.
+type WSState struct {
+	URLSet        bool `json:"url_set"`
+	Connected     bool `json:"connected"`
+	Subscriptions int  `json:"subscriptions"` // upstream subscriptions open on it
 }
 
 // Snapshot reports every upstream's state, providers first in config order,
@@ -87,6 +100,7 @@ func (p *Pool) Snapshot() Snapshot {
 		u.QuarantineReason, u.Quarantined = p.quarantined.of(m.up.Name)
 		u.Archive, u.Debug, u.Trace = capOf(m, CapArchive), capOf(m, CapDebug), capOf(m, CapTrace)
 		u.LogsRange = logsRangeOf(m)
+		u.WS.URLSet = m.ws != nil
 		if u.RateLimited {
 			t := time.Unix(0, m.limitedUntil.Load())
 			u.RateLimitedUntil = &t

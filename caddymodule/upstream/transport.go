@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"syscall"
 	"time"
 )
@@ -74,6 +75,28 @@ func (tc TransportConfig) withDefaults() TransportConfig {
 }
 
 func newTransport(tc TransportConfig, node bool) *http.Transport {
+	d, proxy := newDialer(tc, node)
+	return &http.Transport{
+		Proxy:       proxy,
+		DialContext: d.DialContext,
+		// Providers speak HTTP/2; one multiplexed connection beats many.
+		ForceAttemptHTTP2:   true,
+		TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: tc.TLSHandshakeTimeout,
+		// One host per transport, so the total and per-host caps agree.
+		MaxIdleConns:        tc.MaxIdleConnsPerHost,
+		MaxIdleConnsPerHost: tc.MaxIdleConnsPerHost,
+		MaxConnsPerHost:     tc.MaxConnsPerHost,
+		IdleConnTimeout:     tc.IdleConnTimeout,
+		// No ResponseHeaderTimeout: the per-attempt context deadline
+		// covers the whole exchange, body included.
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// newDialer is the dialer of an upstream's connections, HTTP and WebSocket
+// alike, with the node address policy applied to a node's.
+func newDialer(tc TransportConfig, node bool) (*net.Dialer, func(*http.Request) (*url.URL, error)) {
 	d := &net.Dialer{Timeout: tc.DialTimeout, KeepAlive: tc.KeepAlive}
 	// Egress proxies are an operator's choice; honour the usual
 	// environment variables like every Go HTTP client — except for nodes
@@ -99,22 +122,7 @@ func newTransport(tc TransportConfig, node bool) *http.Transport {
 		}
 		proxy = nil
 	}
-	return &http.Transport{
-		Proxy:       proxy,
-		DialContext: d.DialContext,
-		// Providers speak HTTP/2; one multiplexed connection beats many.
-		ForceAttemptHTTP2:   true,
-		TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout: tc.TLSHandshakeTimeout,
-		// One host per transport, so the total and per-host caps agree.
-		MaxIdleConns:        tc.MaxIdleConnsPerHost,
-		MaxIdleConnsPerHost: tc.MaxIdleConnsPerHost,
-		MaxConnsPerHost:     tc.MaxConnsPerHost,
-		IdleConnTimeout:     tc.IdleConnTimeout,
-		// No ResponseHeaderTimeout: the per-attempt context deadline
-		// covers the whole exchange, body included.
-		ExpectContinueTimeout: time.Second,
-	}
+	return d, proxy
 }
 
 // DialRefusedError is a dial to a registered node that the address policy

@@ -53,6 +53,11 @@ type Upstream struct {
 	// Weight scales a node's share of traffic (default 1). Among providers
 	// it is unused: the fastest provider is taken.
 	Weight float64 `json:"weight,omitempty"`
+	// WSURL is the upstream's JSON-RPC-over-WebSocket endpoint (ws:// or
+	// wss://), used for eth_subscribe (caddymodule/subscribe); empty when it
+	// offers none. It may carry a key like URL and is kept as secret; the
+	// same Headers are sent with the handshake.
+	WSURL string `json:"ws_url,omitempty"`
 }
 
 // String shows kind, name and scheme://host only.
@@ -77,7 +82,8 @@ func (u Upstream) MarshalJSON() ([]byte, error) {
 		NodeID  string  `json:"node_id,omitempty"`
 		ChainID uint64  `json:"chain_id,omitempty"`
 		Weight  float64 `json:"weight,omitempty"`
-	}{u.Name, redactURLString(u.URL), u.Kind, u.NodeID, u.ChainID, u.Weight})
+		WS      bool    `json:"ws,omitempty"`
+	}{u.Name, redactURLString(u.URL), u.Kind, u.NodeID, u.ChainID, u.Weight, u.WSURL != ""})
 }
 
 // MarshalLogObject makes zap.Object(upstream) safe to log.
@@ -146,6 +152,19 @@ func normalize(u Upstream, want Kind, chainID uint64) (Upstream, *url.URL, error
 	}
 	if parsed.Host == "" {
 		return u, nil, fmt.Errorf("upstream %q: URL without host", u.Name)
+	}
+	if u.WSURL != "" {
+		ws, err := url.Parse(u.WSURL)
+		if err != nil {
+			return u, nil, fmt.Errorf("upstream %q: invalid ws URL", u.Name)
+		}
+		if ws.Scheme != "ws" && ws.Scheme != "wss" {
+			return u, nil, fmt.Errorf("upstream %q: ws URL scheme must be ws or wss", u.Name)
+		}
+		if ws.Host == "" {
+			return u, nil, fmt.Errorf("upstream %q: ws URL without host", u.Name)
+		}
+		u.WSURL = ws.String()
 	}
 	if u.ChainID == 0 {
 		u.ChainID = chainID

@@ -9,15 +9,13 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
 // Notification is one message of a subscription and the upstream that
 // produced it (its revenue goes there).
-type Notification struct {
-	Result   json.RawMessage
-	ServedBy events.ServedBy
-}
+type Notification = subscribe.Notification
 
 // Subscription kinds the socket accepts.
 var kinds = map[string]bool{"newHeads": true, "logs": true, "newPendingTransactions": true}
@@ -126,10 +124,10 @@ func (c *conn) subscribe(it *jsonrpc.Item) (jsonrpc.Response, *clientSub) {
 	}
 	var filter json.RawMessage
 	if len(params) == 2 {
-		if kind != "logs" {
-			return fail(jsonrpc.InvalidParams(kind + " takes no filter"))
+		if kind == "newHeads" {
+			return fail(jsonrpc.InvalidParams("newHeads takes no parameters"))
 		}
-		filter = params[1]
+		filter = params[1] // the logs filter, or newPendingTransactions' full-transactions flag (the hub checks both)
 	}
 	c.mu.Lock()
 	n := len(c.subs)
@@ -230,10 +228,17 @@ func (c *conn) pump(cs *clientSub) {
 		}
 		if !ok {
 			err := cs.sub.Err()
-			if c.s.cfg.SlowReader != nil && c.s.cfg.SlowReader(err) {
+			if err == nil { // closed by this socket (eth_unsubscribe, the end)
+				return
+			}
+			code := CloseInternal
+			if c.s.cfg.EndCode != nil {
+				code = c.s.cfg.EndCode(err)
+			}
+			if code == CloseSlowReader {
 				c.slow()
-			} else if err != nil {
-				c.shutdown(CloseInternal, "subscription "+cs.id+" ended: "+err.Error(), nil, true)
+			} else {
+				c.shutdown(code, "subscription "+cs.id+" ended: "+err.Error(), nil, true)
 			}
 			return
 		}

@@ -41,9 +41,10 @@ type Backend struct {
 	// Subscribe opens a client subscription on the hub; nil when the
 	// gateway offers none.
 	Subscribe func(chain uint64, kind string, params json.RawMessage, buffer int) (Sub, error)
-	// SlowReader reports whether a subscription's error means its buffer
-	// filled (the client is cut off with CloseSlowReader).
-	SlowReader func(error) bool
+	// EndCode is the close code for a subscription the hub ended with err
+	// (CloseSlowReader when its buffer filled, CloseGoingAway when the hub
+	// closed); nil: CloseInternal.
+	EndCode func(error) int
 	// SubscribeError maps a hub refusal to the caller's JSON-RPC error code
 	// (default -32603).
 	SubscribeError func(error) int

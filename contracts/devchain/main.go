@@ -45,8 +45,8 @@ func main() {
 
 func serve(args []string) error {
 	fs := flag.NewFlagSet("devchain", flag.ContinueOnError)
-	polyPort := fs.Int("polygon-port", 18545, "HTTP JSON-RPC port of chain 137 on 127.0.0.1")
-	basePort := fs.Int("base-port", 18546, "HTTP JSON-RPC port of chain 8453 on 127.0.0.1")
+	polyPort := fs.Int("polygon-port", 18545, "JSON-RPC port (HTTP and WebSocket) of chain 137 on 127.0.0.1")
+	basePort := fs.Int("base-port", 18546, "JSON-RPC port (HTTP and WebSocket) of chain 8453 on 127.0.0.1")
 	interval := fs.Duration("block-interval", time.Second, "seal an empty block this often so confirmations accumulate (0 disables); below 1s the chain clock runs ahead of real time (each block is at least 1s after its parent), which a long-running stack notices in x402 windows and claim deadlines")
 	minDep := fs.String("min-deposit", "1", "RevenueVault minimum deposit in USDT")
 	manifest := fs.String("manifest", ".run/devchain.json", "where to write the manifest")
@@ -73,8 +73,9 @@ func serve(args []string) error {
 	if err := d.Manifest.Write(*manifest); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "devchain: up in %s — chain 137 at %s, chain 8453 at %s; manifest %s\n",
-		time.Since(start).Round(time.Millisecond), d.Manifest.Polygon.RPCURL, d.Manifest.Base.RPCURL, *manifest)
+	fmt.Fprintf(os.Stderr, "devchain: up in %s — chain 137 at %s (%s), chain 8453 at %s (%s); manifest %s\n",
+		time.Since(start).Round(time.Millisecond), d.Manifest.Polygon.RPCURL, d.Manifest.Polygon.WSURL,
+		d.Manifest.Base.RPCURL, d.Manifest.Base.WSURL, *manifest)
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "devchain: shutting down")
 	_ = os.Remove(*manifest) // a stale manifest would point the demo at dead ports

@@ -1,6 +1,6 @@
 // Package devnet runs Tollgate's local development chains in-process: chain
 // 137 with TestUSDT, RevenueVault and ClaimsContract, and chain 8453 with
-// TestUSDC and the x402 batch-settlement contracts, both served over HTTP JSON-RPC on 127.0.0.1 and mined like a real
+// TestUSDC and the x402 batch-settlement contracts, both served over JSON-RPC (HTTP and WebSocket on one port) on 127.0.0.1 and mined like a real
 // chain (pending transactions at once, an empty block on an interval so
 // confirmations accumulate). `go run ./contracts/devchain` wraps it; end-to-end
 // tests start it directly.
@@ -169,9 +169,9 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 	d.Manifest = &Manifest{
 		StartedAt:       time.Now().UTC().Format(time.RFC3339),
 		BlockIntervalMs: cfg.BlockInterval.Milliseconds(),
-		Polygon: Polygon{ChainID: 137, RPCURL: d.Polygon.HTTPURL(), USDT: poly.USDT.Hex(), RevenueVault: vaultAddr,
+		Polygon: Polygon{ChainID: 137, RPCURL: d.Polygon.HTTPURL(), WSURL: d.Polygon.WSURL(), USDT: poly.USDT.Hex(), RevenueVault: vaultAddr,
 			ClaimsContract: claimsAddr, MinDepositUnits: minDep},
-		Base: Base{ChainID: 8453, RPCURL: d.Base.HTTPURL(), USDC: usdc.Hex(),
+		Base: Base{ChainID: 8453, RPCURL: d.Base.HTTPURL(), WSURL: d.Base.WSURL(), USDC: usdc.Hex(),
 			BatchSettlement: deploy.BatchSettlementAddress.Hex(), DepositCollector: deploy.ERC3009CollectorAddress.Hex()},
 		Accounts: accts,
 		Note:     "development chains and keys only; the keys are derived from public strings",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
@@ -60,6 +61,36 @@ func TestDevnet(t *testing.T) {
 	}
 	if got := rpc(t, m.Base.RPCURL, "eth_chainId"); got != "0x2105" {
 		t.Fatalf("chain 8453 eth_chainId = %q", got)
+	}
+	// Both chains answer over WebSocket too, and the empty-block miner feeds newHeads subscriptions.
+	for _, c := range []struct {
+		url string
+		id  int64
+	}{{m.Polygon.WSURL, 137}, {m.Base.WSURL, 8453}} {
+		wc, err := ethclient.DialContext(ctx, c.url)
+		if err != nil {
+			t.Fatalf("dial %s: %v", c.url, err)
+		}
+		if id, err := wc.ChainID(ctx); err != nil || id.Int64() != c.id {
+			t.Fatalf("eth_chainId over %s = %v, %v", c.url, id, err)
+		}
+		heads := make(chan *types.Header, 4)
+		sub, err := wc.SubscribeNewHead(ctx, heads)
+		if err != nil {
+			t.Fatalf("eth_subscribe newHeads on chain %d: %v", c.id, err)
+		}
+		select {
+		case h := <-heads:
+			if h.Number.Sign() <= 0 {
+				t.Fatalf("chain %d: head %v", c.id, h.Number)
+			}
+		case err := <-sub.Err():
+			t.Fatal(err)
+		case <-ctx.Done():
+			t.Fatalf("chain %d: no newHeads notification", c.id)
+		}
+		sub.Unsubscribe()
+		wc.Close()
 	}
 
 	// The official x402 batch-settlement client talks to fixed addresses: our contracts are there.

@@ -23,6 +23,7 @@ type Manifest struct {
 type Polygon struct {
 	ChainID         uint64 `json:"chain_id"`
 	RPCURL          string `json:"rpc_url"`
+	WSURL           string `json:"ws_url"` // JSON-RPC over WebSocket (eth_subscribe), same port as RPCURL
 	USDT            string `json:"usdt"`
 	RevenueVault    string `json:"revenue_vault"`
 	ClaimsContract  string `json:"claims_contract"`
@@ -33,6 +34,7 @@ type Polygon struct {
 type Base struct {
 	ChainID uint64 `json:"chain_id"`
 	RPCURL  string `json:"rpc_url"`
+	WSURL   string `json:"ws_url"` // JSON-RPC over WebSocket (eth_subscribe), same port as RPCURL
 	USDC    string `json:"usdc"`
 	// BatchSettlement and its ERC-3009 deposit collector sit in the genesis state at the fixed
 	// addresses the official x402 batch-settlement clients use.

@@ -5,7 +5,10 @@
 //   - the chain ID is chosen by the caller (137 for Polygon, 8453 for Base, ...) instead of 1337;
 //   - the fork rules stop at Prague: the default dev config also enables Osaka and go-ethereum's
 //     experimental Bogota/Amsterdam rule set, whose gas schedule is about 3x Polygon's;
-//   - HTTP JSON-RPC can be served on 127.0.0.1:<port> with the eth, net and web3 modules;
+//   - JSON-RPC can be served on 127.0.0.1:<port> with the eth, net and web3 modules, over HTTP and
+//     over WebSocket on the same port (a request with an Upgrade header gets the socket), so
+//     eth_subscribe newHeads/logs/newPendingTransactions work as on a real node: the backend's filter
+//     system is fed by the chain's head and log events on every Commit;
 //   - Commit and AdjustTime are serialised, so an AutoCommit loop and explicit commits can share a chain.
 //
 // Blocks are only produced by Commit, AdjustTime or a running AutoCommit loop; transactions sent
@@ -43,6 +46,7 @@ type Config struct {
 	// HTTPPort, when nonzero, serves JSON-RPC over HTTP on 127.0.0.1:HTTPPort with the modules
 	// eth, net and web3, accepting the Host headers "localhost" and "127.0.0.1".
 	// Port 0 cannot be used to pick a free port (the bound port is not observable); see FreePort.
+	// The same port answers WebSocket upgrades (WSURL), with the same modules and any Origin.
 	HTTPPort int
 }
 
@@ -51,6 +55,7 @@ type Chain struct {
 	backend *simulated.Backend
 	chainID *big.Int
 	httpURL string
+	wsURL   string
 	rpc     *rpc.Client // in-process RPC for txpool_status; nil if unavailable
 
 	mu sync.Mutex // serialises block production
@@ -85,6 +90,11 @@ func New(cfg Config) (c *Chain, err error) {
 			nc.HTTPPort = cfg.HTTPPort
 			nc.HTTPModules = []string{"eth", "net", "web3"}
 			nc.HTTPVirtualHosts = []string{"localhost", "127.0.0.1"}
+			// Same host and port as HTTP: go-ethereum's node then serves both on one listener.
+			nc.WSHost = "127.0.0.1"
+			nc.WSPort = cfg.HTTPPort
+			nc.WSModules = nc.HTTPModules
+			nc.WSOrigins = []string{"*"}
 		}
 	}
 	// simulated.NewBackend panics when the node cannot start (e.g. the HTTP port is taken).
@@ -100,6 +110,7 @@ func New(cfg Config) (c *Chain, err error) {
 	c.rpc = inProcRPC(c.backend.Client())
 	if cfg.HTTPPort != 0 {
 		c.httpURL = "http://127.0.0.1:" + strconv.Itoa(cfg.HTTPPort)
+		c.wsURL = "ws://127.0.0.1:" + strconv.Itoa(cfg.HTTPPort)
 	}
 	return c, nil
 }
@@ -116,6 +127,9 @@ func (c *Chain) ChainID() *big.Int { return new(big.Int).Set(c.chainID) }
 
 // HTTPURL returns "http://127.0.0.1:<port>", or "" when HTTP is not served.
 func (c *Chain) HTTPURL() string { return c.httpURL }
+
+// WSURL returns "ws://127.0.0.1:<port>" (the HTTP port), or "" when JSON-RPC is not served.
+func (c *Chain) WSURL() string { return c.wsURL }
 
 // Commit seals a block containing the pending transactions and returns its hash.
 func (c *Chain) Commit() common.Hash {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"math/big"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -160,5 +162,81 @@ func TestInProcRPCAvailable(t *testing.T) {
 	}
 	if n, err := chain.pendingTxs(context.Background()); err != nil || n != 0 {
 		t.Fatalf("pendingTxs = %d, %v", n, err)
+	}
+}
+
+// TestWebSocketSubscriptions: the HTTP port also answers WebSocket, and eth_subscribe newHeads and
+// logs deliver a notification for every sealed block and every emitted log.
+func TestWebSocketSubscriptions(t *testing.T) {
+	key, _ := crypto.GenerateKey()
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, err := New(Config{ChainID: 137, Alloc: types.GenesisAlloc{from: {Balance: big.NewInt(1e18)}}, HTTPPort: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	if chain.WSURL() != "ws://127.0.0.1:"+strconv.Itoa(port) {
+		t.Fatalf("WSURL %q", chain.WSURL())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client, err := ethclient.DialContext(ctx, chain.WSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	heads := make(chan *types.Header, 16)
+	hsub, err := client.SubscribeNewHead(ctx, heads)
+	if err != nil {
+		t.Fatalf("eth_subscribe newHeads: %v", err)
+	}
+	defer hsub.Unsubscribe()
+	logs := make(chan types.Log, 16)
+	lsub, err := client.SubscribeFilterLogs(ctx, ethereum.FilterQuery{}, logs)
+	if err != nil {
+		t.Fatalf("eth_subscribe logs: %v", err)
+	}
+	defer lsub.Unsubscribe()
+
+	for want := uint64(1); want <= 3; want++ {
+		hash := chain.Commit()
+		select {
+		case h := <-heads:
+			if h.Number.Uint64() != want || h.Hash() != hash {
+				t.Fatalf("head %d %s, want %d %s", h.Number, h.Hash(), want, hash)
+			}
+		case err := <-hsub.Err():
+			t.Fatal(err)
+		case <-ctx.Done():
+			t.Fatalf("no newHeads notification for block %d", want)
+		}
+	}
+	// A creation transaction whose init code is LOG0 of nothing: one log, no contract needed.
+	id := chain.ChainID()
+	head, err := client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := types.MustSignNewTx(key, types.LatestSignerForChainID(id), &types.DynamicFeeTx{
+		ChainID: id, Nonce: 0, GasTipCap: big.NewInt(1e9), GasFeeCap: new(big.Int).Add(head.BaseFee, big.NewInt(2e9)),
+		Gas: 100_000, Data: common.FromHex("0x60006000a000"),
+	})
+	if err := client.SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	block := chain.Commit()
+	select {
+	case l := <-logs:
+		if l.TxHash != tx.Hash() || l.BlockHash != block || l.BlockNumber != 4 {
+			t.Fatalf("log %+v, want tx %s in block 4 %s", l, tx.Hash(), block)
+		}
+	case err := <-lsub.Err():
+		t.Fatal(err)
+	case <-ctx.Done():
+		t.Fatal("no logs notification")
 	}
 }

@@ -2,7 +2,8 @@
 // endpoint (the dev chain) for gateway tests: pass through, fail with 502,
 // hang past a timeout, claim the wrong chain, lag behind, or slow down. It
 // counts the calls it sees per method, so a test can prove an upstream was
-// (or was not) touched.
+// (or was not) touched. WebSocket upgrades are relayed too (ws.go), for
+// subscription tests.
 package faultproxy
 
 import (
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // Mode is what the proxy does to requests.
@@ -53,6 +56,9 @@ type Proxy struct {
 	mu      sync.Mutex
 	calls   map[string]int
 	headers http.Header // of the latest request
+
+	wsMu sync.Mutex
+	ws   map[*wsPair]struct{} // open WebSockets (ws.go)
 }
 
 // New starts a proxy in front of target.
@@ -66,7 +72,7 @@ func New(target string) *Proxy {
 func (p *Proxy) URL() string { return p.srv.URL }
 
 // Close stops the proxy.
-func (p *Proxy) Close() { p.srv.CloseClientConnections(); p.srv.Close() }
+func (p *Proxy) Close() { p.CutSockets(); p.srv.CloseClientConnections(); p.srv.Close() }
 
 // SetMode switches the fault.
 func (p *Proxy) SetMode(m Mode) { p.mode.Store(int32(m)) }
@@ -114,6 +120,10 @@ func decodeCalls(body []byte) ([]call, bool) {
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
+	if websocket.IsWebSocketUpgrade(r) {
+		p.serveWS(w, r)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	calls, _ := decodeCalls(body)
 	p.mu.Lock()

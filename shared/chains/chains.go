@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Chain is one supported chain.
@@ -16,6 +17,9 @@ type Chain struct {
 	Testnet bool   `json:"testnet"`
 	// Explorer is the block-explorer base URL for links (tx/<hash>, address/<addr>).
 	Explorer string `json:"explorer"`
+	// BlockTime is the chain's usual block interval: a subscription that
+	// sees no new head for several of them counts as stalled.
+	BlockTime time.Duration `json:"-"`
 }
 
 // Default is the chain served at plain /rpc.
@@ -28,11 +32,11 @@ func (c Chain) Network() string { return "eip155:" + strconv.FormatUint(c.ID, 10
 func (c Chain) HexID() string { return "0x" + strconv.FormatUint(c.ID, 16) }
 
 var all = []Chain{
-	{ID: 137, Name: "polygon", Display: "Polygon PoS", Explorer: "https://polygonscan.com"},
-	{ID: 1, Name: "ethereum", Display: "Ethereum", Explorer: "https://etherscan.io"},
-	{ID: 42161, Name: "arbitrum", Display: "Arbitrum One", Explorer: "https://arbiscan.io"},
-	{ID: 8453, Name: "base", Display: "Base", Explorer: "https://basescan.org"},
-	{ID: 80002, Name: "amoy", Display: "Polygon Amoy", Testnet: true, Explorer: "https://amoy.polygonscan.com"},
+	{ID: 137, Name: "polygon", Display: "Polygon PoS", Explorer: "https://polygonscan.com", BlockTime: 2 * time.Second},
+	{ID: 1, Name: "ethereum", Display: "Ethereum", Explorer: "https://etherscan.io", BlockTime: 12 * time.Second},
+	{ID: 42161, Name: "arbitrum", Display: "Arbitrum One", Explorer: "https://arbiscan.io", BlockTime: 250 * time.Millisecond},
+	{ID: 8453, Name: "base", Display: "Base", Explorer: "https://basescan.org", BlockTime: 2 * time.Second},
+	{ID: 80002, Name: "amoy", Display: "Polygon Amoy", Testnet: true, Explorer: "https://amoy.polygonscan.com", BlockTime: 2 * time.Second},
 }
 
 // All returns the supported chains, default first. The slice is a copy.

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // NodesKey is the hash holding every node, under the deployment's key prefix.
@@ -29,11 +30,14 @@ const (
 
 // Node is one registered node.
 type Node struct {
-	ID        string   `json:"id"`
-	Wallet    string   `json:"wallet"`
-	Region    string   `json:"region"`
-	Label     string   `json:"label,omitempty"`
-	URL       string   `json:"url"`
+	ID     string `json:"id"`
+	Wallet string `json:"wallet"`
+	Region string `json:"region"`
+	Label  string `json:"label,omitempty"`
+	URL    string `json:"url"`
+	// WSURL is the node's JSON-RPC-over-WebSocket endpoint for
+	// eth_subscribe; empty when it offers none.
+	WSURL     string   `json:"ws_url,omitempty"`
 	ChainIDs  []uint64 `json:"chain_ids"`
 	Status    string   `json:"status"`
 	UpdatedAt int64    `json:"updated_at"` // unix seconds
@@ -66,6 +70,8 @@ func (n *Node) Validate() error {
 		return errors.New("registry: node without url")
 	case len(n.ChainIDs) == 0:
 		return errors.New("registry: node serves no chain")
+	case n.WSURL != "" && !strings.HasPrefix(n.WSURL, "ws://") && !strings.HasPrefix(n.WSURL, "wss://"):
+		return errors.New("registry: node ws url is not ws:// or wss://")
 	case n.Status != StatusOnline && n.Status != StatusOffline && n.Status != StatusQuarantined:
 		return fmt.Errorf("registry: bad status %q", n.Status)
 	}

@@ -60,7 +60,7 @@ type List struct {
 // indexed by node id through its unique key).
 const managedSQL = `SELECT n.node_id, lower(COALESCE(n.wallet, '')), COALESCE(n.region, ''), COALESCE(n.url, ''), n.chain_ids, n.label,
 	n.status, n.created_at, n.deregistered_at, n.last_probe_at, n.last_probe_error, n.probe_failures,
-	COALESCE(e.units, 0)::bigint, e.last_epoch
+	COALESCE(e.units, 0)::bigint, e.last_epoch, COALESCE(n.ws_url, '')
 	FROM nodes n LEFT JOIN LATERAL (SELECT sum(amount_units) AS units, max(epoch_id) AS last_epoch FROM node_earnings
 		WHERE node_id = n.node_id AND kind = 'epoch_share') e ON true `
 
@@ -77,7 +77,7 @@ func scanManaged(row pgx.Row) (*Managed, error) {
 		wallet, rpc, reg string
 	)
 	if err := row.Scan(&m.NodeID, &wallet, &reg, &rpc, &ids, &m.Label, &m.Status, &created, &dereg, &probed, &probeErr, &failures,
-		&earned, &lastEpochEarned); err != nil {
+		&earned, &lastEpochEarned, &m.WSURL); err != nil {
 		return nil, err
 	}
 	m.Wallet, m.Region, m.RPCURL, m.CreatedAt = wallet, reg, rpc, created.UTC().Format(time.RFC3339)

@@ -68,6 +68,7 @@ type Config struct {
 type Service struct {
 	cfg    Config
 	client *http.Client
+	dialer *net.Dialer // the policy-checking dialer of client, for the ws probe too
 	// publishHook, when set (tests only), runs before each registry write.
 	publishHook func(*Node)
 }
@@ -104,6 +105,7 @@ func New(cfg Config) (*Service, error) {
 		}
 		return nil
 	}}
+	s.dialer = dialer
 	s.client = &http.Client{Timeout: cfg.ProbeTimeout, Transport: &http.Transport{DialContext: dialer.DialContext, Proxy: nil,
 		MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -132,6 +134,10 @@ type RegisterRequest struct {
 	RPCURL   string   `json:"rpc_url"`
 	ChainIDs []uint64 `json:"chain_ids"`
 	Label    string   `json:"label"`
+	// WSURL is the node's JSON-RPC-over-WebSocket endpoint (ws:// or
+	// wss://), optional: the gateway opens eth_subscribe subscriptions
+	// there. Checked like rpc_url (address policy, eth_chainId).
+	WSURL string `json:"ws_url,omitempty"`
 }
 
 // Node is a registered node as the API shows it.
@@ -140,6 +146,7 @@ type Node struct {
 	Wallet    string   `json:"wallet"`
 	Region    string   `json:"region"`
 	RPCURL    string   `json:"rpc_url"`
+	WSURL     string   `json:"ws_url,omitempty"`
 	ChainIDs  []uint64 `json:"chain_ids"`
 	Label     string   `json:"label"`
 	Status    string   `json:"status"`
@@ -181,7 +188,26 @@ func (s *Service) validate(ctx context.Context, req *RegisterRequest) (*url.URL,
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
 		return nil, bad("invalid_rpc_url", "rpc_url must be an http or https URL without credentials")
 	}
-	host := u.Hostname()
+	if err := s.checkHost(ctx, "rpc_url", u.Hostname()); err != nil {
+		return nil, err
+	}
+	if req.WSURL = strings.TrimSpace(req.WSURL); req.WSURL != "" {
+		w, err := url.Parse(req.WSURL)
+		if err != nil || (w.Scheme != "ws" && w.Scheme != "wss") || w.Host == "" || w.User != nil || w.Fragment != "" {
+			return nil, bad("invalid_ws_url", "ws_url must be a ws or wss URL without credentials")
+		}
+		if err := s.checkHost(ctx, "ws_url", w.Hostname()); err != nil {
+			return nil, err
+		}
+		req.WSURL = w.String()
+	}
+	req.RPCURL = u.String()
+	return u, nil
+}
+
+// checkHost resolves host (of the named field) and refuses addresses the
+// node policy forbids.
+func (s *Service) checkHost(ctx context.Context, field, host string) error {
 	var ips []net.IP
 	if ip := net.ParseIP(host); ip != nil {
 		ips = []net.IP{ip}
@@ -190,7 +216,7 @@ func (s *Service) validate(ctx context.Context, req *RegisterRequest) (*url.URL,
 		defer cancel()
 		addrs, err := net.DefaultResolver.LookupIPAddr(rctx, host)
 		if err != nil || len(addrs) == 0 {
-			return nil, bad("unresolvable_host", "the rpc_url host %q does not resolve", host)
+			return bad("unresolvable_host", "the %s host %q does not resolve", field, host)
 		}
 		for _, a := range addrs {
 			ips = append(ips, a.IP)
@@ -199,11 +225,10 @@ func (s *Service) validate(ctx context.Context, req *RegisterRequest) (*url.URL,
 	for _, ip := range ips {
 		a, _ := netip.AddrFromSlice(ip)
 		if err := s.policy().Check(a.Unmap()); err != nil {
-			return nil, bad("private_address", "rpc_url resolves to %s, which nodes may not use: %v", ip, err)
+			return bad("private_address", "%s resolves to %s, which nodes may not use: %v", field, ip, err)
 		}
 	}
-	req.RPCURL = u.String()
-	return u, nil
+	return nil
 }
 
 // ChainID asks rawURL for eth_chainId.
@@ -301,6 +326,11 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 	if err := s.probe(ctx, req.RPCURL, req.ChainIDs); err != nil {
 		return nil, false, err
 	}
+	if req.WSURL != "" {
+		if err := s.probeWS(ctx, req.WSURL, req.ChainIDs); err != nil {
+			return nil, false, err
+		}
+	}
 	ids := make([]int64, len(req.ChainIDs))
 	for i, id := range req.ChainIDs {
 		ids[i] = int64(id)
@@ -308,7 +338,7 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 	var id string
 	var created bool
 	var at time.Time
-	n := &Node{Wallet: wallet, Region: strings.ToUpper(req.Region), RPCURL: req.RPCURL, ChainIDs: req.ChainIDs,
+	n := &Node{Wallet: wallet, Region: strings.ToUpper(req.Region), RPCURL: req.RPCURL, WSURL: req.WSURL, ChainIDs: req.ChainIDs,
 		Label: req.Label, Status: registry.StatusOnline}
 	err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
 		// One registration (or deregistration) of a URL at a time, so a
@@ -324,13 +354,13 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 		created, id = existing == "", existing
 		if created {
 			id = NewID(req.Region)
-			return tx.QueryRow(ctx, `INSERT INTO nodes (node_id, wallet, region, url, chain_ids, status, label, last_probe_at)
-				VALUES ($1, $2, $3, $4, $5, 'online', $6, now()) RETURNING created_at`,
-				id, wallet, strings.ToUpper(req.Region), req.RPCURL, ids, req.Label).Scan(&at)
+			return tx.QueryRow(ctx, `INSERT INTO nodes (node_id, wallet, region, url, chain_ids, status, label, last_probe_at, ws_url)
+				VALUES ($1, $2, $3, $4, $5, 'online', $6, now(), NULLIF($7, '')) RETURNING created_at`,
+				id, wallet, strings.ToUpper(req.Region), req.RPCURL, ids, req.Label, req.WSURL).Scan(&at)
 		}
 		return tx.QueryRow(ctx, `UPDATE nodes SET region = $2, chain_ids = $3, label = $4, status = 'online', probe_failures = 0,
-			last_probe_at = now(), last_probe_error = NULL, updated_at = now() WHERE node_id = $1 RETURNING created_at`,
-			id, strings.ToUpper(req.Region), ids, req.Label).Scan(&at)
+			last_probe_at = now(), last_probe_error = NULL, updated_at = now(), ws_url = NULLIF($5, '') WHERE node_id = $1 RETURNING created_at`,
+			id, strings.ToUpper(req.Region), ids, req.Label, req.WSURL).Scan(&at)
 	})
 	if err != nil {
 		return nil, false, err
@@ -414,7 +444,7 @@ func (s *Service) publish(ctx context.Context, n *Node) error {
 		s.publishHook(n)
 	}
 	v, err := registry.Encode(&registry.Node{ID: n.NodeID, Wallet: n.Wallet, Region: n.Region, Label: n.Label, URL: n.RPCURL,
-		ChainIDs: n.ChainIDs, Status: n.Status, UpdatedAt: time.Now().Unix()})
+		WSURL: n.WSURL, ChainIDs: n.ChainIDs, Status: n.Status, UpdatedAt: time.Now().Unix()})
 	if err != nil {
 		return err
 	}
@@ -436,7 +466,8 @@ func (p *Prober) Name() string { return "node-probe" }
 // node's record removed, so Redis follows Postgres.
 func (p *Prober) Run(ctx context.Context) error {
 	s := p.s
-	rows, err := s.cfg.Pool.Query(ctx, `SELECT node_id, COALESCE(wallet, ''), COALESCE(region, ''), COALESCE(url, ''), chain_ids, label, status, created_at
+	rows, err := s.cfg.Pool.Query(ctx, `SELECT node_id, COALESCE(wallet, ''), COALESCE(region, ''), COALESCE(url, ''), chain_ids, label, status, created_at,
+		COALESCE(ws_url, '')
 		FROM nodes WHERE url IS NOT NULL AND wallet IS NOT NULL AND status <> 'deregistered' ORDER BY node_id`)
 	if err != nil {
 		return err
@@ -446,7 +477,7 @@ func (p *Prober) Run(ctx context.Context) error {
 		var n Node
 		var ids []int64
 		var at time.Time
-		if err := rows.Scan(&n.NodeID, &n.Wallet, &n.Region, &n.RPCURL, &ids, &n.Label, &n.Status, &at); err != nil {
+		if err := rows.Scan(&n.NodeID, &n.Wallet, &n.Region, &n.RPCURL, &ids, &n.Label, &n.Status, &at, &n.WSURL); err != nil {
 			rows.Close()
 			return err
 		}
