@@ -165,6 +165,8 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 		"@IPRATE@", o.ipRate, "@KEYRATE@", o.keyRate, "@CREATE@", o.create, "@CONC@", o.conc,
 		"@VAULT@", d.Manifest.Polygon.RevenueVault, "@USDT@", d.Manifest.Polygon.USDT, "@USDC@", d.Manifest.Base.USDC,
 		"@PAYTO@", payTo.Address, "@ALPHA@", e.alpha.URL(), "@BETA@", e.beta.URL(), "@EXTRA@", o.extra, "@CHAIN137@", o.chain137).Replace(meterCaddyfile)
+	// The dev chain's own endpoints, for a provider a test adds in chain137.
+	cf = strings.NewReplacer("@POLYRPC@", d.Manifest.Polygon.RPCURL, "@POLYWS@", d.Manifest.Polygon.WSURL).Replace(cf)
 	e.gw = caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"), "TG_ADMIN_TOKEN="+o.adminToken)
 	e.waitHealthy(t)
 	return e

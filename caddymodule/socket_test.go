@@ -1,15 +1,29 @@
 package caddymodule_test
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/gorilla/websocket"
 
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
+	"github.com/tollgate-rpc/tollgate/contracts/deploy"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -169,3 +183,189 @@ func TestSocketCallsMeteredLikeHTTP(t *testing.T) {
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// startSockets is startMetered with a third provider, gamma, that has the
+// dev chain's WebSocket: the hub subscribes there.
+func startSockets(t *testing.T, o meterOpts) *meterEnv {
+	t.Helper()
+	o.chain137 = "provider gamma @POLYRPC@ {\n\t\t\t\t\tws @POLYWS@\n\t\t\t\t}\n" + o.chain137
+	e := startMetered(t, o)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(e.gw.URL() + "/rpc/stats/polygon")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s stats
+		_ = json.NewDecoder(resp.Body).Decode(&s)
+		resp.Body.Close()
+		if s.health("gamma") == "healthy" {
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gamma never healthy: %+v", s)
+		}
+		time.Sleep(20 * time.Millisecond) // polling observable state
+	}
+}
+
+// transferUSDT sends n TestUSDT transfers from developer-1 straight to the
+// dev chain and returns their transaction hashes.
+func (e *meterEnv) transferUSDT(t *testing.T, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dev, _ := e.net.Manifest.Account("developer-1")
+	key, err := dev.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := ethclient.DialContext(ctx, e.net.Manifest.Polygon.RPCURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	chainID, _ := client.ChainID(ctx)
+	opts := bind.NewKeyedTransactor(key, chainID)
+	opts.Context = ctx
+	usdt := testusdt.NewTestUSDT()
+	c := bind.NewBoundContract(common.HexToAddress(e.net.Manifest.Polygon.USDT), usdt.GetABI(), client, client, client)
+	var hashes []string
+	for i := range n {
+		tx, err := c.RawTransact(opts, usdt.PackTransfer(common.BigToAddress(big.NewInt(int64(0x1000+i))), big.NewInt(int64(1+i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := deploy.WaitReceipt(ctx, client, tx.Hash(), 20*time.Millisecond)
+		if err != nil || r.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("transfer %d: %v %+v", i, err, r)
+		}
+		hashes = append(hashes, tx.Hash().Hex())
+	}
+	return hashes
+}
+
+// TestSocketSubscriptionsViemEthers: viem's webSocket transport
+// (watchBlockNumber, watchContractEvent on TestUSDT's Transfer) and ethers'
+// WebSocketProvider (on("block"), contract.on("Transfer")), with their
+// defaults, on one key's ?key= socket: each receives consecutive blocks
+// (no gap, no repeat) and exactly the transfers the chain produced, and the
+// key's credits fall by exactly 30 units per notification received plus
+// 30 per paid call sent (eth_subscribe included; eth_chainId and
+// eth_unsubscribe free), as counted on the wire by the script.
+func TestSocketSubscriptionsViemEthers(t *testing.T) {
+	dir, _ := filepath.Abs("../tests/js")
+	node, err := exec.LookPath("node")
+	if err != nil || !exists(filepath.Join(dir, "node_modules", "viem")) || !exists(filepath.Join(dir, "node_modules", "ethers")) {
+		if os.Getenv("TOLLGATE_REQUIRE_NODE") != "" {
+			t.Fatalf("node or tests/js/node_modules missing (run make test, which runs npm ci): %v", err)
+		}
+		t.Skip("node or tests/js/node_modules missing")
+	}
+	e := startSockets(t, meterOpts{free: -1})
+	secret, id := e.createKey(t)
+	const credit = 1_000_000
+	e.credit(t, id, credit)
+	const transfers = 3
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "ws-subscribe.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "WS_URL=ws"+strings.TrimPrefix(e.gw.URL(), "http")+"/rpc?key="+secret,
+		"TOKEN="+e.net.Manifest.Polygon.USDT, fmt.Sprintf("TRANSFERS=%d", transfers), "MIN_BLOCKS=10")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		ViemBlocks, EthersBlocks []uint64
+		ViemLogs, EthersLogs     []string
+		Wire                     struct {
+			PaidCalls, FreeCalls, Notifications, Other int
+			Methods                                    map[string]int
+		}
+	}
+	var res *result
+	var sent []string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		var line struct {
+			Ready  bool
+			Error  string
+			Result *result
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Logf("script: %s", sc.Text())
+			continue
+		}
+		switch {
+		case line.Error != "":
+			t.Errorf("script: %s", line.Error)
+		case line.Ready:
+			sent = e.transferUSDT(t, transfers)
+		case line.Result != nil:
+			res = line.Result
+		}
+	}
+	if err := cmd.Wait(); err != nil || res == nil {
+		t.Fatalf("script: %v\n%s", err, stderr.String())
+	}
+	consecutive := func(who string, b []uint64) {
+		for i := 1; i < len(b); i++ {
+			if b[i] != b[i-1]+1 {
+				t.Errorf("%s blocks not consecutive at %d: %v", who, i, b)
+				return
+			}
+		}
+	}
+	consecutive("viem", res.ViemBlocks)
+	consecutive("ethers", res.EthersBlocks)
+	slices.Sort(sent)
+	for who, got := range map[string][]string{"viem": res.ViemLogs, "ethers": res.EthersLogs} {
+		g := slices.Clone(got)
+		for i := range g {
+			g[i] = strings.ToLower(g[i])
+		}
+		want := slices.Clone(sent)
+		for i := range want {
+			want[i] = strings.ToLower(want[i])
+		}
+		slices.Sort(g)
+		slices.Sort(want)
+		if !slices.Equal(g, want) {
+			t.Errorf("%s Transfer logs %v, want exactly %v", who, g, want)
+		}
+	}
+	w := res.Wire
+	if w.Other != 0 {
+		t.Errorf("%d unexpected messages", w.Other)
+	}
+	spent := money.Units(credit) - balanceOf(t, e, secret)
+	want := money.Units(30 * (w.Notifications + w.PaidCalls))
+	if spent != want {
+		t.Fatalf("the key paid %d units; %d notifications and %d paid calls (%v) cost %d", spent, w.Notifications, w.PaidCalls, w.Methods, want)
+	}
+	t.Logf("viem %d blocks, ethers %d blocks, %d transfers each; %d notifications + %d paid calls (%v) = %d units", len(res.ViemBlocks), len(res.EthersBlocks),
+		transfers, w.Notifications, w.PaidCalls, w.Methods, spent)
+}
+
+// balanceOf reads the key's credits in units.
+func balanceOf(t *testing.T, e *meterEnv, key string) money.Units {
+	t.Helper()
+	a := e.do(t, http.MethodGet, "/api/keys/usage", "", "X-API-Key: "+key)
+	dec := json.NewDecoder(bytes.NewReader(a.body))
+	dec.UseNumber()
+	var u struct {
+		Credits json.Number `json:"credits_remaining_usdt"`
+	}
+	if err := dec.Decode(&u); err != nil || a.status != http.StatusOK {
+		t.Fatalf("usage: %d %s", a.status, a.body)
+	}
+	units, err := money.Parse(u.Credits.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return units
+}

@@ -90,16 +90,17 @@ func (c *conn) handle(data []byte) {
 	// The answer naming a subscription is queued before its first
 	// notification can be.
 	for _, cs := range started {
-		go c.pump(cs)
+		close(cs.gate)
 	}
 }
 
 // clientSub is one eth_subscribe of this socket.
 type clientSub struct {
-	id      string
-	sub     Sub
-	stop    chan struct{}
-	stopped bool // guarded by conn.mu
+	id     string
+	sub    Sub
+	gate   chan struct{} // closed once the eth_subscribe answer is queued
+	stop   chan struct{} // closed by drop
+	exited chan struct{} // closed when the pump has returned
 }
 
 // subscribe opens a client subscription: checks the caps, charges the call
@@ -159,9 +160,10 @@ func (c *conn) subscribe(it *jsonrpc.Item) (jsonrpc.Response, *clientSub) {
 	}
 	ticket(events.ServedByCache, true)
 	c.mu.Lock()
-	cs := &clientSub{id: subID(), sub: sub, stop: make(chan struct{})}
+	cs := &clientSub{id: subID(), sub: sub, gate: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{})}
 	c.subs[cs.id] = cs
 	c.mu.Unlock()
+	go c.pump(cs)
 	metrics.WSSubscriptions.Inc()
 	idJSON, _ := json.Marshal(cs.id)
 	return jsonrpc.ResultResponse(id, idJSON), cs
@@ -184,13 +186,16 @@ func (c *conn) drop(id string) bool {
 	cs, ok := c.subs[id]
 	if ok {
 		delete(c.subs, id)
-		cs.stopped = true
 	}
 	c.mu.Unlock()
 	if !ok {
 		return false
 	}
 	close(cs.stop)
+	// The pump may be charging a notification it took: it queues it, then
+	// sees stop. Waiting for it makes the eth_unsubscribe answer the last
+	// message of the subscription.
+	<-cs.exited
 	cs.sub.Close()
 	c.s.giveSub(c.ip)
 	metrics.WSSubscriptions.Dec()
@@ -216,6 +221,14 @@ func (c *conn) closeSubs() {
 // then the notification is queued; the writer settles the charge as
 // revenue of the upstream that produced it once written, or refunds it.
 func (c *conn) pump(cs *clientSub) {
+	defer close(cs.exited)
+	select {
+	case <-cs.gate:
+	case <-cs.stop:
+		return
+	case <-c.quit:
+		return
+	}
 	for {
 		var n Notification
 		var ok bool
