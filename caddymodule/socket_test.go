@@ -5,19 +5,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/gorilla/websocket"
@@ -368,4 +373,165 @@ func balanceOf(t *testing.T, e *meterEnv, key string) money.Units {
 		t.Fatal(err)
 	}
 	return units
+}
+
+// TestSocketOutOfCreditsMidSubscription: a key with credits for
+// eth_subscribe and five notifications gets exactly five, then the
+// tollgate_closing notification with the 402 onboarding, then close code
+// 4402 and no further message; its credits are exactly used up.
+func TestSocketOutOfCreditsMidSubscription(t *testing.T) {
+	e := startSockets(t, meterOpts{free: -1})
+	secret, id := e.createKey(t)
+	e.credit(t, id, 30*(1+5))
+	c := e.dial(t, "/rpc", "X-API-Key: "+secret)
+	sub := decodeOne(t, c.call(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`))
+	if sub.Error != nil || len(sub.Result) < 4 {
+		t.Fatalf("eth_subscribe: %+v", sub)
+	}
+	var heads []uint64
+	for {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Subscription json.RawMessage `json:"subscription"`
+				Result       struct {
+					Number string `json:"number"`
+				} `json:"result"`
+				Code   int    `json:"code"`
+				Reason string `json:"reason"`
+				Error  struct {
+					Code int             `json:"code"`
+					Data json.RawMessage `json:"data"`
+				} `json:"error"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(c.next(), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Method == "eth_subscription" {
+			if string(m.Params.Subscription) != string(sub.Result) {
+				t.Fatalf("notification for %s, want %s", m.Params.Subscription, sub.Result)
+			}
+			n, _ := hexutil.DecodeUint64(m.Params.Result.Number)
+			heads = append(heads, n)
+			continue
+		}
+		if m.Method != "tollgate_closing" || m.Params.Code != 4402 || m.Params.Reason != "payment_required" || m.Params.Error.Code != 402 ||
+			!strings.Contains(string(m.Params.Error.Data), `"onboarding"`) || !strings.Contains(string(m.Params.Error.Data), "/v1/machine/register") {
+			t.Fatalf("after %d notifications: %+v", len(heads), m)
+		}
+		break
+	}
+	if len(heads) != 5 {
+		t.Fatalf("%d notifications delivered (%v), the credits paid for 5", len(heads), heads)
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, b, err := c.ws.ReadMessage()
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != 4402 {
+		t.Fatalf("after tollgate_closing: message %q, error %v; want close 4402 and nothing else", b, err)
+	}
+	if left := balanceOf(t, e, secret); left != 0 {
+		t.Fatalf("%d units left, want 0 (30 for eth_subscribe + 5 × 30)", left)
+	}
+	t.Logf("blocks %v, then tollgate_closing and close %d %q", heads, ce.Code, ce.Text)
+}
+
+// TestSocketSlowReaderCutOff: a client that stops reading (a 4 KiB receive
+// buffer, 20 newHeads subscriptions) is cut off with close 4008 once its
+// send buffer (8 messages) is full or a write takes longer than 1 s, while a
+// client on another socket keeps receiving every head. The memory the
+// gateway holds for the slow client is bounded: at most send_buffer (8)
+// queued messages plus each subscription's hub buffer (8 notifications, 20
+// subscriptions), each a newHeads notification of about 1 KiB — under
+// 200 KiB — plus the kernel's socket buffers; it cannot grow with time.
+func TestSocketSlowReaderCutOff(t *testing.T) {
+	e := startSockets(t, meterOpts{free: -1, extra: "websocket {\n\t\t\t\tsend_buffer 8\n\t\t\t\twrite_timeout 1s\n\t\t\t}"})
+	secret, id := e.createKey(t)
+	e.credit(t, id, 10_000_000)
+	url := "ws" + strings.TrimPrefix(e.gw.URL(), "http") + "/rpc?key=" + secret
+	d := websocket.Dialer{NetDial: func(network, addr string) (net.Conn, error) {
+		nd := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			_ = rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+			return serr
+		}}
+		return nd.Dial(network, addr)
+	}}
+	slowWS, _, err := d.Dial(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slowWS.Close()
+	slow := &wsClient{t, slowWS}
+	for i := range 20 {
+		if a := decodeOne(t, slow.call(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_subscribe","params":["newHeads"]}`, i))); a.Error != nil {
+			t.Fatalf("subscribe %d: %+v", i, a.Error)
+		}
+	}
+	fast := e.dial(t, "/rpc?key="+secret)
+	if a := decodeOne(t, fast.call(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)); a.Error != nil {
+		t.Fatalf("fast subscribe: %+v", a.Error)
+	}
+	// The slow client reads nothing; the fast one reads on until the gateway
+	// has cut the slow one, then ten more heads.
+	began := time.Now()
+	cut := func() bool { return strings.Contains(e.metric(t, "tollgate_ws_closed_total"), `code="4008"`) }
+	var heads []uint64
+	after := 0
+	for after < 10 {
+		var m struct {
+			Params struct {
+				Result struct {
+					Number string `json:"number"`
+				} `json:"result"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(fast.next(), &m); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := hexutil.DecodeUint64(m.Params.Result.Number)
+		if len(heads) > 0 && n != heads[len(heads)-1]+1 {
+			t.Fatalf("the fast client's heads jumped from %d to %d", heads[len(heads)-1], n)
+		}
+		heads = append(heads, n)
+		if after > 0 || cut() {
+			after++
+		}
+		if time.Since(began) > 90*time.Second {
+			t.Fatal("the slow reader was never cut off")
+		}
+	}
+	// Now the slow client reads: what was queued, then close 4008.
+	_ = slowWS.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		_, _, err := slowWS.ReadMessage()
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != 4008 {
+			t.Fatalf("slow client: %v, want close 4008", err)
+		}
+		t.Logf("slow client cut with %d %q; the fast one got %d consecutive heads, 10 after the cut", ce.Code, ce.Text, len(heads))
+		break
+	}
+}
+
+// metric returns the lines of the gateway's metrics that start with name.
+func (e *meterEnv) metric(t *testing.T, name string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + e.gw.AdminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, name) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -218,6 +219,12 @@ func (c *conn) slow() {
 // close frame with code. flush writes what is queued first.
 func (c *conn) shutdown(code int, reason string, final []byte, flush bool) {
 	c.once.Do(func() {
+		// A close frame's reason is at most 123 bytes (RFC 6455 5.5);
+		// tollgate_closing carries the whole story.
+		for len(reason) > 120 {
+			_, size := utf8.DecodeLastRuneInString(reason)
+			reason = reason[:len(reason)-size]
+		}
 		c.code, c.reason, c.final, c.flush = code, reason, final, flush
 		metrics.WSClosed.WithLabelValues(strconv.Itoa(code)).Inc()
 		close(c.quit)

@@ -267,7 +267,7 @@ func (c *conn) pump(cs *clientSub) {
 			e := refusalError(status, rec.hdr, rec.body.Bytes())
 			code := closeFor(status)
 			metrics.WSNotifications.WithLabelValues("refused").Inc()
-			c.shutdown(code, e.Message, closing(code, reasonWord(status), e), true)
+			c.shutdown(code, reasonWord(status), closing(code, reasonWord(status), e), true)
 			return
 		}
 		by := n.ServedBy
