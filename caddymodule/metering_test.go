@@ -132,6 +132,7 @@ type meterEnv struct {
 	rdb         *redis.Client
 	prefix      string
 	layout      balances.Layout
+	caddyfile   string // as started (a test may reload a changed copy)
 }
 
 func startMetered(t *testing.T, o meterOpts) *meterEnv {
@@ -167,6 +168,7 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 		"@PAYTO@", payTo.Address, "@ALPHA@", e.alpha.URL(), "@BETA@", e.beta.URL(), "@EXTRA@", o.extra, "@CHAIN137@", o.chain137).Replace(meterCaddyfile)
 	// The dev chain's own endpoints, for a provider a test adds in chain137.
 	cf = strings.NewReplacer("@POLYRPC@", d.Manifest.Polygon.RPCURL, "@POLYWS@", d.Manifest.Polygon.WSURL).Replace(cf)
+	e.caddyfile = cf
 	e.gw = caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"), "TG_ADMIN_TOKEN="+o.adminToken)
 	e.waitHealthy(t)
 	return e

@@ -535,3 +535,42 @@ func (e *meterEnv) metric(t *testing.T, name string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestSocketsCloseOnReloadAndShutdown: a configuration reload ends the old
+// configuration's sockets with 1001 (going away) after their subscription
+// delivered; a new socket on the new configuration subscribes and receives;
+// a graceful shutdown ends it with 1001 too.
+func TestSocketsCloseOnReloadAndShutdown(t *testing.T) {
+	e := startSockets(t, meterOpts{free: 1000})
+	subscribed := func() *wsClient {
+		c := e.dial(t, "/rpc")
+		if a := decodeOne(t, c.call(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)); a.Error != nil {
+			t.Fatalf("eth_subscribe: %+v", a.Error)
+		}
+		if m := string(c.next()); !strings.Contains(m, `"eth_subscription"`) {
+			t.Fatalf("first message after subscribing: %s", m)
+		}
+		return c
+	}
+	goingAway := func(c *wsClient, when string) {
+		t.Helper()
+		_ = c.ws.SetReadDeadline(time.Now().Add(20 * time.Second))
+		for {
+			_, _, err := c.ws.ReadMessage()
+			if err == nil {
+				continue // heads delivered before the close
+			}
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != 1001 {
+				t.Fatalf("%s: %v, want close 1001", when, err)
+			}
+			return
+		}
+	}
+	old := subscribed()
+	e.gw.Reload(strings.Replace(e.caddyfile, "request_timeout 5s", "request_timeout 6s", 1))
+	goingAway(old, "reload")
+	fresh := subscribed()
+	e.gw.Stop()
+	goingAway(fresh, "shutdown")
+}
