@@ -157,7 +157,8 @@ clean:
 # settlementd ingest throughput against the real Redis + PostgreSQL:
 # BENCH_EVENTS stream entries per case (backlog drain, sustained producer,
 # several worker/batch settings), then a producer paced at 25,000 entries/s.
-# The figure to read is events/s (and drain-ms ≈ 0 for the paced run).
+# The figures to read are events/s, CPU per event (cpu-µs/ev: on a shared
+# machine the steadier one) and drain-ms ≈ 0 for the paced run.
 # Then bench-close. Figures and reading: docs/benchmarks.md.
 BENCH_EVENTS ?= 200000
 .PHONY: bench-settlement

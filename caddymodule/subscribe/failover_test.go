@@ -2,10 +2,14 @@ package subscribe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,10 +18,12 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/contracts/deploy"
 	"github.com/tollgate-rpc/tollgate/contracts/simchain"
@@ -63,6 +69,23 @@ func TestFailoverNoGapNoDuplicate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// A subscriber with a tiny buffer that reads as fast as it can: the
+	// burst of a gap fill is paced to it, so it is not cut off as slow.
+	tight, err := hub.Subscribe(137, KindNewHeads, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tightNums := make(chan uint64, 4096)
+	go func() {
+		for n := range tight.C() {
+			var h struct {
+				Number hexUint `json:"number"`
+			}
+			_ = json.Unmarshal(n.Result, &h)
+			tightNums <- uint64(h.Number)
+		}
+		close(tightNums)
+	}()
 	var nums []uint64
 	var by []string
 	// read takes notifications until until(n) holds for the latest.
@@ -121,6 +144,21 @@ func TestFailoverNoGapNoDuplicate(t *testing.T) {
 			t.Fatalf("heads not consecutive at %d: %v (served by %v)", i, nums, by)
 		}
 	}
+	last := nums[len(nums)-1]
+	for want := nums[0]; want <= last; want++ {
+		select {
+		case got, ok := <-tightNums:
+			if !ok {
+				t.Fatalf("the tight-buffered subscriber was ended (%v) at head %d", tight.Err(), want)
+			}
+			if got != want {
+				t.Fatalf("tight-buffered subscriber: head %d, want %d", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("tight-buffered subscriber: no head %d", want)
+		}
+	}
+	tight.Close()
 	if got := counterValue(resub) - before; got < 2 {
 		t.Fatalf("resubscriptions metric rose by %v, want >= 2", got)
 	}
@@ -294,4 +332,55 @@ func counterValue(c prometheus.Counter) float64 {
 	var m dto.Metric
 	_ = c.Write(&m)
 	return m.GetCounter().GetValue()
+}
+
+// TestUnansweredPingsMoveTheSubscription: an upstream that accepted the
+// subscription and then stopped reading its socket (so it answers no ping)
+// is given up after PingInterval+PongTimeout — long before the newHeads stall
+// timeout — and the subscriber keeps receiving heads from the next upstream.
+// The frozen upstream is a double speaking JSON-RPC over WebSocket.
+func TestUnansweredPingsMoveTheSubscription(t *testing.T) {
+	chain := devChain(t)
+	release := make(chan struct{})
+	defer close(release)
+	up := websocket.Upgrader{}
+	var subscribed atomic.Int64
+	frozen := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := c.ReadJSON(&req); err != nil {
+			return
+		}
+		_ = c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":"0xfeed"}`))
+		subscribed.Add(1)
+		<-release // never reads again: pings go unanswered
+	}))
+	defer frozen.Close()
+	frozenUp := upstream.Upstream{Name: "frozen", URL: frozen.URL, WSURL: "ws" + strings.TrimPrefix(frozen.URL, "http")}
+	_, live := proxied(t, chain, "live")
+	hub := newHub(t, newPool(t, frozenUp, live), Config{PingInterval: 200 * time.Millisecond, PongTimeout: 300 * time.Millisecond})
+	mine(t, chain, 100*time.Millisecond)
+	start := time.Now()
+	s, err := hub.Subscribe(137, KindNewHeads, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := next(t, s, 5*time.Second)
+	if subscribed.Load() == 0 {
+		t.Fatal("the subscription never went to the frozen upstream first")
+	}
+	if n.ServedBy.Upstream != "live" {
+		t.Fatalf("head served by %q, want live", n.ServedBy.Upstream)
+	}
+	if took, stall := time.Since(start), hub.cfg.stallAfter(137); took >= stall {
+		t.Fatalf("moved after %s, not before the stall timeout %s: the ping check did not act", took, stall)
+	}
+	t.Logf("left the silent upstream after %s (stall timeout %s)", time.Since(start).Round(time.Millisecond), hub.cfg.stallAfter(137))
 }

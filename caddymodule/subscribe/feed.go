@@ -49,6 +49,9 @@ type feed struct {
 	seenNext int
 	logTop   uint64
 	covered  uint64
+	// filling: notifications now come from a gap fill, delivered paced
+	// (deliver waits for buffer room up to Config.FillPatience).
+	filling bool
 }
 
 func newFeed(h *Hub, key feedKey, pool *upstream.Pool) *feed {
@@ -271,6 +274,8 @@ func (f *feed) catchUp(conn *rpcConn, by events.ServedBy) error {
 		}
 		return f.fillHeads(conn, uint64(head), by)
 	case f.key.kind == KindLogs && (f.logTop > 0 || f.covered > 0):
+		f.filling = true
+		defer func() { f.filling = false }()
 		var head hexUint
 		if err := f.call(conn, &head, "eth_blockNumber"); err != nil {
 			return err
@@ -363,6 +368,8 @@ func (f *feed) fillHeads(conn *rpcConn, upto uint64, by events.ServedBy) error {
 		f.h.log.Warn("newHeads gap longer than max_gap_fill; resuming near the head",
 			zap.Uint64("chain_id", f.key.chain), zap.Uint64("from", f.lastHead+1), zap.Uint64("resume", from))
 	}
+	f.filling = true
+	defer func() { f.filling = false }()
 	for n := from; n <= upto; n++ {
 		var block map[string]json.RawMessage
 		if err := f.call(conn, &block, "eth_getBlockByNumber", hexOf(n), false); err != nil {
@@ -423,6 +430,9 @@ func (f *feed) remember(k string) {
 // that subscriber with ErrSlowReader.
 func (f *feed) deliver(n Notification) {
 	metrics.UpstreamNotifications.WithLabelValues(f.labels()...).Inc()
+	if f.filling {
+		f.awaitRoom()
+	}
 	f.mu.Lock()
 	dropped := false
 	for s := range f.subs {
@@ -437,6 +447,28 @@ func (f *feed) deliver(n Notification) {
 	f.mu.Unlock()
 	if dropped {
 		f.h.release(f)
+	}
+}
+
+// awaitRoom waits, up to Config.FillPatience, until every subscriber's
+// buffer has room: a gap fill comes as a burst, and a reader that keeps up
+// with live heads must not be taken for a slow one because of it.
+func (f *feed) awaitRoom() {
+	deadline := time.Now().Add(f.h.cfg.FillPatience)
+	for {
+		f.mu.Lock()
+		full := false
+		for s := range f.subs {
+			if len(s.ch) == cap(s.ch) {
+				full = true
+				break
+			}
+		}
+		f.mu.Unlock()
+		if !full || time.Now().After(deadline) || f.ctx.Err() != nil {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

@@ -22,6 +22,7 @@ const (
 	KindPendingTxs   = "newPendingTransactions"
 	DefaultBuffer    = 64
 	defaultStallFor  = 30 * time.Second // chains without a known block time
+	minStall         = 5 * time.Second
 	defaultStallBeat = 10
 )
 
@@ -72,6 +73,10 @@ type Config struct {
 	// blocks of eth_getLogs) after a switch (default 256); a longer outage
 	// resumes at the head with a gap rather than flooding subscribers.
 	MaxGapFill uint64
+	// FillPatience is how long a gap fill waits for subscribers' buffers
+	// to have room before it delivers anyway (and a still-full buffer ends
+	// its Sub as a slow reader); default 1 s. Live notifications never wait.
+	FillPatience time.Duration
 	// LogWindow is how many (blockHash, logIndex) pairs are remembered to
 	// drop duplicate logs (default 4096).
 	LogWindow int
@@ -103,6 +108,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxGapFill == 0 {
 		c.MaxGapFill = 256
 	}
+	if c.FillPatience <= 0 {
+		c.FillPatience = time.Second
+	}
 	if c.LogWindow <= 0 {
 		c.LogWindow = 4096
 	}
@@ -124,7 +132,8 @@ func (c *Config) stallAfter(chain uint64) time.Duration {
 		return c.StallAfter
 	}
 	if ch, ok := chains.ByID(chain); ok && ch.BlockTime > 0 {
-		return time.Duration(c.StallBlocks) * ch.BlockTime
+		// Floored: on a fast chain a few quiet blocks are no outage.
+		return max(time.Duration(c.StallBlocks)*ch.BlockTime, minStall)
 	}
 	return defaultStallFor
 }
@@ -153,7 +162,9 @@ func New(cfg Config) *Hub {
 // newPendingTransactions; params is the logs filter object (nil for every
 // log), or for newPendingTransactions an optional boolean (full
 // transactions), and nil otherwise. buffer is the Sub's channel capacity
-// (DefaultBuffer when <= 0). The first subscriber of a feed waits until an
+// (DefaultBuffer when <= 0); after a failover the heads (or logs) the old
+// upstream missed arrive in a burst of up to Config.MaxGapFill, which the hub
+// paces to the subscribers' buffers for up to Config.FillPatience. The first subscriber of a feed waits until an
 // upstream accepted the subscription (at most about Config.CallTimeout per
 // upstream tried).
 func (h *Hub) Subscribe(chain uint64, kind string, params json.RawMessage, buffer int) (*Sub, error) {

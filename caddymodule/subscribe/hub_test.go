@@ -10,7 +10,10 @@ import (
 
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/contracts/simchain"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
@@ -105,6 +108,8 @@ func TestFanOutOneUpstreamSubscription(t *testing.T) {
 	proxy, up := proxied(t, chain, "alpha")
 	hub := newHub(t, newPool(t, up), Config{})
 
+	open := metrics.UpstreamSubscriptions.WithLabelValues("137", KindNewHeads)
+	openBefore := gaugeValue(open)
 	const n = 500
 	subs := make([]*Sub, n)
 	for i := range subs {
@@ -122,6 +127,9 @@ func TestFanOutOneUpstreamSubscription(t *testing.T) {
 	}
 	if st := hub.Upstreams(137)["alpha"]; !st.Connected || st.Subscriptions != 1 {
 		t.Fatalf("upstream state %+v", st)
+	}
+	if got := gaugeValue(open) - openBefore; got != 1 {
+		t.Fatalf("upstream subscriptions gauge rose by %v, want 1", got)
 	}
 	var want []uint64
 	for range 3 {
@@ -157,6 +165,7 @@ func TestFanOutOneUpstreamSubscription(t *testing.T) {
 	if _, ok := <-subs[0].C(); ok || subs[0].Err() != nil {
 		t.Fatalf("closed Sub: channel open or Err %v", subs[0].Err())
 	}
+	waitFor(t, "the gauge back down", 5*time.Second, func() bool { return gaugeValue(open) == openBefore })
 	if len(hub.Upstreams(137)) != 0 {
 		t.Fatalf("upstream state after the last Close: %+v", hub.Upstreams(137))
 	}
@@ -211,3 +220,44 @@ func testAlloc() types.GenesisAlloc {
 }
 
 var testKey, _ = crypto.HexToECDSA("8f2a55949038a9610f50fb23b5883af3b4ecb3c3bb792cbcefbd1542c692be63")
+
+func gaugeValue(g prometheus.Gauge) float64 {
+	var m dto.Metric
+	_ = g.Write(&m)
+	return m.GetGauge().GetValue()
+}
+
+// TestPendingTransactionsPassThrough: newPendingTransactions, which the dev
+// chain offers, is passed through: the hash of a transaction sent to the pool
+// arrives before any block seals it.
+func TestPendingTransactionsPassThrough(t *testing.T) {
+	chain := devChain(t)
+	_, up := proxied(t, chain, "alpha")
+	hub := newHub(t, newPool(t, up), Config{})
+	s, err := hub.Subscribe(137, KindPendingTxs, nil, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	id := chain.ChainID()
+	head, err := chain.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := crypto.PubkeyToAddress(testKey.PublicKey)
+	tx := types.MustSignNewTx(testKey, types.LatestSignerForChainID(id), &types.DynamicFeeTx{
+		ChainID: id, Nonce: 0, GasTipCap: big.NewInt(1e9), GasFeeCap: new(big.Int).Add(head.BaseFee, big.NewInt(2e9)),
+		Gas: 21000, To: &to, Value: big.NewInt(1),
+	})
+	if err := chain.Client().SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	var hash string
+	if err := json.Unmarshal(next(t, s, 5*time.Second).Result, &hash); err != nil || hash != tx.Hash().Hex() {
+		t.Fatalf("pending transaction %q (%v), want %s", hash, err, tx.Hash().Hex())
+	}
+	if _, err := hub.Subscribe(137, KindPendingTxs, json.RawMessage(`"yes"`), 1); !errors.Is(err, ErrBadFilter) {
+		t.Fatalf("newPendingTransactions with a string: %v", err)
+	}
+}

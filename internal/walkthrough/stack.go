@@ -290,6 +290,7 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		"REDIS_URL=" + cfg.RedisURL, "TOLLGATE_HTTP_PORT=" + strconv.Itoa(cfg.HTTPPort),
 		"TOLLGATE_ADMIN_LISTEN=" + strings.TrimPrefix(s.Admin, "http://"), "TOLLGATE_ADMIN_TOKEN=" + s.AdminToken,
 		"TOLLGATE_RPC_137=" + m.Polygon.RPCURL, "TOLLGATE_RPC_8453=" + m.Base.RPCURL,
+		"TOLLGATE_WS_137=" + m.Polygon.WSURL, "TOLLGATE_WS_8453=" + m.Base.WSURL,
 		"TOLLGATE_X402_ASSET=" + m.Base.USDC, "TOLLGATE_X402_PAY_TO=" + addr("treasury"),
 		"SETTLEMENTD_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"),
 		"TOLLGATE_ALLOW_PRIVATE_NODES=1", // the walkthrough's node runs on loopback

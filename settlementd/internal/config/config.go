@@ -130,7 +130,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	str(&c.Consumer, "consumer", "TOLLGATE_CONSUMER", "",
 		"consumer name in the stream's consumer group, unique per process (default <hostname>-<pid>; a stable name lets a restart recover its own pending entries at once)")
 	num(&c.IngestWorkers, "ingest-workers", "TOLLGATE_INGEST_WORKERS", 2, "stream consumers in this process")
-	num(&c.IngestBatch, "ingest-batch", "TOLLGATE_INGEST_BATCH", 1000, "stream entries per read and per Postgres transaction")
+	num(&c.IngestBatch, "ingest-batch", "TOLLGATE_INGEST_BATCH", 4000, "stream entries per read and per Postgres transaction")
 	dur(&c.IngestBlock, "ingest-block", "TOLLGATE_INGEST_BLOCK", time.Second, "how long a stream read waits for new entries")
 	dur(&c.ClaimMinIdle, "claim-min-idle", "TOLLGATE_CLAIM_MIN_IDLE", 30*time.Second,
 		"idle time after which another consumer's pending entries are taken over (XAUTOCLAIM)")

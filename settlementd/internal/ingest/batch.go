@@ -325,8 +325,9 @@ RETURNING ts, chain_id, payer, account, amount_units, calls, node_id, method`
 	// The usage rollups (migration 0046) are added to from the revenue
 	// rows the insert actually made, in the same statement: a redelivered
 	// event inserts nothing and so adds nothing (exactly once). Rows are
-	// upserted in key order, so concurrent ingesters lock them in the same
-	// order.
+	// upserted in key order, text bytewise (COLLATE "C", as the fast path's
+	// sums in rollup.go are sorted), so concurrent ingesters lock them in
+	// the same order.
 	insertRevenueRollups = `
 WITH ins AS (` + insertRevenue + `),` + revenueRollups
 
@@ -346,18 +347,18 @@ hourly AS (
     INSERT INTO usage_hourly AS u (account, hour, chain_id, method, payer, requests, calls, amount_units)
     SELECT account, date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour, chain_id, method, payer,
            count(*), sum(calls), sum(amount_units)
-    FROM ins WHERE account IS NOT NULL GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+    FROM ins WHERE account IS NOT NULL GROUP BY 1, 2, 3, 4, 5 ORDER BY account COLLATE "C", 2, 3, method COLLATE "C", payer COLLATE "C"
     ON CONFLICT (account, hour, chain_id, method, payer) DO UPDATE SET requests = u.requests + EXCLUDED.requests,
         calls = u.calls + EXCLUDED.calls, amount_units = u.amount_units + EXCLUDED.amount_units),
 daily AS (
     INSERT INTO usage_daily AS u (account, day, chain_id, method, payer, requests, calls, amount_units)
     SELECT account, (ts AT TIME ZONE 'UTC')::date AS day, chain_id, method, payer, count(*), sum(calls), sum(amount_units)
-    FROM ins WHERE account IS NOT NULL GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+    FROM ins WHERE account IS NOT NULL GROUP BY 1, 2, 3, 4, 5 ORDER BY account COLLATE "C", 2, 3, method COLLATE "C", payer COLLATE "C"
     ON CONFLICT (account, day, chain_id, method, payer) DO UPDATE SET requests = u.requests + EXCLUDED.requests,
         calls = u.calls + EXCLUDED.calls, amount_units = u.amount_units + EXCLUDED.amount_units)
 INSERT INTO node_usage_hourly AS u (node_id, hour, chain_id, requests, calls, amount_units)
 SELECT node_id, date_trunc('hour', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour, chain_id, count(*), sum(calls), sum(amount_units)
-FROM ins WHERE node_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+FROM ins WHERE node_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY node_id COLLATE "C", 2, 3
 ON CONFLICT (node_id, hour, chain_id) DO UPDATE SET requests = u.requests + EXCLUDED.requests,
     calls = u.calls + EXCLUDED.calls, amount_units = u.amount_units + EXCLUDED.amount_units`
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 )
@@ -30,7 +31,7 @@ import (
 // on a shared machine that is the figure to compare.
 func BenchmarkIngest(b *testing.B) {
 	for _, mode := range []string{"backlog", "sustained"} {
-		for _, c := range []struct{ workers, batch int }{{1, 1000}, {2, 1000}, {2, 2000}, {4, 1000}} {
+		for _, c := range []struct{ workers, batch int }{{1, 1000}, {2, 1000}, {2, 2000}, {4, 1000}, {2, 4000}, {4, 4000}} {
 			b.Run(fmt.Sprintf("%s/workers=%d/batch=%d", mode, c.workers, c.batch), func(b *testing.B) {
 				benchIngest(b, mode == "sustained", c.workers, c.batch)
 			})
@@ -46,7 +47,7 @@ func benchIngest(b *testing.B, sustained bool, workers, batch int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "bench", Workers: workers, Batch: batch,
-		Block: 50 * time.Millisecond}, nil, nil)
+		Block: 50 * time.Millisecond, Linger: benchLinger(b)}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,12 +76,17 @@ func benchIngest(b *testing.B, sustained bool, workers, batch int) {
 		b.Fatalf("stored %d of %d", stored, len(evs))
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+	// Entries per transaction: a consumer that keeps up reads what has
+	// arrived since its last read, so sustained batches run smaller.
+	b.ReportMetric(float64(b.N)/okBatches(b, in), "ev/batch")
 }
 
 // BenchmarkIngestPaced writes b.N entries at a steady 25,000 entries/s (in
-// 20 ms ticks) while the default ingest (2 workers × 1000) runs, and reports
+// 20 ms ticks) while the default ingest (2 workers × 4000) runs, and reports
 // how far behind the ingest was when the producer stopped: if it keeps up,
-// the drain after the last XADD is a batch or two, not a backlog.
+// the drain after the last XADD is a batch or two, not a backlog. A
+// consumer that keeps up reads thin batches: ev/batch and the CPU per event
+// show what Config.Linger saves then (BENCH_LINGER=-1ns turns it off).
 func BenchmarkIngestPaced(b *testing.B) {
 	const rate, tick = 25_000, 20 * time.Millisecond
 	e := newEnv(b)
@@ -88,13 +94,15 @@ func BenchmarkIngestPaced(b *testing.B) {
 	evs := settletest.Traffic(uint64(b.N), (b.N+1)/2, now.Add(-time.Hour), now)[:b.N]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "bench", Workers: 2, Batch: 1000, Block: 50 * time.Millisecond}, nil, nil)
+	in, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "bench", Workers: 2, Block: 50 * time.Millisecond,
+		Linger: benchLinger(b)}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { in.Run(ctx) })
 	b.ResetTimer()
+	cpu := newCPUMeter(b, e)
 	start := time.Now()
 	per := rate * int(tick) / int(time.Second)
 	t := time.NewTicker(tick)
@@ -114,6 +122,8 @@ func BenchmarkIngestPaced(b *testing.B) {
 	})
 	drain := time.Since(start) - produced
 	b.StopTimer()
+	cpu.report(b, b.N)
+	b.ReportMetric(float64(b.N)/okBatches(b, in), "ev/batch")
 	cancel()
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/produced.Seconds(), "offered/s")
@@ -198,4 +208,38 @@ func procTicks(pid int) int64 {
 	u, _ := strconv.ParseInt(f[11], 10, 64) // field 14
 	k, _ := strconv.ParseInt(f[12], 10, 64) // field 15
 	return u + k
+}
+
+// okBatches is how many batch transactions in committed.
+func okBatches(b *testing.B, in *Ingester) float64 {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(in.m.batches)
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == "ok" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// benchLinger is Config.Linger from BENCH_LINGER (a duration; "-1ns" turns
+// lingering off, to compare), the default when unset.
+func benchLinger(b *testing.B) time.Duration {
+	v := os.Getenv("BENCH_LINGER")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }

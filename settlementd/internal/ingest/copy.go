@@ -130,10 +130,6 @@ func (b *batch) copyWrite(ctx context.Context, tx pgx.Tx, consumer string) error
 		if err != nil {
 			return err
 		}
-		// The usage rollups, in the same transaction as the rows.
-		if _, err := tx.Exec(ctx, copiedRevenueRollups, r.ts, r.chain, r.payer, r.account, r.amount, r.calls, r.node, r.method); err != nil {
-			return err
-		}
 	}
 	d, f := &b.deb, &b.ref
 	if err := copyIn(ctx, tx, "debits", debitCopyCols, len(d.id), func(i int, row []any) {
@@ -173,11 +169,19 @@ func (b *batch) copyWrite(ctx context.Context, tx pgx.Tx, consumer string) error
 		return err
 	}
 	// Everything else (rare types, dead letters) by its statement.
-	q := b.statements(consumer, false)
-	if q.Len() == 0 {
-		return nil
+	if q := b.statements(consumer, false); q.Len() > 0 {
+		if err := tx.SendBatch(ctx, q).Close(); err != nil {
+			return err
+		}
 	}
-	return tx.SendBatch(ctx, q).Close()
+	// The usage rollups last, in the same transaction as the rows, summed
+	// per key in Go (rollup.go): every ingester updates the same few rollup
+	// rows, and their row locks are held from here to the commit, so the
+	// later they are taken the less concurrent batches wait on each other.
+	if len(b.rev.id) > 0 {
+		return writeRollups(ctx, tx, &b.rev)
+	}
+	return nil
 }
 
 type ledgerRow struct {
