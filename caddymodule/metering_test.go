@@ -52,6 +52,10 @@ http://127.0.0.1:{PORT} {
 		format filter {
 			wrap json
 			request>headers>X-Api-Key replace REDACTED
+			# a socket's key may come as ?key= (browsers cannot set headers on a WebSocket)
+			request>uri query {
+				delete key
+			}
 			request>headers>X-Admin-Token replace REDACTED
 		}
 	}
@@ -133,6 +137,7 @@ type meterEnv struct {
 	rdb         *redis.Client
 	prefix      string
 	layout      balances.Layout
+	caddyfile   string // as started (a test may reload a changed copy)
 }
 
 func startMetered(t *testing.T, o meterOpts) *meterEnv {
@@ -173,6 +178,9 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 		"@IPRATE@", o.ipRate, "@KEYRATE@", o.keyRate, "@CREATE@", o.create, "@CONC@", o.conc,
 		"@VAULT@", d.Manifest.Polygon.RevenueVault, "@USDT@", d.Manifest.Polygon.USDT, "@USDC@", d.Manifest.Base.USDC,
 		"@PAYTO@", payTo.Address, "@ALPHA@", e.alpha.URL(), "@BETA@", e.beta.URL(), "@EXTRA@", o.extra, "@CHAIN137@", o.chain137).Replace(meterCaddyfile)
+	// The dev chain's own endpoints, for a provider a test adds in chain137.
+	cf = strings.NewReplacer("@POLYRPC@", d.Manifest.Polygon.RPCURL, "@POLYWS@", d.Manifest.Polygon.WSURL).Replace(cf)
+	e.caddyfile = cf
 	e.gw = caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"), "TG_ADMIN_TOKEN="+o.adminToken)
 	e.waitHealthy(t)
 	return e

@@ -19,5 +19,6 @@ func (h *Handler) registerMetrics(reg prometheus.Registerer) error {
 		}
 		return out
 	}
-	return metrics.Register(reg, metrics.Pools(pools), metrics.Writer(func() *meter.EventWriter { return h.writer }))
+	extra := append(metrics.WebSocketCollectors(), metrics.Pools(pools), metrics.Writer(func() *meter.EventWriter { return h.writer }))
+	return metrics.Register(reg, extra...)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
+	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
@@ -67,6 +68,7 @@ type Handler struct {
 	// only), so their return to online is read as a review's lift.
 	reviewed map[string]bool
 	intel    intelConfig
+	sockets  *wsrpc.Server // JSON-RPC over WebSocket (socket.go)
 }
 
 // CaddyModule returns the Caddy module information.

@@ -159,7 +159,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Pay: &h.pay, Payers: h.payers, Accounts: h.accounts, HeatmapPrice: h.intel.heatmapPrice, Routes: documented,
 		Metered: func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
 			return h.meteredEntry(w, r, false, fn)
-		}, Log: h.logger})
+		}, Log: h.logger, WebSocket: h.socketOffer})
 	subPools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
 		subPools[id] = cs.pool
@@ -185,6 +185,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for id, cs := range h.chains {
 		pools[id] = cs.pool
 	}
+	h.provisionSockets()
 	h.admin = admin.New(admin.Config{Token: adminTok, Meter: h.meter, Pools: pools,
 		RequestTimeout: time.Duration(h.RequestTimeout), Log: h.logger})
 	h.logger.Info("tollgate provisioned",
@@ -196,6 +197,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 
 // Cleanup releases this config's references to the shared state.
 func (h *Handler) Cleanup() error {
+	h.closeSockets() // before the pools, payers and Redis they use
 	if h.stopReg != nil {
 		h.stopReg()
 	}

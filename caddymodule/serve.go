@@ -8,6 +8,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
 )
 
 // ServeHTTP routes the handler's own paths (the route table, routes.go) and
@@ -44,6 +45,10 @@ func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint6
 		hdr.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 		return nil
+	}
+	// The same paths upgrade to a JSON-RPC WebSocket (socket.go).
+	if r.Method == http.MethodGet && wsrpc.IsUpgrade(r) {
+		return h.serveSocket(w, r, chainID)
 	}
 	// A GET is the x402 batch-settlement client's cooperative refund (its
 	// probe, then its refund payload) when the gateway offers the scheme.

@@ -69,6 +69,7 @@ import (
 //	    intelligence {
 //	        heatmap_price   0.001                   # USDT per funding-rate-heatmap call
 //	    }
+//	    websocket [off] { … }                       # JSON-RPC sockets on /rpc (config/websocket.go)
 //	    chain 137 {
 //	        provider <name> <url> {
 //	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
@@ -111,6 +112,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 			}
 			if err := g.section(d, opt); err != nil {
+				return err
+			}
+		case "websocket":
+			if err := g.parseWebSocket(d); err != nil {
 				return err
 			}
 		case "chain":

@@ -94,6 +94,7 @@ type Gateway struct {
 	Metering     Metering     `json:"metering,omitempty"`
 	Payments     Payments     `json:"payments,omitempty"`
 	Intelligence Intelligence `json:"intelligence,omitempty"`
+	WebSocket    WebSocket    `json:"websocket,omitempty"`
 }
 
 // Upstreams tunes every chain's upstream pool and how registered nodes are

@@ -57,6 +57,9 @@ type Config struct {
 	// metered routes.
 	Metered func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error
 	Log     *zap.Logger
+	// WebSocket is a chain's JSON-RPC socket offer (caddymodule/wsrpc) for
+	// service.json, given the gateway's base URL; nil when none.
+	WebSocket func(base string, chainID uint64) any
 }
 
 // Handler serves the discovery and intelligence routes.
@@ -72,12 +75,13 @@ type Handler struct {
 	metered   func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error
 	logger    *zap.Logger
 	intel     struct{ heatmapPrice money.Units }
+	webSocket func(base string, chainID uint64) any
 }
 
 // New builds the discovery room.
 func New(c Config) *Handler {
 	h := &Handler{meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
-		accounts: c.Accounts, routes: c.Routes, metered: c.Metered, logger: c.Log}
+		accounts: c.Accounts, routes: c.Routes, metered: c.Metered, logger: c.Log, webSocket: c.WebSocket}
 	h.intel.heatmapPrice = c.HeatmapPrice
 	return h
 }
@@ -123,6 +127,11 @@ func (h *Handler) ServiceJSON(w http.ResponseWriter, r *http.Request) error {
 			"stats": base + "/rpc/stats/" + c.Name, "auth": web.AuthKeyOrFree}
 		if c.ID == chains.Default {
 			s["path"], s["url"], s["aliases"] = "/rpc", base+"/rpc", []string{path}
+		}
+		if h.webSocket != nil {
+			if ws := h.webSocket(base, c.ID); ws != nil {
+				s["websocket"] = ws
+			}
 		}
 		services = append(services, s)
 	}
