@@ -258,6 +258,12 @@ func TestLyingNodeIsQuarantined(t *testing.T) {
 	e.waitForState(t, nodeID, func(st map[string]any) bool { return st == nil })
 	e.setNodeStatus(t, nodeID, liar.URL(), registry.StatusOnline)
 	e.waitForState(t, nodeID, func(st map[string]any) bool { return st != nil && st["quarantined"] == false })
+	// Back in the pool it starts afresh: until its first probe passes the
+	// providers serve, and a block a provider answers is cached from then
+	// on. Wait until it serves again (an uncached question), so the blocks
+	// only it answered go to it: with a liar caught on its first answer
+	// (n = 1) there is only one such block.
+	e.waitForNode(t, nodeID)
 
 	// It lies again, is caught again; this time the operator lifts it on
 	// this gateway.
