@@ -310,6 +310,20 @@ func run() error {
 		}
 	}
 	report := renderReport(cfg, results, append(machine(cfg), fmt.Sprintf("1-minute load average when the run started: %s (other work on the machine shows here).", load)))
+	if cfg.measures("ws") && env("BENCH_WS", "1") != "0" {
+		n, err := strconv.Atoi(env("BENCH_WS_SUBSCRIBERS", "1000"))
+		if err != nil || n < 1 {
+			return fmt.Errorf("BENCH_WS_SUBSCRIBERS: %q", os.Getenv("BENCH_WS_SUBSCRIBERS"))
+		}
+		wsPrefix := prefix + "ws:"
+		defer dropPrefix(rdb, wsPrefix)
+		fo, err := runFanout(ctx, cfg, up, rdb, rpid, wsPrefix, n)
+		if err != nil {
+			return fmt.Errorf("the WebSocket fan-out row: %w", err)
+		}
+		fmt.Fprint(os.Stderr, "bench:", fo.String())
+		report += fo.String()
+	}
 	if cluster != nil {
 		// Redis alone: metering decisions per second, no gateway.
 		single, err := decisionsPerSecond(ctx, rdb, prefix+"dec:", 1, 64, 64, cfg.duration)
