@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -388,9 +389,18 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 		victim, paid.Load(), replica, promotedAt.Sub(masterKilledAt).Round(time.Millisecond), slowest.Round(time.Millisecond), clusterFailoverBound)
 	waitPaid(clusterPaid, "after the failover")
 
-	// 2. A gateway dies and is started again (on a new port).
-	gwKilledAt := time.Now()
+	// 2. A gateway dies and is started again (on a new port). First its
+	// event writer must have caught up with the failover: while the failed
+	// master's stream refused writes, the writer retried that batch and the
+	// gateway's later events queued behind it; a crash then would lose them
+	// all (a gateway crash loses what it holds, stated), and this step is
+	// about what a crash in normal operation loses.
 	g1, _ := gateway(1)
+	settletest.Eventually(t, 30*time.Second, "gateway 1's event writer caught up", func() (bool, error) {
+		n, err := eventsPending(g1)
+		return err == nil && n < 64, nil
+	})
+	gwKilledAt := time.Now()
 	g1.Kill()
 	g1b := startGW()
 	gwMu.Lock()
@@ -762,4 +772,25 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// eventsPending reads a gateway's tollgate_meter_events_pending: the
+// revenue and ledger events its asynchronous writer still holds.
+func eventsPending(g *caddyrun.Server) (int, error) {
+	resp, err := http.Get("http://" + g.AdminAddr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "tollgate_meter_events_pending "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int(f), err
+		}
+	}
+	return 0, fmt.Errorf("no tollgate_meter_events_pending on %s", g.AdminAddr)
 }
