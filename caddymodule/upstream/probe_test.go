@@ -156,8 +156,10 @@ func TestDestructStopsProbes(t *testing.T) {
 
 	must(t, p.Destruct())
 	must(t, p.Destruct()) // idempotent
-	stoppedA, stoppedB := a.probes.Load(), b.probes.Load()
 	waitFor(t, "goroutines to end", 5*time.Second, func() bool { return runtime.NumGoroutine() <= baseline })
+	// Counted once the probe loops have ended: a probe already on the wire
+	// when Destruct ran may still land (it was sent before); none may start.
+	stoppedA, stoppedB := a.probes.Load(), b.probes.Load()
 	// Absence cannot be polled for: give the loop 20 intervals to misbehave.
 	time.Sleep(200 * time.Millisecond)
 	if a.probes.Load() != stoppedA || b.probes.Load() != stoppedB {
