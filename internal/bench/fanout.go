@@ -31,25 +31,14 @@ import (
 // buffer (send_buffer) fills.
 const fanoutDepth = 8
 
-const fanoutCaddyfile = `{
-	admin 127.0.0.1:{ADMIN_PORT}
-	persist_config off
-	auto_https off
-}
-http://127.0.0.1:{PORT} {
-	route {
-		tollgate {
-			redis_url {env.BENCH_REDIS_URL}
-			key_prefix {PREFIX}
-			free_daily_limit 1099511627776
-			free_subnet_limit 1099511627776
-			rate_limit_ip off
-			rate_limit_key off
-			key_create_limit off
-			ip_concurrency off
-			vault_address 0x07e145A59Eb7c67fF710f75246a3ee3001B78571
-			usdt_address 0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB
-			x402_pay_to 0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5
+// fanoutCaddyfile is gatewayCaddyfile with a per-IP subscription cap above
+// the subscriber count (every subscriber dials from 127.0.0.1) and the
+// provider's WebSocket URL pointing at the head source.
+var fanoutCaddyfile = strings.Replace(gatewayCaddyfile, `
+			chain 137 {
+				provider bench http://{UPSTREAM}
+			}
+`, `
 			websocket {
 				max_subscriptions_per_ip 100000
 			}
@@ -58,11 +47,7 @@ http://127.0.0.1:{PORT} {
 					ws ws://{WS_UPSTREAM}
 				}
 			}
-		}
-		respond 404
-	}
-}
-`
+`, 1)
 
 // wsHeads is the head source: a JSON-RPC-over-WebSocket server that answers
 // what the gateway's hub asks (eth_subscribe, eth_unsubscribe,
