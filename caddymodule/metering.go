@@ -132,7 +132,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 		CreateLimit:     create.Rate,
 		CreateWindow:    create.Per,
 	}
-	if h.meter, err = meter.New(scriptClient(h.redis), cfg); err != nil {
+	if h.meter, err = meter.New(h.scripts, cfg); err != nil {
 		return fmt.Errorf("tollgate: %w", err)
 	}
 	layout := h.meter.Layout()
@@ -151,7 +151,11 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	stream := layout.Stream(0)
 	h.writerKey = "events/" + h.redisKey + "/" + stream + "/" + strconv.Itoa(layout.N())
 	v, _, err := writers.LoadOrNew(h.writerKey, func() (caddy.Destructor, error) {
-		return writerHandle{meter.NewEventWriter(h.redis, meter.WriterConfig{Stream: stream, Layout: layout, Logger: h.logger.Named("events")})}, nil
+		wc := meter.WriterConfig{Stream: stream, Layout: layout, Logger: h.logger.Named("events")}
+		if ap, ok := h.scripts.(*meter.AutoPipeline); ok {
+			wc.Carrier = ap // events ride the metering calls' round trips
+		}
+		return writerHandle{meter.NewEventWriter(h.redis, wc)}, nil
 	})
 	if err != nil {
 		return err

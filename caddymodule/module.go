@@ -46,6 +46,7 @@ type Handler struct {
 	nodePolicy netpolicy.Policy
 	redis      redis.UniversalClient
 	redisKey   string
+	scripts    redis.UniversalClient // h.redis, auto-pipelined on a standalone Redis (scriptClient)
 	poolKeys   []string
 	cacheKeys  []string
 	stopReg    func()

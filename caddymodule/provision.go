@@ -60,7 +60,13 @@ type cacheHandle struct{ *cache.Cache }
 
 func (c cacheHandle) Destruct() error { c.Purge(); return nil }
 
-type redisHandle struct{ redis.UniversalClient }
+// redisHandle is a pooled Redis client and the client the meter runs its
+// scripts on (scriptClient), shared by every config using the same Redis
+// so that their requests' metering calls and events share round trips.
+type redisHandle struct {
+	redis.UniversalClient
+	scripts redis.UniversalClient
+}
 
 func (r redisHandle) Destruct() error { return r.Close() }
 
@@ -132,7 +138,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		sum := sha256.Sum256([]byte(fmt.Sprint(h.RedisCluster, h.redisURL)))
 		h.redisKey = "redis/" + hex.EncodeToString(sum[:8])
 		v, loaded, err := redises.LoadOrNew(h.redisKey, func() (caddy.Destructor, error) {
-			return redisHandle{client}, nil // lazy: no dial in Provision
+			return redisHandle{client, scriptClient(client)}, nil // lazy: no dial in Provision
 		})
 		if loaded {
 			_ = client.Close() // the pooled client of an earlier config is the one in use
@@ -141,6 +147,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return err
 		}
 		h.redis = v.(redisHandle).UniversalClient
+		h.scripts = v.(redisHandle).scripts
 		rctx, cancel := context.WithCancel(ctx)
 		h.stopReg = cancel
 		go h.refreshRegistry(rctx)

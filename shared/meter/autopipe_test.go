@@ -452,3 +452,136 @@ func TestAutoPipelineDialFailureAndRefusedClients(t *testing.T) {
 		t.Fatal("a cluster client was accepted")
 	}
 }
+
+// revenueIn counts the Revenue events of each id in the fixture's streams.
+func (f *fixture) revenueIn(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, e := range f.stream(t) {
+		if r, ok := e.(*events.Revenue); ok {
+			out[r.ID]++
+		}
+	}
+	return out
+}
+
+// Revenue events carried by the pipeline ride the next batch of metering
+// calls: ten paid calls and ten events take two round trips, not the
+// writer's own on top. With nothing else coming, an event goes on its own
+// after the linger; Close sends what is carried at once.
+func TestAutoPipelineCarriesEvents(t *testing.T) {
+	f := newPipedFixture(t, meter.Config{}, 1)
+	secret, id := f.newKey(t)
+	f.credit(t, id, 100*money.PricePerCall)
+	req := meter.Request{ChainID: 137, IP: ip("192.0.2.41"), KeyHash: meter.HashKey(secret), Calls: 1}
+	w := meter.NewEventWriter(f.ap, meter.WriterConfig{Stream: f.layout().Stream(0), Layout: f.layout(), Carrier: f.ap})
+
+	// Idle: one event goes alone, once, after the linger.
+	lone := revenue(0)
+	if !w.Enqueue(lone) {
+		t.Fatal("event dropped")
+	}
+	waitBatches(t, f.ap, 1)
+	waitWritten(t, w, 1)
+
+	f.proxy.hold()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if d, err := f.pm.Authorize(context.Background(), req); err != nil || d.Outcome != meter.Paid {
+			t.Errorf("first call: %+v %v", d, err)
+		}
+	}()
+	waitBatches(t, f.ap, 2) // on the wire, its reply held
+	const n = 10
+	evs := make([]*events.Revenue, n)
+	for i := range evs {
+		evs[i] = revenue(i)
+		if !w.Enqueue(evs[i]) {
+			t.Fatalf("event %d dropped", i)
+		}
+	}
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if d, err := f.pm.Authorize(context.Background(), req); err != nil || d.Outcome != meter.Paid {
+				t.Errorf("call: %+v %v", d, err)
+			}
+		}()
+	}
+	waitQueued(t, f.ap, n-1)
+	f.proxy.release()
+	wg.Wait()
+	waitWritten(t, w, 1+n)
+	if batches, calls := f.ap.Stats(); batches != 3 || calls != n {
+		t.Fatalf("%d calls in %d batches, want %d in 3 (the events riding the second)", calls, batches, n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := f.revenueIn(t)
+	for _, e := range append(evs, lone) {
+		if got[e.ID] != 1 {
+			t.Fatalf("event %s written %d times", e.ID, got[e.ID])
+		}
+	}
+	if _, dropped, retries, pending := w.Stats(); dropped != 0 || retries != 0 || pending != 0 {
+		t.Fatalf("dropped %d retries %d pending %d", dropped, retries, pending)
+	}
+}
+
+// A carried event whose batch lost its reply (Redis ran it, the connection
+// died) is retried by the writer until it is written: at least once in the
+// stream, never dropped.
+func TestAutoPipelineCarriedEventRetried(t *testing.T) {
+	f := newPipedFixture(t, meter.Config{}, 1)
+	w := meter.NewEventWriter(f.ap, meter.WriterConfig{Stream: f.layout().Stream(0), Layout: f.layout(), Carrier: f.ap})
+	f.proxy.cut.Store(true)
+	e := revenue(1)
+	if !w.Enqueue(e) {
+		t.Fatal("event dropped")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, retries, _ := w.Stats(); retries > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lost write was not retried")
+		}
+		time.Sleep(time.Millisecond) // polling the writer
+	}
+	f.proxy.cut.Store(false)
+	waitWritten(t, w, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.revenueIn(t)[e.ID]; got < 1 {
+		t.Fatalf("event written %d times", got)
+	}
+	if _, dropped, _, pending := w.Stats(); dropped != 0 || pending != 0 {
+		t.Fatalf("dropped %d pending %d", dropped, pending)
+	}
+}
+
+// waitWritten polls until the writer has written n events.
+func waitWritten(t *testing.T, w *meter.EventWriter, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		written, _, _, _ := w.Stats()
+		if written == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events written, want %d", written, n)
+		}
+		time.Sleep(time.Millisecond) // polling the writer
+	}
+}

@@ -14,10 +14,18 @@ import (
 )
 
 // EventWriter appends events to the stream off the request path: Enqueue
-// never blocks, a single goroutine pipelines whatever has queued up since
-// its last write (so batches grow with load and latency stays one Redis
-// round trip when idle), failed writes are retried with backoff, and Close
-// flushes what is left.
+// never blocks, failed writes are retried with backoff, and Close flushes
+// what is left. Events go one of two ways:
+//
+//   - Carried (a standalone Redis metered through an AutoPipeline,
+//     WriterConfig.Carrier): each event's XADD rides the next batch of
+//     metering scripts, so under load it costs no write or read of its own.
+//     Only a failed one comes back here to be retried.
+//   - Queued: a goroutine per stream pipelines whatever has queued up since
+//     its last write (batches grow with load; latency stays one round trip
+//     when idle). One queue per shard's stream, so a Redis Cluster master
+//     that fails holds back only its own shard's events while the writer
+//     retries them, not every other shard's behind them.
 //
 // Crash semantics (docs/decisions.md, "Metering"): events still queued when
 // the process dies are lost. Only Revenue events travel this way; the money
@@ -25,21 +33,33 @@ import (
 // atomic step as the balance change, so a lost Revenue event loses who
 // served a request, never what it cost.
 type EventWriter struct {
-	rdb    redis.Cmdable
-	stream string
-	layout balances.Layout // sharded: events go to their payer's shard's stream
-	log    *zap.Logger
-	max    int
+	rdb     redis.Cmdable
+	carrier Carrier
+	stream  string
+	layout  balances.Layout // sharded: events go to their payer's shard's stream
+	log     *zap.Logger
+	max     int
+	cap     int
 
-	mu     sync.RWMutex // guards closed against the channel close
+	mu     sync.RWMutex // guards closed against the channels' close
 	closed bool
-	ch     chan queued
-	done   chan struct{}
+	lanes  []chan queued // one per stream (carried: one, for the retries)
+	wg     sync.WaitGroup
 	abort  chan struct{}
+
+	carried sync.WaitGroup // carried events whose reply is not in yet
+	riding  atomic.Int64
 
 	written atomic.Uint64
 	dropped atomic.Uint64
 	retries atomic.Uint64
+}
+
+// Carrier sends a background command along with other traffic
+// (AutoPipeline.Carry): done runs once its reply or error is in.
+type Carrier interface {
+	Carry(cmd redis.Cmder, done func(error))
+	SendCarried()
 }
 
 // queued is an encoded event and the stream it goes to.
@@ -52,8 +72,10 @@ type queued struct {
 type WriterConfig struct {
 	Stream string
 	// Layout, when sharded, sends each event to its payer's shard's stream
-	// instead of Stream (see streamOf).
-	Layout   balances.Layout
+	// instead of Stream (see shardOf).
+	Layout balances.Layout
+	// Carrier, when set, carries each event's XADD (see EventWriter).
+	Carrier  Carrier
 	Capacity int // events that may wait; beyond it Enqueue drops (default 65,536)
 	MaxBatch int // events per pipeline (default 512)
 	Logger   *zap.Logger
@@ -70,9 +92,20 @@ func NewEventWriter(rdb redis.Cmdable, cfg WriterConfig) *EventWriter {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	w := &EventWriter{rdb: rdb, stream: cfg.Stream, layout: cfg.Layout, log: cfg.Logger, max: cfg.MaxBatch,
-		ch: make(chan queued, cfg.Capacity), done: make(chan struct{}), abort: make(chan struct{})}
-	go w.run()
+	w := &EventWriter{rdb: rdb, carrier: cfg.Carrier, stream: cfg.Stream, layout: cfg.Layout, log: cfg.Logger, max: cfg.MaxBatch,
+		cap: cfg.Capacity, abort: make(chan struct{})}
+	n := 1
+	if w.carrier == nil && w.layout.Sharded() {
+		n = w.layout.N()
+	}
+	w.lanes = make([]chan queued, n)
+	for i := range w.lanes {
+		// Each stream's queue may hold the whole capacity: a failed shard
+		// fills only its own (Enqueue still caps the total).
+		w.lanes[i] = make(chan queued, cfg.Capacity)
+		w.wg.Add(1)
+		go w.run(w.lanes[i])
+	}
 	return w
 }
 
@@ -85,14 +118,23 @@ func (w *EventWriter) Enqueue(e events.Event) bool {
 		w.log.Error("dropping an invalid event", zap.String("type", e.EventType()), zap.String("id", e.EventID()), zap.Error(err))
 		return false
 	}
+	shard := w.shardOf(e)
+	q := queued{stream: w.layout.Stream(shard), vals: vals}
+	if !w.layout.Sharded() {
+		q.stream = w.stream
+	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	if w.closed {
+	if w.closed || w.pending() >= w.cap {
 		w.dropped.Add(1)
 		return false
 	}
+	if w.carrier != nil {
+		w.carry(q)
+		return true
+	}
 	select {
-	case w.ch <- queued{stream: w.streamOf(e), vals: vals}:
+	case w.lanes[shard%len(w.lanes)] <- q:
 		return true
 	default:
 		w.dropped.Add(1)
@@ -100,54 +142,113 @@ func (w *EventWriter) Enqueue(e events.Event) bool {
 	}
 }
 
-// streamOf is the stream an event goes to: with one shard, the writer's
-// stream; sharded, a revenue event goes to its payer's shard (the account's
-// or the wallet's; a free call's by its id when it has no account), any
-// other event to shard 0. settlementd consumes every shard's stream, so the
+// carry hands q's XADD to the carrier; a failed one goes to the retry
+// queue.
+func (w *EventWriter) carry(q queued) {
+	w.carried.Add(1)
+	w.riding.Add(1)
+	cmd := redis.NewStringCmd(context.Background(), xaddArgs(q)...)
+	w.carrier.Carry(cmd, func(err error) {
+		defer w.carried.Done()
+		defer w.riding.Add(-1)
+		if err == nil {
+			w.written.Add(1)
+			return
+		}
+		w.retries.Add(1)
+		w.log.Warn("event stream write failed; retrying", zap.Error(err))
+		w.mu.RLock()
+		defer w.mu.RUnlock()
+		select {
+		case w.lanes[0] <- q: // the lanes close only after every carried reply is in
+		default:
+			w.dropped.Add(1)
+		}
+	})
+}
+
+// xaddArgs is XADD stream * field value ...: what redis.XAddArgs builds.
+func xaddArgs(q queued) []any {
+	args := make([]any, 0, 3+len(q.vals))
+	args = append(args, "xadd", q.stream, "*")
+	return append(args, q.vals...)
+}
+
+// shardOf is the shard whose stream an event goes to: with one shard, 0;
+// sharded, a revenue event goes to its payer's shard (the account's or the
+// wallet's; a free call's by its id when it has no account), any other
+// event to shard 0. settlementd consumes every shard's stream, so the
 // shard only spreads the writes; it is not needed to match the Debit's.
-func (w *EventWriter) streamOf(e events.Event) string {
+func (w *EventWriter) shardOf(e events.Event) int {
 	if !w.layout.Sharded() {
-		return w.stream
+		return 0
 	}
 	if r, ok := e.(*events.Revenue); ok {
 		if r.Account != "" {
-			return w.layout.Stream(w.layout.ShardOfPayer(r.Account))
+			return w.layout.ShardOfPayer(r.Account)
 		}
-		return w.layout.Stream(w.layout.ShardOfPayer(r.ID))
+		return w.layout.ShardOfPayer(r.ID)
 	}
-	return w.layout.Stream(0)
+	return 0
+}
+
+// pending is how many events wait (queued or carried).
+func (w *EventWriter) pending() int {
+	n := int(w.riding.Load())
+	for _, l := range w.lanes {
+		n += len(l)
+	}
+	return n
 }
 
 // Stats reports events written, dropped and retried writes so far, and how
 // many wait.
 func (w *EventWriter) Stats() (written, dropped, retries uint64, pending int) {
-	return w.written.Load(), w.dropped.Load(), w.retries.Load(), len(w.ch)
+	return w.written.Load(), w.dropped.Load(), w.retries.Load(), w.pending()
 }
 
 // Close stops accepting events and waits until the queue is written or ctx
 // ends; what could not be written by then is dropped (and logged).
 func (w *EventWriter) Close(ctx context.Context) error {
 	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.ch)
-	}
+	first := !w.closed
+	w.closed = true
 	w.mu.Unlock()
+	finished := make(chan struct{})
+	go func() {
+		if w.carrier != nil {
+			w.carrier.SendCarried()
+			w.carried.Wait() // failures are queued for retry by now
+		}
+		if first {
+			w.mu.Lock()
+			for _, l := range w.lanes {
+				close(l)
+			}
+			w.mu.Unlock()
+		}
+		w.wg.Wait()
+		close(finished)
+	}()
 	select {
-	case <-w.done:
+	case <-finished:
 		return nil
 	case <-ctx.Done():
-		close(w.abort)
-		<-w.done
+		select {
+		case <-w.abort:
+		default:
+			close(w.abort)
+		}
+		<-finished
 		return ctx.Err()
 	}
 }
 
-func (w *EventWriter) run() {
-	defer close(w.done)
+func (w *EventWriter) run(ch chan queued) {
+	defer w.wg.Done()
 	batch := make([]queued, 0, w.max)
 	for {
-		first, ok := <-w.ch
+		first, ok := <-ch
 		if !ok {
 			return
 		}
@@ -155,7 +256,7 @@ func (w *EventWriter) run() {
 	fill:
 		for len(batch) < w.max {
 			select {
-			case v, ok := <-w.ch:
+			case v, ok := <-ch:
 				if !ok {
 					break fill
 				}

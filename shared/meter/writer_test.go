@@ -83,3 +83,56 @@ func TestEventWriterIsBoundedAndNeverBlocks(t *testing.T) {
 		t.Fatal("an invalid event was accepted")
 	}
 }
+
+// Sharded, each shard's stream has its own queue: while one stream's writes
+// fail (here its key holds a string, as a failed master would refuse them),
+// the other shards' events are written at once, and the failed shard's are
+// written once it recovers.
+func TestEventWriterShardsDoNotWaitForEachOther(t *testing.T) {
+	rdb := testenv.Redis(t)
+	layout := balances.Layout{Prefix: testenv.KeyPrefix(t), Shards: 4}
+	ctx := context.Background()
+	bad := layout.Stream(0)
+	if err := rdb.Set(ctx, bad, "not a stream", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	w := meter.NewEventWriter(rdb, meter.WriterConfig{Stream: layout.Stream(0), Layout: layout, MaxBatch: 8})
+	var onBad, onGood int
+	for i := 0; onBad < 20 || onGood < 200; i++ {
+		e := revenue(i)
+		if layout.ShardOfPayer(e.ID) == 0 {
+			if onBad >= 20 {
+				continue
+			}
+			onBad++
+		} else {
+			if onGood >= 200 {
+				continue
+			}
+			onGood++
+		}
+		if !w.Enqueue(e) {
+			t.Fatalf("event %d dropped", i)
+		}
+	}
+	waitWritten(t, w, uint64(onGood))
+	if _, _, retries, pending := w.Stats(); retries == 0 || pending == 0 {
+		t.Fatalf("retries %d pending %d: the failing stream should be retrying", retries, pending)
+	}
+	if err := rdb.Del(ctx, bad).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitWritten(t, w, uint64(onGood+onBad))
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := w.Close(cctx); err != nil {
+		t.Fatal(err)
+	}
+	total := int64(0)
+	for _, s := range layout.Streams() {
+		total += rdb.XLen(ctx, s).Val()
+	}
+	if total != int64(onGood+onBad) {
+		t.Fatalf("%d entries, want %d", total, onGood+onBad)
+	}
+}
