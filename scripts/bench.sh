@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the gateway's data-path cost against a plain Caddy
 # reverse_proxy, in one run (issue 4 item 9). Installs wrk if missing,
-# starts Redis (scripts/services.sh), builds bin/caddy and the bench driver,
+# starts a Redis of its own (port BENCH_REDIS_PORT, default 17210), builds bin/caddy and the bench driver,
 # then runs internal/bench, which starts the fast upstream and both Caddys
 # and measures (a) upstream, (b) reverse_proxy, (c) gateway + funded key,
 # (d) gateway free tier at each concurrency.
@@ -32,5 +32,21 @@ source "$RUN_DIR/services.env.sh"
 CGO_ENABLED=0 "$GO" build -trimpath -tags nobadger,nomysql,nopgx -o bin/caddy ./caddymodule/cmd/caddy
 "$GO" build -o bin/tollgate-bench ./internal/bench
 
+# A Redis of the bench's own (no persistence, like the test Redis): the
+# Redis CPU column then counts the bench's metering only, not whatever else
+# uses the test Redis on a shared machine (other test suites, benchmarks).
+BENCH_REDIS_PORT="${BENCH_REDIS_PORT:-17210}"
+bdir="$RUN_DIR/bench-redis"
+mkdir -p "$bdir"
+redis-cli -p "$BENCH_REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true # a run that died left it
+redis-server --port "$BENCH_REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+	--daemonize yes --pidfile "$bdir/redis.pid" --logfile "$bdir/redis.log" --dir "$bdir" >/dev/null
+trap 'redis-cli -p "$BENCH_REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true' EXIT
+for _ in $(seq 50); do
+	redis-cli -p "$BENCH_REDIS_PORT" ping >/dev/null 2>&1 && break
+	sleep 0.1
+done
+export REDIS_URL="redis://127.0.0.1:$BENCH_REDIS_PORT/0"
+
 export BENCH_OUT="${BENCH_OUT:-$RUN_DIR/bench}"
-exec bin/tollgate-bench
+bin/tollgate-bench

@@ -256,8 +256,18 @@ func TestLogsFilterDeliversExactlyTheChainsEvents(t *testing.T) {
 	}
 	from, _ := chain.Client().BlockNumber(ctx)
 
+	// The nonces are counted here, not asked of the chain per send: while
+	// mine seals blocks, the simulated pool's pending nonce can lag a
+	// block's reset, and a send with a reused nonce fails ("replacement
+	// transaction underpriced"; seen once under load).
+	nonce, err := chain.Client().PendingNonceAt(ctx, opts.From)
+	if err != nil {
+		t.Fatal(err)
+	}
 	send := func(c *bind.BoundContract, data []byte) {
 		t.Helper()
+		opts.Nonce = new(big.Int).SetUint64(nonce)
+		nonce++
 		if _, err := bind.Transact(c, opts, data); err != nil {
 			t.Fatal(err)
 		}

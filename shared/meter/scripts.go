@@ -122,10 +122,13 @@ local function recovering() return redis.call('EXISTS', KEYS[3]) == 0 end
 if mode ~= 'ip' and #KEYS >= 4 and (ipk == 0 or ipk > 4) then
   id = redis.call('GET', KEYS[4])
   if id and string.sub(id, 1, 1) == '@' then return {10, tonumber(string.sub(id, 2))} end
-  local st = false
+  -- The account's state, wallet and balance in one read (one redis.call
+  -- fewer is ~1 µs of Redis per paid call).
+  local st, w, bal = false, false, 0
   if id then
     acct = ARGV[1] .. id .. '}'
-    st = redis.call('HGET', acct, 'st')
+    local f = redis.call('HMGET', acct, 'st', 'w', 'bal')
+    st, w, bal = f[1], f[2], tonumber(f[3] or '0')
   end
   if st ~= 'active' then
     -- A bad key is charged to the caller's IP rate, so guessing keys is
@@ -142,7 +145,6 @@ if mode ~= 'ip' and #KEYS >= 4 and (ipk == 0 or ipk > 4) then
   end
   -- A bundle key whose bundle is missing after a loss would otherwise fall
   -- through to the free tier (or a 402) for calls it has paid for.
-  local w = redis.call('HGET', acct, 'w')
   local b = false
   if w and ARGV[20] ~= '' then
     b = ARGV[19] .. w .. '}'
@@ -162,7 +164,6 @@ if mode ~= 'ip' and #KEYS >= 4 and (ipk == 0 or ipk > 4) then
     end
   end
   local cost = n * tonumber(ARGV[4])
-  local bal = tonumber(redis.call('HGET', acct, 'bal') or '0')
   if cost > 0 and bal >= cost then
     bal = redis.call('HINCRBY', acct, 'bal', -cost)
     redis.call('HINCRBY', acct, 'spent', cost)
@@ -190,9 +191,10 @@ local iplim = tonumber(lims[1]) or tonumber(ARGV[5])
 local netlim = tonumber(lims[2]) or tonumber(ARGV[6])
 local near = 1
 if iplim > 0 then near = math.floor((iplim * tonumber(ARGV[7]) + 99) / 100) end
-local ipu = tonumber(redis.call('GET', kip) or '0')
+local used = redis.call('MGET', kip, knet)
+local ipu = tonumber(used[1] or '0')
 if ipu + n > iplim then return {3, 1, id or '', iplim, netlim} end
-local netu = tonumber(redis.call('GET', knet) or '0')
+local netu = tonumber(used[2] or '0')
 if netu + n > netlim then return {3, 2, id or '', iplim, netlim} end
 count(kip, n)
 count(knet, n)
