@@ -40,6 +40,7 @@ bdir="$RUN_DIR/bench-redis"
 mkdir -p "$bdir"
 redis-cli -p "$BENCH_REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true # a run that died left it
 redis-server --port "$BENCH_REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+	--unixsocket "$bdir/redis.sock" --unixsocketperm 700 \
 	--daemonize yes --pidfile "$bdir/redis.pid" --logfile "$bdir/redis.log" --dir "$bdir" >/dev/null
 trap 'redis-cli -p "$BENCH_REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true' EXIT
 for _ in $(seq 50); do
@@ -47,6 +48,8 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 export REDIS_URL="redis://127.0.0.1:$BENCH_REDIS_PORT/0"
+# The same Redis over a Unix socket: the (c-unix) row, a colocated Redis.
+export BENCH_REDIS_SOCKET="$bdir/redis.sock"
 
 export BENCH_OUT="${BENCH_OUT:-$RUN_DIR/bench}"
 bin/tollgate-bench

@@ -227,11 +227,45 @@ func run() error {
 		}
 	}
 
+	// (c-unix): the same gateway and key, Redis reached over its Unix
+	// socket instead of loopback TCP (a Redis on the gateway's host).
+	var unixGW *caddyProc
+	if sock := os.Getenv("BENCH_REDIS_SOCKET"); sock != "" && cfg.measures("c-unix") {
+		if unixGW, err = startCaddy(ctx, cfg, cfg.caddyBin, "gateway-unix", gatewayCaddyfile, map[string]string{"UPSTREAM": up.addr, "PREFIX": prefix},
+			"BENCH_REDIS_URL=unix://"+sock+"?db="+strconv.Itoa(ropts.DB)); err != nil {
+			return err
+		}
+		defer unixGW.stop()
+		if err := unixGW.waitUpstreamHealthy(ctx); err != nil {
+			return err
+		}
+	}
+
+	// (f): the same build with metering off: what the handler costs
+	// without the meter (parse, forward, answer), so (c) − (f) is what
+	// metering a paid call costs.
+	var open *caddyProc
+	if cfg.measures("f") {
+		if open, err = startCaddy(ctx, cfg, cfg.caddyBin, "open", openGatewayCaddyfile, map[string]string{"UPSTREAM": up.addr}); err != nil {
+			return err
+		}
+		defer open.stop()
+		if err := open.waitUpstreamHealthy(ctx); err != nil {
+			return err
+		}
+	}
+
 	setups := []setup{
 		{id: "a", name: "upstream directly", url: "http://" + up.addr + "/"},
 		{id: "b", name: "plain Caddy reverse_proxy", url: plain.url + "/", pid: plain.cmd.Process.Pid},
 		{id: "c", name: "gateway, funded API key", url: gw.url + "/rpc", key: key, pid: gw.cmd.Process.Pid},
 		{id: "d", name: "gateway, anonymous free tier", url: gw.url + "/rpc", pid: gw.cmd.Process.Pid},
+	}
+	if unixGW != nil {
+		setups = append(setups, setup{id: "c-unix", name: "gateway, funded API key, Redis over a Unix socket", url: unixGW.url + "/rpc", key: key, pid: unixGW.cmd.Process.Pid})
+	}
+	if open != nil {
+		setups = append(setups, setup{id: "f", name: "gateway, metering off", url: open.url + "/rpc", pid: open.cmd.Process.Pid})
 	}
 	if nodeGW[0] != nil {
 		setups = append(setups,
@@ -463,6 +497,26 @@ http://127.0.0.1:{PORT} {
 			vault_address 0x07e145A59Eb7c67fF710f75246a3ee3001B78571
 			usdt_address 0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB
 			x402_pay_to 0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5
+			chain 137 {
+				provider bench http://{UPSTREAM}
+			}
+		}
+		respond 404
+	}
+}
+`
+
+// openGatewayCaddyfile is our gateway with metering off: no Redis, every
+// call forwarded free.
+const openGatewayCaddyfile = `{
+	admin 127.0.0.1:{ADMIN_PORT}
+	persist_config off
+	auto_https off
+}
+http://127.0.0.1:{PORT} {
+	route {
+		tollgate {
+			metering off
 			chain 137 {
 				provider bench http://{UPSTREAM}
 			}
@@ -996,6 +1050,14 @@ func renderReport(cfg config, rs []result, mach []string) string {
 	ratios("", "c", "d")
 	if _, ok := cs[fmt.Sprint(cfg.conc[0], "c0")]; ok {
 		ratios("Baseline build, same rounds:\n\n", "c0", "d0")
+	}
+	if _, ok := cs[fmt.Sprint(cfg.conc[0], "f")]; ok {
+		b.WriteString("\nWhere a paid call's cost lies: the gateway with metering off (f) against plain Caddy, and what metering adds to it ((c) − (f), gateway + Redis):\n\n" +
+			"| concurrency | (f)/(b) req/s | (f)/(b) CPU/req | (c) − (f) CPU µs/req |\n|---:|---:|---:|---:|\n")
+		for _, n := range cfg.conc {
+			pb, pc, pf := cs[fmt.Sprint(n, "b")], cs[fmt.Sprint(n, "c")], cs[fmt.Sprint(n, "f")]
+			fmt.Fprintf(&b, "| %d | %.2f | %.2f | %+.1f |\n", n, pf.rps/pb.rps, ratio(pf.totalCPU, pb.totalCPU), pc.totalCPU-pf.totalCPU)
+		}
 	}
 	if _, ok := cs[fmt.Sprint(cfg.conc[0], "e")]; ok {
 		b.WriteString("\nAnswer verification (a node-served call about a final block, funded key), on at its defaults vs off:\n\n" +
