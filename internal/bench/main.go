@@ -962,7 +962,7 @@ func machine(cfg config) []string {
 		"Memory: " + mem,
 		"OS: " + cmdOut("uname", "-sr"),
 		"Go: " + runtime.Version() + "; Caddy: " + cmdOut(cfg.caddyBin, "version"),
-		"Redis: " + cmdOut("redis-server", "--version") + " (scripts/services.sh: no persistence)",
+		"Redis: " + cmdOut("redis-server", "--version") + " (its own instance, scripts/bench.sh: no persistence)",
 		"Load generator: " + cmdOut(cfg.wrk, "--version") + fmt.Sprintf(", %d threads", cfg.threads),
 		"Load generator, upstream, Caddy and Redis all share these cores.",
 		fmt.Sprintf("Each cell: the median of %d rounds of %s of wrk, each after a %s warm-up, setups interleaved; call: eth_blockNumber (never served by the edge cache).",
