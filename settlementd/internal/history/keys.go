@@ -246,8 +246,18 @@ func (s *Service) History(ctx context.Context, r *http.Request, k *Key) (*Usage,
 		AND ` + win.col + ` >= $3::` + colType(win.col) + ` AND ` + win.col + ` < $4::` + colType(win.col)
 	args := []any{k.ID, k.bundleWallet(), from, to}
 
+	// The totals and the page of rows come from one snapshot: read
+	// separately, an ingest committing between them made the totals
+	// disagree with the rows (seen: a page showing 20 calls in a row and 19
+	// in the totals).
+	tx, err := s.cfg.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+
 	// Series and totals in one pass over the window (GROUPING SETS).
-	rows, err := s.cfg.Pool.Query(ctx, `SELECT GROUPING(`+win.col+`, chain_id, method, payer), `+win.col+`, chain_id, method, payer,
+	rows, err := tx.Query(ctx, `SELECT GROUPING(`+win.col+`, chain_id, method, payer), `+win.col+`, chain_id, method, payer,
 		sum(requests)::bigint, sum(calls)::bigint, sum(amount_units)::bigint`+where+`
 		GROUP BY GROUPING SETS ((`+win.col+`), (chain_id), (method), (payer), ())
 		ORDER BY 1, 2, 3, 4, 5`, args...)
@@ -296,7 +306,7 @@ func (s *Service) History(ctx context.Context, r *http.Request, k *Key) (*Usage,
 		args = append(args, bucket, after[1], after[2], after[3])
 	}
 	q += ` ORDER BY ` + win.col + ` DESC, chain_id DESC, method DESC, payer DESC LIMIT ` + strconv.Itoa(limit+1)
-	rows, err = s.cfg.Pool.Query(ctx, q, args...)
+	rows, err = tx.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
