@@ -217,6 +217,7 @@ func (w *worker) run(ctx context.Context) {
 				ahead, stored = ch, done
 			}
 			ok := w.processBatch(ctx, msgs, f.b)
+			f.b.release()
 			if stored != nil {
 				close(stored)
 			}
@@ -235,6 +236,7 @@ func (w *worker) run(ctx context.Context) {
 	if ahead != nil {
 		if f := <-ahead; f.err == nil && len(f.msgs) > 0 {
 			w.processBatch(ctx, f.msgs, f.b)
+			f.b.release()
 		}
 	}
 }
@@ -414,7 +416,9 @@ return removed`)
 // until it succeeds or ctx ends; it returns false when it gave up because ctx
 // ended (the entries stay pending).
 func (w *worker) process(ctx context.Context, msgs []redis.XMessage) bool {
-	return w.processBatch(ctx, msgs, newBatch(msgs))
+	b := newBatch(msgs)
+	defer b.release()
+	return w.processBatch(ctx, msgs, b)
 }
 
 // processBatch is process with msgs already decoded into b.
