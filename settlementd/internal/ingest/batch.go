@@ -116,7 +116,10 @@ func (b *batch) evidenceNodes() []string {
 // newBatch decodes stream entries. Entries this build cannot book become dead
 // letters in the same batch: parked and acknowledged, never dropped, never
 // blocking the entries behind them.
-func newBatch(msgs []redis.XMessage) *batch {
+func newBatch(msgs []redis.XMessage) *batch { return batchOf(entriesOf(msgs)) }
+
+// batchOf is newBatch of entries as the ingester reads them.
+func batchOf(msgs []entry) *batch {
 	b := batches.Get().(*batch)
 	for _, m := range msgs {
 		b.add(m)
@@ -157,15 +160,15 @@ func reuse[T any](s []T) []T {
 	return s[:0]
 }
 
-func (b *batch) add(m redis.XMessage) {
-	b.ids = append(b.ids, m.ID)
-	if m.Values == nil {
+func (b *batch) add(m entry) {
+	b.ids = append(b.ids, m.id)
+	if m.deleted() {
 		// A pending entry trimmed from the stream before it was stored:
 		// its content is gone, but its loss is recorded.
 		b.park(m, deadDeleted, "entry deleted from the stream before it was ingested")
 		return
 	}
-	e, err := events.Decode(m.Values)
+	e, err := m.decode()
 	if err != nil {
 		class := deadDecode
 		if errors.Is(err, events.ErrUnknownType) {
@@ -256,12 +259,13 @@ func (b *batch) add(m redis.XMessage) {
 
 func (b *batch) seen(ms int64) { b.maxEvent = max(b.maxEvent, ms) }
 
-func (b *batch) park(m redis.XMessage, class, reason string) {
-	raw, err := json.Marshal(m.Values)
+func (b *batch) park(m entry, class, reason string) {
+	values := m.valueMap()
+	raw, err := json.Marshal(values)
 	if err != nil {
-		raw = []byte(fmt.Sprintf("%q", fmt.Sprint(m.Values)))
+		raw = []byte(fmt.Sprintf("%q", fmt.Sprint(values)))
 	}
-	b.dead = append(b.dead, deadLetter{streamID: m.ID, class: class, reason: clean(reason), fields: raw})
+	b.dead = append(b.dead, deadLetter{streamID: m.id, class: class, reason: clean(reason), fields: raw})
 }
 
 // clean makes s storable as Postgres text (valid UTF-8, no NUL).

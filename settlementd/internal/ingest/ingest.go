@@ -243,17 +243,17 @@ func (w *worker) run(ctx context.Context) {
 
 // fetched is one read of new entries, decoded.
 type fetched struct {
-	msgs []redis.XMessage
+	msgs []entry
 	b    *batch
 	err  error
 }
 
 // fetch reads new entries and decodes them.
 func (w *worker) fetch(ctx context.Context) fetched {
-	msgs, err := w.read(ctx, ">")
+	msgs, err := w.readEntries(ctx, ">")
 	f := fetched{msgs: msgs, err: err}
 	if err == nil && len(msgs) > 0 {
-		f.b = newBatch(msgs)
+		f.b = batchOf(msgs)
 	}
 	return f
 }
@@ -317,9 +317,9 @@ func (in *Ingester) ensureGroup(ctx context.Context) error {
 
 func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
-// read reads up to Batch entries: ">" for new ones, or an id for this
+// readEntries reads up to Batch entries: ">" for new ones, or an id for this
 // consumer's own pending entries after it.
-func (w *worker) read(ctx context.Context, id string) ([]redis.XMessage, error) {
+func (w *worker) readEntries(ctx context.Context, id string) ([]entry, error) {
 	block := w.in.cfg.Block
 	if id != ">" {
 		block = -1 // no BLOCK: pending entries are returned at once
@@ -327,34 +327,30 @@ func (w *worker) read(ctx context.Context, id string) ([]redis.XMessage, error) 
 	return w.readN(ctx, id, w.in.cfg.Batch, block)
 }
 
-// readN reads up to n entries after id, waiting up to block for new ones
-// (negative: not at all).
-func (w *worker) readN(ctx context.Context, id string, n int, block time.Duration) ([]redis.XMessage, error) {
-	res, err := w.in.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group:    w.in.cfg.Group,
-		Consumer: w.name,
-		Streams:  []string{w.in.cfg.Stream, id},
-		Count:    int64(n),
-		Block:    block,
-	}).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
+// read is readEntries as go-redis messages.
+func (w *worker) read(ctx context.Context, id string) ([]redis.XMessage, error) {
+	es, err := w.readEntries(ctx, id)
+	if err != nil || len(es) == 0 {
 		return nil, err
 	}
-	var msgs []redis.XMessage
-	for _, s := range res {
-		msgs = append(msgs, s.Messages...)
+	out := make([]redis.XMessage, len(es))
+	for i, e := range es {
+		out[i] = redis.XMessage{ID: e.id, Values: e.valueMap()}
 	}
-	return msgs, nil
+	return out, nil
+}
+
+// readN reads up to n entries after id, waiting up to block for new ones
+// (negative: not at all).
+func (w *worker) readN(ctx context.Context, id string, n int, block time.Duration) ([]entry, error) {
+	return xreadgroup(ctx, w.in.rdb, w.in.cfg.Group, w.name, w.in.cfg.Stream, id, n, block)
 }
 
 // drainOwn processes entries pending under this consumer's name.
 func (w *worker) drainOwn(ctx context.Context) error {
 	after := "0"
 	for ctx.Err() == nil {
-		msgs, err := w.read(ctx, after)
+		msgs, err := w.readEntries(ctx, after)
 		if err != nil || len(msgs) == 0 {
 			return err
 		}
@@ -362,7 +358,7 @@ func (w *worker) drainOwn(ctx context.Context) error {
 		if !w.process(ctx, msgs) {
 			return nil
 		}
-		after = msgs[len(msgs)-1].ID
+		after = msgs[len(msgs)-1].id
 	}
 	return nil
 }
@@ -384,7 +380,7 @@ func (w *worker) claim(ctx context.Context) error {
 		if len(msgs) > 0 {
 			in.m.claimed.Add(float64(len(msgs)))
 			in.log.Info("took over pending entries", zap.String("consumer", w.name), zap.Int("entries", len(msgs)))
-			if !w.process(ctx, msgs) {
+			if !w.process(ctx, entriesOf(msgs)) {
 				return nil
 			}
 		}
@@ -415,14 +411,14 @@ return removed`)
 // process stores msgs and acknowledges them. It retries transient failures
 // until it succeeds or ctx ends; it returns false when it gave up because ctx
 // ended (the entries stay pending).
-func (w *worker) process(ctx context.Context, msgs []redis.XMessage) bool {
-	b := newBatch(msgs)
+func (w *worker) process(ctx context.Context, msgs []entry) bool {
+	b := batchOf(msgs)
 	defer b.release()
 	return w.processBatch(ctx, msgs, b)
 }
 
 // processBatch is process with msgs already decoded into b.
-func (w *worker) processBatch(ctx context.Context, msgs []redis.XMessage, b *batch) bool {
+func (w *worker) processBatch(ctx context.Context, msgs []entry, b *batch) bool {
 	in := w.in
 	backoff := newBackoff()
 	for {
@@ -500,10 +496,10 @@ func (in *Ingester) commit(ctx context.Context, b *batch, consumer string) error
 
 // commitEach stores entries one per transaction, parking those Postgres
 // refuses with the reason it gave.
-func (w *worker) commitEach(ctx context.Context, msgs []redis.XMessage) error {
+func (w *worker) commitEach(ctx context.Context, msgs []entry) error {
 	in := w.in
 	for _, m := range msgs {
-		one := newBatch([]redis.XMessage{m})
+		one := batchOf([]entry{m})
 		err := in.commit(ctx, one, w.name)
 		if err == nil {
 			continue
