@@ -1,11 +1,13 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,8 +19,8 @@ import (
 // builds a map[string]interface{} and three boxed strings per entry: with
 // thousands of entries per read that was a quarter of the ingester's CPU
 // and about half its allocations in the profile, for three short fields the
-// decoder reads once. Instead the reply is taken as raw RESP (redis.RawCmd,
-// one buffer), copied into one string, and parsed here into entries whose
+// decoder reads once. Instead the reply is taken as raw RESP
+// (redis.RawWriteToCmd into a reused buffer), copied into one string, and parsed here into entries whose
 // id and fields are substrings of it: a few allocations per read, not a
 // dozen per entry. Both reply shapes are read: RESP2 (an array of
 // [stream, entries]) and RESP3 (a map of stream → entries).
@@ -85,7 +87,7 @@ func (e entry) valueMap() map[string]any {
 func xreadgroup(ctx context.Context, rdb redis.UniversalClient, group, consumer, stream, id string, n int, block time.Duration) ([]entry, error) {
 	args := []any{"XREADGROUP", "GROUP", group, consumer, "COUNT", n}
 	if block >= 0 {
-		// A RawCmd has the client's read timeout, not the BLOCK-aware one
+		// A raw command has the client's read timeout, not the BLOCK-aware one
 		// go-redis gives XReadGroup: wait at most half of it, so the
 		// server answers first (a shorter block only means one more empty
 		// read while idle).
@@ -97,12 +99,18 @@ func xreadgroup(ctx context.Context, rdb redis.UniversalClient, group, consumer,
 		args = append(args, "BLOCK", block.Milliseconds())
 	}
 	args = append(args, "STREAMS", stream, id)
-	cmd := redis.NewRawCmd(ctx, args...)
-	if err := rdb.Process(ctx, cmd); err != nil {
+	buf := replyBufs.Get().(*bytes.Buffer)
+	defer replyBufs.Put(buf)
+	buf.Reset()
+	if err := rdb.Process(ctx, redis.NewRawWriteToCmd(ctx, buf, args...)); err != nil {
 		return nil, err
 	}
-	return parseXRead(string(cmd.Val()))
+	return parseXRead(buf.String())
 }
+
+// replyBufs recycles the buffers raw replies are written to (hundreds of
+// kB; grown by append for every read, they cost more than the parse).
+var replyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // errReply is an error reply of the server (NOGROUP …).
 type errReply string
