@@ -91,10 +91,15 @@ func xreadgroup(ctx context.Context, rdb redis.UniversalClient, group, consumer,
 		// go-redis gives XReadGroup: wait at most half of it, so the
 		// server answers first (a shorter block only means one more empty
 		// read while idle).
-		if o, ok := rdb.(interface{ Options() *redis.Options }); ok {
-			if rt := o.Options().ReadTimeout; rt > 0 && block > rt/2 {
-				block = rt / 2
-			}
+		var rt time.Duration
+		switch c := rdb.(type) {
+		case interface{ Options() *redis.Options }:
+			rt = c.Options().ReadTimeout
+		case interface{ Options() *redis.ClusterOptions }:
+			rt = c.Options().ReadTimeout
+		}
+		if rt > 0 && block > rt/2 {
+			block = rt / 2
 		}
 		args = append(args, "BLOCK", block.Milliseconds())
 	}
@@ -102,7 +107,11 @@ func xreadgroup(ctx context.Context, rdb redis.UniversalClient, group, consumer,
 	buf := replyBufs.Get().(*bytes.Buffer)
 	defer replyBufs.Put(buf)
 	buf.Reset()
-	if err := rdb.Process(ctx, redis.NewRawWriteToCmd(ctx, buf, args...)); err != nil {
+	cmd := redis.NewRawWriteToCmd(ctx, buf, args...)
+	// The stream key, for a cluster client's routing (the typed
+	// XReadGroup sets it too).
+	cmd.SetFirstKeyPos(int8(len(args) - 2))
+	if err := rdb.Process(ctx, cmd); err != nil {
 		return nil, err
 	}
 	return parseXRead(buf.String())
