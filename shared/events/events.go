@@ -261,6 +261,12 @@ func Decode(values map[string]any) (Event, error) {
 	typ, _ := values["t"].(string)
 	ver, _ := values["v"].(string)
 	data, _ := values["d"].(string)
+	return DecodeFields(typ, ver, data)
+}
+
+// DecodeFields is Decode given the entry's "t", "v" and "d" fields (empty
+// when absent), for a reader that has them without a map.
+func DecodeFields(typ, ver, data string) (Event, error) {
 	if ver != Version {
 		return nil, fmt.Errorf("event version %q: %w", ver, ErrUnknownType)
 	}

@@ -124,8 +124,9 @@ func New(rdb redis.UniversalClient, pool *pgxpool.Pool, cfg Config, log *zap.Log
 }
 
 // Run consumes until ctx ends. A batch being written when ctx ends is still
-// committed and acknowledged (bounded by CommitTimeout); entries read but not
-// committed stay pending for a restart or another replica.
+// committed and acknowledged (bounded by CommitTimeout), and so is a batch
+// already read ahead of it; entries read but not committed (a commit that
+// failed while shutting down) stay pending for a restart or another replica.
 func (in *Ingester) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i := range in.cfg.Workers {
@@ -171,17 +172,30 @@ func (w *worker) run(ctx context.Context) {
 	}
 	nextClaim := time.Time{}
 	thin := false // the last read returned a thin batch
+	// ahead is the next read, started while the current batch commits: a
+	// consumer behind the stream then decodes batch n+1 (and Redis serves
+	// it) while PostgreSQL writes batch n, instead of each waiting on the
+	// other. Only after a full batch (the stream has more) and when no claim
+	// is due; the entries it reads are pending under this consumer like any
+	// others until their own commit and XACK.
+	var ahead <-chan fetched
 	for ctx.Err() == nil {
-		if thin && in.cfg.Linger > 0 {
-			linger(ctx, in.cfg.Linger)
-		}
-		if w.claims && !time.Now().Before(nextClaim) {
-			if err := w.claim(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("claiming pending entries", zap.Error(err))
+		var f fetched
+		if ahead != nil {
+			f, ahead = <-ahead, nil
+		} else {
+			if thin && in.cfg.Linger > 0 {
+				linger(ctx, in.cfg.Linger)
 			}
-			nextClaim = time.Now().Add(in.cfg.ClaimEvery)
+			if w.claims && !time.Now().Before(nextClaim) {
+				if err := w.claim(ctx); err != nil && ctx.Err() == nil {
+					log.Warn("claiming pending entries", zap.Error(err))
+				}
+				nextClaim = time.Now().Add(in.cfg.ClaimEvery)
+			}
+			f = w.fetch(ctx)
 		}
-		msgs, err := w.read(ctx, ">")
+		msgs, err := f.msgs, f.err
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -196,12 +210,99 @@ func (w *worker) run(ctx context.Context) {
 		backoff.reset()
 		thin = len(msgs) > 0 && len(msgs) < in.cfg.Batch/2
 		if len(msgs) > 0 {
-			if !w.process(ctx, msgs) {
+			var stored chan struct{}
+			if len(msgs) >= in.cfg.Batch && (!w.claims || time.Now().Before(nextClaim)) {
+				ch, done := make(chan fetched, 1), make(chan struct{})
+				go func() { ch <- w.fetchAhead(ctx, done) }()
+				ahead, stored = ch, done
+			}
+			ok := w.processBatch(ctx, msgs, f.b)
+			f.b.release()
+			if stored != nil {
+				close(stored)
+			}
+			if !ok {
+				if ahead != nil {
+					<-ahead // its entries stay pending, as this batch's do
+				}
 				return
 			}
 		}
 		w.mark(ctx, len(msgs) == 0)
 	}
+	// Shutting down with a read already done: store what it read, as a
+	// batch being written is (Run), rather than leave it pending for a
+	// restart or a takeover.
+	if ahead != nil {
+		if f := <-ahead; f.err == nil && len(f.msgs) > 0 {
+			w.processBatch(ctx, f.msgs, f.b)
+			f.b.release()
+		}
+	}
+}
+
+// fetched is one read of new entries, decoded.
+type fetched struct {
+	msgs []entry
+	b    *batch
+	err  error
+}
+
+// fetch reads new entries and decodes them.
+func (w *worker) fetch(ctx context.Context) fetched {
+	msgs, err := w.readEntries(ctx, ">")
+	f := fetched{msgs: msgs, err: err}
+	if err == nil && len(msgs) > 0 {
+		f.b = batchOf(msgs)
+	}
+	return f
+}
+
+// topUpEvery paces fetchAhead's extra reads.
+const topUpEvery = 5 * time.Millisecond
+
+// fetchAhead is fetch run while the previous batch is being stored (stored
+// closes when it is). A read that soon after the last one often finds less
+// than a batch; rather than hand on a part batch (every transaction has
+// fixed costs), it reads more, without blocking, every topUpEvery, until the
+// batch is full, or Linger after the previous batch was stored (as a
+// consumer that keeps up lingers), or at once then when Linger is off.
+func (w *worker) fetchAhead(ctx context.Context, stored <-chan struct{}) fetched {
+	f := w.fetch(ctx)
+	t := time.NewTimer(topUpEvery)
+	defer t.Stop()
+	var deadline time.Time // Linger after stored closed
+	for f.err == nil && len(f.msgs) > 0 && len(f.msgs) < w.in.cfg.Batch {
+		if deadline.IsZero() {
+			select {
+			case <-stored:
+				if w.in.cfg.Linger <= 0 {
+					return f
+				}
+				deadline = time.Now().Add(w.in.cfg.Linger)
+			default:
+			}
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return f
+		}
+		t.Reset(topUpEvery)
+		select {
+		case <-ctx.Done():
+			return f
+		case <-t.C:
+		}
+		more, err := w.readN(ctx, ">", w.in.cfg.Batch-len(f.msgs), -1)
+		if err != nil {
+			// What was read is handed on; the next read meets the error again.
+			return f
+		}
+		for _, m := range more {
+			f.b.add(m)
+		}
+		f.msgs = append(f.msgs, more...)
+	}
+	return f
 }
 
 // ensureGroup creates the group at the start of the stream, so events
@@ -216,38 +317,40 @@ func (in *Ingester) ensureGroup(ctx context.Context) error {
 
 func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
-// read reads up to Batch entries: ">" for new ones, or an id for this
+// readEntries reads up to Batch entries: ">" for new ones, or an id for this
 // consumer's own pending entries after it.
-func (w *worker) read(ctx context.Context, id string) ([]redis.XMessage, error) {
+func (w *worker) readEntries(ctx context.Context, id string) ([]entry, error) {
 	block := w.in.cfg.Block
 	if id != ">" {
 		block = -1 // no BLOCK: pending entries are returned at once
 	}
-	res, err := w.in.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group:    w.in.cfg.Group,
-		Consumer: w.name,
-		Streams:  []string{w.in.cfg.Stream, id},
-		Count:    int64(w.in.cfg.Batch),
-		Block:    block,
-	}).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
+	return w.readN(ctx, id, w.in.cfg.Batch, block)
+}
+
+// read is readEntries as go-redis messages.
+func (w *worker) read(ctx context.Context, id string) ([]redis.XMessage, error) {
+	es, err := w.readEntries(ctx, id)
+	if err != nil || len(es) == 0 {
 		return nil, err
 	}
-	var msgs []redis.XMessage
-	for _, s := range res {
-		msgs = append(msgs, s.Messages...)
+	out := make([]redis.XMessage, len(es))
+	for i, e := range es {
+		out[i] = redis.XMessage{ID: e.id, Values: e.valueMap()}
 	}
-	return msgs, nil
+	return out, nil
+}
+
+// readN reads up to n entries after id, waiting up to block for new ones
+// (negative: not at all).
+func (w *worker) readN(ctx context.Context, id string, n int, block time.Duration) ([]entry, error) {
+	return xreadgroup(ctx, w.in.rdb, w.in.cfg.Group, w.name, w.in.cfg.Stream, id, n, block)
 }
 
 // drainOwn processes entries pending under this consumer's name.
 func (w *worker) drainOwn(ctx context.Context) error {
 	after := "0"
 	for ctx.Err() == nil {
-		msgs, err := w.read(ctx, after)
+		msgs, err := w.readEntries(ctx, after)
 		if err != nil || len(msgs) == 0 {
 			return err
 		}
@@ -255,7 +358,7 @@ func (w *worker) drainOwn(ctx context.Context) error {
 		if !w.process(ctx, msgs) {
 			return nil
 		}
-		after = msgs[len(msgs)-1].ID
+		after = msgs[len(msgs)-1].id
 	}
 	return nil
 }
@@ -277,7 +380,7 @@ func (w *worker) claim(ctx context.Context) error {
 		if len(msgs) > 0 {
 			in.m.claimed.Add(float64(len(msgs)))
 			in.log.Info("took over pending entries", zap.String("consumer", w.name), zap.Int("entries", len(msgs)))
-			if !w.process(ctx, msgs) {
+			if !w.process(ctx, entriesOf(msgs)) {
 				return nil
 			}
 		}
@@ -308,9 +411,15 @@ return removed`)
 // process stores msgs and acknowledges them. It retries transient failures
 // until it succeeds or ctx ends; it returns false when it gave up because ctx
 // ended (the entries stay pending).
-func (w *worker) process(ctx context.Context, msgs []redis.XMessage) bool {
+func (w *worker) process(ctx context.Context, msgs []entry) bool {
+	b := batchOf(msgs)
+	defer b.release()
+	return w.processBatch(ctx, msgs, b)
+}
+
+// processBatch is process with msgs already decoded into b.
+func (w *worker) processBatch(ctx context.Context, msgs []entry, b *batch) bool {
 	in := w.in
-	b := newBatch(msgs)
 	backoff := newBackoff()
 	for {
 		start := time.Now()
@@ -387,10 +496,10 @@ func (in *Ingester) commit(ctx context.Context, b *batch, consumer string) error
 
 // commitEach stores entries one per transaction, parking those Postgres
 // refuses with the reason it gave.
-func (w *worker) commitEach(ctx context.Context, msgs []redis.XMessage) error {
+func (w *worker) commitEach(ctx context.Context, msgs []entry) error {
 	in := w.in
 	for _, m := range msgs {
-		one := newBatch([]redis.XMessage{m})
+		one := batchOf([]entry{m})
 		err := in.commit(ctx, one, w.name)
 		if err == nil {
 			continue

@@ -76,11 +76,7 @@ func BenchmarkIngestSteps(b *testing.B) {
 			}
 			took(1)
 			r := &bt.rev
-			if err := copyIn(ctx, tx, "revenue_events", revenueCopyCols, len(r.id), func(i int, row []any) {
-				row[0], row[1], row[2], row[3], row[4] = r.id[i], r.ts[i], r.epoch[i], r.epoch[i], r.chain[i]
-				row[5], row[6], row[7], row[8], row[9] = r.payer[i], nullIfEmpty(r.account[i]), r.asset[i], r.amount[i], r.calls[i]
-				row[10], row[11], row[12] = r.upstream[i], nullIfEmpty(r.node[i]), r.method[i]
-			}); err != nil {
+			if err := copyRevenue(ctx, tx, r, nil); err != nil {
 				return err
 			}
 			took(2)

@@ -1,0 +1,1 @@
+CREATE INDEX IF NOT EXISTS account_ledger_account ON account_ledger (account);
