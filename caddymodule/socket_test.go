@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -573,4 +574,95 @@ func TestSocketsCloseOnReloadAndShutdown(t *testing.T) {
 	fresh := subscribed()
 	e.gw.Stop()
 	goingAway(fresh, "shutdown")
+}
+
+// TestSocketBoundsThroughCaddy: the websocket section's bounds hold through
+// our Caddy. A socket's subscription cap and the address's cap answer
+// -32005 (limit exceeded), and an eth_unsubscribe frees the slot; a socket
+// with no subscription and no message is closed 4408 after idle_timeout
+// while one holding a subscription stays open; a client that stops
+// answering pings is dropped within about two ping intervals.
+func TestSocketBoundsThroughCaddy(t *testing.T) {
+	e := startSockets(t, meterOpts{free: 1000, extra: "websocket {\n\t\t\t\tmax_subscriptions 2\n\t\t\t\tmax_subscriptions_per_ip 3\n" +
+		"\t\t\t\tidle_timeout 2s\n\t\t\t}"})
+	secret, id := e.createKey(t)
+	e.credit(t, id, 10_000_000)
+	// answer sends a call and reads on (past notifications of earlier
+	// subscriptions) to its answer.
+	answer := func(c *wsClient, id int, method, params string) rpcAnswer {
+		t.Helper()
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}`, id, method, params))
+		for {
+			if a := decodeOne(t, c.next()); string(a.ID) == strconv.Itoa(id) {
+				return a
+			}
+		}
+	}
+	subscribe := func(c *wsClient, id int) rpcAnswer { return answer(c, id, "eth_subscribe", `["newHeads"]`) }
+	limited := func(what string, r rpcAnswer, msg string) {
+		t.Helper()
+		if r.Error == nil || r.Error.Code != -32005 || !strings.Contains(r.Error.Message, msg) {
+			t.Fatalf("%s: %s / %+v, want -32005 naming %q", what, r.Result, r.Error, msg)
+		}
+	}
+
+	a := e.dial(t, "/rpc?key="+secret)
+	first := subscribe(a, 1)
+	if first.Error != nil {
+		t.Fatalf("subscription 1: %+v", first.Error)
+	}
+	if r := subscribe(a, 2); r.Error != nil {
+		t.Fatalf("subscription 2: %+v", r.Error)
+	}
+	limited("a third subscription on one socket", subscribe(a, 3), "connection")
+	b := e.dial(t, "/rpc?key="+secret)
+	if r := subscribe(b, 1); r.Error != nil {
+		t.Fatalf("the address's third subscription: %+v", r.Error)
+	}
+	limited("the address's fourth subscription", subscribe(b, 2), "address")
+	if r := answer(a, 4, "eth_unsubscribe", "["+string(first.Result)+"]"); string(r.Result) != "true" {
+		t.Fatalf("eth_unsubscribe: %s %+v", r.Result, r.Error)
+	}
+	if r := subscribe(b, 3); r.Error != nil {
+		t.Fatalf("after an unsubscribe the address has room again: %+v", r.Error)
+	}
+
+	// Idle: a socket that never subscribes nor sends is closed 4408 after
+	// idle_timeout (2 s); a and b, holding subscriptions, stay open.
+	idle := e.dial(t, "/rpc?key="+secret)
+	began := time.Now()
+	_ = idle.ws.SetReadDeadline(time.Now().Add(15 * time.Second))
+	_, _, err := idle.ws.ReadMessage()
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != 4408 {
+		t.Fatalf("idle socket: %v, want close 4408", err)
+	}
+	if took := time.Since(began); took < 2*time.Second || took > 10*time.Second {
+		t.Fatalf("idle socket closed after %v, want about 2 s", took)
+	}
+	if r := answer(a, 5, "eth_blockNumber", "[]"); r.Error != nil {
+		t.Fatalf("a socket holding a subscription did not answer after the idle one was closed: %+v", r.Error)
+	}
+
+	// Missed pongs (a gateway pinging every 400 ms): a client that reads but
+	// never answers pings is dropped within about two ping intervals
+	// (0.8 s), long before idle_timeout.
+	p := startSockets(t, meterOpts{free: 1000, extra: "websocket {\n\t\t\t\tidle_timeout 2s\n\t\t\t\tping_interval 400ms\n\t\t\t}"})
+	deaf := p.dial(t, "/rpc")
+	deaf.ws.SetPingHandler(func(string) error { return nil })
+	deaf.send(`{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`)
+	began = time.Now()
+	_ = deaf.ws.SetReadDeadline(time.Now().Add(15 * time.Second))
+	for {
+		if _, _, err := deaf.ws.ReadMessage(); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("a client that never answered pings was not dropped: %v", err)
+			}
+			break
+		}
+	}
+	if took := time.Since(began); took > 1900*time.Millisecond {
+		t.Fatalf("the pong-less client was dropped after %v, want within about 0.8 s (before the 2 s idle timeout)", took)
+	}
 }
