@@ -502,6 +502,16 @@ func TestX402BatchSettlementEndToEnd(t *testing.T) {
 	if revCalls != calls || revUnits != calls*perCall || off != 0 {
 		t.Fatalf("revenue: %d calls, %d units, %d rows off; want %d calls, %d units of the payer's wallet", revCalls, revUnits, off, calls, calls*perCall)
 	}
+	// The channel's newest state reaches PostgreSQL too (what a rebuild after
+	// a Redis loss restores): the last voucher, its signature, the claim.
+	settletest.Eventually(t, 20*time.Second, "the channel's state ingested", func() (bool, error) {
+		return settletest.Count(t, e.pool, `SELECT count(*) FROM x402_channels WHERE channel_id = $1 AND charged = $2 AND signed = $2
+			AND claimed = $2 AND balance = $3 AND length(signature) = 132 AND wallet = $4 AND NOT closed`,
+			strings.ToLower(out.ChannelID), calls*perCall, deposit, strings.ToLower(payer.Hex())) == 1, nil
+	})
+	if n := settletest.Count(t, e.pool, `SELECT count(*) FROM x402_channel_deposits WHERE channel_id = $1`, strings.ToLower(out.ChannelID)); n != 1 {
+		t.Fatalf("%d deposit transactions recorded for the channel, want 1", n)
+	}
 }
 
 // TestX402BatchSettlementRefund: after N vouchers, the official client's

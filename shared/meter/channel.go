@@ -87,7 +87,10 @@ type ChannelDeposit struct {
 // RecordDeposit makes a deposit known to the hot path: the channel's known
 // balance becomes the on-chain balance read after it (never lower), once
 // per transaction. A channel the gateway did not know starts charging from
-// the on-chain totalClaimed (the scheme's baseline after state loss).
+// the on-chain totalClaimed (the scheme's baseline after state loss). While
+// Redis is being rebuilt after a loss nothing is recorded and the error
+// wraps ErrUnavailable: the rebuild restores the channel from PostgreSQL
+// first, and the payment retried then finds the same deposit.
 func (m *Meter) RecordDeposit(ctx context.Context, dep ChannelDeposit) (ChannelState, error) {
 	if !channelIDRe.MatchString(dep.ChannelID) {
 		return ChannelState{}, ErrBadChannel
@@ -96,8 +99,8 @@ func (m *Meter) RecordDeposit(ctx context.Context, dep ChannelDeposit) (ChannelS
 		return ChannelState{}, ErrBadWallet
 	}
 	l := m.layout.Shard(m.layout.ShardOfPayer(dep.ChannelID))
-	v, err := depositScript.Run(ctx, m.rdb, []string{l.Channel(dep.ChannelID), l.ChannelDeposits(dep.ChannelID), l.Channels()},
-		dep.TxHash, int64(dep.Balance), int64(dep.Claimed), dep.Wallet, dep.Config, dep.ChannelID).Slice()
+	v, err := depositScript.Run(ctx, m.rdb, []string{l.Channel(dep.ChannelID), l.ChannelDeposits(dep.ChannelID), l.Channels(), l.Stream(0), l.Generation()},
+		dep.TxHash, int64(dep.Balance), int64(dep.Claimed), dep.Wallet, dep.Config, dep.ChannelID, m.cfg.Now().UnixMilli()).Slice()
 	if err != nil {
 		return ChannelState{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -143,9 +146,9 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 	}
 	d.shard = m.layout.ShardOfPayer(v.ChannelID)
 	l := m.layout.Shard(d.shard)
-	draw := &run{script: voucherScript, keys: []string{l.Stream(0), l.Channel(v.ChannelID), l.Requests(d.date)},
+	draw := &run{script: voucherScript, keys: []string{l.Stream(0), l.Channel(v.ChannelID), l.Requests(d.date), l.Generation()},
 		args: []any{ms, req.Calls, int64(price), int64(v.Cumulative), v.Signature, v.Wallet, events.TypeDebit, events.Version, data,
-			int64(dayTTL / time.Second)}, wait: true}
+			int64(dayTTL / time.Second), v.ChannelID}, wait: true}
 	gate := m.gateRun(d.ipShard, d.ipKey, ms)
 	m.exec(ctx, draw, gate)
 	if draw.err != nil {
@@ -170,6 +173,11 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 		d.BundleLeft = int64((st.Balance - st.Charged) / money.BundleCallRevenue)
 	case 4:
 		d.Outcome, d.RetryAfter = RateLimited, time.Duration(toInt(res[1]))*time.Millisecond
+	case 8:
+		// Redis lost its data and the channel may just not be rebuilt
+		// yet: a "missing channel" now would send the client to a new
+		// deposit that resets what it was charged.
+		d.Outcome, d.Reason, d.RetryAfter = Recovering, ReasonRecovering, RecoveryRetryAfter
 	case 9:
 		d.Outcome, d.Reason = PaymentRequired, ReasonChannelUnknown
 	case 10:
@@ -209,7 +217,8 @@ func (m *Meter) MarkClaimed(ctx context.Context, id string, claimed money.Units)
 	if !channelIDRe.MatchString(id) {
 		return ErrBadChannel
 	}
-	if err := claimedScript.Run(ctx, m.rdb, []string{m.layout.Channel(id)}, int64(claimed)).Err(); err != nil {
+	l := m.layout.Shard(m.layout.ShardOfPayer(id))
+	if err := claimedScript.Run(ctx, m.rdb, []string{l.Channel(id), l.Stream(0)}, int64(claimed), id, m.cfg.Now().UnixMilli()).Err(); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return nil
@@ -226,7 +235,8 @@ func (m *Meter) CloseChannel(ctx context.Context, id, wallet string, voucher mon
 	if !channelIDRe.MatchString(id) {
 		return ChannelState{}, "", ErrBadChannel
 	}
-	res, err := closeScript.Run(ctx, m.rdb, []string{m.layout.Channel(id)}, wallet, int64(voucher)).Slice()
+	l := m.layout.Shard(m.layout.ShardOfPayer(id))
+	res, err := closeScript.Run(ctx, m.rdb, []string{l.Channel(id), l.Stream(0)}, wallet, int64(voucher), id, m.cfg.Now().UnixMilli()).Slice()
 	if err != nil || len(res) != 2 {
 		return ChannelState{}, "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -254,7 +264,8 @@ func (m *Meter) RefundDone(ctx context.Context, id string, balance, claimed mone
 	if reopen {
 		r = "1"
 	}
-	if err := refundedScript.Run(ctx, m.rdb, []string{m.layout.Channel(id)}, int64(balance), int64(claimed), r).Err(); err != nil {
+	l := m.layout.Shard(m.layout.ShardOfPayer(id))
+	if err := refundedScript.Run(ctx, m.rdb, []string{l.Channel(id), l.Stream(0)}, int64(balance), int64(claimed), r, id, m.cfg.Now().UnixMilli()).Err(); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package meter_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/tollgate-rpc/tollgate/shared/events"
@@ -171,5 +172,79 @@ func TestRefundClosesTheChannel(t *testing.T) {
 	}
 	if d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(5*price)); err != nil || d.Outcome != meter.Bundle {
 		t.Fatalf("voucher after a new deposit: %v %q %v", d.Outcome, d.Reason, err)
+	}
+}
+
+// Every change of a channel is a ChannelState event on the channel's
+// shard's stream, in the same script: the whole state after it and a
+// change counter, so settlementd can keep the newest in PostgreSQL and
+// rebuild the channel after a Redis loss. Without the generation marker a
+// voucher is "recovering" (not "missing channel") and a deposit is not
+// recorded.
+func TestChannelChangesAreStreamed(t *testing.T) {
+	f := newFixture(t, meter.Config{FreeDailyLimit: 0})
+	ctx := context.Background()
+	req := meter.Request{ChainID: 8453, IP: ip("198.51.100.9"), Calls: 1, Method: "eth_blockNumber"}
+	p := money.BundleCallRevenue
+	dep := meter.ChannelDeposit{ChannelID: channelID, Wallet: wallet, Config: `{"payer":"x"}`, TxHash: "0xd1", Balance: 3 * p}
+	if _, err := f.m.RecordDeposit(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.m.RecordDeposit(ctx, dep); err != nil { // the same deposit again: no change, no event
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		if d, _, err := f.m.AuthorizeVoucher(ctx, req, meter.Voucher{ChannelID: channelID, Wallet: wallet, Cumulative: money.Units(i) * p,
+			Signature: "0xsig" + string(rune('0'+i))}); err != nil || d.Outcome != meter.Bundle {
+			t.Fatalf("voucher %d: %v %q %v", i, d.Outcome, d.Reason, err)
+		}
+	}
+	if d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(p)); err != nil || d.Reason != meter.ReasonCumulativeMismatch { // refused: no event
+		t.Fatalf("replay: %v %q %v", d.Outcome, d.Reason, err)
+	}
+	if err := f.m.MarkClaimed(ctx, channelID, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, reason, err := f.m.CloseChannel(ctx, channelID, wallet, 2*p); err != nil || reason != "" {
+		t.Fatalf("close: %q %v", reason, err)
+	}
+	if err := f.m.RefundDone(ctx, channelID, 2*p, 2*p, false); err != nil {
+		t.Fatal(err)
+	}
+	var got []events.ChannelState
+	for _, e := range f.stream(t) {
+		if c, ok := e.(*events.ChannelState); ok {
+			got = append(got, *c)
+		}
+	}
+	want := []events.ChannelState{
+		{Balance: 3 * p, DepositTx: "0xd1"},
+		{Balance: 3 * p, Charged: p, Signed: p, Signature: "0xsig1"},
+		{Balance: 3 * p, Charged: 2 * p, Signed: 2 * p, Signature: "0xsig2"},
+		{Balance: 3 * p, Claimed: p, Charged: 2 * p, Signed: 2 * p, Signature: "0xsig2"},
+		{Balance: 3 * p, Claimed: p, Charged: 2 * p, Signed: 2 * p, Signature: "0xsig2", Closed: true},
+		{Balance: 2 * p, Claimed: 2 * p, Charged: 2 * p, Signed: 2 * p, Signature: "0xsig2", Closed: true},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d channel states on the stream, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		w := want[i]
+		w.Channel, w.Seq, w.TimeMs, w.Wallet, w.Config = channelID, int64(i+1), f.clk.Now().UnixMilli(), wallet, `{"payer":"x"}`
+		if got[i] != w {
+			t.Errorf("state %d: %+v, want %+v", i+1, got[i], w)
+		}
+	}
+
+	f.lose(t)
+	if d, _, err := f.m.AuthorizeVoucher(ctx, req, voucher(3*p)); err != nil || d.Outcome != meter.Recovering {
+		t.Fatalf("voucher without the marker: %v %q %v", d.Outcome, d.Reason, err)
+	}
+	dep.TxHash, dep.Balance = "0xd2", 9*p
+	if _, err := f.m.RecordDeposit(ctx, dep); !errors.Is(err, meter.ErrUnavailable) {
+		t.Fatalf("deposit without the marker: %v", err)
+	}
+	if st, _, _ := f.m.Channel(ctx, channelID); st.Balance != 2*p || st.Charged != 2*p {
+		t.Fatalf("channel changed without the marker: %+v", st)
 	}
 }

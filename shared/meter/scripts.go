@@ -1,6 +1,10 @@
 package meter
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/shared/events"
+)
 
 // The scripts run with EVALSHA and are loaded with EVAL on NOSCRIPT
 // (redis.Script.Run). Each is one atomic step in Redis, so no interleaving of
@@ -406,10 +410,21 @@ return {0, 0}
 // channel a cooperative refund closed (the official client deposits again
 // on the same channel after a full refund).
 //
-// KEYS: 1 channel hash, 2 its deposits set, 3 channels set.
-// ARGV: 1 tx hash, 2 balance, 3 totalClaimed, 4 wallet, 5 config JSON, 6 channel id.
-// Reply: the channel's fields (w, bal, claimed, charged, signed, sig, cfg).
-var depositScript = redis.NewScript(`
+// While the generation marker is missing (Redis lost its data and
+// settlementd has not rebuilt the channels yet) nothing is recorded: the
+// rebuild would otherwise find a channel reset to the on-chain totalClaimed
+// and take it for live state. The deposit is on chain already; the payment
+// retried after the rebuild finds the same transaction (the facilitator's
+// settle is idempotent) and records it then.
+//
+// KEYS: 1 channel hash, 2 its deposits set, 3 channels set, 4 the shard's
+// stream, 5 generation marker.
+// ARGV: 1 tx hash, 2 balance, 3 totalClaimed, 4 wallet, 5 config JSON, 6 channel id,
+// 7 now ms.
+// Reply: the channel's fields (w, bal, claimed, charged, signed, sig, cfg),
+// or the error RECOVERING.
+var depositScript = redis.NewScript(channelEmitLua + `
+if redis.call('EXISTS', KEYS[5]) == 0 then return redis.error_reply('RECOVERING Redis lost its data and is being rebuilt') end
 if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
   local bal = tonumber(redis.call('HGET', KEYS[1], 'bal') or '0')
   if tonumber(ARGV[2]) > bal then redis.call('HSET', KEYS[1], 'bal', ARGV[2]) end
@@ -420,6 +435,7 @@ if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
   redis.call('HSET', KEYS[1], 'w', ARGV[4], 'cfg', ARGV[5])
   redis.call('HDEL', KEYS[1], 'closed')
   redis.call('SADD', KEYS[3], ARGV[6])
+  emitChannel(KEYS[4], KEYS[1], ARGV[6], ARGV[1], ARGV[7])
 end
 return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
 `)
@@ -432,13 +448,20 @@ return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 
 // IP rate is checked by gateScript on the address's shard in the same round
 // trip (shard.go).
 //
-// KEYS: 1 stream, 2 channel hash, 3 requests today.
+// The drawn voucher's state is appended to the stream as a ChannelState
+// event (settlementd keeps it in PostgreSQL: the signature exists nowhere
+// else). While the shard's generation marker is missing the answer is
+// "recovering": an unknown channel then may just not be rebuilt yet.
+//
+// KEYS: 1 stream, 2 channel hash, 3 requests today, 4 generation marker.
 // ARGV: 1 now ms, 2 calls, 3 price, 4 cumulative, 5 signature, 6 wallet,
-// 7 event type, 8 event version, 9 debit payload, 10 daily key TTL s.
-// Reply: {code, 0, channel fields}: 1 served, 9 unknown channel,
-// 10 cumulative mismatch, 11 over the deposit, 12 closed by a cooperative
-// refund.
-var voucherScript = redis.NewScript(`
+// 7 event type, 8 event version, 9 debit payload, 10 daily key TTL s,
+// 11 channel id.
+// Reply: {code, 0, channel fields}: 1 served, 8 recovering, 9 unknown
+// channel, 10 cumulative mismatch, 11 over the deposit, 12 closed by a
+// cooperative refund.
+var voucherScript = redis.NewScript(channelEmitLua + `
+if redis.call('EXISTS', KEYS[4]) == 0 then return {8, 0, {}} end
 local n = tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
 if not st[1] or st[1] ~= ARGV[6] then return {9, 0, st} end
@@ -449,16 +472,19 @@ if cum > tonumber(st[2] or '0') then return {11, 0, st} end
 redis.call('HSET', KEYS[2], 'charged', ARGV[4], 'signed', ARGV[4], 'sig', ARGV[5], 'ts', ARGV[1])
 if redis.call('INCRBY', KEYS[3], n) == n then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
 redis.call('XADD', KEYS[1], '*', 't', ARGV[7], 'v', ARGV[8], 'd', ARGV[9])
+emitChannel(KEYS[1], KEYS[2], ARGV[11], nil, ARGV[1])
 return {1, 0, redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')}
 `)
 
 // claimedScript raises a known channel's totalClaimed (KEYS[1] the channel
-// hash, ARGV[1] the on-chain total); a channel this Redis does not know is
-// left alone.
-var claimedScript = redis.NewScript(`
+// hash, KEYS[2] the shard's stream, ARGV[1] the on-chain total, ARGV[2] the
+// channel id, ARGV[3] now ms); a channel this Redis does not know is left alone. A raise is
+// a ChannelState event.
+var claimedScript = redis.NewScript(channelEmitLua + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if tonumber(redis.call('HGET', KEYS[1], 'claimed') or '0') < tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[1], 'claimed', ARGV[1])
+  emitChannel(KEYS[2], KEYS[1], ARGV[2], nil, ARGV[3])
 end
 return 1
 `)
@@ -468,13 +494,15 @@ return 1
 // (a zero-charge voucher); from then on no voucher is drawn, so the charged
 // total the facilitator claims is final.
 //
-// KEYS: 1 channel hash. ARGV: 1 wallet, 2 the refund voucher's amount.
+// KEYS: 1 channel hash, 2 the shard's stream. ARGV: 1 wallet, 2 the refund
+// voucher's amount, 3 channel id, 4 now ms.
 // Reply: {code, channel fields}: 1 closed, 9 unknown channel, 10 mismatch.
-var closeScript = redis.NewScript(`
+var closeScript = redis.NewScript(channelEmitLua + `
 local st = redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
 if not st[1] or st[1] ~= ARGV[1] then return {9, st} end
 if tonumber(ARGV[2]) ~= tonumber(st[4] or '0') then return {10, st} end
 redis.call('HSET', KEYS[1], 'closed', '1')
+emitChannel(KEYS[2], KEYS[1], ARGV[3], nil, ARGV[4])
 return {1, st}
 `)
 
@@ -482,13 +510,34 @@ return {1, st}
 // channel: the on-chain balance and totalClaimed read after it; reopen
 // (ARGV[3] = 1) clears the close, for a partial refund or a failed one.
 //
-// KEYS: 1 channel hash. ARGV: 1 balance (-1: unchanged), 2 totalClaimed, 3 reopen.
-var refundedScript = redis.NewScript(`
+// KEYS: 1 channel hash, 2 the shard's stream. ARGV: 1 balance (-1:
+// unchanged), 2 totalClaimed, 3 reopen, 4 channel id, 5 now ms.
+var refundedScript = redis.NewScript(channelEmitLua + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if tonumber(ARGV[1]) >= 0 then redis.call('HSET', KEYS[1], 'bal', ARGV[1]) end
 if tonumber(redis.call('HGET', KEYS[1], 'claimed') or '0') < tonumber(ARGV[2]) then
   redis.call('HSET', KEYS[1], 'claimed', ARGV[2])
 end
 if ARGV[3] == '1' then redis.call('HDEL', KEYS[1], 'closed') end
+emitChannel(KEYS[2], KEYS[1], ARGV[4], nil, ARGV[5])
 return 1
 `)
+
+// channelEmitLua defines emitChannel(stream, hash, id, tx, ms): it counts a
+// change of the channel hash (field seq) and appends the channel's state
+// after it to the stream as a ChannelState event (tx: the deposit
+// transaction the change recorded, or nil; ms the gateway's time). settlementd keeps the newest
+// state per channel in PostgreSQL and rebuilds the hash from it after a
+// Redis loss (the latest voucher's signature exists nowhere else). The
+// amounts travel as the hash's own strings, never through Lua numbers.
+const channelEmitLua = `
+local function emitChannel(stream, ch, id, tx, ms)
+  local seq = redis.call('HINCRBY', ch, 'seq', 1)
+  local f = redis.call('HMGET', ch, 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg', 'closed')
+  local ev = {channel = id, seq = tostring(seq), ts = ms,
+    w = f[1] or '', bal = f[2] or '0', claimed = f[3] or '0', charged = f[4] or '0', signed = f[5] or '0',
+    sig = f[6] or '', cfg = f[7] or '', closed = f[8] == '1'}
+  if tx then ev.tx = tx end
+  redis.call('XADD', stream, '*', 't', '` + events.TypeChannelState + `', 'v', '` + events.Version + `', 'd', cjson.encode(ev))
+end
+`

@@ -114,7 +114,9 @@ func TestBatchDepositSettles(t *testing.T) {
 func TestClaimJobClaimsAndSettles(t *testing.T) {
 	e := newEnv(t)
 	rdb := testenv.Redis(t)
-	m, err := meter.New(rdb, meter.Config{Prefix: testenv.KeyPrefix(t)})
+	prefix := testenv.KeyPrefix(t)
+	testenv.MarkRebuilt(t, rdb, prefix) // a healthy deployment: settlementd has written the generation marker
+	m, err := meter.New(rdb, meter.Config{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,9 @@ func mustAccount(t *testing.T, m *devnet.Manifest, name string) devnet.Account {
 func TestBatchRefundClaimsThenRefunds(t *testing.T) {
 	e := newEnv(t)
 	rdb := testenv.Redis(t)
-	m, err := meter.New(rdb, meter.Config{Prefix: testenv.KeyPrefix(t)})
+	prefix := testenv.KeyPrefix(t)
+	testenv.MarkRebuilt(t, rdb, prefix) // a healthy deployment: settlementd has written the generation marker
+	m, err := meter.New(rdb, meter.Config{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

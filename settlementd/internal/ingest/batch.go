@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,8 @@ type batch struct {
 	bundles []*events.BundleGranted
 	adj     adjustmentCols
 	ev      evidenceCols
+	chans   map[string]*events.ChannelState // the newest state of each channel in the batch
+	chanTxs [][2]string                     // (channel, deposit tx) of the batch's deposit states
 	dead    []deadLetter
 
 	counts map[string]int // events per type, for metrics
@@ -96,7 +99,8 @@ type adjustmentCols struct {
 }
 
 func (b *batch) len() int {
-	return len(b.rev.id) + len(b.deb.id) + len(b.ref.id) + len(b.keys) + len(b.revokes) + len(b.bundles) + len(b.adj.id) + len(b.ev.id) + len(b.dead)
+	return len(b.rev.id) + len(b.deb.id) + len(b.ref.id) + len(b.keys) + len(b.revokes) + len(b.bundles) + len(b.adj.id) + len(b.ev.id) +
+		len(b.chans) + len(b.dead)
 }
 
 // evidenceNodes lists the nodes with evidence in the batch (registry
@@ -239,6 +243,19 @@ func (b *batch) add(m entry) {
 		a.reason = append(a.reason, e.Reason)
 		a.ts = append(a.ts, time.UnixMilli(e.TimeMs))
 		b.seen(e.TimeMs)
+	case *events.ChannelState:
+		// Only the newest state of a channel matters; the upsert keeps the
+		// newest across batches.
+		if b.chans == nil {
+			b.chans = map[string]*events.ChannelState{}
+		}
+		if old := b.chans[e.Channel]; old == nil || e.Seq > old.Seq {
+			b.chans[e.Channel] = e
+		}
+		if e.DepositTx != "" {
+			b.chanTxs = append(b.chanTxs, [2]string{e.Channel, e.DepositTx})
+		}
+		b.seen(e.TimeMs)
 	case *events.NodeMismatch:
 		v := &b.ev
 		v.id = append(v.id, e.ID)
@@ -309,6 +326,12 @@ func bookable(e events.Event) error {
 	case *events.Adjustment:
 		ms = e.TimeMs
 		texts = []string{e.ID, e.Account, e.Reason}
+	case *events.ChannelState:
+		ms = e.TimeMs
+		texts = []string{e.Channel, e.Wallet, e.Signature, e.Config, e.DepositTx}
+		if !utf8.ValidString(e.Config) {
+			return fmt.Errorf("%s: config is not UTF-8", e.EventType())
+		}
 	case *events.NodeMismatch:
 		ms, chainID = e.TimeMs, e.ChainID
 		texts = []string{e.ID, e.NodeID, e.RequestID, e.Method, e.TrustedBy, string(e.Params), string(e.NodeAnswer), string(e.TrustedAnswer)}
@@ -501,6 +524,22 @@ q AS (
 INSERT INTO node_quarantine_log (node_id, action, by, reason, evidence_id)
 SELECT node_id, 'quarantined', 'verifier', quarantine_reason, id FROM q`
 
+	// A batch-settlement channel's state (migration 0072): the newest seq
+	// wins, so a redelivered or late older state changes nothing.
+	upsertChannel = `
+INSERT INTO x402_channels AS c (channel_id, seq, wallet, balance, claimed, charged, signed, signature, config, closed, ts)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (channel_id) DO UPDATE SET
+    seq = EXCLUDED.seq, wallet = EXCLUDED.wallet, balance = EXCLUDED.balance, claimed = EXCLUDED.claimed,
+    charged = EXCLUDED.charged, signed = EXCLUDED.signed, signature = EXCLUDED.signature, config = EXCLUDED.config,
+    closed = EXCLUDED.closed, ts = EXCLUDED.ts
+WHERE c.seq < EXCLUDED.seq`
+
+	insertChannelDeposits = `
+INSERT INTO x402_channel_deposits (channel_id, tx_hash)
+SELECT * FROM unnest($1::text[], $2::text[])
+ON CONFLICT DO NOTHING`
+
 	insertDead = `
 INSERT INTO dead_letters (stream_id, reason, fields, consumer)
 SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])
@@ -556,6 +595,25 @@ func (b *batch) statements(consumer string, bulk bool) *pgx.Batch {
 	if v := &b.ev; len(v.id) > 0 {
 		q.Queue(insertEvidence, v.id, v.ts, v.epoch, v.chain, v.node, v.request, v.method, v.params, v.block,
 			v.nodeAnswer, v.trustedAnswer, v.trustedBy)
+	}
+	// In channel id order, so concurrent ingesters lock the rows in the
+	// same order.
+	chans := make([]string, 0, len(b.chans))
+	for id := range b.chans {
+		chans = append(chans, id)
+	}
+	slices.Sort(chans)
+	for _, id := range chans {
+		c := b.chans[id]
+		q.Queue(upsertChannel, c.Channel, c.Seq, c.Wallet, int64(c.Balance), int64(c.Claimed), int64(c.Charged), int64(c.Signed),
+			c.Signature, c.Config, c.Closed, time.UnixMilli(c.TimeMs))
+	}
+	if len(b.chanTxs) > 0 {
+		ch, tx := make([]string, len(b.chanTxs)), make([]string, len(b.chanTxs))
+		for i, d := range b.chanTxs {
+			ch[i], tx[i] = d[0], d[1]
+		}
+		q.Queue(insertChannelDeposits, ch, tx)
 	}
 	if len(b.dead) > 0 {
 		ids, reasons, fields, cons := make([]string, len(b.dead)), make([]string, len(b.dead)), make([][]byte, len(b.dead)), make([]string, len(b.dead))

@@ -90,13 +90,15 @@ type Options struct {
 
 // Report says what a run found.
 type Report struct {
-	Accounts       int            // accounts examined
-	Changed        int            // accounts with at least one difference
-	Wallets        int            // wallets with an x402 bundle examined
-	WalletsChanged int            // wallets with at least one difference
-	Fields         map[string]int // differences by field: lookup, pointer (a key lookup pointing to its account's home shard), st, tier, kind, label, ts, w, bal, spent, deposits; bundle.calls, bundle.granted, bundle.used, bundle.grants
-	Live           int            // records left alone because the gateway holds them live (Rebuild)
-	Generation     string         // the generation marker set (an applied run)
+	Accounts        int            // accounts examined
+	Changed         int            // accounts with at least one difference
+	Wallets         int            // wallets with an x402 bundle examined
+	WalletsChanged  int            // wallets with at least one difference
+	Fields          map[string]int // differences by field: lookup, pointer (a key lookup pointing to its account's home shard), st, tier, kind, label, ts, w, bal, spent, deposits; bundle.calls, bundle.granted, bundle.used, bundle.grants
+	Live            int            // records left alone because the gateway holds them live (Rebuild)
+	Channels        int            // x402 batch-settlement channels PostgreSQL knows
+	ChannelsWritten int            // channels written to Redis (absent, or older than PostgreSQL's state)
+	Generation      string         // the generation marker set (an applied run)
 }
 
 // ErrLostDuringRun is returned when the run's rebuild token vanished before
@@ -150,6 +152,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 		return rep, err
 	}
 	if err := w.bundles(ctx, pool); err != nil {
+		return rep, err
+	}
+	if err := w.channels(ctx, pool, opts.Apply); err != nil {
 		return rep, err
 	}
 	if !opts.Apply {

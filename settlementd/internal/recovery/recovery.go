@@ -3,7 +3,8 @@
 // (balances.Layout.Generation) and, when it is missing — Redis lost its
 // data, or this is a fresh deployment — and still missing after a grace
 // period (Watcher.Grace, one interval), rebuilds the key lookups, account
-// records, balances, credited deposit ids and x402 bundles from PostgreSQL
+// records, balances, credited deposit ids, x402 bundles and x402
+// batch-settlement channels from PostgreSQL
 // with the same code as `settlementd reconcile -apply` (reconcile.Run in
 // its Rebuild form), which sets the marker when it has written everything.
 //
@@ -102,7 +103,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.missing.Set(1)
 	if w.missingSince.IsZero() {
 		w.missingSince = time.Now()
-		w.Log.Warn("Redis has no generation marker (it lost its data, or this deployment is new): rebuilding keys, balances, deposits and bundles from PostgreSQL after a grace period; the gateway answers keys 503 metering_recovering meanwhile",
+		w.Log.Warn("Redis has no generation marker (it lost its data, or this deployment is new): rebuilding keys, balances, deposits, bundles and x402 channels from PostgreSQL after a grace period; the gateway answers keys and vouchers 503 metering_recovering meanwhile",
 			zap.Duration("grace", w.Grace))
 	}
 	if time.Since(w.missingSince) < w.Grace {
@@ -127,6 +128,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.Log.Info("Redis rebuilt from PostgreSQL; generation marker set, metering resumes",
 		zap.Duration("took", took), zap.Int("accounts", rep.Accounts), zap.Int("accounts_written", rep.Changed),
 		zap.Int("wallets", rep.Wallets), zap.Int("wallets_written", rep.WalletsChanged), zap.Int("live_left_alone", rep.Live),
+		zap.Int("x402_channels", rep.Channels), zap.Int("x402_channels_written", rep.ChannelsWritten),
 		zap.String("generation", rep.Generation))
 	return nil
 }
