@@ -139,8 +139,7 @@ func (p *AutoPipeline) Carry(cmd redis.Cmder, done func(error)) {
 	p.carried = append(p.carried, passenger{cmd: cmd, done: done})
 	start := false
 	if len(p.carried) >= p.maxCarry {
-		p.due = true
-		start = p.startLocked()
+		start = p.dueLocked()
 	} else if !p.armed {
 		p.armed = true
 		p.timer.Reset(p.linger)
@@ -155,28 +154,32 @@ func (p *AutoPipeline) Carry(cmd redis.Cmder, done func(error)) {
 // writer closing).
 func (p *AutoPipeline) SendCarried() {
 	p.mu.Lock()
-	p.due = true
-	start := len(p.carried) > 0 && p.startLocked()
+	start := p.dueLocked()
 	p.mu.Unlock()
 	if start {
 		go p.flush()
 	}
 }
 
-// lingered is the linger timer: the carried commands go with the next
-// flush, started now if a lane is free.
+// lingered is the linger timer: what is carried is due.
 func (p *AutoPipeline) lingered() {
 	p.mu.Lock()
 	p.armed = false
-	start := false
-	if len(p.carried) > 0 {
-		p.due = true
-		start = p.startLocked()
-	}
+	start := p.dueLocked()
 	p.mu.Unlock()
 	if start {
 		go p.flush()
 	}
+}
+
+// dueLocked makes the carried commands due (the next flush takes them, with
+// or without script calls) and claims a lane for a flusher if one is free.
+func (p *AutoPipeline) dueLocked() bool {
+	if len(p.carried) == 0 {
+		return false
+	}
+	p.due = true
+	return p.startLocked()
 }
 
 // startLocked claims a lane for a new flusher if one is free.
@@ -288,30 +291,35 @@ func (p *AutoPipeline) do(ctx context.Context, name, payload string, keys []stri
 func (p *AutoPipeline) flush() {
 	for {
 		p.mu.Lock()
-		n := min(len(p.queue), p.maxBatch)
+		batch := takeFront(&p.queue, p.maxBatch)
 		var riders []passenger
-		if len(p.carried) > 0 && (n > 0 || p.due) {
-			k := min(len(p.carried), p.maxCarry)
-			riders = make([]passenger, k)
-			copy(riders, p.carried)
-			rest := copy(p.carried, p.carried[k:])
-			clear(p.carried[rest:])
-			p.carried = p.carried[:rest]
-			p.due = len(p.carried) > 0 && p.due
+		if len(batch) > 0 || p.due {
+			riders = takeFront(&p.carried, p.maxCarry)
+			p.due = p.due && len(p.carried) > 0
 		}
-		if n == 0 && len(riders) == 0 {
+		if len(batch) == 0 && len(riders) == 0 {
 			p.inflight--
 			p.mu.Unlock()
 			return
 		}
-		batch := make([]*piped, n)
-		copy(batch, p.queue)
-		rest := copy(p.queue, p.queue[n:])
-		clear(p.queue[rest:])
-		p.queue = p.queue[:rest]
 		p.mu.Unlock()
 		p.exec(batch, riders)
 	}
+}
+
+// takeFront removes and returns up to limit items from the front of *q,
+// keeping its backing array for what is appended next.
+func takeFront[T any](q *[]T, limit int) []T {
+	n := min(len(*q), limit)
+	if n == 0 {
+		return nil
+	}
+	out := make([]T, n)
+	copy(out, *q)
+	rest := copy(*q, (*q)[n:])
+	clear((*q)[rest:])
+	*q = (*q)[:rest]
+	return out
 }
 
 // exec sends one batch: one write, one read. Each call's reply or error

@@ -119,9 +119,9 @@ func (w *EventWriter) Enqueue(e events.Event) bool {
 		return false
 	}
 	shard := w.shardOf(e)
-	q := queued{stream: w.layout.Stream(shard), vals: vals}
-	if !w.layout.Sharded() {
-		q.stream = w.stream
+	q := queued{stream: w.stream, vals: vals}
+	if w.layout.Sharded() {
+		q.stream = w.layout.Stream(shard) // built only when sharded: it allocates
 	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
