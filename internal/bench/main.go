@@ -462,14 +462,18 @@ func appendAnswer(dst []byte, c rpcCall) []byte {
 
 // ---- Caddy processes ----
 
-// plainCaddyfile is Caddy's standard reverse_proxy and nothing else: the
-// baseline the gateway is compared with. No access log in either config.
-const plainCaddyfile = `{
+// globalOptions opens every Caddyfile of the bench: the admin endpoint on
+// its own port, nothing persisted, no certificates.
+const globalOptions = `{
 	admin 127.0.0.1:{ADMIN_PORT}
 	persist_config off
 	auto_https off
 }
-http://127.0.0.1:{PORT} {
+`
+
+// plainCaddyfile is Caddy's standard reverse_proxy and nothing else: the
+// baseline the gateway is compared with. No access log in either config.
+const plainCaddyfile = globalOptions + `http://127.0.0.1:{PORT} {
 	reverse_proxy {UPSTREAM}
 }
 `
@@ -478,12 +482,7 @@ http://127.0.0.1:{PORT} {
 // Rate and concurrency limits are off and the free tier is effectively
 // unlimited, so (d) is never answered 402/429: the bench measures the
 // metering round trip, not a refusal.
-const gatewayCaddyfile = `{
-	admin 127.0.0.1:{ADMIN_PORT}
-	persist_config off
-	auto_https off
-}
-http://127.0.0.1:{PORT} {
+const gatewayCaddyfile = globalOptions + `http://127.0.0.1:{PORT} {
 	route {
 		tollgate {
 			redis_url {env.BENCH_REDIS_URL}
@@ -508,12 +507,7 @@ http://127.0.0.1:{PORT} {
 
 // openGatewayCaddyfile is our gateway with metering off: no Redis, every
 // call forwarded free.
-const openGatewayCaddyfile = `{
-	admin 127.0.0.1:{ADMIN_PORT}
-	persist_config off
-	auto_https off
-}
-http://127.0.0.1:{PORT} {
+const openGatewayCaddyfile = globalOptions + `http://127.0.0.1:{PORT} {
 	route {
 		tollgate {
 			metering off
@@ -529,12 +523,7 @@ http://127.0.0.1:{PORT} {
 // nodeGatewayCaddyfile is gatewayCaddyfile with the registry read (the
 // fast upstream is a registered node as well as the provider) and answer
 // verification at {VERIFY}.
-const nodeGatewayCaddyfile = `{
-	admin 127.0.0.1:{ADMIN_PORT}
-	persist_config off
-	auto_https off
-}
-http://127.0.0.1:{PORT} {
+const nodeGatewayCaddyfile = globalOptions + `http://127.0.0.1:{PORT} {
 	route {
 		tollgate {
 			redis_url {env.BENCH_REDIS_URL}
