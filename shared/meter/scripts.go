@@ -126,8 +126,8 @@ local function recovering() return redis.call('EXISTS', KEYS[3]) == 0 end
 if mode ~= 'ip' and #KEYS >= 4 and (ipk == 0 or ipk > 4) then
   id = redis.call('GET', KEYS[4])
   if id and string.sub(id, 1, 1) == '@' then return {10, tonumber(string.sub(id, 2))} end
-  -- The account's state, wallet and balance in one read (one redis.call
-  -- fewer is ~1 µs of Redis per paid call).
+  -- The account's state, wallet and balance in one read: two redis.calls
+  -- fewer per paid call (~0.65 µs of Redis each, redis-benchmark).
   local st, w, bal = false, false, 0
   if id then
     acct = ARGV[1] .. id .. '}'
