@@ -174,11 +174,15 @@ func TestBatchSettlementVouchersThroughTheGateway(t *testing.T) {
 	if pr, _ := decodeRequired(t, e.do(t, "POST", "/rpc", call, h)); !strings.HasPrefix(pr.Error, "invalid_batch_settlement_evm_voucher_signature") {
 		t.Fatalf("forged voucher: error %q", pr.Error)
 	}
-	// Exactly three Debits of the wallet, 3 calls at the flat price.
+	// Exactly three Debits of the wallet, 3 calls at the flat price, each
+	// drawn from the channel (not from the wallet's bundle).
 	var calls int
 	var amount money.Units
 	for _, ev := range e.stream(t) {
 		if d, ok := ev.(*events.Debit); ok && d.Account == wallet {
+			if d.Payer != events.PayerChannel {
+				t.Fatalf("voucher debit of payer %q", d.Payer)
+			}
 			calls += d.Calls
 			amount += d.Amount
 		}

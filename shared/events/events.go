@@ -51,6 +51,16 @@ const (
 	PayerCredits Payer = "credits" // prepaid USDT balance of an API key
 	PayerBundle  Payer = "bundle"  // x402 USDC bundle of a wallet
 	PayerFree    Payer = "free"    // IP free tier; amount is 0
+
+	// PayerChannel is the payer of a Debit drawn from an x402
+	// batch-settlement channel: the wallet's deposit held by the escrow
+	// contract, not its bundle, so it has no ledger row (the channel's
+	// state is kept in x402_channels) and a bundle rebuilt after a Redis
+	// loss does not count it as used. Debits only: the request's Revenue
+	// and a Refund of it are bundle calls of the wallet (a failed call is
+	// given back as a bundle call, as the voucher's cumulative amount
+	// cannot be signed back down).
+	PayerChannel Payer = "channel"
 )
 
 // Asset of a revenue amount; USDC is accounted at par with USDT.

@@ -12,7 +12,8 @@ import (
 // The gateway's money facts, written to the stream by the same Lua script that
 // changes the Redis balance, so a balance change and its event are atomic:
 //
-//	debit   — calls reserved/paid before forwarding (credits, bundle or free tier)
+//	debit   — calls reserved/paid before forwarding (credits, bundle, a
+//	          batch-settlement channel or free tier)
 //	refund  — a debit given back because the upstream failed
 //	revenue — the request was served (who served it); see Revenue
 //
@@ -41,7 +42,7 @@ type Debit struct {
 	TimeMs  int64       `json:"ts"`
 	ChainID uint64      `json:"chain_id"`
 	Payer   Payer       `json:"payer"`
-	Account string      `json:"account,omitempty"` // key_… (credits) or 0x wallet (bundle)
+	Account string      `json:"account,omitempty"` // key_… (credits) or 0x wallet (bundle, channel)
 	Asset   string      `json:"asset"`
 	Amount  money.Units `json:"amount_units,string"` // credits: units; bundle: units at 100/call; free: 0
 	Calls   int         `json:"calls"`
@@ -51,6 +52,10 @@ func (d *Debit) EventType() string { return TypeDebit }
 func (d *Debit) EventID() string   { return d.ID }
 func (d *Debit) Validate() error {
 	r := Revenue{ID: d.ID, TimeMs: d.TimeMs, EpochID: EpochOf(time.UnixMilli(d.TimeMs)), ChainID: d.ChainID, Payer: d.Payer, Account: d.Account, Asset: d.Asset, Amount: d.Amount, Calls: d.Calls}
+	if d.Payer == PayerChannel {
+		// Checked as what it is paid as: a bundle call of the wallet.
+		r.Payer = PayerBundle
+	}
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("debit: %w", err)
 	}

@@ -60,7 +60,7 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 		return d, errors.New("meter: empty SIWX nonce")
 	}
 	ms := now.UnixMilli()
-	data, err := events.Payload(bundleDebit(d.ID, ms, req.ChainID, wallet, req.Calls))
+	data, err := events.Payload(bundleDebit(d.ID, ms, req.ChainID, events.PayerBundle, wallet, req.Calls))
 	if err != nil {
 		return d, err
 	}
@@ -158,7 +158,7 @@ func (m *Meter) PrepareGrant(req Request, g Grant) (*PendingGrant, error) {
 	case g.TxHash == "" || len(g.TxHash) > 100 || g.Calls <= 0 || g.Amount <= 0:
 		return nil, errors.New("meter: a grant needs a tx hash, calls and an amount")
 	}
-	debit, err := events.Encode(bundleDebit(d.ID, now.UnixMilli(), req.ChainID, g.Wallet, req.Calls))
+	debit, err := events.Encode(bundleDebit(d.ID, now.UnixMilli(), req.ChainID, events.PayerBundle, g.Wallet, req.Calls))
 	if err != nil {
 		return nil, err
 	}

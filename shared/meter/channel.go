@@ -122,9 +122,11 @@ type Voucher struct {
 // an older one, is refused), within the deposit the gateway knows; then the
 // voucher is stored as the channel's latest and the Debit event appended.
 // The decision is a Bundle decision of the wallet, so revenue and epochs
-// count it as bundle calls. Outcomes: Bundle, PaymentRequired
-// (ReasonChannelUnknown, ReasonCumulativeMismatch, ReasonOverDeposit; the
-// channel state is returned for the corrective 402), RateLimited.
+// count it as bundle calls; its Debit's payer is PayerChannel, as the calls
+// come from the channel's deposit, not from the wallet's bundle. Outcomes:
+// Bundle, PaymentRequired (ReasonChannelUnknown, ReasonCumulativeMismatch,
+// ReasonOverDeposit; the channel state is returned for the corrective 402),
+// RateLimited.
 func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (Decision, ChannelState, error) {
 	now := m.cfg.Now()
 	d := m.newDecision(req, now)
@@ -140,7 +142,7 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 	}
 	ms := now.UnixMilli()
 	price := money.BundleCallRevenue * money.Units(req.Calls)
-	data, err := events.Payload(bundleDebit(d.ID, ms, req.ChainID, v.Wallet, req.Calls))
+	data, err := events.Payload(bundleDebit(d.ID, ms, req.ChainID, events.PayerChannel, v.Wallet, req.Calls))
 	if err != nil {
 		return d, ChannelState{}, err
 	}

@@ -77,7 +77,7 @@ func TestVouchersDrawInOrderWithinTheDeposit(t *testing.T) {
 	var amount money.Units
 	for _, e := range f.stream(t) {
 		if db, ok := e.(*events.Debit); ok {
-			if db.Payer != events.PayerBundle || db.Account != wallet {
+			if db.Payer != events.PayerChannel || db.Account != wallet {
 				t.Fatalf("debit %+v", db)
 			}
 			debits++

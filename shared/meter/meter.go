@@ -301,9 +301,11 @@ func (d *Decision) served() bool {
 // until the script has looked the wallet up (like placeholder for the id).
 const walletPlaceholder = "0x0000000000000000000000000000000000000000"
 
-// bundleDebit is the Debit event of calls drawn from a wallet's bundle.
-func bundleDebit(id string, ms int64, chain uint64, wallet string, calls int) *events.Debit {
-	return &events.Debit{ID: id, TimeMs: ms, ChainID: chain, Payer: events.PayerBundle, Account: wallet,
+// bundleDebit is the Debit event of calls drawn from a wallet's bundle
+// (payer PayerBundle) or, at the bundle price, from one of its
+// batch-settlement channels (PayerChannel).
+func bundleDebit(id string, ms int64, chain uint64, payer events.Payer, wallet string, calls int) *events.Debit {
+	return &events.Debit{ID: id, TimeMs: ms, ChainID: chain, Payer: payer, Account: wallet,
 		Asset: events.AssetUSDC, Amount: money.BundleCallRevenue * money.Units(calls), Calls: calls}
 }
 
@@ -352,7 +354,7 @@ func (m *Meter) Authorize(ctx context.Context, req Request) (Decision, error) {
 			if err != nil {
 				return err
 			}
-			bundle, err := events.Encode(bundleDebit(id, c.ms, req.ChainID, walletPlaceholder, req.Calls))
+			bundle, err := events.Encode(bundleDebit(id, c.ms, req.ChainID, events.PayerBundle, walletPlaceholder, req.Calls))
 			if err != nil {
 				return err
 			}

@@ -74,7 +74,9 @@ func (m *Meter) voidOn(ctx context.Context, d *Decision, shard int) (found bool,
 			switch deb.Payer {
 			case events.PayerCredits:
 				booked.Outcome, booked.Account = Paid, deb.Account
-			case events.PayerBundle:
+			case events.PayerBundle, events.PayerChannel:
+				// A voucher's draw is refunded as a bundle call of
+				// its wallet, as Finish refunds it.
 				booked.Outcome, booked.Wallet = Bundle, deb.Account
 			default:
 				booked.Outcome, booked.Account = Free, deb.Account

@@ -18,7 +18,9 @@ import (
 
 // x402 accounting (issue 7): every grant is one bundle_grants row with its
 // bundle key and one ledger entry however often it is delivered, and every
-// wallet's ledger holds exactly its grants, bundle debits and refunds.
+// wallet's ledger holds exactly its grants, bundle debits and refunds; a
+// draw from one of its batch-settlement channels is a debit without a ledger
+// row.
 func TestBundleGrantsAndDrawsAreBookedOncePerWallet(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -59,6 +61,22 @@ func TestBundleGrantsAndDrawsAreBookedOncePerWallet(t *testing.T) {
 			drawn[w] -= int64(calls)
 		}
 	}
+	// Draws from batch-settlement channels of the same wallets: debits of
+	// their own payer, which never touch the bundle; a failed one is given
+	// back as a bundle call (meter.Refund), which does.
+	channelDraws := 0
+	for i := range 12 {
+		w := wallets[i%2]
+		id := fmt.Sprintf("channel-req-%d", i)
+		units := money.BundleCallRevenue
+		evs = append(evs, &events.Debit{ID: id, TimeMs: ms + 100 + int64(i), ChainID: 8453, Payer: events.PayerChannel, Account: w,
+			Asset: events.AssetUSDC, Amount: units, Calls: 1})
+		channelDraws++
+		if i%4 == 0 {
+			evs = append(evs, &events.Refund{ID: id, TimeMs: ms + 100 + int64(i), Payer: events.PayerBundle, Account: w, Amount: units, Calls: 1})
+			drawn[w]--
+		}
+	}
 	// Other traffic in the same batches: credits, free tier, and the
 	// generator's own bundle calls (wallets 0..4, no grants).
 	traffic := settletest.Traffic(11, 300, now.Add(-time.Minute), now)
@@ -86,6 +104,8 @@ func TestBundleGrantsAndDrawsAreBookedOncePerWallet(t *testing.T) {
 			`"calls":1000,"amount_units":"100000","network":"eip155:8453","ts":` + fmt.Sprint(ms) + `}`}, // mixed case
 		{"t": events.TypeDebit, "v": events.Version, "d": `{"id":"bad-req","ts":` + fmt.Sprint(ms) +
 			`,"chain_id":8453,"payer":"bundle","account":"key_X","asset":"USDC","amount_units":"100","calls":1}`}, // not a wallet
+		{"t": events.TypeDebit, "v": events.Version, "d": `{"id":"bad-chan","ts":` + fmt.Sprint(ms) +
+			`,"chain_id":8453,"payer":"channel","account":"key_X","asset":"USDC","amount_units":"100","calls":1}`}, // not a wallet
 		{"t": events.TypeKeyCreated, "v": events.Version, "d": `{"key_id":"key_B","key_hash":"` + strings.Repeat("ef", 32) +
 			`","kind":"bundle","label":"x","tier":"free","ts":` + fmt.Sprint(ms) + `}`}, // a bundle key without its wallet
 	}
@@ -159,6 +179,13 @@ func TestBundleGrantsAndDrawsAreBookedOncePerWallet(t *testing.T) {
 		if n := e.count(t, `SELECT count(*) FROM account_ledger WHERE account = $1 AND kind NOT LIKE 'bundle\_%'`, w); n != 0 {
 			t.Errorf("%s: %d non-bundle ledger rows", w, n)
 		}
+	}
+	// The channel draws are stored once each, as debits with no ledger row.
+	if n := e.count(t, `SELECT count(*) FROM debits WHERE payer = 'channel'`); n != int64(channelDraws) {
+		t.Errorf("channel debits %d, want %d", n, channelDraws)
+	}
+	if n := e.count(t, `SELECT count(*) FROM account_ledger WHERE ref LIKE 'channel-req-%' AND kind <> 'bundle_refund'`); n != 0 {
+		t.Errorf("%d ledger rows of channel draws", n)
 	}
 	if n := e.count(t, `SELECT count(*) FROM account_ledger WHERE kind LIKE 'bundle\_%' AND account NOT LIKE '0x%'`); n != 0 {
 		t.Errorf("%d bundle ledger rows on a non-wallet account", n)

@@ -143,8 +143,11 @@ func copyRevenue(ctx context.Context, tx pgx.Tx, r *revenueCols, open *int64) er
 }
 
 // ledgerKind is the ledger kind of a debit (or, refund true, a refund) by
-// payer; "" when the payer has no ledger (the free tier). Same mapping as
-// insertDebits / insertRefunds.
+// payer; "" when the payer has no ledger: the free tier, and a
+// batch-settlement channel's draw (its deposit is the escrow contract's,
+// kept in x402_channels; counted as a bundle draw it would be taken from the
+// wallet's bundle when the bundle is rebuilt). Same mapping as insertDebits
+// / insertRefunds.
 func ledgerKind(payer string, refund bool) string {
 	switch events.Payer(payer) {
 	case events.PayerCredits:

@@ -28,7 +28,8 @@ import (
 // balance, claimed, charged, latest voucher and signature, config, deposit
 // transactions, a refund's close), so a replayed old voucher is refused, an
 // old deposit is not applied twice and the next voucher is accepted at the
-// right cumulative amount.
+// right cumulative amount. The wallet's bundle comes back as it was: holding
+// only a refunded voucher call, none of the channel draws counted as used.
 func TestRedisLossRebuildsBatchSettlementChannels(t *testing.T) {
 	ctx := context.Background()
 	_, pool := settletest.DB(t)
@@ -88,8 +89,16 @@ func TestRedisLossRebuildsBatchSettlementChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 4; i <= 5; i++ {
-		if d, st := draw(ch, money.Units(i)*p, sig(i)); d.Outcome != meter.Bundle {
+		d, st := draw(ch, money.Units(i)*p, sig(i))
+		if d.Outcome != meter.Bundle {
 			t.Fatalf("voucher %d: %v %q %+v", i, d.Outcome, d.Reason, st)
+		}
+		if i == 5 {
+			// The upstream failed the call: it is given back as a bundle
+			// call of the wallet (the voucher cannot be signed back down).
+			if err := m.Refund(ctx, &d, 1); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	// A second channel a cooperative refund closed.
@@ -116,6 +125,10 @@ func TestRedisLossRebuildsBatchSettlementChannels(t *testing.T) {
 			slices.Sort(deps)
 			out[id+":deposits"] = deps
 		}
+		// The wallet's bundle: only the refunded call. Its six channel
+		// draws were never the bundle's, so the rebuild must not count
+		// them as used bundle calls.
+		out["bundle"] = rdb.HGetAll(ctx, l.Bundle(wallet)).Val()
 		ids, err := m.Channels(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -129,6 +142,9 @@ func TestRedisLossRebuildsBatchSettlementChannels(t *testing.T) {
 		t.Fatalf("channel before the loss: %+v", before)
 	}
 	hashesBefore := hashes()
+	if left, err := m.BundleLeft(ctx, wallet); err != nil || left != 1 {
+		t.Fatalf("bundle calls before the loss: %d %v, want the refunded one", left, err)
+	}
 	now, err := rdb.Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
