@@ -68,6 +68,10 @@ func (h *Handler) ServeBatchRefund(w http.ResponseWriter, r *http.Request) bool 
 		return true
 	}
 	switch reason {
+	case meter.ReasonRecovering:
+		// Redis lost its data and the channel may not be rebuilt yet.
+		h.write(w, r, nil, meter.Request{Calls: 1}, decided(meter.Decision{Outcome: meter.Recovering, RetryAfter: meter.RecoveryRetryAfter}))
+		return true
 	case meter.ReasonChannelUnknown:
 		refuse(paycheck.Refuse(reason, "this gateway knows no deposit in channel %s: nothing to refund", id), nil)
 		return true

@@ -231,14 +231,15 @@ func (m *Meter) MarkClaimed(ctx context.Context, id string, claimed money.Units)
 // exactly the charged total. From then on vouchers on it are refused
 // (ReasonChannelRefunded) until a new deposit, so what the facilitator
 // claims before refunding is final. reason is "" when it closed, else
-// ReasonChannelUnknown or ReasonCumulativeMismatch; the state is returned
-// either way.
+// ReasonChannelUnknown, ReasonRecovering (unknown while Redis is not
+// rebuilt yet) or ReasonCumulativeMismatch; the state is returned either
+// way.
 func (m *Meter) CloseChannel(ctx context.Context, id, wallet string, voucher money.Units) (ChannelState, string, error) {
 	if !channelIDRe.MatchString(id) {
 		return ChannelState{}, "", ErrBadChannel
 	}
 	l := m.layout.Shard(m.layout.ShardOfPayer(id))
-	res, err := closeScript.Run(ctx, m.rdb, []string{l.Channel(id), l.Stream(0)}, wallet, int64(voucher), id, m.cfg.Now().UnixMilli()).Slice()
+	res, err := closeScript.Run(ctx, m.rdb, []string{l.Channel(id), l.Stream(0), l.Generation()}, wallet, int64(voucher), id, m.cfg.Now().UnixMilli()).Slice()
 	if err != nil || len(res) != 2 {
 		return ChannelState{}, "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -247,6 +248,8 @@ func (m *Meter) CloseChannel(ctx context.Context, id, wallet string, voucher mon
 	switch toInt(res[0]) {
 	case 1:
 		return st, "", nil
+	case 8:
+		return st, ReasonRecovering, nil
 	case 9:
 		return st, ReasonChannelUnknown, nil
 	default:

@@ -494,11 +494,17 @@ return 1
 // (a zero-charge voucher); from then on no voucher is drawn, so the charged
 // total the facilitator claims is final.
 //
-// KEYS: 1 channel hash, 2 the shard's stream. ARGV: 1 wallet, 2 the refund
-// voucher's amount, 3 channel id, 4 now ms.
-// Reply: {code, channel fields}: 1 closed, 9 unknown channel, 10 mismatch.
+// An unknown channel while the shard's generation marker is missing is
+// "recovering", as for a voucher: it may just not be rebuilt yet, and "no
+// deposit" would send the client to deposit again.
+//
+// KEYS: 1 channel hash, 2 the shard's stream, 3 generation marker. ARGV:
+// 1 wallet, 2 the refund voucher's amount, 3 channel id, 4 now ms.
+// Reply: {code, channel fields}: 1 closed, 8 recovering, 9 unknown channel,
+// 10 mismatch.
 var closeScript = redis.NewScript(channelEmitLua + `
 local st = redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')
+if not st[1] and redis.call('EXISTS', KEYS[3]) == 0 then return {8, st} end
 if not st[1] or st[1] ~= ARGV[1] then return {9, st} end
 if tonumber(ARGV[2]) ~= tonumber(st[4] or '0') then return {10, st} end
 redis.call('HSET', KEYS[1], 'closed', '1')
