@@ -462,6 +462,7 @@ func (p *Prober) Name() string { return "node-probe" }
 
 // Run probes each live node once: a success resets its failures (and
 // brings it back online); MaxFailures consecutive failures take it offline.
+// A node's ws_url is probed too and left out of its record while it fails.
 // Every live node's registry record is rewritten and every deregistered
 // node's record removed, so Redis follows Postgres.
 func (p *Prober) Run(ctx context.Context) error {
@@ -498,10 +499,21 @@ func (p *Prober) Run(ctx context.Context) error {
 		began := time.Now()
 		perr := s.probe(ctx, n.RPCURL, n.ChainIDs)
 		took := float64(time.Since(began).Microseconds()) / 1000
-		var msg *string
+		var msg, wsMsg *string
 		if perr != nil {
 			m := perr.Error()
 			msg = &m
+		} else if n.WSURL != "" {
+			// The WebSocket endpoint is checked as at registration. While
+			// it fails, the record is published without it (the gateway
+			// sends no subscriptions there) and the node stays online for
+			// HTTP; the error is shown to its operator but is not counted
+			// towards taking the node offline.
+			if werr := s.probeWS(ctx, n.WSURL, n.ChainIDs); werr != nil {
+				m := "ws_url: " + werr.Error()
+				wsMsg = &m
+				n.WSURL = ""
+			}
 		}
 		// The update skips a node deregistered since it was read, and the
 		// record is written while the update holds the row: a
@@ -511,8 +523,8 @@ func (p *Prober) Run(ctx context.Context) error {
 			err := tx.QueryRow(ctx, `UPDATE nodes SET
 					probe_failures = CASE WHEN $2::text IS NULL THEN 0 ELSE probe_failures + 1 END,
 					status = CASE WHEN $2::text IS NULL THEN 'online' WHEN probe_failures + 1 >= $3 THEN 'offline' ELSE status END,
-					last_probe_at = now(), last_probe_error = $2, updated_at = now()
-				WHERE node_id = $1 AND status <> 'deregistered' RETURNING status`, n.NodeID, msg, s.cfg.MaxFailures).Scan(&n.Status)
+					last_probe_at = now(), last_probe_error = COALESCE($2, $4), updated_at = now()
+				WHERE node_id = $1 AND status <> 'deregistered' RETURNING status`, n.NodeID, msg, s.cfg.MaxFailures, wsMsg).Scan(&n.Status)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil
 			}

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/tollgate-rpc/tollgate/contracts/simchain"
@@ -74,7 +75,43 @@ func TestRegisterWSURL(t *testing.T) {
 	if rec := record(); rec.WSURL != chain.WSURL() {
 		t.Fatalf("after a probe round the record's ws_url is %q", rec.WSURL)
 	}
+	// A WebSocket endpoint that stops answering is left out of the record
+	// (no subscriptions are sent there) while HTTP keeps the node online;
+	// its operator sees why. Once it answers again it is published again.
+	wsPort, err := simchain.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsChain, err := simchain.New(simchain.Config{ChainID: 137, HTTPPort: wsPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err = s.Upsert(ctx, wallet, RegisterRequest{Region: "eu", RPCURL: chain.HTTPURL(), WSURL: wsChain.WSURL(), ChainIDs: []uint64{137}}); err != nil {
+		t.Fatal(err)
+	}
+	wsChain.Close()
+	if err := s.Prober().Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rec := record(); rec.WSURL != "" || rec.Status != "online" {
+		t.Fatalf("after its WebSocket endpoint died the record is %+v", rec)
+	}
 	list, err := s.ListFor(ctx, wallet)
+	if err != nil || len(list.Nodes) == 0 || list.Nodes[0].WSURL != wsChain.WSURL() || list.Nodes[0].Status != "online" ||
+		list.Nodes[0].LastProbeError == nil || !strings.HasPrefix(*list.Nodes[0].LastProbeError, "ws_url: ") || list.Nodes[0].ProbeFailures != 0 {
+		t.Fatalf("GET /api/nodes after a failed ws probe: %+v %v", list.Nodes, err)
+	}
+	if n, _, err = s.Upsert(ctx, wallet, RegisterRequest{Region: "eu", RPCURL: chain.HTTPURL(), WSURL: chain.WSURL(), ChainIDs: []uint64{137}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prober().Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rec := record(); rec.WSURL != chain.WSURL() {
+		t.Fatalf("a working ws_url again: record %+v", rec)
+	}
+
+	list, err = s.ListFor(ctx, wallet)
 	if err != nil {
 		t.Fatal(err)
 	}
