@@ -116,8 +116,16 @@ func TestEventWriterShardsDoNotWaitForEachOther(t *testing.T) {
 		}
 	}
 	waitWritten(t, w, uint64(onGood))
-	if _, _, retries, pending := w.Stats(); retries == 0 || pending == 0 {
-		t.Fatalf("retries %d pending %d: the failing stream should be retrying", retries, pending)
+	// The failing stream's first write may still be in flight when the
+	// others are done: wait for its first failure.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		_, _, retries, pending := w.Stats()
+		if retries > 0 && pending > 0 {
+			break
+		}
+		if time.Now().After(deadline) || pending == 0 {
+			t.Fatalf("retries %d pending %d: the failing stream should be retrying", retries, pending)
+		}
 	}
 	if err := rdb.Del(ctx, bad).Err(); err != nil {
 		t.Fatal(err)
