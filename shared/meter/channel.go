@@ -214,6 +214,22 @@ func (m *Meter) Channels(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// RecordChannel appends a channel's whole state, as Redis holds it now, to
+// its shard's stream (recordChannelScript); false when Redis does not hold
+// the channel. settlementd calls it for the channels PostgreSQL has no state
+// of, so a Redis loss cannot take them.
+func (m *Meter) RecordChannel(ctx context.Context, id string) (bool, error) {
+	if !channelIDRe.MatchString(id) {
+		return false, ErrBadChannel
+	}
+	l := m.layout.Shard(m.layout.ShardOfPayer(id))
+	n, err := recordChannelScript.Run(ctx, m.rdb, []string{l.Channel(id), l.ChannelDeposits(id), l.Stream(0)}, id, m.cfg.Now().UnixMilli()).Int()
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return n == 1, nil
+}
+
 // MarkClaimed raises a channel's known totalClaimed to claimed (never lowers it).
 func (m *Meter) MarkClaimed(ctx context.Context, id string, claimed money.Units) error {
 	if !channelIDRe.MatchString(id) {

@@ -529,6 +529,23 @@ emitChannel(KEYS[2], KEYS[1], ARGV[4], nil, ARGV[5])
 return 1
 `)
 
+// recordChannelScript appends a channel's state, as the hash holds it now,
+// to the stream: one ChannelState event per deposit transaction the channel
+// recorded (so PostgreSQL learns them too), or one event without any. It
+// changes nothing but the change counter. For channels PostgreSQL has no
+// state of: drawn from before channel states were recorded, and unchanged
+// since.
+//
+// KEYS: 1 channel hash, 2 its deposits set, 3 the shard's stream.
+// ARGV: 1 channel id, 2 now ms. Reply: 1 recorded, 0 no such channel.
+var recordChannelScript = redis.NewScript(channelEmitLua + `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local txs = redis.call('SMEMBERS', KEYS[2])
+if #txs == 0 then emitChannel(KEYS[3], KEYS[1], ARGV[1], nil, ARGV[2]) end
+for _, tx in ipairs(txs) do emitChannel(KEYS[3], KEYS[1], ARGV[1], tx, ARGV[2]) end
+return 1
+`)
+
 // channelEmitLua defines emitChannel(stream, hash, id, tx, ms): it counts a
 // change of the channel hash (field seq) and appends the channel's state
 // after it to the stream as a ChannelState event (tx: the deposit

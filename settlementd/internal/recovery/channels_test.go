@@ -220,3 +220,105 @@ func equalJSON(t *testing.T, a, b any) bool {
 	}
 	return string(ja) == string(jb)
 }
+
+// A channel drawn from before the gateway recorded channel states (a hash
+// with no seq, and no channel_state event ever written) has no PostgreSQL
+// row. The watcher records it once it sees the marker, so a Redis loss
+// afterwards rebuilds it with its latest voucher and deposit transactions.
+func TestChannelsPostgreSQLLacksAreRecorded(t *testing.T) {
+	ctx := context.Background()
+	_, pool := settletest.DB(t)
+	rdb := testenv.Redis(t)
+	prefix := testenv.KeyPrefix(t)
+	l := balances.Layout{Prefix: prefix}
+	in, err := ingest.New(rdb, pool, ingest.Config{Stream: l.Stream(0), Consumer: "t", Block: 50 * time.Millisecond}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ictx, stopIngest := context.WithCancel(ctx)
+	var ingesting sync.WaitGroup
+	ingesting.Go(func() { in.Run(ictx) })
+	defer func() { stopIngest(); ingesting.Wait() }()
+	testenv.MarkRebuilt(t, rdb, prefix)
+
+	const (
+		old  = "0x2222222222222222222222222222222222222222222222222222222222222222"
+		seen = "0x3333333333333333333333333333333333333333333333333333333333333333"
+	)
+	p := money.BundleCallRevenue
+	// As a gateway from before channel states left it: the hash, its
+	// deposits and the channel set, nothing in the stream.
+	state := map[string]any{"w": "0x00000000000000000000000000000000a11e7002", "bal": int64(9 * p), "claimed": int64(2 * p),
+		"charged": int64(4 * p), "signed": int64(4 * p), "sig": "0x5164", "cfg": `{"salt":"0x02"}`}
+	if err := rdb.HSet(ctx, l.Channel(old), state).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb.SAdd(ctx, l.ChannelDeposits(old), "0xd5", "0xd6")
+	rdb.SAdd(ctx, l.Channels(), old)
+	// A channel PostgreSQL already holds is not recorded again.
+	m, err := meter.New(rdb, meter.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: seen, Wallet: "0x00000000000000000000000000000000a11e7003",
+		Config: "{}", TxHash: "0xd7", Balance: 3 * p}); err != nil {
+		t.Fatal(err)
+	}
+	settletest.Eventually(t, 30*time.Second, "the deposit's state ingested", func() (bool, error) {
+		return settletest.Count(t, pool, `SELECT count(*) FROM x402_channels WHERE channel_id = $1`, seen) == 1, nil
+	})
+	streamed := rdb.XLen(ctx, l.Stream(0)).Val()
+
+	w := New(pool, rdb, prefix, zaptest.NewLogger(t))
+	w.Grace = 0
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.XLen(ctx, l.Stream(0)).Val() - streamed; n != 2 {
+		t.Fatalf("%d channel states appended, want 2 (one per deposit of the unrecorded channel)", n)
+	}
+	settletest.Eventually(t, 30*time.Second, "the old channel's state ingested", func() (bool, error) {
+		return settletest.Count(t, pool, `SELECT count(*) FROM x402_channel_deposits WHERE channel_id = $1`, old) == 2, nil
+	})
+	var charged, signed int64
+	var sig string
+	if err := pool.QueryRow(ctx, `SELECT charged, signed, signature FROM x402_channels WHERE channel_id = $1`, old).Scan(&charged, &signed, &sig); err != nil ||
+		charged != int64(4*p) || signed != int64(4*p) || sig != "0x5164" {
+		t.Fatalf("recorded state: %d %d %q %v", charged, signed, sig, err)
+	}
+	// Once per watcher: the next check appends nothing.
+	streamed = rdb.XLen(ctx, l.Stream(0)).Val()
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.XLen(ctx, l.Stream(0)).Val(); n != streamed {
+		t.Fatalf("a second check appended %d entries", n-streamed)
+	}
+
+	// A loss now rebuilds the old channel as it was.
+	before, _, _ := m.Channel(ctx, old)
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settletest.Eventually(t, 30*time.Second, "stream ingested", func() (bool, error) {
+		var low int64
+		err := pool.QueryRow(ctx, `SELECT low_ms FROM ingest_watermark WHERE stream = $1`, l.Stream(0)).Scan(&low)
+		return err == nil && low > now.UnixMilli(), nil
+	})
+	stopIngest()
+	ingesting.Wait()
+	wipe(t, prefix)
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, ok, err := m.Channel(ctx, old)
+	if err != nil || !ok || after != before {
+		t.Fatalf("old channel after the rebuild: %+v %v %v, want %+v", after, ok, err, before)
+	}
+	deps := rdb.SMembers(ctx, l.ChannelDeposits(old)).Val()
+	slices.Sort(deps)
+	if !slices.Equal(deps, []string{"0xd5", "0xd6"}) {
+		t.Fatalf("deposits after the rebuild %v", deps)
+	}
+}

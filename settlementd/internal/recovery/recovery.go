@@ -8,6 +8,10 @@
 // with the same code as `settlementd reconcile -apply` (reconcile.Run in
 // its Rebuild form), which sets the marker when it has written everything.
 //
+// With the marker present, each new leader's watcher first makes sure
+// PostgreSQL holds a state of every batch-settlement channel Redis holds
+// (recordChannels), so that a later loss can rebuild them.
+//
 // While the marker is missing the gateway answers a key it cannot find with
 // 503 metering_recovering and Retry-After (never 401), so traffic resumes by
 // itself once the rebuild ends; no operator runs anything.
@@ -26,12 +30,14 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
 // DefaultInterval is how often the leader checks the marker: one EXISTS
@@ -54,6 +60,7 @@ type Watcher struct {
 	Grace time.Duration
 
 	missingSince time.Time // runs of the job never overlap (jobs.Scheduler)
+	channelsSeen bool      // this watcher found every channel Redis holds recorded in PostgreSQL
 
 	rebuilds *prometheus.CounterVec
 	duration prometheus.Gauge
@@ -98,6 +105,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if present {
 		w.missing.Set(0)
 		w.missingSince = time.Time{}
+		if !w.channelsSeen {
+			if err := w.recordChannels(ctx); err != nil {
+				return err
+			}
+			w.channelsSeen = true
+		}
 		return nil
 	}
 	w.missing.Set(1)
@@ -130,5 +143,54 @@ func (w *Watcher) Run(ctx context.Context) error {
 		zap.Int("wallets", rep.Wallets), zap.Int("wallets_written", rep.WalletsChanged), zap.Int("live_left_alone", rep.Live),
 		zap.Int("x402_channels", rep.Channels), zap.Int("x402_channels_written", rep.ChannelsWritten),
 		zap.String("generation", rep.Generation))
+	return nil
+}
+
+// recordChannels makes sure PostgreSQL holds a state of every
+// batch-settlement channel Redis holds, once per watcher (each new leader):
+// a channel drawn from before the gateway recorded channel states
+// (migration 0072), and unchanged since, has none, and a Redis loss would
+// take its latest voucher (what the claims pay the receiver from). Such a
+// channel's state is appended to the stream as it is now
+// (meter.RecordChannel) and ingested like any other; a channel whose states
+// are still in the stream is recorded once more, which changes nothing (the
+// newest state wins).
+func (w *Watcher) recordChannels(ctx context.Context) error {
+	m, err := meter.New(w.Redis, meter.Config{Prefix: w.Prefix, Shards: w.Shards})
+	if err != nil {
+		return err
+	}
+	ids, err := m.Channels(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	rows, err := w.Pool.Query(ctx, `SELECT channel_id FROM x402_channels WHERE channel_id = ANY($1)`, ids)
+	if err != nil {
+		return err
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	has := make(map[string]bool, len(known))
+	for _, id := range known {
+		has[id] = true
+	}
+	recorded := 0
+	for _, id := range ids {
+		if has[id] {
+			continue
+		}
+		ok, err := m.RecordChannel(ctx, id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			recorded++
+		}
+	}
+	if recorded > 0 {
+		w.Log.Info("recorded the state of x402 channels PostgreSQL had none of", zap.Int("channels", recorded))
+	}
 	return nil
 }
