@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
@@ -40,14 +42,7 @@ func TestRedisLossRebuildsBatchSettlementChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := balances.Layout{Prefix: prefix}
-	in, err := ingest.New(rdb, pool, ingest.Config{Stream: l.Stream(0), Consumer: "t", Block: 50 * time.Millisecond}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ictx, stopIngest := context.WithCancel(ctx)
-	var ingesting sync.WaitGroup
-	ingesting.Go(func() { in.Run(ictx) })
-	defer func() { stopIngest(); ingesting.Wait() }()
+	drainIngest := ingesting(t, rdb, pool, l)
 	w := New(pool, rdb, prefix, zaptest.NewLogger(t))
 	w.Grace = 0
 	if err := w.Run(ctx); err != nil { // a fresh deployment: the marker
@@ -145,17 +140,7 @@ func TestRedisLossRebuildsBatchSettlementChannels(t *testing.T) {
 	if left, err := m.BundleLeft(ctx, wallet); err != nil || left != 1 {
 		t.Fatalf("bundle calls before the loss: %d %v, want the refunded one", left, err)
 	}
-	now, err := rdb.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	settletest.Eventually(t, 30*time.Second, "stream ingested", func() (bool, error) {
-		var low int64
-		err := pool.QueryRow(ctx, `SELECT low_ms FROM ingest_watermark WHERE stream = $1`, l.Stream(0)).Scan(&low)
-		return err == nil && low > now.UnixMilli(), nil
-	})
-	stopIngest()
-	ingesting.Wait()
+	drainIngest()
 
 	wipe(t, prefix)
 	// Until the rebuild: "recovering", and nothing recorded.
@@ -198,6 +183,35 @@ func TestRedisLossRebuildsBatchSettlementChannels(t *testing.T) {
 	}
 }
 
+// ingesting runs an ingester on l's stream. The function it returns waits
+// until everything the stream holds so far is stored, then stops it.
+func ingesting(t *testing.T, rdb *redis.Client, pool *pgxpool.Pool, l balances.Layout) (drain func()) {
+	t.Helper()
+	ctx := context.Background()
+	in, err := ingest.New(rdb, pool, ingest.Config{Stream: l.Stream(0), Consumer: "t", Block: 50 * time.Millisecond}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ictx, stop := context.WithCancel(ctx)
+	var running sync.WaitGroup
+	running.Go(func() { in.Run(ictx) })
+	t.Cleanup(func() { stop(); running.Wait() })
+	return func() {
+		t.Helper()
+		now, err := rdb.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		settletest.Eventually(t, 30*time.Second, "stream ingested", func() (bool, error) {
+			var low int64
+			err := pool.QueryRow(ctx, `SELECT low_ms FROM ingest_watermark WHERE stream = $1`, l.Stream(0)).Scan(&low)
+			return err == nil && low > now.UnixMilli(), nil
+		})
+		stop()
+		running.Wait()
+	}
+}
+
 // wipe deletes every key under prefix, as a Redis restarted empty has none.
 func wipe(t *testing.T, prefix string) {
 	t.Helper()
@@ -231,14 +245,7 @@ func TestChannelsPostgreSQLLacksAreRecorded(t *testing.T) {
 	rdb := testenv.Redis(t)
 	prefix := testenv.KeyPrefix(t)
 	l := balances.Layout{Prefix: prefix}
-	in, err := ingest.New(rdb, pool, ingest.Config{Stream: l.Stream(0), Consumer: "t", Block: 50 * time.Millisecond}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ictx, stopIngest := context.WithCancel(ctx)
-	var ingesting sync.WaitGroup
-	ingesting.Go(func() { in.Run(ictx) })
-	defer func() { stopIngest(); ingesting.Wait() }()
+	drainIngest := ingesting(t, rdb, pool, l)
 	testenv.MarkRebuilt(t, rdb, prefix)
 
 	const (
@@ -297,17 +304,7 @@ func TestChannelsPostgreSQLLacksAreRecorded(t *testing.T) {
 
 	// A loss now rebuilds the old channel as it was.
 	before, _, _ := m.Channel(ctx, old)
-	now, err := rdb.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	settletest.Eventually(t, 30*time.Second, "stream ingested", func() (bool, error) {
-		var low int64
-		err := pool.QueryRow(ctx, `SELECT low_ms FROM ingest_watermark WHERE stream = $1`, l.Stream(0)).Scan(&low)
-		return err == nil && low > now.UnixMilli(), nil
-	})
-	stopIngest()
-	ingesting.Wait()
+	drainIngest()
 	wipe(t, prefix)
 	if err := w.Run(ctx); err != nil {
 		t.Fatal(err)
