@@ -231,28 +231,7 @@ func (e *x402Env) startGateway(facilitatorURL string) *caddyrun.Server {
 	cf := strings.NewReplacer("@PREFIX@", e.prefix, "@VAULT@", m.Polygon.RevenueVault, "@USDT@", m.Polygon.USDT,
 		"@USDC@", m.Base.USDC, "@PAYTO@", payTo, "@FACILITATOR@", facilitatorURL, "@POLYGON@", m.Polygon.RPCURL).Replace(x402Caddyfile)
 	gw := caddyrun.Start(e.t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL")) // prints its output when the test fails
-	settletest.Eventually(e.t, 15*time.Second, "chain 137 healthy on the gateway", func() (bool, error) {
-		resp, err := http.Get(gw.URL() + "/rpc/health")
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		var h struct {
-			Chains []struct {
-				ChainID uint64 `json:"chain_id"`
-				Healthy bool   `json:"healthy"`
-			} `json:"chains"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
-			return false, err
-		}
-		for _, c := range h.Chains {
-			if c.ChainID == 137 {
-				return c.Healthy, nil
-			}
-		}
-		return false, nil
-	})
+	settletest.Eventually(e.t, 15*time.Second, "chain 137 healthy on the gateway", func() (bool, error) { return gw.ChainHealthy(137) })
 	return gw
 }
 

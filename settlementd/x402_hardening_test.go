@@ -96,28 +96,7 @@ func (e *x402Env) hardGateway(o hardGW) *caddyrun.Server {
 		"@USDT@", m.Polygon.USDT, "@USDC@", m.Base.USDC, "@PAYTO@", e.payTo.Hex(), "@PAYMENT@", pay.String(),
 		"@POLYGON@", m.Polygon.RPCURL).Replace(hardCaddyfile)
 	gw := caddyrun.Start(e.t, cf)
-	settletest.Eventually(e.t, 15*time.Second, "chain 137 healthy on the gateway", func() (bool, error) {
-		resp, err := http.Get(gw.URL() + "/rpc/health")
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		var h struct {
-			Chains []struct {
-				ChainID uint64 `json:"chain_id"`
-				Healthy bool   `json:"healthy"`
-			} `json:"chains"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
-			return false, err
-		}
-		for _, c := range h.Chains {
-			if c.ChainID == 137 {
-				return c.Healthy, nil
-			}
-		}
-		return false, nil
-	})
+	settletest.Eventually(e.t, 15*time.Second, "chain 137 healthy on the gateway", func() (bool, error) { return gw.ChainHealthy(137) })
 	return gw
 }
 

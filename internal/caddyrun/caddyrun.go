@@ -6,6 +6,7 @@ package caddyrun
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -128,6 +129,31 @@ func (s *Server) write(caddyfile string) string {
 
 // URL returns the site's base URL.
 func (s *Server) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", s.Port) }
+
+// ChainHealthy reports whether the gateway's /rpc/health lists chain id as
+// healthy (for polling until its upstreams are up).
+func (s *Server) ChainHealthy(id uint64) (bool, error) {
+	resp, err := http.Get(s.URL() + "/rpc/health")
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Chains []struct {
+			ChainID uint64 `json:"chain_id"`
+			Healthy bool   `json:"healthy"`
+		} `json:"chains"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		return false, err
+	}
+	for _, c := range h.Chains {
+		if c.ChainID == id {
+			return c.Healthy, nil
+		}
+	}
+	return false, nil
+}
 
 // Output is everything Caddy printed so far.
 func (s *Server) Output() string { return s.out.String() }
