@@ -42,18 +42,11 @@ func (w writerHandle) Destruct() error {
 // again would charge twice — the request fails with 503 instead. Dialing is
 // retried once, so a down Redis answers 503 in ~0.1 s rather than ~0.5 s.
 func redisOptions(url string, cluster bool) (redis.UniversalClient, error) {
-	const pool = 64 // one connection per request in flight; the default (10/CPU) queues under load
 	if cluster {
-		o, err := redis.ParseClusterURL(url)
+		o, err := clusterOptions(url)
 		if err != nil {
 			return nil, err
 		}
-		o.MaxRetries, o.PoolSize, o.DialerRetries, o.DialerRetryTimeout = -1, pool, 1, 50*time.Millisecond
-		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
-		// go-redis reloads the slot map on MOVED, but a failed master answers
-		// nothing: at the default interval (60 s) its slots would keep going
-		// to it, 503 after 503, for up to a minute after its replica took over.
-		o.ClusterStateReloadInterval = time.Second
 		return redis.NewClusterClient(o), nil
 	}
 	o, err := redis.ParseURL(url)
@@ -63,6 +56,31 @@ func redisOptions(url string, cluster bool) (redis.UniversalClient, error) {
 	o.MaxRetries, o.PoolSize, o.DialerRetries, o.DialerRetryTimeout = -1, pool, 1, 50*time.Millisecond
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
 	return redis.NewClient(o), nil
+}
+
+// pool is the connection pool's size: one connection per request in
+// flight; the default (10/CPU) queues under load.
+const pool = 64
+
+// clusterOptions are redisOptions for a Redis Cluster. go-redis's cluster
+// client re-sends a command, or a pipeline, after a timeout or a lost
+// connection up to MaxRedirects times whatever MaxRetries says, so a
+// metering script whose answer was lost would run again: MaxRedirects -1
+// turns every re-send off. A MOVED answer (the script did not run) is then
+// a 503 too, until the slot map is reloaded: at once on the error, and
+// every second.
+func clusterOptions(url string) (*redis.ClusterOptions, error) {
+	o, err := redis.ParseClusterURL(url)
+	if err != nil {
+		return nil, err
+	}
+	o.MaxRetries, o.MaxRedirects, o.PoolSize, o.DialerRetries, o.DialerRetryTimeout = -1, -1, pool, 1, 50*time.Millisecond
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
+	// go-redis reloads the slot map on MOVED, but a failed master answers
+	// nothing: at the default interval (60 s) its slots would keep going
+	// to it, 503 after 503, for up to a minute after its replica took over.
+	o.ClusterStateReloadInterval = time.Second
+	return o, nil
 }
 
 // scriptClient is the client the meter runs its scripts on: on a standalone
