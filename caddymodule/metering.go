@@ -83,13 +83,18 @@ func clusterOptions(url string) (*redis.ClusterOptions, error) {
 	return o, nil
 }
 
-// scriptClient is the client the meter runs its scripts on: on a standalone
-// Redis, concurrent requests' metering calls share round trips
-// (meter.AutoPipeline: one write and one read per batch instead of per
-// request, the largest cost a paid call added in make bench). A Redis
-// Cluster client is used as it is (its pipelines re-send after a network
-// error, which a metering script must never be).
+// scriptClient is the client the meter runs its scripts on: concurrent
+// requests' metering calls share round trips (meter.AutoPipeline: one
+// write and one read per batch instead of per request, the largest cost a
+// paid call added in make bench), on a Redis Cluster per master
+// (meter.ClusterAutoPipeline).
 func scriptClient(rdb redis.UniversalClient) redis.UniversalClient {
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		if ap, err := meter.NewClusterAutoPipeline(cc, meter.AutoPipelineConfig{}); err == nil {
+			return ap
+		}
+		return rdb
+	}
 	if ap, err := meter.NewAutoPipeline(rdb, meter.AutoPipelineConfig{}); err == nil {
 		return ap
 	}

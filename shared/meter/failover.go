@@ -2,7 +2,6 @@ package meter
 
 import (
 	"context"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -59,7 +58,7 @@ func (m *Meter) execWait(ctx context.Context, r *run) {
 // nodeFor is the connection pool of the master holding key: the
 // ClusterClient's node, or the one client.
 func (m *Meter) nodeFor(ctx context.Context, key string) (redis.UniversalClient, error) {
-	if cc, ok := m.uc.(*redis.ClusterClient); ok {
+	if cc := asCluster(m.uc); cc != nil {
 		return cc.MasterForKey(ctx, key)
 	}
 	return m.uc, nil
@@ -69,12 +68,7 @@ func (m *Meter) nodeFor(ctx context.Context, key string) (redis.UniversalClient,
 // says a slot moved (a failover promoted a replica): a run sent straight
 // to a node does not follow redirects itself.
 func (m *Meter) staleRoute(err error) {
-	cc, ok := m.rdb.(*redis.ClusterClient)
-	if !ok {
-		return
-	}
-	if s := err.Error(); strings.HasPrefix(s, "MOVED") || strings.HasPrefix(s, "ASK") || strings.HasPrefix(s, "CLUSTERDOWN") ||
-		strings.Contains(s, "connection refused") || strings.Contains(s, "READONLY") {
+	if cc := asCluster(m.uc); cc != nil && Redirected(err) {
 		go cc.ReloadState(context.Background())
 	}
 }

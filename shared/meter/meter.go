@@ -147,7 +147,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Meter, error) {
 	if err := layout.Validate(); err != nil {
 		return nil, fmt.Errorf("meter: %w", err)
 	}
-	if _, ok := rdb.(*redis.ClusterClient); ok && !layout.Sharded() && !balances.HasHashTag(cfg.Prefix) {
+	if asCluster(rdb) != nil && !layout.Sharded() && !balances.HasHashTag(cfg.Prefix) {
 		return nil, fmt.Errorf("meter: on Redis Cluster an unsharded key prefix %q needs a hash tag such as \"{tollgate}:\", "+
 			"so the metering script's keys share one slot (or set shards to spread payers over the cluster)", cfg.Prefix)
 	}

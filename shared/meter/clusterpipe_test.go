@@ -1,0 +1,140 @@
+package meter_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/internal/rediscluster"
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
+	"github.com/tollgate-rpc/tollgate/shared/money"
+)
+
+// noResend is a cluster client that never re-sends, as the gateway's.
+func noResend(t *testing.T, c *rediscluster.Cluster, readTimeout time.Duration) *redis.ClusterClient {
+	t.Helper()
+	o, err := redis.ParseClusterURL(c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.MaxRetries, o.MaxRedirects, o.ReadTimeout, o.ClusterStateReloadInterval = -1, -1, readTimeout, time.Second
+	cc := redis.NewClusterClient(o)
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
+// On a Redis Cluster, concurrent metering calls share round trips per
+// master: 400 paid decisions of payers spread over the three masters are
+// each booked once and exactly, in fewer batches than calls, through one
+// auto-pipeline per master. A client that could re-send is refused.
+func TestClusterAutoPipelineBatchesPerMaster(t *testing.T) {
+	c := rediscluster.Start(t)
+	ctx := context.Background()
+	if _, err := meter.NewClusterAutoPipeline(c.Client(), meter.AutoPipelineConfig{}); err == nil {
+		t.Fatal("a cluster client that re-sends was accepted")
+	}
+	ap, err := meter.NewClusterAutoPipeline(noResend(t, c, time.Second), meter.AutoPipelineConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := balances.Layout{Prefix: "apc:", Shards: 6}
+	testenv.MarkRebuiltLayout(t, ap, l)
+	m, err := meter.New(ap, meter.Config{Prefix: l.Prefix, Shards: l.Shards})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const payers, each = 40, 10
+	hashes, ids := make([]string, payers), make([]string, payers)
+	for i := range payers {
+		k, err := m.CreateKey(ctx, meter.NewKeyRequest{Kind: events.KeyAPI, Label: "cluster", IP: netip.AddrFrom4([4]byte{198, 51, 100, byte(i)})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := balances.CreditAt(ctx, ap, l, k.ID, 1000*money.PricePerCall, "0xc:"+k.ID); err != nil {
+			t.Fatal(err)
+		}
+		hashes[i], ids[i] = meter.HashKey(k.Secret), k.ID
+	}
+	b0, c0 := ap.Stats()
+	var wg sync.WaitGroup
+	errs := make(chan error, payers*each)
+	for i := range payers * each {
+		wg.Go(func() {
+			// Each payer's calls come from its own address: payer and
+			// address may be on different masters.
+			d, err := m.Authorize(ctx, meter.Request{ChainID: 137, IP: netip.AddrFrom4([4]byte{203, 0, 113, byte(i % payers)}),
+				KeyHash: hashes[i%payers], Calls: 1, Method: "eth_blockNumber"})
+			if err != nil || d.Outcome != meter.Paid {
+				errs <- fmt.Errorf("call %d: %v %v", i, d.Outcome, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		bal, err := ap.HGet(ctx, l.Account(id), balances.FieldBal).Int64()
+		if err != nil || money.Units(bal) != (1000-each)*money.PricePerCall {
+			t.Fatalf("payer %d: balance %d %v, want %d", i, bal, err, (1000-each)*money.PricePerCall)
+		}
+	}
+	b1, c1 := ap.Stats()
+	batches, calls := b1-b0, c1-c0
+	if calls < payers*each || batches >= calls {
+		t.Fatalf("%d batches for %d calls: nothing shared a round trip", batches, calls)
+	}
+	t.Logf("%d script calls in %d batches", calls, batches)
+	var debits int64
+	for _, s := range l.Streams() {
+		for _, e := range ap.XRange(ctx, s, "-", "+").Val() {
+			if e.Values["t"] == events.TypeDebit {
+				debits++
+			}
+		}
+	}
+	if debits != payers*each {
+		t.Fatalf("%d debits in the streams, want %d", debits, payers*each)
+	}
+}
+
+// A call whose answer is lost may have run: through the cluster
+// auto-pipeline it is answered with the error and never sent again.
+func TestClusterAutoPipelineNeverSendsTwice(t *testing.T) {
+	c := rediscluster.Start(t)
+	ctx := context.Background()
+	// A short read timeout keeps the busy script inside the cluster's node
+	// timeout (1 s: a master silent for longer is failed over).
+	ap, err := meter.NewClusterAutoPipeline(noResend(t, c, 150*time.Millisecond), meter.AutoPipelineConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := redis.NewScript(`
+redis.call('INCR', KEYS[1])
+local t = redis.call('TIME')
+local start = t[1] * 1000 + math.floor(t[2] / 1000)
+repeat t = redis.call('TIME') until t[1] * 1000 + math.floor(t[2] / 1000) - start >= tonumber(ARGV[1])
+return 1`)
+	if err := slow.Run(ctx, ap, []string{"{once}:runs"}, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := slow.Run(ctx, ap, []string{"{once}:runs"}, 250).Err(); err == nil {
+		t.Fatal("the late answer was read")
+	}
+	n, err := ap.Get(ctx, "{once}:runs").Int()
+	for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); {
+		n, err = ap.Get(ctx, "{once}:runs").Int() // times out while the script still runs
+	}
+	if err != nil || n != 2 {
+		t.Fatalf("the script ran %d times (%v), want 2 (once, then once more)", n, err)
+	}
+}
