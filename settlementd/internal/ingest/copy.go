@@ -16,9 +16,9 @@ import (
 )
 
 // The fast path (issue 22): the bulk of a batch — revenue events, debits,
-// refunds and the refunds' ledger rows — is written with binary COPY straight into
-// the tables instead of INSERT … SELECT FROM unnest(…) ON CONFLICT DO
-// NOTHING. COPY skips the executor and the speculative-insertion dance that
+// refunds and the refunds' ledger rows — is written with binary COPY
+// straight into the tables instead of INSERT … SELECT FROM unnest(…) ON
+// CONFLICT DO NOTHING. COPY skips the executor and the speculative-insertion dance that
 // ON CONFLICT costs per row, and ships no text SQL per batch.
 //
 // Exactly-once is still the primary keys' job: COPY has no ON CONFLICT, so
@@ -164,8 +164,8 @@ func ledgerKind(payer string, refund bool) string {
 }
 
 // copyWrite stores the batch in one transaction by the fast path: COPY for
-// revenue, debits, refunds and the refunds' ledger rows, the usual statements for the
-// rest. A unique violation means part of the batch is already stored; the
+// revenue, debits, refunds and the refunds' ledger rows, the usual
+// statements for the rest. A unique violation means part of the batch is already stored; the
 // caller then writes it again with batch.write.
 func (b *batch) copyWrite(ctx context.Context, tx pgx.Tx, consumer string) error {
 	if len(b.rev.id) > 0 || len(b.ev.id) > 0 {
