@@ -94,6 +94,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 // runDaemon wires every part from cfg, which config.Load read once: nothing
 // below reads the environment.
 func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
+	// The ingester allocates per stream entry; a higher GC target than
+	// Go's 100 trades memory for its CPU (docs/decisions.md).
+	if !cfg.GOGCFromEnv {
+		debug.SetGCPercent(cfg.GCPercent)
+	}
 	d, err := daemon.New(ctx, cfg, log, buildVersion())
 	if err != nil {
 		return err

@@ -49,8 +49,12 @@ type Config struct {
 	IngestWorkers int
 	IngestBatch   int
 	IngestBlock   time.Duration
-	ClaimMinIdle  time.Duration
-	ClaimEvery    time.Duration
+	// GCPercent is the daemon's Go GC target (as GOGC), set at start
+	// unless GOGC is in the environment (GOGCFromEnv), which then wins.
+	GCPercent    int
+	GOGCFromEnv  bool
+	ClaimMinIdle time.Duration
+	ClaimEvery   time.Duration
 
 	EpochGrace         time.Duration
 	EpochCloseSchedule string
@@ -134,7 +138,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	if host == "" {
 		host = "settlementd"
 	}
-	c := &Config{}
+	c := &Config{GOGCFromEnv: getenv("GOGC") != ""}
 	fs := flag.NewFlagSet("settlementd", flag.ContinueOnError)
 	fs.SetOutput(out)
 	var opts []option
@@ -163,6 +167,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	num(&c.IngestWorkers, "ingest-workers", "TOLLGATE_INGEST_WORKERS", 2, "stream consumers in this process")
 	num(&c.IngestBatch, "ingest-batch", "TOLLGATE_INGEST_BATCH", 4000, "stream entries per read and per Postgres transaction")
 	dur(&c.IngestBlock, "ingest-block", "TOLLGATE_INGEST_BLOCK", time.Second, "how long a stream read waits for new entries")
+	num(&c.GCPercent, "gc-percent", "TOLLGATE_GC_PERCENT", 400,
+		"the daemon's Go GC target percentage, as GOGC (a GOGC variable takes precedence); higher spends memory to save the ingester's CPU, GOMEMLIMIT caps it")
 	dur(&c.ClaimMinIdle, "claim-min-idle", "TOLLGATE_CLAIM_MIN_IDLE", 30*time.Second,
 		"idle time after which another consumer's pending entries are taken over (XAUTOCLAIM)")
 	dur(&c.ClaimEvery, "claim-every", "TOLLGATE_CLAIM_EVERY", 5*time.Second, "how often pending entries are checked for takeover")
@@ -259,6 +265,9 @@ func (c *Config) validate() error {
 	if c.IngestWorkers < 1 || c.IngestBatch < 1 {
 		errs = append(errs, errors.New("ingest-workers and ingest-batch must be at least 1"))
 	}
+	if c.GCPercent < 1 {
+		errs = append(errs, errors.New("gc-percent must be at least 1 (GOGC=off turns the GC off)"))
+	}
 	for name, d := range map[string]time.Duration{"ingest-block": c.IngestBlock, "claim-min-idle": c.ClaimMinIdle,
 		"claim-every": c.ClaimEvery, "leader-heartbeat": c.LeaderHeartbeat, "leader-retry": c.LeaderRetry,
 		"shutdown-timeout": c.ShutdownTimeout} {
@@ -318,6 +327,7 @@ func (c *Config) Describe() map[string]string {
 		"consumer":       c.Consumer,
 		"ingest-workers": fmt.Sprint(c.IngestWorkers),
 		"ingest-batch":   fmt.Sprint(c.IngestBatch),
+		"gc-percent":     c.gcDescription(),
 		"claim-min-idle": c.ClaimMinIdle.String(),
 		"epoch-grace":    c.EpochGrace.String(),
 		"epoch-schedule": c.EpochCloseSchedule,
@@ -346,4 +356,11 @@ func describeRedis(raw string, cluster bool) string {
 		return "(invalid)"
 	}
 	return fmt.Sprintf("%s/%d", o.Addr, o.DB)
+}
+
+func (c *Config) gcDescription() string {
+	if c.GOGCFromEnv {
+		return "GOGC from the environment"
+	}
+	return strconv.Itoa(c.GCPercent)
 }

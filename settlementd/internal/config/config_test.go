@@ -53,6 +53,7 @@ func TestRejectsBadSettings(t *testing.T) {
 		"unknown file key": {[]string{"-config", bad}, map[string]string{"DATABASE_URL": dsn}},
 		"bad duration env": {nil, map[string]string{"DATABASE_URL": dsn, "TOLLGATE_EPOCH_GRACE": "soon"}},
 		"zero batch":       {[]string{"-ingest-batch", "0"}, map[string]string{"DATABASE_URL": dsn}},
+		"zero gc percent":  {nil, map[string]string{"DATABASE_URL": dsn, "TOLLGATE_GC_PERCENT": "0"}},
 		"stray argument":   {[]string{"extra"}, map[string]string{"DATABASE_URL": dsn}},
 	} {
 		if _, err := Load(tc.args, env(tc.env), &bytes.Buffer{}); err == nil {
@@ -129,5 +130,24 @@ func TestRedisClusterAndShards(t *testing.T) {
 	}
 	if _, err := Load(nil, env(with("TOLLGATE_REDIS_SHARDS", "0")), &bytes.Buffer{}); err == nil {
 		t.Fatal("redis-shards 0 accepted")
+	}
+}
+
+// The daemon's GC target: 400 by default, the option when given, and a GOGC
+// variable wins over both (the runtime has already applied it).
+func TestGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		env     map[string]string
+		percent int
+		fromEnv bool
+	}{
+		{map[string]string{"DATABASE_URL": dsn}, 400, false},
+		{map[string]string{"DATABASE_URL": dsn, "TOLLGATE_GC_PERCENT": "150"}, 150, false},
+		{map[string]string{"DATABASE_URL": dsn, "GOGC": "off"}, 400, true},
+	} {
+		c, err := Load(nil, env(tc.env), &bytes.Buffer{})
+		if err != nil || c.GCPercent != tc.percent || c.GOGCFromEnv != tc.fromEnv {
+			t.Errorf("%v: gc-percent %d, GOGC from env %v, %v", tc.env, c.GCPercent, c.GOGCFromEnv, err)
+		}
 	}
 }

@@ -406,7 +406,7 @@ func (l *Listener) decide(ctx context.Context, safe int64, safeHash common.Hash,
 			default:
 				credited++
 				ref := p.tx + ":" + fmt.Sprint(p.index)
-				if _, err := tx.Exec(ctx, `INSERT INTO account_ledger (account, kind, ref, units, ts)
+				if _, err := tx.Exec(ctx, `INSERT INTO account_ledger_entries (account, kind, ref, units, ts)
 					VALUES ($1, 'deposit', $2, $3, $4) ON CONFLICT (kind, ref) DO NOTHING`, *p.account, ref, *p.units, when); err != nil {
 					return err
 				}

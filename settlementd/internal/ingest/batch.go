@@ -365,9 +365,11 @@ func bookable(e events.Event) error {
 }
 
 // SQL of the bulk writes. Each inserts with ON CONFLICT DO NOTHING on the
-// event id, so a redelivered entry is a no-op; the ledger rows are written by
-// the same statement from the rows actually inserted (RETURNING), so a ledger
-// entry exists exactly when its event does.
+// event id, so a redelivered entry is a no-op; the ledger rows (refunds,
+// grants, adjustments) are written by the same statement from the rows
+// actually inserted (RETURNING), so a ledger entry exists exactly when its
+// event does. Debits have no ledger row of their own: the account_ledger
+// view reads them from debits (migration 0073).
 const (
 	// booked_epoch: the event's own epoch, or the open epoch when its own
 	// has already CLOSED (a late event is booked forward, never dropped).
@@ -423,18 +425,15 @@ FROM ins WHERE node_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY node_id COLLATE "C"
 ON CONFLICT (node_id, hour, chain_id) DO UPDATE SET requests = u.requests + EXCLUDED.requests,
     calls = u.calls + EXCLUDED.calls, amount_units = u.amount_units + EXCLUDED.amount_units`
 
+	// A debit is one row (migration 0073): the ledger's debit and
+	// bundle_debit entries are the debits of the credits and bundle payers,
+	// read through the account_ledger view.
 	insertDebits = `
-WITH ins AS (
-    INSERT INTO debits (id, ts, chain_id, payer, account, asset, amount_units, calls)
-    SELECT d.id, d.ts, d.chain_id, d.payer, NULLIF(d.account, ''), d.asset, d.amount_units, d.calls
-    FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::int[])
-         AS d(id, ts, chain_id, payer, account, asset, amount_units, calls)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id, ts, payer, account, amount_units, calls)
-INSERT INTO account_ledger (account, kind, ref, units, calls, ts)
-SELECT account, CASE payer WHEN 'credits' THEN 'debit' ELSE 'bundle_debit' END, id, -amount_units, -calls, ts
-FROM ins WHERE payer IN ('credits', 'bundle')
-ON CONFLICT (kind, ref) DO NOTHING`
+INSERT INTO debits (id, ts, chain_id, payer, account, asset, amount_units, calls)
+SELECT d.id, d.ts, d.chain_id, d.payer, NULLIF(d.account, ''), d.asset, d.amount_units, d.calls
+FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::int[])
+     AS d(id, ts, chain_id, payer, account, asset, amount_units, calls)
+ON CONFLICT (id) DO NOTHING`
 
 	insertRefunds = `
 WITH ins AS (
@@ -444,7 +443,7 @@ WITH ins AS (
          AS r(id, ts, payer, account, amount_units, calls)
     ON CONFLICT (id) DO NOTHING
     RETURNING id, ts, payer, account, amount_units, calls)
-INSERT INTO account_ledger (account, kind, ref, units, calls, ts)
+INSERT INTO account_ledger_entries (account, kind, ref, units, calls, ts)
 SELECT account, CASE payer WHEN 'credits' THEN 'refund' ELSE 'bundle_refund' END, id, amount_units, calls, ts
 FROM ins WHERE payer IN ('credits', 'bundle')
 ON CONFLICT (kind, ref) DO NOTHING`
@@ -477,7 +476,7 @@ WITH ins AS (
     VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''))
     ON CONFLICT (id) DO NOTHING
     RETURNING id, wallet, calls, amount_units, ts)
-INSERT INTO account_ledger (account, kind, ref, units, calls, ts)
+INSERT INTO account_ledger_entries (account, kind, ref, units, calls, ts)
 SELECT wallet, 'bundle_grant', id, amount_units, calls, ts FROM ins
 ON CONFLICT (kind, ref) DO NOTHING`
 
@@ -488,7 +487,7 @@ WITH ins AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::timestamptz[])
     ON CONFLICT (id) DO NOTHING
     RETURNING id, account, units, ts)
-INSERT INTO account_ledger (account, kind, ref, units, ts)
+INSERT INTO account_ledger_entries (account, kind, ref, units, ts)
 SELECT account, 'adjustment', id, units, ts FROM ins
 ON CONFLICT (kind, ref) DO NOTHING`
 

@@ -16,9 +16,9 @@ import (
 )
 
 // The fast path (issue 22): the bulk of a batch — revenue events, debits,
-// refunds and their ledger rows — is written with binary COPY straight into
-// the tables instead of INSERT … SELECT FROM unnest(…) ON CONFLICT DO
-// NOTHING. COPY skips the executor and the speculative-insertion dance that
+// refunds and the refunds' ledger rows — is written with binary COPY
+// straight into the tables instead of INSERT … SELECT FROM unnest(…) ON
+// CONFLICT DO NOTHING. COPY skips the executor and the speculative-insertion dance that
 // ON CONFLICT costs per row, and ships no text SQL per batch.
 //
 // Exactly-once is still the primary keys' job: COPY has no ON CONFLICT, so
@@ -27,9 +27,10 @@ import (
 // with unique_violation, its transaction rolls back whole, and the batch
 // is written again by the ON CONFLICT statements (batch.write), which skip
 // what is stored. Redeliveries are rare, so the common batch pays for one
-// transaction, and the rare one for two. The ledger rows are written from
-// the same column arrays as their debits and refunds in the same
-// transaction, so a ledger entry still exists exactly when its event does.
+// transaction, and the rare one for two. A refund's ledger row is written
+// from the same column arrays as the refund in the same transaction, so it
+// exists exactly when its refund does; a debit has no ledger row of its own
+// (the account_ledger view reads it from debits, migration 0073).
 
 // isUniqueViolation: the fast path met a row that is already stored.
 func isUniqueViolation(err error) bool {
@@ -46,7 +47,7 @@ const (
 	copyRevenueSQL = `COPY revenue_events (id, ts, epoch_id, booked_epoch, chain_id, payer, account, asset, amount_units, calls, upstream, node_id, method) FROM STDIN (FORMAT binary)`
 	copyDebitsSQL  = `COPY debits (id, ts, chain_id, payer, account, asset, amount_units, calls) FROM STDIN (FORMAT binary)`
 	copyRefundsSQL = `COPY refunds (id, ts, payer, account, amount_units, calls) FROM STDIN (FORMAT binary)`
-	copyLedgerSQL  = `COPY account_ledger (account, kind, ref, units, calls, ts) FROM STDIN (FORMAT binary)`
+	copyLedgerSQL  = `COPY account_ledger_entries (account, kind, ref, units, calls, ts) FROM STDIN (FORMAT binary)`
 )
 
 // copyEnc writes PostgreSQL's binary COPY format directly (issue 22.4): the
@@ -146,8 +147,9 @@ func copyRevenue(ctx context.Context, tx pgx.Tx, r *revenueCols, open *int64) er
 // payer; "" when the payer has no ledger: the free tier, and a
 // batch-settlement channel's draw (its deposit is the escrow contract's,
 // kept in x402_channels; counted as a bundle draw it would be taken from the
-// wallet's bundle when the bundle is rebuilt). Same mapping as insertDebits
-// / insertRefunds.
+// wallet's bundle when the bundle is rebuilt). Same mapping as
+// insertRefunds and, for debits, the account_ledger view (migration 0073),
+// which a test holds it to.
 func ledgerKind(payer string, refund bool) string {
 	switch events.Payer(payer) {
 	case events.PayerCredits:
@@ -165,8 +167,8 @@ func ledgerKind(payer string, refund bool) string {
 }
 
 // copyWrite stores the batch in one transaction by the fast path: COPY for
-// revenue, debits, refunds and ledger rows, the usual statements for the
-// rest. A unique violation means part of the batch is already stored; the
+// revenue, debits, refunds and the refunds' ledger rows, the usual
+// statements for the rest. A unique violation means part of the batch is already stored; the
 // caller then writes it again with batch.write.
 func (b *batch) copyWrite(ctx context.Context, tx pgx.Tx, consumer string) error {
 	if len(b.rev.id) > 0 || len(b.ev.id) > 0 {
@@ -211,37 +213,22 @@ func (b *batch) copyWrite(ctx context.Context, tx pgx.Tx, consumer string) error
 	}); err != nil {
 		return err
 	}
-	// Ledger rows: one per debit or refund of a paying payer, in the batch's
-	// order (debits, then refunds).
-	var led []ledgerRow
-	for i, p := range d.payer {
-		if k := ledgerKind(p, false); k != "" {
-			led = append(led, ledgerRow{kind: k, src: i})
-		}
-	}
+	// Ledger rows: one per refund of a paying payer, in the batch's order.
+	var led []int
 	for i, p := range f.payer {
-		if k := ledgerKind(p, true); k != "" {
-			led = append(led, ledgerRow{kind: k, src: i, refund: true})
+		if ledgerKind(p, true) != "" {
+			led = append(led, i)
 		}
 	}
 	if err := copyIn(ctx, tx, copyLedgerSQL, len(led), func(c *copyEnc, i int) {
-		l := led[i]
+		j := led[i]
 		c.row(6)
-		if l.refund {
-			c.textOrNull(f.account[l.src])
-			c.text(l.kind)
-			c.text(f.id[l.src])
-			c.int8(f.amount[l.src])
-			c.int8(int64(f.calls[l.src]))
-			c.timestamptz(f.ts[l.src])
-		} else {
-			c.textOrNull(d.account[l.src])
-			c.text(l.kind)
-			c.text(d.id[l.src])
-			c.int8(-d.amount[l.src])
-			c.int8(-int64(d.calls[l.src]))
-			c.timestamptz(d.ts[l.src])
-		}
+		c.textOrNull(f.account[j])
+		c.text(ledgerKind(f.payer[j], true))
+		c.text(f.id[j])
+		c.int8(f.amount[j])
+		c.int8(int64(f.calls[j]))
+		c.timestamptz(f.ts[j])
 	}); err != nil {
 		return err
 	}
@@ -259,10 +246,4 @@ func (b *batch) copyWrite(ctx context.Context, tx pgx.Tx, consumer string) error
 		return writeRollups(ctx, tx, &b.rev)
 	}
 	return nil
-}
-
-type ledgerRow struct {
-	kind   string
-	src    int
-	refund bool
 }

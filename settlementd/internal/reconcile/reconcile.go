@@ -382,20 +382,24 @@ func checkIngested(ctx context.Context, rdb redis.UniversalClient, stream, group
 // ledger knows (a deposit may precede its key_created's ingestion). has_bal
 // and has_spent say whether the gateway's scripts would have created those
 // hash fields (its HINCRBYs), so a rebuilt hash matches a lived one exactly.
+// credit_units and spent_units are the account_balances view's sums, taken
+// in the same pass over the ledger: since migration 0073 the ledger is a
+// view reading the debits table, which a second reference would scan again.
 const accountsSQL = `
 WITH led AS (
     SELECT account,
+           COALESCE(sum(units) FILTER (WHERE kind IN ('deposit', 'debit', 'refund', 'adjustment')), 0)::bigint AS credit_units,
+           COALESCE(-sum(units) FILTER (WHERE kind IN ('debit', 'refund')), 0)::bigint                        AS spent_units,
            bool_or(kind IN ('deposit', 'debit', 'refund')) AS has_bal,
            bool_or(kind IN ('debit', 'refund'))            AS has_spent,
            COALESCE(array_agg(ref ORDER BY ref) FILTER (WHERE kind = 'deposit'), '{}') AS deposits
     FROM account_ledger WHERE account LIKE 'key\_%' GROUP BY account)
-SELECT COALESCE(k.key_id, b.account), COALESCE(k.key_hash, ''), COALESCE(k.kind, ''), COALESCE(k.label, ''),
+SELECT COALESCE(k.key_id, l.account), COALESCE(k.key_hash, ''), COALESCE(k.kind, ''), COALESCE(k.label, ''),
        COALESCE(k.tier, ''), COALESCE(k.wallet, ''), k.created_at, k.revoked_at IS NOT NULL,
-       COALESCE(b.credit_units, 0), COALESCE(b.spent_units, 0),
+       COALESCE(l.credit_units, 0), COALESCE(l.spent_units, 0),
        COALESCE(l.has_bal, false), COALESCE(l.has_spent, false), COALESCE(l.deposits, '{}')
 FROM api_keys k
-FULL JOIN (SELECT * FROM account_balances WHERE account LIKE 'key\_%') b ON b.account = k.key_id
-LEFT JOIN led l ON l.account = COALESCE(k.key_id, b.account)
+FULL JOIN led l ON l.account = k.key_id
 ORDER BY 1`
 
 type account struct {
