@@ -48,6 +48,7 @@ type Cluster struct {
 
 	script string
 	env    []string
+	lock   *os.File // holds the port range picked by New (freeBase) until Stop
 }
 
 // Start starts a cluster for t and stops it when t ends.
@@ -83,12 +84,13 @@ func New(dir string, base int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	var lock *os.File
 	if base == 0 {
-		if base, err = freeBase(); err != nil {
+		if base, lock, err = freeBase(); err != nil {
 			return nil, err
 		}
 	}
-	c := &Cluster{Dir: dir, Base: base, script: filepath.Join(root, "scripts", "cluster.sh")}
+	c := &Cluster{Dir: dir, Base: base, script: filepath.Join(root, "scripts", "cluster.sh"), lock: lock}
 	c.env = append(os.Environ(), "TOLLGATE_CLUSTER_DIR="+dir, "TOLLGATE_CLUSTER_PORT="+strconv.Itoa(base),
 		"TOLLGATE_CLUSTER_NODE_TIMEOUT=1000")
 	return c, nil
@@ -113,6 +115,9 @@ func (c *Cluster) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_, err := c.run(ctx, "stop")
+	if c.lock != nil {
+		_ = c.lock.Close()
+	}
 	return err
 }
 
@@ -296,15 +301,29 @@ func (c *Cluster) KeysPerMaster(ctx context.Context) (map[string]int64, error) {
 }
 
 // freeBase finds six consecutive free ports whose cluster-bus ports
-// (+10000) are free too.
-func freeBase() (int, error) {
+// (+10000) are free too, and claims them for this process (the returned
+// file holds a lock on the range until it is closed).
+//
+// Every port stays below the kernel's ephemeral range (32768 and up on
+// Linux): an ephemeral port is free when checked and may be any outgoing
+// connection's a moment later, before redis-server binds it. Clusters
+// started at the same time by tests in other packages (go test runs
+// packages in parallel) lock their ranges, so two never pick the same one.
+func freeBase() (int, *os.File, error) {
+	const lowest, highest = 20000, 32768 - 10000 - Nodes
 	for range 200 {
-		base := 20000 + rand.IntN(2000)*10
-		if portsFree(base) {
-			return base, nil
+		base := lowest + rand.IntN((highest-lowest)/10)*10
+		f, err := os.OpenFile(filepath.Join(os.TempDir(), fmt.Sprintf("tollgate-rediscluster-%d.lock", base)), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return 0, nil, err
 		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil || !portsFree(base) {
+			_ = f.Close()
+			continue
+		}
+		return base, f, nil
 	}
-	return 0, fmt.Errorf("rediscluster: no free port range found")
+	return 0, nil, fmt.Errorf("rediscluster: no free port range found")
 }
 
 func portsFree(base int) bool {

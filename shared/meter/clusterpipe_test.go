@@ -31,12 +31,19 @@ func noResend(t *testing.T, c *rediscluster.Cluster, readTimeout time.Duration) 
 	return cc
 }
 
+// The cluster auto-pipeline on a real cluster of three masters (one
+// cluster for both checks: each takes seconds to start).
+func TestClusterAutoPipeline(t *testing.T) {
+	c := rediscluster.Start(t)
+	t.Run("BatchesPerMaster", func(t *testing.T) { batchesPerMaster(t, c) })
+	t.Run("NeverSendsTwice", func(t *testing.T) { neverSendsTwice(t, c) })
+}
+
 // On a Redis Cluster, concurrent metering calls share round trips per
 // master: 400 paid decisions of payers spread over the three masters are
 // each booked once and exactly, in fewer batches than calls, through one
 // auto-pipeline per master. A client that could re-send is refused.
-func TestClusterAutoPipelineBatchesPerMaster(t *testing.T) {
-	c := rediscluster.Start(t)
+func batchesPerMaster(t *testing.T, c *rediscluster.Cluster) {
 	ctx := context.Background()
 	if _, err := meter.NewClusterAutoPipeline(c.Client(), meter.AutoPipelineConfig{}); err == nil {
 		t.Fatal("a cluster client that re-sends was accepted")
@@ -109,8 +116,7 @@ func TestClusterAutoPipelineBatchesPerMaster(t *testing.T) {
 
 // A call whose answer is lost may have run: through the cluster
 // auto-pipeline it is answered with the error and never sent again.
-func TestClusterAutoPipelineNeverSendsTwice(t *testing.T) {
-	c := rediscluster.Start(t)
+func neverSendsTwice(t *testing.T, c *rediscluster.Cluster) {
 	ctx := context.Background()
 	// A short read timeout keeps the busy script inside the cluster's node
 	// timeout (1 s: a master silent for longer is failed over).
