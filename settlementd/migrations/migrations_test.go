@@ -72,10 +72,9 @@ INSERT INTO account_ledger (account, kind, ref, units, calls, ts) VALUES
     ('key_a', 'deposit', '0xd1:0', 10000, 0, '2026-01-01'), ('key_b', 'deposit', '0xd2:3', 500, 0, '2026-01-01'),
     ('key_a', 'adjustment', 'adj1', -25, 0, '2026-01-02'), ('0xw', 'bundle_grant', '0xg1', 1000, 100, '2026-01-01')`
 
-// Migration 0073 (a debit stored once) changes no ledger entry and no
-// balance, up or down: the debit rows leave the ledger table for the view,
-// and come back on the way down.
-func TestLedgerDebitsMigration(t *testing.T) {
+// seededAt72 is a fresh database at migration 72 with seed run on it.
+func seededAt72(t *testing.T, seed string) (*migrate.Migrate, *pgx.Conn) {
+	t.Helper()
 	ctx := context.Background()
 	dsn := testenv.Postgres(t)
 	m := migrator(t, dsn)
@@ -86,10 +85,19 @@ func TestLedgerDebitsMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, ledgerAt72); err != nil {
+	t.Cleanup(func() { conn.Close(ctx) })
+	if _, err := conn.Exec(ctx, seed); err != nil {
 		t.Fatal(err)
 	}
+	return m, conn
+}
+
+// Migration 0073 (a debit stored once) changes no ledger entry and no
+// balance, up or down: the debit rows leave the ledger table for the view,
+// and come back on the way down.
+func TestLedgerDebitsMigration(t *testing.T) {
+	ctx := context.Background()
+	m, conn := seededAt72(t, ledgerAt72)
 	rows := func(sql string) []string {
 		t.Helper()
 		r, err := conn.Query(ctx, sql)
@@ -155,19 +163,7 @@ func TestLedgerDebitsMigrationRefusesAMismatch(t *testing.T) {
 		"no debit":      `INSERT INTO account_ledger (account, kind, ref, units, calls, ts) VALUES ('key_c', 'debit', 'r7', -9, -1, '2026-01-01')`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			dsn := testenv.Postgres(t)
-			m := migrator(t, dsn)
-			if err := m.Migrate(72); err != nil {
-				t.Fatal(err)
-			}
-			conn, err := pgx.Connect(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
-			if _, err := conn.Exec(ctx, ledgerAt72+";"+breakIt); err != nil {
-				t.Fatal(err)
-			}
+			m, conn := seededAt72(t, ledgerAt72+";"+breakIt)
 			if err := m.Migrate(73); err == nil || !strings.Contains(err.Error(), "do not match debits") {
 				t.Fatalf("migrated: %v", err)
 			}
