@@ -222,38 +222,12 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	// Keys, created through the gateways and credited as the deposit
 	// listener books a deposit (ledger row, then the Redis credit).
 	const deposit = 1_000_000 * money.PricePerCall
-	secrets := make([]string, clusterKeys)
-	ids := make([]string, clusterKeys)
-	for i := range clusterKeys {
-		g, _ := gateway(i % 3)
-		resp, err := client.Post(g.URL()+"/api/keys", "application/json", strings.NewReader(fmt.Sprintf(`{"label":"cluster %d","tier":"free"}`, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var k struct {
-			Key string `json:"api_key"`
-			ID  string `json:"key_id"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&k)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			t.Fatalf("create key: %d %v", resp.StatusCode, err)
-		}
-		secrets[i], ids[i] = k.Key, k.ID
-	}
-	settletest.Eventually(t, 30*time.Second, "keys ingested", func() (bool, error) {
-		return settletest.Count(t, pool, `SELECT count(*) FROM api_keys`) == clusterKeys, nil
-	})
-	for i, id := range ids {
-		ref := fmt.Sprintf("0xcluster%d:0", i)
-		if _, err := pool.Exec(ctx, `INSERT INTO account_ledger (account, kind, ref, units, ts) VALUES ($1, 'deposit', $2, $3, now())`,
-			id, ref, int64(deposit)); err != nil {
-			t.Fatal(err)
-		}
-		if applied, _, err := balances.CreditAt(ctx, rdb, balances.Layout{Prefix: clusterPrefix, Shards: clusterShards}, id, deposit, ref); err != nil || !applied {
-			t.Fatalf("credit: %v %v", applied, err)
-		}
-	}
+	secrets, ids := fundedKeys(t, client, pool, clusterKeys, "cluster", deposit,
+		func(i int) string { g, _ := gateway(i % 3); return g.URL() },
+		func(id, ref string) (bool, error) {
+			applied, _, err := balances.CreditAt(ctx, rdb, balances.Layout{Prefix: clusterPrefix, Shards: clusterShards}, id, deposit, ref)
+			return applied, err
+		})
 	// Wallets with an x402 bundle: the grant booked in PostgreSQL, written
 	// to Redis by reconcile (as after a purchase whose grant Redis lost).
 	const bundleCalls = 1_000_000

@@ -295,37 +295,11 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 	// ingested their creation: a key created less than an ingest cycle
 	// before a wipe is lost with it (README, "Redis loss").
 	const deposit = 1_000_000 * money.PricePerCall
-	secrets := make([]string, lossKeys)
-	ids := make([]string, lossKeys)
-	for i := range lossKeys {
-		resp, err := client.Post(gw.URL()+"/api/keys", "application/json", strings.NewReader(fmt.Sprintf(`{"label":"loss %d","tier":"free"}`, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var k struct {
-			Key string `json:"api_key"`
-			ID  string `json:"key_id"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&k)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			t.Fatalf("create key: %d %v", resp.StatusCode, err)
-		}
-		secrets[i], ids[i] = k.Key, k.ID
-	}
-	settletest.Eventually(t, 30*time.Second, "keys ingested", func() (bool, error) {
-		return settletest.Count(t, pool, `SELECT count(*) FROM api_keys`) == lossKeys, nil
-	})
-	for i, id := range ids {
-		ref := fmt.Sprintf("0xloss%d:0", i)
-		if _, err := pool.Exec(ctx, `INSERT INTO account_ledger (account, kind, ref, units, ts) VALUES ($1, 'deposit', $2, $3, now())`,
-			id, ref, int64(deposit)); err != nil {
-			t.Fatal(err)
-		}
-		if applied, _, err := balances.Credit(ctx, rdb, prefix, id, deposit, ref); err != nil || !applied {
-			t.Fatalf("credit: %v %v", applied, err)
-		}
-	}
+	secrets, ids := fundedKeys(t, client, pool, lossKeys, "loss", deposit, func(int) string { return gw.URL() },
+		func(id, ref string) (bool, error) {
+			applied, _, err := balances.Credit(ctx, rdb, prefix, id, deposit, ref)
+			return applied, err
+		})
 
 	// The load: lossWorkers clients per key, each calling back to back.
 	var (
@@ -654,4 +628,45 @@ func idSet(t *testing.T, pool *pgxpool.Pool, q string) map[string]bool {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// fundedKeys creates n keys through the gateway at gatewayURL(i), waits
+// until settlementd has ingested their creation (a key created less than an
+// ingest cycle before a Redis wipe is lost with it), and credits each with
+// deposit units as the deposit listener books a deposit: the ledger row,
+// then credit(id, ref) in Redis.
+func fundedKeys(t *testing.T, client *http.Client, pool *pgxpool.Pool, n int, label string, deposit money.Units,
+	gatewayURL func(int) string, credit func(id, ref string) (bool, error)) (secrets, ids []string) {
+	t.Helper()
+	secrets, ids = make([]string, n), make([]string, n)
+	for i := range n {
+		resp, err := client.Post(gatewayURL(i)+"/api/keys", "application/json", strings.NewReader(fmt.Sprintf(`{"label":"%s %d","tier":"free"}`, label, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k struct {
+			Key string `json:"api_key"`
+			ID  string `json:"key_id"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&k)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create key: %d %v", resp.StatusCode, err)
+		}
+		secrets[i], ids[i] = k.Key, k.ID
+	}
+	settletest.Eventually(t, 30*time.Second, "keys ingested", func() (bool, error) {
+		return settletest.Count(t, pool, `SELECT count(*) FROM api_keys`) == int64(n), nil
+	})
+	for i, id := range ids {
+		ref := fmt.Sprintf("0x%s%d:0", label, i)
+		if _, err := pool.Exec(context.Background(), `INSERT INTO account_ledger (account, kind, ref, units, ts) VALUES ($1, 'deposit', $2, $3, now())`,
+			id, ref, int64(deposit)); err != nil {
+			t.Fatal(err)
+		}
+		if applied, err := credit(id, ref); err != nil || !applied {
+			t.Fatalf("credit: %v %v", applied, err)
+		}
+	}
+	return secrets, ids
 }
