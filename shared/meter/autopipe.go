@@ -247,6 +247,14 @@ func scriptCmd(ctx context.Context, name, payload string, keys []string, args []
 	return cmd
 }
 
+// autoPipelined is a client that batches concurrent script calls itself
+// (AutoPipeline, ClusterAutoPipeline): the meter hands it a request's
+// several runs one by one, concurrently, instead of in a pipeline of their
+// own.
+type autoPipelined interface {
+	Stats() (batches, calls uint64)
+}
+
 // errAbandoned is the error of a call whose caller stopped waiting.
 var errAbandoned = errors.New("metering call abandoned at its deadline")
 

@@ -37,6 +37,49 @@ func TestClusterAutoPipeline(t *testing.T) {
 	c := rediscluster.Start(t)
 	t.Run("BatchesPerMaster", func(t *testing.T) { batchesPerMaster(t, c) })
 	t.Run("NeverSendsTwice", func(t *testing.T) { neverSendsTwice(t, c) })
+	t.Run("TwoShardsOneRoundTrip", func(t *testing.T) { twoShardsOneRoundTrip(t, c) })
+}
+
+// A key without funds whose account and address are on different masters
+// falls back to the free tier. Once the gateway knows the key is short,
+// each call sends the payer's script and the free tier's together, and both
+// go through their masters' auto-pipelines (not a pipeline of their own):
+// 2 script calls for the first call (one round trip, then a second once it
+// learns), 2 for every call after; each booked once.
+func twoShardsOneRoundTrip(t *testing.T, c *rediscluster.Cluster) {
+	ctx := context.Background()
+	ap, err := meter.NewClusterAutoPipeline(noResend(t, c, time.Second), meter.AutoPipelineConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := balances.Layout{Prefix: "two:", Shards: 6}
+	testenv.MarkRebuiltLayout(t, ap, l)
+	m, err := meter.New(ap, meter.Config{Prefix: l.Prefix, Shards: l.Shards, FreeDailyLimit: 100, FreeSubnetLimit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := m.CreateKey(ctx, meter.NewKeyRequest{Kind: events.KeyAPI, Label: "unfunded"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := netip.MustParseAddr("192.0.2.1")
+	for i := 1; ; i++ {
+		_, subnet := meter.Subjects(ip)
+		if l.ShardOfIP(subnet) != l.ShardOfPayer(k.ID) {
+			break
+		}
+		ip = netip.AddrFrom4([4]byte{192, 0, byte(2 + i), 1})
+	}
+	_, c0 := ap.Stats()
+	for i := 1; i <= 3; i++ {
+		d, err := m.Authorize(ctx, meter.Request{ChainID: 137, IP: ip, KeyHash: meter.HashKey(k.Secret), Calls: 1, Method: "eth_blockNumber"})
+		if err != nil || d.Outcome != meter.Free || d.FreeLeft != int64(100-i) {
+			t.Fatalf("call %d: %v, %d free calls left, %v", i, d.Outcome, d.FreeLeft, err)
+		}
+	}
+	if _, c1 := ap.Stats(); c1-c0 != 6 {
+		t.Fatalf("%d script calls through the auto-pipelines, want 6", c1-c0)
+	}
 }
 
 // On a Redis Cluster, concurrent metering calls share round trips per
