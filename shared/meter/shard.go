@@ -59,14 +59,13 @@ type run struct {
 }
 
 // exec sends runs (nil ones skipped) in one round trip: one script alone
-// with EVALSHA (EVAL on NOSCRIPT), several in one pipeline, which a
-// ClusterClient splits by master and sends to them in parallel; on an
-// auto-pipelined client each goes into its own master's next batch,
-// concurrently. A script a
-// master does not know yet (NOSCRIPT) is sent again with EVAL: that only
-// happens the first time after a master (re)starts. With ReplicaWait, a
-// run that may book money goes in its own pipeline to its master, followed
-// by WAIT, concurrently with the others (failover.go).
+// with EVALSHA (EVAL on NOSCRIPT); several, on an auto-pipelined client,
+// each into its own master's next batch, concurrently, otherwise in one
+// pipeline, which a ClusterClient splits by master and sends to them in
+// parallel. A script a master does not know yet (NOSCRIPT) is sent again
+// with EVAL: that only happens the first time after a master (re)starts.
+// With ReplicaWait, a run that may book money goes in its own pipeline to
+// its master, followed by WAIT, concurrently with the others (failover.go).
 func (m *Meter) exec(ctx context.Context, runs ...*run) {
 	var live, plain []*run
 	var wg sync.WaitGroup
@@ -86,18 +85,17 @@ func (m *Meter) exec(ctx context.Context, runs ...*run) {
 		}
 	}
 	switch _, batched := m.rdb.(autoPipelined); {
-	case len(plain) == 1:
-		r := plain[0]
-		r.cmd = r.script.Run(ctx, m.rdb, r.keys, r.args...)
-	case len(plain) > 1 && batched:
-		// Each run joins its master's next batch (AutoPipeline), sent at
-		// once: still one round trip, shared with other requests' calls.
+	case len(plain) == 0:
+	case len(plain) == 1 || batched:
+		// Several runs on an auto-pipelined client each join their
+		// master's next batch, sent at once: still one round trip, shared
+		// with other requests' calls.
 		for _, r := range plain[1:] {
 			wg.Go(func() { r.cmd = r.script.Run(ctx, m.rdb, r.keys, r.args...) })
 		}
 		r := plain[0]
 		r.cmd = r.script.Run(ctx, m.rdb, r.keys, r.args...)
-	case len(plain) > 1:
+	default:
 		_, _ = m.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, r := range plain {
 				r.cmd = r.script.EvalSha(ctx, p, r.keys, r.args...)
