@@ -24,8 +24,8 @@ func TestDebitIsStoredOnce(t *testing.T) {
 	settletest.XAdd(t, e.rdb, e.stream, evs...)
 	e.start(t, Config{Batch: 100})
 	e.drained(t)
-	// A payer the ingest does not know yet (a 'channel' draw), stored as a
-	// debit: no ledger entry either.
+	// A batch-settlement channel's draw (payer channel), stored as a debit:
+	// no ledger entry either.
 	if _, err := e.pool.Exec(ctx, `INSERT INTO debits (id, ts, chain_id, payer, account, asset, amount_units, calls)
 		VALUES ('chan-1', now(), 1, 'channel', '0x01', 'USDC', 5, 1)`); err != nil {
 		t.Fatal(err)
