@@ -18,8 +18,9 @@ import (
 // The fast path (issue 22): the bulk of a batch — revenue events, debits,
 // refunds and the refunds' ledger rows — is written with binary COPY
 // straight into the tables instead of INSERT … SELECT FROM unnest(…) ON
-// CONFLICT DO NOTHING. COPY skips the executor and the speculative-insertion dance that
-// ON CONFLICT costs per row, and ships no text SQL per batch.
+// CONFLICT DO NOTHING. COPY skips the executor and the
+// speculative-insertion dance that ON CONFLICT costs per row, and ships no
+// text SQL per batch.
 //
 // Exactly-once is still the primary keys' job: COPY has no ON CONFLICT, so
 // a batch holding an entry that is already stored (a redelivery after a
