@@ -127,6 +127,7 @@ fuzz:
 	$(GO) test ./shared/money -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./shared/events -run '^$$' -fuzz 'FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./shared/events -run '^$$' -fuzz FuzzDecodeFlat -fuzztime $(FUZZTIME)
+	$(GO) test ./shared/events -run '^$$' -fuzz FuzzAppendDecoded -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzMatchReplies -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/jsonrpc -run '^$$' -fuzz FuzzDeepValid -fuzztime $(FUZZTIME)
@@ -186,7 +187,8 @@ bench-settlement:
 	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
 	@source $(RUN_DIR)/services.env.sh && export TOLLGATE_REQUIRE_SERVICES=1 && \
 	  $(GO) test ./settlementd/internal/ingest -run '^$$' -bench 'BenchmarkIngest$$' -benchtime $(BENCH_EVENTS)x -count 1 && \
-	  $(GO) test ./settlementd/internal/ingest -run '^$$' -bench 'BenchmarkIngestPaced' -benchtime 250000x -count 1
+	  $(GO) test ./settlementd/internal/ingest -run '^$$' -bench 'BenchmarkIngestPaced' -benchtime 250000x -count 1 && \
+	  BENCH_PACK=8 $(GO) test ./settlementd/internal/ingest -run '^$$' -bench 'BenchmarkIngest$$/(backlog|sustained)/workers=2/batch=4000$$' -benchtime $(BENCH_EVENTS)x -count 1
 	@$(MAKE) --no-print-directory bench-close
 
 # The close of one epoch holding 10k, 100k and 1M revenue events (1,000
