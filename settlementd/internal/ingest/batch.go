@@ -54,6 +54,7 @@ type batch struct {
 	chans   map[string]*events.ChannelState // the newest state of each channel in the batch
 	chanTxs [][2]string                     // (channel, deposit tx) of the batch's deposit states
 	dead    []deadLetter
+	scratch []events.Event // the events of the entry being added
 
 	counts map[string]int // events per type, for metrics
 }
@@ -172,7 +173,8 @@ func (b *batch) add(m entry) {
 		b.park(m, deadDeleted, "entry deleted from the stream before it was ingested")
 		return
 	}
-	e, err := m.decode()
+	evs, err := m.appendEvents(b.scratch[:0])
+	b.scratch = evs
 	if err != nil {
 		class := deadDecode
 		if errors.Is(err, events.ErrUnknownType) {
@@ -181,14 +183,30 @@ func (b *batch) add(m entry) {
 		b.park(m, class, err.Error())
 		return
 	}
-	if err := bookable(e); err != nil {
-		class := deadRange
-		if errors.Is(err, errNoTable) {
-			class = deadUnknown
+	// A packed entry is booked or parked whole: all its events are checked
+	// before any is booked.
+	for i, e := range evs {
+		if err := bookable(e); err != nil {
+			class := deadRange
+			if errors.Is(err, errNoTable) {
+				class = deadUnknown
+			}
+			reason := err.Error()
+			if len(evs) > 1 {
+				reason = fmt.Sprintf("packed entry, event %d of %d: %s", i+1, len(evs), reason)
+			}
+			b.park(m, class, reason)
+			return
 		}
-		b.park(m, class, err.Error())
-		return
 	}
+	for _, e := range evs {
+		b.book(e)
+	}
+	clear(evs) // the scratch slice must not keep the events alive
+}
+
+// book adds one decoded, bookable event to the batch's columns.
+func (b *batch) book(e events.Event) {
 	b.counts[e.EventType()]++
 	switch e := e.(type) {
 	case *events.Revenue:

@@ -61,12 +61,14 @@ func (e entry) field(name string) string {
 	return v
 }
 
-// decode is events.Decode of the entry.
-func (e entry) decode() (events.Event, error) {
+// appendEvents appends the entry's events to dst (events.AppendDecoded):
+// one, or several for a packed entry; none on an error.
+func (e entry) appendEvents(dst []events.Event) ([]events.Event, error) {
 	if e.values != nil {
-		return events.Decode(e.values)
+		evs, err := events.DecodeEntry(e.values)
+		return append(dst, evs...), err
 	}
-	return events.DecodeFields(e.field("t"), e.field("v"), e.field("d"))
+	return events.AppendDecoded(dst, e.field("t"), e.field("v"), e.field("n"), e.field("d"))
 }
 
 // valueMap is the entry's fields as go-redis would have returned them (what

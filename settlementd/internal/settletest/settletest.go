@@ -65,6 +65,45 @@ func XAddIDs(t testing.TB, rdb redis.UniversalClient, stream string, ids []strin
 	}
 }
 
+// XAddPacked appends events as the gateways do: Revenue events packed
+// up to pack per stream entry (the event writer, events.EncodePack), every
+// other event in an entry of its own (the metering scripts' XADDs). A pack
+// is written when it is full, and the last one at the end.
+func XAddPacked(t testing.TB, rdb redis.UniversalClient, stream string, pack int, evs ...events.Event) {
+	t.Helper()
+	ctx := context.Background()
+	var payloads []string
+	p := rdb.Pipeline()
+	flush := func(force bool) {
+		if len(payloads) > 0 && (force || len(payloads) >= pack) {
+			p.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: events.EncodePack(events.TypeRevenue, payloads)})
+			payloads = payloads[:0]
+		}
+		if n := p.Len(); n > 0 && (force || n >= 5000) {
+			if _, err := p.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, e := range evs {
+		if _, ok := e.(*events.Revenue); ok && pack > 1 {
+			d, err := events.Payload(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payloads = append(payloads, d)
+		} else {
+			f, err := events.Encode(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: f})
+		}
+		flush(false)
+	}
+	flush(true)
+}
+
 // TimeIDs returns stream ids at each event's time (ms-seq, increasing).
 func TimeIDs(evs []events.Event) []string {
 	ids := make([]string, len(evs))
