@@ -306,11 +306,11 @@ func (e *meterEnv) stream(t *testing.T) []events.Event {
 	}
 	var out []events.Event
 	for _, m := range msgs {
-		ev, err := events.Decode(m.Values)
+		evs, err := events.DecodeEntry(m.Values)
 		if err != nil {
 			t.Fatalf("stream entry %s: %v", m.ID, err)
 		}
-		out = append(out, ev)
+		out = append(out, evs...)
 	}
 	return out
 }

@@ -467,14 +467,16 @@ func (f *fixture) revenueIn(t *testing.T) map[string]int {
 
 // Revenue events carried by the pipeline ride the next batch of metering
 // calls: ten paid calls and ten events take two round trips, not the
-// writer's own on top. With nothing else coming, an event goes on its own
-// after the linger; Close sends what is carried at once.
+// writer's own on top, and the ten events (a full pack) one stream entry.
+// With nothing else coming, an event goes on its own after the pack window
+// and the linger; Close sends what is carried at once.
 func TestAutoPipelineCarriesEvents(t *testing.T) {
 	f := newPipedFixture(t, meter.Config{}, 1)
 	secret, id := f.newKey(t)
 	f.credit(t, id, 100*money.PricePerCall)
 	req := meter.Request{ChainID: 137, IP: ip("192.0.2.41"), KeyHash: meter.HashKey(secret), Calls: 1}
-	w := meter.NewEventWriter(f.ap, meter.WriterConfig{Stream: f.layout().Stream(0), Layout: f.layout(), Carrier: f.ap})
+	const n = 10
+	w := meter.NewEventWriter(f.ap, meter.WriterConfig{Stream: f.layout().Stream(0), Layout: f.layout(), Carrier: f.ap, MaxPack: n})
 
 	// Idle: one event goes alone, once, after the linger.
 	lone := revenue(0)
@@ -494,7 +496,6 @@ func TestAutoPipelineCarriesEvents(t *testing.T) {
 		}
 	}()
 	waitBatches(t, f.ap, 2) // on the wire, its reply held
-	const n = 10
 	evs := make([]*events.Revenue, n)
 	for i := range evs {
 		evs[i] = revenue(i)
@@ -528,6 +529,19 @@ func TestAutoPipelineCarriesEvents(t *testing.T) {
 		if got[e.ID] != 1 {
 			t.Fatalf("event %s written %d times", e.ID, got[e.ID])
 		}
+	}
+	msgs, err := f.rdb.XRange(context.Background(), f.layout().Stream(0), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := 0
+	for _, m := range msgs {
+		if m.Values["t"] == events.TypeRevenue {
+			entries++
+		}
+	}
+	if entries != 2 {
+		t.Fatalf("the revenue events took %d stream entries, want 2 (the lone one and the pack)", entries)
 	}
 	if _, dropped, retries, pending := w.Stats(); dropped != 0 || retries != 0 || pending != 0 {
 		t.Fatalf("dropped %d retries %d pending %d", dropped, retries, pending)

@@ -135,11 +135,11 @@ func (f *fixture) stream(t *testing.T) []events.Event {
 	sort.SliceStable(msgs, func(i, j int) bool { return streamIDLess(msgs[i].ID, msgs[j].ID) })
 	out := make([]events.Event, 0, len(msgs))
 	for _, m := range msgs {
-		e, err := events.Decode(m.Values)
+		evs, err := events.DecodeEntry(m.Values)
 		if err != nil {
 			t.Fatalf("entry %s does not decode: %v (%v)", m.ID, err, m.Values)
 		}
-		out = append(out, e)
+		out = append(out, evs...)
 	}
 	return out
 }

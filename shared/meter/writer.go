@@ -27,8 +27,14 @@ import (
 //     that fails holds back only its own shard's events while the writer
 //     retries them, not every other shard's behind them.
 //
-// Crash semantics (docs/decisions.md, "Metering"): events still queued when
-// the process dies are lost. Only Revenue events travel this way; the money
+// Revenue events are packed (events.EncodePack): those of one stream that
+// arrive within WriterConfig.PackWindow of each other, up to MaxPack, go as
+// one stream entry, so Redis and settlementd pay their per-entry costs (the
+// XADD, the consumer group's pending entry, the read, the XACK) once for
+// the pack (issue 22.4). Other events go one per entry.
+//
+// Crash semantics (docs/decisions.md, "Metering"): events still queued (or
+// in an open pack) when the process dies are lost. Only Revenue events travel this way; the money
 // facts (Debit, Refund) are written by the metering scripts in the same
 // atomic step as the balance change, so a lost Revenue event loses who
 // served a request, never what it cost.
@@ -40,6 +46,8 @@ type EventWriter struct {
 	log     *zap.Logger
 	max     int
 	cap     int
+	pack    int
+	window  time.Duration
 
 	mu     sync.RWMutex // guards closed against the channels' close
 	closed bool
@@ -47,8 +55,11 @@ type EventWriter struct {
 	wg     sync.WaitGroup
 	abort  chan struct{}
 
-	carried sync.WaitGroup // carried events whose reply is not in yet
-	riding  atomic.Int64
+	packMu sync.Mutex
+	open   map[string]*openPack // the pack filling up, per stream
+
+	carried sync.WaitGroup // carried entries whose reply is not in yet
+	waiting atomic.Int64   // events accepted and not yet written or dropped
 
 	written atomic.Uint64
 	dropped atomic.Uint64
@@ -62,10 +73,24 @@ type Carrier interface {
 	SendCarried()
 }
 
-// queued is an encoded event and the stream it goes to.
+// queued is an encoded stream entry, the stream it goes to and how many
+// events it holds (more than one: a pack).
 type queued struct {
 	stream string
 	vals   []any
+	n      int
+}
+
+// openPack is a pack of revenue events still taking more.
+type openPack struct {
+	stream   string
+	shard    int
+	payloads []string
+	timer    *time.Timer
+}
+
+func (p *openPack) entry() queued {
+	return queued{stream: p.stream, vals: events.EncodePack(events.TypeRevenue, p.payloads), n: len(p.payloads)}
 }
 
 // WriterConfig tunes an EventWriter.
@@ -77,8 +102,14 @@ type WriterConfig struct {
 	// Carrier, when set, carries each event's XADD (see EventWriter).
 	Carrier  Carrier
 	Capacity int // events that may wait; beyond it Enqueue drops (default 65,536)
-	MaxBatch int // events per pipeline (default 512)
-	Logger   *zap.Logger
+	MaxBatch int // stream entries per pipeline (default 512)
+	// MaxPack caps the revenue events packed into one stream entry
+	// (default 32; 1 turns packing off). PackWindow is how long a pack
+	// waits for more before it goes (default 2 ms): the most a revenue
+	// event is held back, and what a crash may lose on top of the queue.
+	MaxPack    int
+	PackWindow time.Duration
+	Logger     *zap.Logger
 }
 
 // NewEventWriter starts a writer.
@@ -89,11 +120,18 @@ func NewEventWriter(rdb redis.Cmdable, cfg WriterConfig) *EventWriter {
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = 512
 	}
+	if cfg.MaxPack <= 0 {
+		cfg.MaxPack = 32
+	}
+	cfg.MaxPack = min(cfg.MaxPack, events.MaxPack)
+	if cfg.PackWindow <= 0 {
+		cfg.PackWindow = 2 * time.Millisecond
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
 	w := &EventWriter{rdb: rdb, carrier: cfg.Carrier, stream: cfg.Stream, layout: cfg.Layout, log: cfg.Logger, max: cfg.MaxBatch,
-		cap: cfg.Capacity, abort: make(chan struct{})}
+		cap: cfg.Capacity, pack: cfg.MaxPack, window: cfg.PackWindow, abort: make(chan struct{}), open: map[string]*openPack{}}
 	n := 1
 	if w.carrier == nil && w.layout.Sharded() {
 		n = w.layout.N()
@@ -119,16 +157,67 @@ func (w *EventWriter) Enqueue(e events.Event) bool {
 		return false
 	}
 	shard := w.shardOf(e)
-	q := queued{stream: w.stream, vals: vals}
+	stream := w.stream
 	if w.layout.Sharded() {
-		q.stream = w.layout.Stream(shard) // built only when sharded: it allocates
+		stream = w.layout.Stream(shard) // built only when sharded: it allocates
 	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	if w.closed || w.pending() >= w.cap {
+	if w.closed || w.waiting.Load() >= int64(w.cap) {
 		w.dropped.Add(1)
 		return false
 	}
+	w.waiting.Add(1)
+	if _, ok := e.(*events.Revenue); ok && w.pack > 1 {
+		w.addToPack(stream, shard, vals[5].(string)) // Encode's "d": the payload
+		return true
+	}
+	return w.send(queued{stream: stream, vals: vals, n: 1}, shard)
+}
+
+// addToPack adds a revenue event's payload to its stream's open pack,
+// opening one (and its window) if there is none, and sends the pack when
+// it is full. The caller holds w.mu for reading.
+func (w *EventWriter) addToPack(stream string, shard int, payload string) {
+	w.packMu.Lock()
+	p := w.open[stream]
+	if p == nil {
+		p = &openPack{stream: stream, shard: shard, payloads: make([]string, 0, w.pack)}
+		w.open[stream] = p
+		p.timer = time.AfterFunc(w.window, func() { w.windowEnded(p) })
+	}
+	p.payloads = append(p.payloads, payload)
+	full := len(p.payloads) >= w.pack
+	if full {
+		delete(w.open, stream)
+		p.timer.Stop()
+	}
+	w.packMu.Unlock()
+	if full {
+		w.send(p.entry(), shard)
+	}
+}
+
+// windowEnded sends p when its window ends, unless it was sent already
+// (full, or taken by Close).
+func (w *EventWriter) windowEnded(p *openPack) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	w.packMu.Lock()
+	open := w.open[p.stream] == p
+	if open {
+		delete(w.open, p.stream)
+	}
+	w.packMu.Unlock()
+	if open {
+		w.send(p.entry(), p.shard)
+	}
+}
+
+// send hands an entry on: to the carrier, or to its stream's queue. Its
+// events are already counted as waiting; they count as dropped if the
+// queue is full. The caller holds w.mu for reading.
+func (w *EventWriter) send(q queued, shard int) bool {
 	if w.carrier != nil {
 		w.carry(q)
 		return true
@@ -137,32 +226,42 @@ func (w *EventWriter) Enqueue(e events.Event) bool {
 	case w.lanes[shard%len(w.lanes)] <- q:
 		return true
 	default:
-		w.dropped.Add(1)
+		w.lost(q.n)
 		return false
 	}
+}
+
+// lost counts n waiting events as dropped.
+func (w *EventWriter) lost(n int) {
+	w.dropped.Add(uint64(n))
+	w.waiting.Add(-int64(n))
+}
+
+// landed counts n waiting events as written.
+func (w *EventWriter) landed(n int) {
+	w.written.Add(uint64(n))
+	w.waiting.Add(-int64(n))
 }
 
 // carry hands q's XADD to the carrier; a failed one goes to the retry
 // queue.
 func (w *EventWriter) carry(q queued) {
 	w.carried.Add(1)
-	w.riding.Add(1)
 	cmd := redis.NewStringCmd(context.Background(), xaddArgs(q)...)
 	w.carrier.Carry(cmd, func(err error) {
 		defer w.carried.Done()
-		defer w.riding.Add(-1)
 		if err == nil {
-			w.written.Add(1)
+			w.landed(q.n)
 			return
 		}
 		w.retries.Add(1)
-		w.log.Warn("event stream write failed; retrying", zap.Error(err))
+		w.log.Warn("event stream write failed; retrying", zap.Int("events", q.n), zap.Error(err))
 		w.mu.RLock()
 		defer w.mu.RUnlock()
 		select {
 		case w.lanes[0] <- q: // the lanes close only after every carried reply is in
 		default:
-			w.dropped.Add(1)
+			w.lost(q.n)
 		}
 	})
 }
@@ -192,19 +291,10 @@ func (w *EventWriter) shardOf(e events.Event) int {
 	return 0
 }
 
-// pending is how many events wait (queued or carried).
-func (w *EventWriter) pending() int {
-	n := int(w.riding.Load())
-	for _, l := range w.lanes {
-		n += len(l)
-	}
-	return n
-}
-
 // Stats reports events written, dropped and retried writes so far, and how
 // many wait.
 func (w *EventWriter) Stats() (written, dropped, retries uint64, pending int) {
-	return w.written.Load(), w.dropped.Load(), w.retries.Load(), w.pending()
+	return w.written.Load(), w.dropped.Load(), w.retries.Load(), int(w.waiting.Load())
 }
 
 // Close stops accepting events and waits until the queue is written or ctx
@@ -213,6 +303,17 @@ func (w *EventWriter) Close(ctx context.Context) error {
 	w.mu.Lock()
 	first := !w.closed
 	w.closed = true
+	// The open packs go now. Holding w.mu, no window can be ending
+	// (windowEnded holds it for reading), and one that ends later finds its
+	// pack gone.
+	w.packMu.Lock()
+	packs := w.open
+	w.open = map[string]*openPack{}
+	w.packMu.Unlock()
+	for _, p := range packs {
+		p.timer.Stop()
+		w.send(p.entry(), p.shard)
+	}
 	w.mu.Unlock()
 	finished := make(chan struct{})
 	go func() {
@@ -285,25 +386,28 @@ func (w *EventWriter) flush(batch []queued) {
 		cancel()
 		var failed []queued
 		var firstErr error
+		unwritten := 0
 		for i, c := range cmds {
 			if err := c.Err(); err != nil {
 				failed = append(failed, batch[i])
+				unwritten += batch[i].n
 				if firstErr == nil {
 					firstErr = err
 				}
+			} else {
+				w.landed(batch[i].n)
 			}
 		}
-		w.written.Add(uint64(len(batch) - len(failed)))
 		if len(failed) == 0 {
 			return
 		}
 		batch = failed
 		w.retries.Add(1)
-		w.log.Warn("event stream write failed; retrying", zap.Int("events", len(batch)), zap.Error(firstErr))
+		w.log.Warn("event stream write failed; retrying", zap.Int("events", unwritten), zap.Error(firstErr))
 		select {
 		case <-w.abort:
-			w.dropped.Add(uint64(len(batch)))
-			w.log.Error("event writer closed with unwritten events", zap.Int("dropped", len(batch)), zap.Error(firstErr))
+			w.lost(unwritten)
+			w.log.Error("event writer closed with unwritten events", zap.Int("dropped", unwritten), zap.Error(firstErr))
 			return
 		case <-time.After(backoff):
 		}

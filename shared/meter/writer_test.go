@@ -2,6 +2,8 @@ package meter_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -34,8 +36,9 @@ func TestEventWriterWritesEverythingAndFlushesOnClose(t *testing.T) {
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := rdb.XLen(ctx, stream).Val(); got != n {
-		t.Fatalf("stream has %d entries, want %d", got, n)
+	// Enqueued this fast, the events fill their packs (32 by default).
+	if got := rdb.XLen(ctx, stream).Val(); got < (n+31)/32 || got > n/8 {
+		t.Fatalf("stream has %d entries for %d events, want them packed", got, n)
 	}
 	if written, dropped, _, pending := w.Stats(); written != n || dropped != 0 || pending != 0 {
 		t.Fatalf("stats written %d dropped %d pending %d", written, dropped, pending)
@@ -44,9 +47,22 @@ func TestEventWriterWritesEverythingAndFlushesOnClose(t *testing.T) {
 		t.Fatal("a closed writer accepted an event")
 	}
 	msgs, _ := rdb.XRange(ctx, stream, "-", "+").Result()
+	ids := map[string]int{}
 	for _, m := range msgs {
-		if _, err := events.Decode(m.Values); err != nil {
+		evs, err := events.DecodeEntry(m.Values)
+		if err != nil {
 			t.Fatal(err)
+		}
+		for _, e := range evs {
+			ids[e.EventID()]++
+		}
+	}
+	if len(ids) != n {
+		t.Fatalf("%d distinct events in the stream, want %d", len(ids), n)
+	}
+	for id, c := range ids {
+		if c != 1 {
+			t.Fatalf("event %s written %d times", id, c)
 		}
 	}
 }
@@ -136,11 +152,76 @@ func TestEventWriterShardsDoNotWaitForEachOther(t *testing.T) {
 	if err := w.Close(cctx); err != nil {
 		t.Fatal(err)
 	}
-	total := int64(0)
+	total := 0
 	for _, s := range layout.Streams() {
-		total += rdb.XLen(ctx, s).Val()
+		msgs, err := rdb.XRange(ctx, s, "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			evs, err := events.DecodeEntry(m.Values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += len(evs)
+		}
 	}
-	if total != int64(onGood+onBad) {
-		t.Fatalf("%d entries, want %d", total, onGood+onBad)
+	if total != onGood+onBad {
+		t.Fatalf("%d events in the streams, want %d", total, onGood+onBad)
+	}
+}
+
+// Revenue events enqueued together go packed, up to MaxPack per stream
+// entry; a lone one goes on its own once its pack window ends (no Close
+// needed); MaxPack 1 writes one entry per event.
+func TestEventWriterPacksRevenueEvents(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.Redis(t)
+	entries := func(stream string) (sizes []int) {
+		t.Helper()
+		msgs, err := rdb.XRange(ctx, stream, "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			evs, err := events.DecodeEntry(m.Values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sizes = append(sizes, len(evs))
+		}
+		return sizes
+	}
+	for _, c := range []struct {
+		pack int
+		want []int
+	}{{4, []int{4, 4, 2}}, {1, []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}}} {
+		stream := balances.Layout{Prefix: testenv.KeyPrefix(t) + strconv.Itoa(c.pack) + ":"}.Stream(0)
+		// A window no test machine outlasts between two Enqueues.
+		w := meter.NewEventWriter(rdb, meter.WriterConfig{Stream: stream, MaxPack: c.pack, PackWindow: 10 * time.Second})
+		for i := range 10 {
+			if !w.Enqueue(revenue(i)) {
+				t.Fatalf("event %d dropped", i)
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := w.Close(cctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if got := entries(stream); !slices.Equal(got, c.want) {
+			t.Fatalf("MaxPack %d: entries of %v events, want %v", c.pack, got, c.want)
+		}
+	}
+
+	stream := balances.Layout{Prefix: testenv.KeyPrefix(t) + "lone:"}.Stream(0)
+	w := meter.NewEventWriter(rdb, meter.WriterConfig{Stream: stream, PackWindow: 20 * time.Millisecond})
+	defer w.Close(ctx)
+	if !w.Enqueue(revenue(0)) {
+		t.Fatal("event dropped")
+	}
+	waitWritten(t, w, 1)
+	if got := entries(stream); !slices.Equal(got, []int{1}) {
+		t.Fatalf("a lone event: entries of %v events", got)
 	}
 }
