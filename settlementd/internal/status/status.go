@@ -14,6 +14,7 @@
 package status
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -237,7 +238,8 @@ const epochCols = `id, state, starts_at, ends_at, events, calls, total_units, no
 	distributed_units, withheld_units, carry_in_units, carry_out_units, closed_at`
 
 // economics: closed epochs newest first (cursor: epoch id) and the latest
-// revenue events (cursor: their position; no account or payer identity).
+// revenue events newest first (cursor: the last id; no account or payer
+// identity).
 func (s *Service) economics(w http.ResponseWriter, r *http.Request) {
 	limit, cur, ok := page(w, r, "cursor", 20, 100)
 	if !ok {
@@ -252,17 +254,23 @@ func (s *Service) economics(w http.ResponseWriter, r *http.Request) {
 		}
 		elimit = n
 	}
-	var ecTS *time.Time
-	var ecID string
+	// Revenue events page by id through the primary key: ids are the
+	// gateways' request ids, ULIDs, whose text order is their creation
+	// time, so this is newest first by arrival (migration 0074 dropped the
+	// (ts, id) index the ingest paid for on every row). A cursor is the
+	// last id; one from before (ts|id) is still read, by its id.
+	var ecID *string
 	if v := r.URL.Query().Get("events_cursor"); v != "" {
 		b, err := base64.RawURLEncoding.DecodeString(v)
-		ts, id, found := strings.Cut(string(b), "|")
-		t, err2 := time.Parse(time.RFC3339Nano, ts)
-		if err != nil || err2 != nil || !found {
+		if i := bytes.LastIndexByte(b, '|'); i >= 0 {
+			b = b[i+1:]
+		}
+		if err != nil || len(b) == 0 {
 			httpx.Error(w, http.StatusBadRequest, "invalid_cursor", "events_cursor is not a cursor this API returned")
 			return
 		}
-		ecTS, ecID = &t, id
+		id := string(b)
+		ecID = &id
 	}
 	ctx := r.Context()
 	epochs, err := s.query(ctx, `SELECT `+epochCols+` FROM epochs WHERE state = 'CLOSED' AND ($1::bigint IS NULL OR id < $1)
@@ -272,13 +280,12 @@ func (s *Service) economics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rows, err := s.cfg.Pool.Query(ctx, `SELECT ts, id, epoch_id, booked_epoch, chain_id, payer, asset, amount_units, calls, upstream, node_id
-		FROM revenue_events WHERE ($1::timestamptz IS NULL OR (ts, id) < ($1, $2)) ORDER BY ts DESC, id DESC LIMIT $3`, ecTS, ecID, elimit)
+		FROM revenue_events WHERE ($1::text IS NULL OR id < $1) ORDER BY id DESC LIMIT $2`, ecID, elimit)
 	if err != nil {
 		unavailable(w, "revenue events")
 		return
 	}
 	var evs []map[string]any
-	var lastTS time.Time
 	var lastID string
 	for rows.Next() {
 		var ts time.Time
@@ -291,7 +298,7 @@ func (s *Service) economics(w http.ResponseWriter, r *http.Request) {
 			unavailable(w, "revenue events")
 			return
 		}
-		lastTS, lastID = ts, id
+		lastID = id
 		evs = append(evs, map[string]any{"ts": ts.UTC().Format(time.RFC3339Nano), "epoch_id": epoch, "booked_epoch": booked, "chain_id": chainID,
 			"payer": payer, "asset": asset, "amount_usdt": money.USDT(units), "amount_units": strconv.FormatInt(units, 10), "calls": calls,
 			"upstream": upstream, "node_id": node})
@@ -317,7 +324,7 @@ func (s *Service) economics(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(evs) == elimit {
-		body["next_events_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(lastTS.UTC().Format(time.RFC3339Nano) + "|" + lastID))
+		body["next_events_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(lastID))
 	}
 	httpx.JSON(w, http.StatusOK, body)
 }

@@ -2,13 +2,19 @@ package status
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
@@ -122,4 +128,74 @@ func errCode(m map[string]any) string {
 	e, _ := m["error"].(map[string]any)
 	c, _ := e["code"].(string)
 	return c
+}
+
+// The admin economics list pages revenue events newest first by id (the
+// gateways' ULID request ids, in creation order) through the primary key:
+// every event once, in order, across pages; a cursor from before the change
+// (ts|id) still continues after its id; a cursor that is not one is 400.
+func TestEconomicsPagesRevenueEventsNewestFirst(t *testing.T) {
+	_, pool := settletest.DB(t)
+	url := serve(t, Config{Pool: pool, Redis: testenv.Redis(t)})
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var ids []string
+	for i := range 11 {
+		at := start.Add(time.Duration(i) * 1500 * time.Millisecond)
+		id := ulid.MustNew(ulid.Timestamp(at), rand.Reader).String()
+		ids = append(ids, id)
+		// ts (when the call was served) runs against the ids here: the
+		// order is the ids'.
+		if _, err := pool.Exec(context.Background(), `INSERT INTO revenue_events (id, ts, epoch_id, booked_epoch, chain_id, payer, asset, amount_units, calls, upstream)
+			VALUES ($1, $2, 1, 1, 137, 'free', 'USDT', 0, 1, 'alpha')`, id, start.Add(-time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Reverse(ids)
+	var got []string
+	cursor := ""
+	for page := 0; ; page++ {
+		q := url + "/api/admin/economics?events_limit=4"
+		if cursor != "" {
+			q += "&events_cursor=" + cursor
+		}
+		code, m := call(t, "GET", q)
+		if code != 200 || page > 5 {
+			t.Fatalf("page %d: %d %v", page, code, m)
+		}
+		for _, e := range m["revenue_events"].([]any) {
+			ts := e.(map[string]any)["ts"].(string)
+			var id string
+			if err := pool.QueryRow(context.Background(), `SELECT id FROM revenue_events WHERE ts = $1`, ts).Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, id)
+		}
+		next, _ := m["next_events_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if !slices.Equal(got, ids) {
+		t.Fatalf("events in the order\n%v\nwant\n%v", got, ids)
+	}
+	old := base64.RawURLEncoding.EncodeToString([]byte(start.Format(time.RFC3339Nano) + "|" + ids[3]))
+	if code, m := call(t, "GET", url+"/api/admin/economics?events_limit=1&events_cursor="+old); code != 200 ||
+		len(m["revenue_events"].([]any)) != 1 || m["revenue_events"].([]any)[0].(map[string]any)["ts"] != tsOf(t, pool, ids[4]) {
+		t.Fatalf("an old cursor: %d %v", code, m)
+	}
+	for _, bad := range []string{"@@", base64.RawURLEncoding.EncodeToString([]byte("x|"))} {
+		if code, m := call(t, "GET", url+"/api/admin/economics?events_cursor="+bad); code != 400 || errCode(m) != "invalid_cursor" {
+			t.Fatalf("cursor %q: %d %v", bad, code, m)
+		}
+	}
+}
+
+func tsOf(t *testing.T, pool *pgxpool.Pool, id string) string {
+	t.Helper()
+	var ts time.Time
+	if err := pool.QueryRow(context.Background(), `SELECT ts FROM revenue_events WHERE id = $1`, id).Scan(&ts); err != nil {
+		t.Fatal(err)
+	}
+	return ts.UTC().Format(time.RFC3339Nano)
 }
