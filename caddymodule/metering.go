@@ -175,6 +175,9 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	h.writerKey = "events/" + h.redisKey + "/" + stream + "/" + strconv.Itoa(layout.N())
 	v, _, err := writers.LoadOrNew(h.writerKey, func() (caddy.Destructor, error) {
 		wc := meter.WriterConfig{Stream: stream, Layout: layout, Logger: h.logger.Named("events")}
+		if n := h.Metering.EventPack; n != nil {
+			wc.MaxPack = *n
+		}
 		if ap, ok := h.scripts.(*meter.AutoPipeline); ok {
 			wc.Carrier = ap // events ride the metering calls' round trips
 		}

@@ -1252,3 +1252,60 @@ http://127.0.0.1:{PORT} {
 		t.Fatalf("the failure was not logged:\n%s", gw.Output())
 	}
 }
+
+// The gateway packs the revenue events of concurrent calls into shared
+// stream entries (at most 32 each), every event once; `event_pack off`
+// writes one event per entry, as a settlementd from before packing reads.
+func TestRevenueEventsPacked(t *testing.T) {
+	for _, c := range []struct {
+		extra  string
+		packed bool
+	}{{"", true}, {"metering {\n\t\t\t\tevent_pack off\n\t\t\t}", false}} {
+		e := startMetered(t, meterOpts{free: -1, extra: c.extra})
+		secret, id := e.createKey(t)
+		e.credit(t, id, 100*30)
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				for range 10 {
+					if a := e.rpc(t, getBalance, "X-API-Key: "+secret); a.status != http.StatusOK {
+						t.Errorf("call: %d %s", a.status, a.body)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		e.revenues(t, 100)
+		seen := map[string]int{}
+		entries, largest := 0, 0
+		for _, s := range e.layout.Streams() {
+			msgs, err := e.rdb.XRange(context.Background(), s, "-", "+").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range msgs {
+				if m.Values["t"] != events.TypeRevenue {
+					continue
+				}
+				evs, err := events.DecodeEntry(m.Values)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries, largest = entries+1, max(largest, len(evs))
+				for _, ev := range evs {
+					seen[ev.EventID()]++
+				}
+			}
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("revenue event %s written %d times", id, n)
+			}
+		}
+		if len(seen) != 100 || largest > 32 || (c.packed && entries >= 100) || (!c.packed && (entries != 100 || largest != 1)) {
+			t.Fatalf("%q: %d revenue events in %d entries (largest %d)", c.extra, len(seen), entries, largest)
+		}
+		t.Logf("%q: 100 revenue events in %d stream entries, the largest holding %d", c.extra, entries, largest)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
 // UnmarshalCaddyfile reads the tollgate directive:
@@ -52,6 +53,7 @@ import (
 //	        rate_limit_key    250 1s 500            # per valid API key; or off
 //	        key_create_limit  10 1h                 # key creations per IP per window; or off
 //	        ip_concurrency    32                    # requests in flight per IP on this instance; or off
+//	        event_pack        32                    # revenue events per stream entry (2 ms window); off: one each
 //	    }
 //	    payments {
 //	        vault_address   0x…                     # RevenueVault on chain 137
@@ -152,7 +154,7 @@ func flat(opt string) (section, name string, ok bool) {
 	case "max_attempts", "probe_interval", "lag_threshold", "breaker_failures", "breaker_open_for", "registry_refresh",
 		"allow_private_nodes", "node_allow_cidrs", "node_resolver":
 		return "upstreams", opt, true
-	case "free_daily_limit", "free_subnet_limit", "rate_limit_ip", "rate_limit_key", "key_create_limit", "ip_concurrency":
+	case "free_daily_limit", "free_subnet_limit", "rate_limit_ip", "rate_limit_key", "key_create_limit", "ip_concurrency", "event_pack":
 		return "metering", opt, true
 	case "x402_facilitator_url":
 		return "payments", "facilitator_url", true
@@ -335,6 +337,20 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 			n = int(x)
 		}
 		m.IPConcurrency = &n
+	case "metering.event_pack":
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return d.ArgErr()
+		}
+		n := 1
+		if v != "off" {
+			x, err := strconv.ParseUint(v, 10, 31)
+			if err != nil || x == 0 || x > events.MaxPack {
+				return d.Errf("%s: want 1 to %d or off, got %q", where, events.MaxPack, v)
+			}
+			n = int(x)
+		}
+		m.EventPack = &n
 	case "metering.rate_limit_ip", "metering.rate_limit_key", "metering.key_create_limit":
 		rc, err := parseRate(d, where, opt != "key_create_limit")
 		if err != nil {

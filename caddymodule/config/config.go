@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
@@ -146,6 +147,10 @@ type Metering struct {
 	// IPConcurrency caps one IP's requests in flight on this instance; nil
 	// means the default, 0 no cap.
 	IPConcurrency *int `json:"ip_concurrency,omitempty"`
+	// EventPack caps the revenue events the event writer packs into one
+	// stream entry (shared/events pack.go); nil means the default (32), 1
+	// one event per entry, as a settlementd from before packing reads.
+	EventPack *int `json:"event_pack,omitempty"`
 }
 
 // Payments are deposits (chain 137), the x402 offer and the 402 answer.
@@ -300,6 +305,9 @@ func (g *Gateway) Validate() error {
 	}
 	if m.IPConcurrency != nil && *m.IPConcurrency < 0 {
 		return fmt.Errorf("tollgate: metering ip_concurrency: want a positive integer or off")
+	}
+	if m.EventPack != nil && (*m.EventPack < 1 || *m.EventPack > events.MaxPack) {
+		return fmt.Errorf("tollgate: metering event_pack: want 1 to %d or off, got %d", events.MaxPack, *m.EventPack)
 	}
 	p := g.Payments
 	for name, v := range map[string]string{"min_deposit": p.MinDeposit, "max_deposit": p.MaxDeposit, "heatmap_price": g.Intelligence.HeatmapPrice} {

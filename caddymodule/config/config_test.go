@@ -43,6 +43,7 @@ const sectioned = `tollgate {
 		rate_limit_key off
 		key_create_limit 10 1h
 		ip_concurrency off
+		event_pack off
 	}
 	payments {
 		vault_address {env.VAULT}
@@ -90,6 +91,7 @@ const flatSpelled = `tollgate {
 	rate_limit_key off
 	key_create_limit 10 1h
 	ip_concurrency off
+	event_pack off
 	vault_address {env.VAULT}
 	usdt_address 0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB
 	min_deposit 2.5
@@ -131,7 +133,7 @@ func TestSectionsAndFlatSpellingsAgree(t *testing.T) {
 		u.BreakerFailures != 4 || u.BreakerOpenFor != dur("9s") || u.RegistryRefresh != dur("2s") || !u.AllowPrivateNodes ||
 		len(u.NodeAllowCIDRs) != 1 || u.NodeResolver != "127.0.0.1:5353" ||
 		m.Off || *m.FreeDailyLimit != 0 || *m.FreeSubnetLimit != 2500 || *m.RateLimitIP != (RateConfig{Rate: 20, Per: dur("1s"), Burst: 40}) ||
-		m.RateLimitKey.Rate != 0 || *m.KeyCreateLimit != (RateConfig{Rate: 10, Per: dur("1h"), Burst: 10}) || *m.IPConcurrency != 0 ||
+		m.RateLimitKey.Rate != 0 || *m.KeyCreateLimit != (RateConfig{Rate: 10, Per: dur("1h"), Burst: 10}) || *m.IPConcurrency != 0 || *m.EventPack != 1 ||
 		p.VaultAddress != "{env.VAULT}" || p.MinDeposit != "2.5" || p.MaxDeposit != "100" || p.PublicURL != "https://rpc.example.com" ||
 		p.Facilitator != "https://rpc.example.com/x402" || p.SettlementdURL != "http://127.0.0.1:8081" ||
 		g.Intelligence.HeatmapPrice != "0.002" || len(g.Chains) != 1 || g.Chains[0].Providers[0].Headers["Authorization"] != "Bearer {env.TOKEN}" ||
@@ -163,7 +165,7 @@ func TestCaddyfileRefusesBadValues(t *testing.T) {
 	for _, bad := range []string{
 		"metering maybe", "metering on off", "free_daily_limit -1", "metering {\nfree_daily_limit x\n}", "rate_limit_ip 10",
 		"metering {\nrate_limit_ip 0 1s\n}", "rate_limit_ip 10 1s 0", "rate_limit_ip 10 nope", "key_create_limit 10 1h 5",
-		"ip_concurrency 0", "redis_cluster yes", "vault_address", "min_deposit 1 2", "payments {\nvault\n}",
+		"ip_concurrency 0", "event_pack 0", "event_pack 1025", "metering {\nevent_pack many\n}", "redis_cluster yes", "vault_address", "min_deposit 1 2", "payments {\nvault\n}",
 		"upstreams {\nfree_daily_limit 5\n}", "upstreams extra {\n}", "upstreams {\ntimeout 0s\n}", "max_batch 0",
 		"intelligence {\nheatmap_price 1 2\n}", "allow_private_nodes maybe", "no_such_option 1",
 		"chain 137 {\nmethod eth_getLogs\n}", "chain 137 {\nmethod eth_getLogs max_block_range 0\n}",
