@@ -21,7 +21,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "settlementd_ingest_events_total",
-			Help: "Stream entries committed to Postgres, by event type (redeliveries included).",
+			Help: "Events committed to Postgres, by type (each event of a packed entry counts; redeliveries included).",
 		}, []string{"type"}),
 		dead: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "settlementd_ingest_dead_letters_total",
