@@ -34,10 +34,10 @@ import (
 // the pack (issue 22.4). Other events go one per entry.
 //
 // Crash semantics (docs/decisions.md, "Metering"): events still queued (or
-// in an open pack) when the process dies are lost. Only Revenue events travel this way; the money
-// facts (Debit, Refund) are written by the metering scripts in the same
-// atomic step as the balance change, so a lost Revenue event loses who
-// served a request, never what it cost.
+// in an open pack) when the process dies are lost. Only Revenue events
+// travel this way; the money facts (Debit, Refund) are written by the
+// metering scripts in the same atomic step as the balance change, so a
+// lost Revenue event loses who served a request, never what it cost.
 type EventWriter struct {
 	rdb     redis.Cmdable
 	carrier Carrier

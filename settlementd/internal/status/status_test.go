@@ -184,7 +184,8 @@ func TestEconomicsPagesRevenueEventsNewestFirst(t *testing.T) {
 		len(m["revenue_events"].([]any)) != 1 || m["revenue_events"].([]any)[0].(map[string]any)["ts"] != tsOf(t, pool, ids[4]) {
 		t.Fatalf("an old cursor: %d %v", code, m)
 	}
-	for _, bad := range []string{"@@", base64.RawURLEncoding.EncodeToString([]byte("x|"))} {
+	for _, bad := range []string{"@@", base64.RawURLEncoding.EncodeToString([]byte("x|")), base64.RawURLEncoding.EncodeToString([]byte("\xff\xfe")),
+		base64.RawURLEncoding.EncodeToString([]byte("01K\x00")), base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("9", 129)))} {
 		if code, m := call(t, "GET", url+"/api/admin/economics?events_cursor="+bad); code != 400 || errCode(m) != "invalid_cursor" {
 			t.Fatalf("cursor %q: %d %v", bad, code, m)
 		}
