@@ -2,6 +2,7 @@ package claims
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -120,7 +121,9 @@ func TestEarningsShowQuarantineAndEvidence(t *testing.T) {
 	if items := p3["evidence"].([]any); len(items) != 0 || p3["next_cursor"] != nil {
 		t.Fatalf("page 3 %v", p3)
 	}
-	for _, bad := range []string{"?cursor=%21%21", "?limit=51", "?limit=x"} {
+	// The last: a well-formed cursor whose id PostgreSQL cannot take as text.
+	notText := "?cursor=" + base64.RawURLEncoding.EncodeToString([]byte("2026-11-26T00:00:00Z|\xff\x00"))
+	for _, bad := range []string{"?cursor=%21%21", "?limit=51", "?limit=x", notText} {
 		if code, body := get("/api/nodes/"+node+"/evidence"+bad, wallet); code != http.StatusBadRequest || body["error"] == nil {
 			t.Fatalf("%s: %d %v", bad, code, body)
 		}

@@ -29,7 +29,7 @@ func Page(w http.ResponseWriter, r *http.Request, q Querier, node string) (items
 		b, err := base64.RawURLEncoding.DecodeString(v)
 		ts, id, found := strings.Cut(string(b), "|")
 		t, err2 := time.Parse(time.RFC3339Nano, ts)
-		if err != nil || err2 != nil || !found {
+		if err != nil || err2 != nil || !found || !httpx.StorableText(id) {
 			httpx.Error(w, http.StatusBadRequest, "invalid_cursor", "cursor is not a cursor this API returned")
 			return nil, nil, false
 		}

@@ -128,7 +128,7 @@ func decodeCursor(v string, n int) ([]string, error) {
 		return nil, bad
 	}
 	parts := strings.Split(string(b), "|")
-	if len(parts) != n {
+	if len(parts) != n || !httpx.StorableText(string(b)) {
 		return nil, bad
 	}
 	return parts, nil

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -335,6 +336,9 @@ func TestKeyHistoryEqualsTheMix(t *testing.T) {
 		{"/api/keys/history?granularity=week", []string{"X-API-Key", secretN(0)}, 400, "invalid_granularity"},
 		{"/api/keys/history?days=91", []string{"X-API-Key", secretN(0)}, 400, "invalid_days"},
 		{"/api/keys/history?cursor=!!", []string{"X-API-Key", secretN(0)}, 400, "invalid_cursor"},
+		// Well formed, but a key field PostgreSQL cannot take as text.
+		{"/api/keys/history?cursor=" + base64.RawURLEncoding.EncodeToString([]byte("2026-11-26T00:00:00Z|137|eth_call|\xff")),
+			[]string{"X-API-Key", secretN(0)}, 400, "invalid_cursor"},
 		{"/api/keys/history?key_id=" + keyC, w.bearer(t, walletD), 403, "not_key_owner"},
 		{"/api/keys/history", w.bearer(t, walletD), 404, "key_not_found"},
 		{"/api/keys/history", []string{"Authorization", "Bearer nope"}, 401, "invalid_token"},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tollgate-rpc/tollgate/shared/httpx"
 )
@@ -46,4 +47,12 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// StorableText reports whether s can be a PostgreSQL text parameter: valid
+// UTF-8 without NUL. A handler checks the key fields of a cursor a caller
+// sent with it, so a crafted cursor is a 400, not a query PostgreSQL
+// refuses and the handler answers 503.
+func StorableText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }

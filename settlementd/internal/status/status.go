@@ -22,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -266,9 +265,7 @@ func (s *Service) economics(w http.ResponseWriter, r *http.Request) {
 		if i := bytes.LastIndexByte(b, '|'); i >= 0 {
 			b = b[i+1:]
 		}
-		// PostgreSQL refuses text that is not UTF-8 or holds NUL: that would
-		// be a failed query (503) for what is a bad cursor (400).
-		if err != nil || len(b) == 0 || len(b) > 128 || !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+		if err != nil || len(b) == 0 || len(b) > 128 || !httpx.StorableText(string(b)) {
 			httpx.Error(w, http.StatusBadRequest, "invalid_cursor", "events_cursor is not a cursor this API returned")
 			return
 		}
