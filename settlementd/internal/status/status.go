@@ -9,7 +9,8 @@
 //     allocations, claims and the solvency state, with no keys or secrets;
 //   - /admin/* behind X-Admin-Token: pause/unpause claims, trigger a
 //     settlement run, list epochs, review quarantined nodes and lift a
-//     quarantine (quarantine.go);
+//     quarantine (quarantine.go), list and replay dead letters
+//     (deadletters.go);
 //   - the Sampler job that probes the gateway's /rpc and stores samples.
 package status
 
@@ -93,6 +94,8 @@ func (s *Service) Register(handle func(string, http.Handler)) {
 	handle("GET /admin/quarantine", s.adminOnly(s.quarantine))
 	handle("GET /admin/nodes/{id}/evidence", s.adminOnly(s.nodeEvidence))
 	handle("POST /admin/nodes/{id}/unquarantine", s.adminOnly(s.unquarantine))
+	handle("GET /admin/dead-letters", s.adminOnly(s.deadLetters))
+	handle("POST /admin/dead-letters/replay", s.adminOnly(s.replayDeadLetters))
 }
 
 func unavailable(w http.ResponseWriter, what string) {

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oklog/ulid/v2"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
@@ -199,4 +202,79 @@ func tsOf(t *testing.T, pool *pgxpool.Pool, id string) string {
 		t.Fatal(err)
 	}
 	return ts.UTC().Format(time.RFC3339Nano)
+}
+
+// Dead letters are listed and replayed: a parked entry's fields go back on
+// the stream as they were, the row records when and as which entry, a
+// second replay does nothing, an entry whose content is gone is skipped,
+// and ids that are not there are said so.
+func TestDeadLettersReplay(t *testing.T) {
+	_, pool := settletest.DB(t)
+	rdb := testenv.Redis(t)
+	prefix := testenv.KeyPrefix(t)
+	url := serve(t, Config{Pool: pool, Redis: rdb, Prefix: prefix, AdminToken: "tok", Log: zaptest.NewLogger(t)})
+	admin := "X-Admin-Token: tok"
+	ctx := context.Background()
+	// What a settlementd from before packing parked: a packed entry.
+	packed := map[string]any{"t": "revenue", "v": "1", "n": "2", "d": `{"id":"a"}` + "\n" + `{"id":"b"}`}
+	raw, _ := json.Marshal(packed)
+	var parkedID, goneID int64
+	if err := pool.QueryRow(ctx, `INSERT INTO dead_letters (stream_id, reason, fields, consumer) VALUES ('1-0', 'decode revenue: …', $1, 'old') RETURNING id`, raw).Scan(&parkedID); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `INSERT INTO dead_letters (stream_id, reason, fields, consumer) VALUES ('2-0', 'entry deleted', 'null', 'old') RETURNING id`).Scan(&goneID); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := call(t, "POST", url+"/admin/dead-letters/replay"); code != 401 {
+		t.Fatalf("replay without the token: %d", code)
+	}
+	code, list := call(t, "GET", url+"/admin/dead-letters?limit=1", admin)
+	if rows := list["dead_letters"].([]any); code != 200 || len(rows) != 1 || rows[0].(map[string]any)["id"] != float64(goneID) || list["next_cursor"] == nil {
+		t.Fatalf("list: %d %v", code, list)
+	}
+
+	code, out := call(t, "POST", url+"/admin/dead-letters/replay", admin)
+	if code != 200 || fmt.Sprint(out["replayed"]) != fmt.Sprintf("[%d]", parkedID) || len(out["skipped"].([]any)) != 0 {
+		t.Fatalf("replay: %d %v", code, out)
+	}
+	stream := balances.Layout{Prefix: prefix}.Stream(0)
+	msgs, err := rdb.XRange(ctx, stream, "-", "+").Result()
+	if err != nil || len(msgs) != 1 || !maps.Equal(msgs[0].Values, packed) {
+		t.Fatalf("the stream after the replay: %v %v", msgs, err)
+	}
+	var as string
+	if err := pool.QueryRow(ctx, `SELECT replayed_as FROM dead_letters WHERE id = $1 AND replayed_at IS NOT NULL`, parkedID).Scan(&as); err != nil || as != msgs[0].ID {
+		t.Fatalf("replayed as %q (%v), the stream entry is %s", as, err, msgs[0].ID)
+	}
+	// Again: nothing left to replay; named, the replayed one, the one with
+	// no content and an unknown id are each skipped with their reason.
+	code, out = call2(t, "POST", url+"/admin/dead-letters/replay", fmt.Sprintf(`{"ids":[%d, %d, 999999]}`, parkedID, goneID), admin)
+	if code != 200 || len(out["replayed"].([]any)) != 0 || len(out["skipped"].([]any)) != 3 {
+		t.Fatalf("second replay: %d %v", code, out)
+	}
+	if n := rdb.XLen(ctx, stream).Val(); n != 1 {
+		t.Fatalf("%d stream entries after the second replay", n)
+	}
+	if code, _ := call2(t, "POST", url+"/admin/dead-letters/replay", `{"ids":"all"}`, admin); code != 400 {
+		t.Fatalf("a bad body: %d", code)
+	}
+}
+
+// call2 is call with a body.
+func call2(t *testing.T, method, url, body string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return resp.StatusCode, m
 }
