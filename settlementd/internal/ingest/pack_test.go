@@ -66,12 +66,21 @@ func TestPackedEntriesAreBookedOrParkedWhole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A dead letter replayed (status, POST /admin/dead-letters/replay)
+	// carries replay_of beside its own fields: it is booked like any entry.
+	replayed := map[string]any{"t": "revenue", "v": "1", "n": "2", "d": ok("r1-a") + "\n" + ok("r1-b"), "replay_of": "7"}
+	if err := e.rdb.XAdd(ctx, &redis.XAddArgs{Stream: e.stream, Values: replayed}).Err(); err != nil {
+		t.Fatal(err)
+	}
 	e.start(t, Config{Batch: 64})
 	e.drained(t)
 
 	nRev, nDeb, nRef := counts(good)
-	if got := e.count(t, `SELECT count(*) FROM revenue_events`); got != nRev {
-		t.Errorf("revenue rows %d, want %d", got, nRev)
+	if got := e.count(t, `SELECT count(*) FROM revenue_events`); got != nRev+2 {
+		t.Errorf("revenue rows %d, want %d", got, nRev+2)
+	}
+	if got := e.count(t, `SELECT count(*) FROM revenue_events WHERE id LIKE 'r1-_'`); got != 2 {
+		t.Errorf("the replayed pack: %d of its 2 events booked", got)
 	}
 	if got := e.count(t, `SELECT count(*) FROM debits`); got != nDeb {
 		t.Errorf("debit rows %d, want %d", got, nDeb)

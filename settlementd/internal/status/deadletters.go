@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
@@ -49,7 +50,10 @@ func (s *Service) deadLetters(w http.ResponseWriter, r *http.Request) {
 
 // replayDeadLetters appends parked entries to the stream again: those named
 // in {"ids": […]}, or every one not replayed yet (oldest first, at most
-// maxReplay a call). Entries whose content is gone (trimmed from the
+// maxReplay a call) that is not itself a failed replay. A replayed entry
+// carries the field replay_of (the dead letter's id; the ingest reads only
+// its own fields), so one that is parked again is not picked by the next
+// replay of everything, round after round; named, it is. Entries whose content is gone (trimmed from the
 // stream before they were read) or was not a field map are skipped and
 // listed. The rows are locked while they are replayed, so two calls at
 // once do not replay one entry twice; a crash between the XADD and the
@@ -85,6 +89,7 @@ func (s *Service) replayDeadLetters(w http.ResponseWriter, r *http.Request) {
 			-- Only a field map can be replayed: a row without one (content gone)
 			-- would otherwise be picked, and skipped, by every call.
 			AND (cardinality($1::bigint[]) > 0 OR substring(fields FROM 1 FOR 1) = '\x7b'::bytea)
+			AND (cardinality($1::bigint[]) > 0 OR position(convert_to('"`+replayOf+`"', 'UTF8') IN fields) = 0)
 			ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, req.IDs, maxReplay)
 		if err != nil {
 			return err
@@ -99,6 +104,7 @@ func (s *Service) replayDeadLetters(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, p := range all {
 			values, ok := fieldsOf(p.Fields)
+			values = append(values, replayOf, strconv.FormatInt(p.ID, 10))
 			if !ok {
 				skipped = append(skipped, skip{p.ID, "its content is gone or was not a stream entry's fields"})
 				continue
@@ -136,6 +142,9 @@ func (s *Service) replayDeadLetters(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, map[string]any{"replayed": replayed, "skipped": skipped, "stream": stream})
 }
 
+// replayOf is the field a replayed entry carries: the dead letter's id.
+const replayOf = "replay_of"
+
 // fieldsOf is a dead letter's stored fields (JSON of the entry's field map,
 // ingest's park) as XADD values, field names in order; false when there is
 // nothing to replay.
@@ -146,7 +155,9 @@ func fieldsOf(raw []byte) ([]any, bool) {
 	}
 	names := make([]string, 0, len(m))
 	for k := range m {
-		names = append(names, k)
+		if k != replayOf { // a replay of a replay names the newest
+			names = append(names, k)
+		}
 	}
 	slices.Sort(names)
 	out := make([]any, 0, 2*len(m))

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,7 +240,9 @@ func TestDeadLettersReplay(t *testing.T) {
 	}
 	stream := balances.Layout{Prefix: prefix}.Stream(0)
 	msgs, err := rdb.XRange(ctx, stream, "-", "+").Result()
-	if err != nil || len(msgs) != 1 || !maps.Equal(msgs[0].Values, packed) {
+	want := maps.Clone(packed)
+	want["replay_of"] = strconv.FormatInt(parkedID, 10)
+	if err != nil || len(msgs) != 1 || !maps.Equal(msgs[0].Values, want) {
 		t.Fatalf("the stream after the replay: %v %v", msgs, err)
 	}
 	var as string
@@ -257,6 +260,23 @@ func TestDeadLettersReplay(t *testing.T) {
 	}
 	if code, _ := call2(t, "POST", url+"/admin/dead-letters/replay", `{"ids":"all"}`, admin); code != 400 {
 		t.Fatalf("a bad body: %d", code)
+	}
+	// The replay failed again (an older settlementd parked it once more):
+	// a replay of everything leaves it, naming it replays it.
+	again, _ := json.Marshal(want)
+	var againID int64
+	if err := pool.QueryRow(ctx, `INSERT INTO dead_letters (stream_id, reason, fields, consumer) VALUES ($1, 'decode revenue: …', $2, 'old') RETURNING id`, msgs[0].ID, again).Scan(&againID); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := call(t, "POST", url+"/admin/dead-letters/replay", admin); code != 200 || len(out["replayed"].([]any)) != 0 {
+		t.Fatalf("replay of everything after a failed replay: %d %v", code, out)
+	}
+	if code, out := call2(t, "POST", url+"/admin/dead-letters/replay", fmt.Sprintf(`{"ids":[%d]}`, againID), admin); code != 200 || len(out["replayed"].([]any)) != 1 {
+		t.Fatalf("replay by id of a failed replay: %d %v", code, out)
+	}
+	last, err := rdb.XRevRangeN(ctx, stream, "+", "-", 1).Result()
+	if err != nil || len(last) != 1 || last[0].Values["replay_of"] != strconv.FormatInt(againID, 10) || last[0].Values["d"] != packed["d"] {
+		t.Fatalf("the second replay's entry: %v %v", last, err)
 	}
 }
 
