@@ -180,11 +180,5 @@ func (s *Service) epochs(w http.ResponseWriter, r *http.Request) {
 		unavailable(w, "epochs")
 		return
 	}
-	body := map[string]any{"epochs": epochs, "next_cursor": nil}
-	if len(epochs) == limit {
-		if n, ok := epochs[len(epochs)-1]["id"].(int64); ok {
-			body["next_cursor"] = cursorOf(n)
-		}
-	}
-	httpx.JSON(w, http.StatusOK, body)
+	httpx.JSON(w, http.StatusOK, map[string]any{"epochs": epochs, "next_cursor": nextCursor(epochs, limit)})
 }

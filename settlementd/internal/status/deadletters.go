@@ -39,13 +39,7 @@ func (s *Service) deadLetters(w http.ResponseWriter, r *http.Request) {
 		unavailable(w, "dead letters")
 		return
 	}
-	body := map[string]any{"dead_letters": rows, "next_cursor": nil}
-	if len(rows) == limit {
-		if n, ok := rows[len(rows)-1]["id"].(int64); ok {
-			body["next_cursor"] = cursorOf(n)
-		}
-	}
-	httpx.JSON(w, http.StatusOK, body)
+	httpx.JSON(w, http.StatusOK, map[string]any{"dead_letters": rows, "next_cursor": nextCursor(rows, limit)})
 }
 
 // replayDeadLetters appends parked entries to the stream again: those named

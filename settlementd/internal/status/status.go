@@ -196,6 +196,17 @@ func cursorOf(v int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(v, 10)))
 }
 
+// nextCursor is a page's next_cursor: the cursor of its last row's id when
+// the page is full (there may be more), else nil.
+func nextCursor(rows []map[string]any, limit int) any {
+	if len(rows) == limit {
+		if n, ok := rows[len(rows)-1]["id"].(int64); ok {
+			return cursorOf(n)
+		}
+	}
+	return nil
+}
+
 // rowsJSON renders rows as objects keyed by column name; int64 columns
 // named *_units also get a *_usdt sibling.
 func rowsJSON(rows pgx.Rows) ([]map[string]any, error) {
@@ -320,12 +331,7 @@ func (s *Service) economics(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	body := map[string]any{"split_percent": map[string]int{"node_operators": 50, "platform": 30, "pool": 20},
-		"epochs": epochs, "revenue_events": evs, "next_cursor": nil, "next_events_cursor": nil}
-	if len(epochs) == limit {
-		if n, ok := epochs[len(epochs)-1]["id"].(int64); ok {
-			body["next_cursor"] = cursorOf(n)
-		}
-	}
+		"epochs": epochs, "revenue_events": evs, "next_cursor": nextCursor(epochs, limit), "next_events_cursor": nil}
 	if len(evs) == elimit {
 		body["next_events_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(lastID))
 	}

@@ -251,14 +251,14 @@ func TestDeadLettersReplay(t *testing.T) {
 	}
 	// Again: nothing left to replay; named, the replayed one, the one with
 	// no content and an unknown id are each skipped with their reason.
-	code, out = call2(t, "POST", url+"/admin/dead-letters/replay", fmt.Sprintf(`{"ids":[%d, %d, 999999]}`, parkedID, goneID), admin)
+	code, out = post(t, url+"/admin/dead-letters/replay", fmt.Sprintf(`{"ids":[%d, %d, 999999]}`, parkedID, goneID), admin)
 	if code != 200 || len(out["replayed"].([]any)) != 0 || len(out["skipped"].([]any)) != 3 {
 		t.Fatalf("second replay: %d %v", code, out)
 	}
 	if n := rdb.XLen(ctx, stream).Val(); n != 1 {
 		t.Fatalf("%d stream entries after the second replay", n)
 	}
-	if code, _ := call2(t, "POST", url+"/admin/dead-letters/replay", `{"ids":"all"}`, admin); code != 400 {
+	if code, _ := post(t, url+"/admin/dead-letters/replay", `{"ids":"all"}`, admin); code != 400 {
 		t.Fatalf("a bad body: %d", code)
 	}
 	// The replay failed again (an older settlementd parked it once more):
@@ -271,30 +271,11 @@ func TestDeadLettersReplay(t *testing.T) {
 	if code, out := call(t, "POST", url+"/admin/dead-letters/replay", admin); code != 200 || len(out["replayed"].([]any)) != 0 {
 		t.Fatalf("replay of everything after a failed replay: %d %v", code, out)
 	}
-	if code, out := call2(t, "POST", url+"/admin/dead-letters/replay", fmt.Sprintf(`{"ids":[%d]}`, againID), admin); code != 200 || len(out["replayed"].([]any)) != 1 {
+	if code, out := post(t, url+"/admin/dead-letters/replay", fmt.Sprintf(`{"ids":[%d]}`, againID), admin); code != 200 || len(out["replayed"].([]any)) != 1 {
 		t.Fatalf("replay by id of a failed replay: %d %v", code, out)
 	}
 	last, err := rdb.XRevRangeN(ctx, stream, "+", "-", 1).Result()
 	if err != nil || len(last) != 1 || last[0].Values["replay_of"] != strconv.FormatInt(againID, 10) || last[0].Values["d"] != packed["d"] {
 		t.Fatalf("the second replay's entry: %v %v", last, err)
 	}
-}
-
-// call2 is call with a body.
-func call2(t *testing.T, method, url, body string, headers ...string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ": ")
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return resp.StatusCode, m
 }
