@@ -46,13 +46,8 @@ func TestEventWriterWritesEverythingAndFlushesOnClose(t *testing.T) {
 	if w.Enqueue(revenue(0)) {
 		t.Fatal("a closed writer accepted an event")
 	}
-	msgs, _ := rdb.XRange(ctx, stream, "-", "+").Result()
 	ids := map[string]int{}
-	for _, m := range msgs {
-		evs, err := events.DecodeEntry(m.Values)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, evs := range entriesIn(t, rdb, stream) {
 		for _, e := range evs {
 			ids[e.EventID()]++
 		}
@@ -154,15 +149,7 @@ func TestEventWriterShardsDoNotWaitForEachOther(t *testing.T) {
 	}
 	total := 0
 	for _, s := range layout.Streams() {
-		msgs, err := rdb.XRange(ctx, s, "-", "+").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range msgs {
-			evs, err := events.DecodeEntry(m.Values)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, evs := range entriesIn(t, rdb, s) {
 			total += len(evs)
 		}
 	}
@@ -179,15 +166,7 @@ func TestEventWriterPacksRevenueEvents(t *testing.T) {
 	rdb := testenv.Redis(t)
 	entries := func(stream string) (sizes []int) {
 		t.Helper()
-		msgs, err := rdb.XRange(ctx, stream, "-", "+").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range msgs {
-			evs, err := events.DecodeEntry(m.Values)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, evs := range entriesIn(t, rdb, stream) {
 			sizes = append(sizes, len(evs))
 		}
 		return sizes
@@ -224,4 +203,21 @@ func TestEventWriterPacksRevenueEvents(t *testing.T) {
 	if got := entries(stream); !slices.Equal(got, []int{1}) {
 		t.Fatalf("a lone event: entries of %v events", got)
 	}
+}
+
+// entriesIn reads a stream: each entry's events, in stream order (a packed
+// entry holds several).
+func entriesIn(t *testing.T, rdb redis.Cmdable, stream string) [][]events.Event {
+	t.Helper()
+	msgs, err := rdb.XRange(context.Background(), stream, "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]events.Event, len(msgs))
+	for i, m := range msgs {
+		if out[i], err = events.DecodeEntry(m.Values); err != nil {
+			t.Fatalf("entry %s: %v", m.ID, err)
+		}
+	}
+	return out
 }
