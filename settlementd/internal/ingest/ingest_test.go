@@ -50,6 +50,22 @@ func (e *env) start(t *testing.T, cfg Config) *Ingester {
 	return in
 }
 
+// grouped is an ingester on the env's stream that is not running: its
+// consumer group exists, and a test drives its workers by hand (a consumer
+// that reads and then dies, one that is pruned).
+func (e *env) grouped(t *testing.T, cfg Config) *Ingester {
+	t.Helper()
+	cfg.Stream = e.stream
+	in, err := New(e.rdb, e.pool, cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.ensureGroup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
 // drained waits until every stream entry is committed and acknowledged.
 func (e *env) drained(t *testing.T) {
 	t.Helper()
@@ -148,13 +164,7 @@ func TestRedeliveryAfterCrashIsStoredOnce(t *testing.T) {
 
 	// Consumer "dead-1" reads the first half and commits it, but dies before
 	// XACK; "dead-2" reads the rest and dies before even committing.
-	crashed, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "dead"}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := crashed.ensureGroup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	crashed := e.grouped(t, Config{Consumer: "dead"})
 	half := len(evs) / 2
 	w1 := &worker{in: crashed, name: "dead-1"}
 	crashed.cfg.Batch = half
@@ -328,13 +338,7 @@ func TestKeyRevokedBeforeCreated(t *testing.T) {
 func TestStaleConsumersArePruned(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	in, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "live", Batch: 1, ClaimMinIdle: time.Hour, StaleConsumer: 50 * time.Millisecond}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := in.ensureGroup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	in := e.grouped(t, Config{Consumer: "live", Batch: 1, ClaimMinIdle: time.Hour, StaleConsumer: 50 * time.Millisecond})
 	settletest.XAdd(t, e.rdb, e.stream, settletest.Traffic(5, 1, time.Now(), time.Now().Add(time.Second))[0])
 	e.rdb.XGroupCreateConsumer(ctx, e.stream, "settlementd", "gone-empty")
 	holder := &worker{in: in, name: "gone-holding"}
@@ -370,13 +374,7 @@ func TestRestartUnderSameNameRecoversOwnPending(t *testing.T) {
 	now := time.Now()
 	evs := settletest.Traffic(6, 100, now.Add(-time.Minute), now)
 	settletest.XAdd(t, e.rdb, e.stream, evs...)
-	dead, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "stable", Batch: len(evs)}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dead.ensureGroup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	dead := e.grouped(t, Config{Consumer: "stable", Batch: len(evs)})
 	if msgs, err := (&worker{in: dead, name: "stable"}).read(ctx, ">"); err != nil || len(msgs) != len(evs) {
 		t.Fatalf("read %d %v", len(msgs), err)
 	}

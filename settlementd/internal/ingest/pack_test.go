@@ -111,13 +111,7 @@ func TestPackedEntriesClaimedAfterCrashAreStoredOnce(t *testing.T) {
 	now := time.Now()
 	evs := settletest.Traffic(5, 300, now.Add(-time.Minute), now)
 	settletest.XAddPacked(t, e.rdb, e.stream, 8, evs...)
-	crashed, err := New(e.rdb, e.pool, Config{Stream: e.stream, Consumer: "dead", Batch: 100_000}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := crashed.ensureGroup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	crashed := e.grouped(t, Config{Consumer: "dead", Batch: 100_000})
 	read, err := (&worker{in: crashed, name: "dead-1"}).read(ctx, ">")
 	if n := e.rdb.XLen(ctx, e.stream).Val(); err != nil || int64(len(read)) != n || n >= int64(len(evs)) {
 		t.Fatalf("the dead consumer read %d of %d entries (%d events): %v", len(read), n, len(evs), err)
