@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -324,31 +326,15 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 			m.FreeSubnetLimit = &n
 		}
 	case "metering.ip_concurrency":
-		var v string
-		if !d.Args(&v) || d.NextArg() {
-			return d.ArgErr()
-		}
-		n := 0
-		if v != "off" {
-			x, err := strconv.ParseUint(v, 10, 31)
-			if err != nil || x == 0 {
-				return d.Errf("%s: want a positive integer or off, got %q", where, v)
-			}
-			n = int(x)
+		n, err := countOrOff(d, where, 0, math.MaxInt32, "a positive integer or off")
+		if err != nil {
+			return err
 		}
 		m.IPConcurrency = &n
 	case "metering.event_pack":
-		var v string
-		if !d.Args(&v) || d.NextArg() {
-			return d.ArgErr()
-		}
-		n := 1
-		if v != "off" {
-			x, err := strconv.ParseUint(v, 10, 31)
-			if err != nil || x == 0 || x > events.MaxPack {
-				return d.Errf("%s: want 1 to %d or off, got %q", where, events.MaxPack, v)
-			}
-			n = int(x)
+		n, err := countOrOff(d, where, 1, events.MaxPack, fmt.Sprintf("1 to %d or off", events.MaxPack))
+		if err != nil {
+			return err
 		}
 		m.EventPack = &n
 	case "metering.rate_limit_ip", "metering.rate_limit_key", "metering.key_create_limit":
@@ -513,3 +499,20 @@ func parseMethod(d *caddyfile.Dispenser, c *ChainConfig) error {
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Gateway)(nil)
+
+// countOrOff reads an option's one argument: an integer from 1 to maxN, or
+// "off", which reads as off; want says what is accepted.
+func countOrOff(d *caddyfile.Dispenser, where string, off int, maxN uint64, want string) (int, error) {
+	var v string
+	if !d.Args(&v) || d.NextArg() {
+		return 0, d.ArgErr()
+	}
+	if v == "off" {
+		return off, nil
+	}
+	x, err := strconv.ParseUint(v, 10, 31)
+	if err != nil || x == 0 || x > maxN {
+		return 0, d.Errf("%s: want %s, got %q", where, want, v)
+	}
+	return int(x), nil
+}
