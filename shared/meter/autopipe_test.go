@@ -3,9 +3,11 @@ package meter_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -231,6 +233,70 @@ func TestAutoPipelineBatchesConcurrentCalls(t *testing.T) {
 	for rid, k := range debits {
 		if k != 1 || !ids[rid] {
 			t.Fatalf("debit %s booked %d times (known: %v)", rid, k, ids[rid])
+		}
+	}
+}
+
+// A burst of calls that are all ready to run goes out together, not as a
+// batch of one and then the rest: the flusher yields once before it takes
+// the queue, so calls whose goroutines are runnable join its batch. On one
+// P a new flusher runs next (runnext), ahead of the burst, unless it
+// yields; the scheduler's fairness check (every 61st tick it takes the
+// global queue, where the yield put the flusher) makes it run early in
+// about one burst in five, so the test counts: without the yield no burst
+// goes in one batch.
+func TestAutoPipelineFlusherLetsReadyCallsJoin(t *testing.T) {
+	for _, lanes := range []int{1, 2} {
+		f := newPipedFixture(t, meter.Config{}, lanes)
+		secret, id := f.newKey(t)
+		f.credit(t, id, 1000*money.PricePerCall)
+		req := meter.Request{ChainID: 137, IP: ip("192.0.2.41"), KeyHash: meter.HashKey(secret), Calls: 1}
+		// One call first, so the script is loaded (a NOSCRIPT answer would
+		// cost a burst a second batch).
+		if _, err := f.pm.Authorize(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		const bursts, n = 20, 8
+		whole := 0
+		for range bursts {
+			batches0, calls0 := f.ap.Stats()
+			errs := make([]error, n)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					var d meter.Decision
+					d, errs[i] = f.pm.Authorize(context.Background(), req)
+					if errs[i] == nil && d.Outcome != meter.Paid {
+						errs[i] = fmt.Errorf("outcome %v", d.Outcome)
+					}
+				}()
+			}
+			prev := runtime.GOMAXPROCS(1)
+			close(start)
+			wg.Wait()
+			runtime.GOMAXPROCS(prev)
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("lanes %d, call %d: %v", lanes, i, err)
+				}
+			}
+			batches, calls := f.ap.Stats()
+			if calls-calls0 != n {
+				t.Fatalf("lanes %d: %d calls sent, want %d", lanes, calls-calls0, n)
+			}
+			if batches-batches0 == 1 {
+				whole++
+			}
+		}
+		if whole < bursts/2 {
+			t.Errorf("lanes %d: %d of %d bursts of %d ready calls went in one batch, want at least half", lanes, whole, bursts, n)
+		}
+		if got, want := f.balance(t, id), (1000-1-bursts*n)*money.PricePerCall; got != want {
+			t.Fatalf("lanes %d: balance %d, want %d", lanes, got, want)
 		}
 	}
 }
