@@ -178,7 +178,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 		if n := h.Metering.EventPack; n != nil {
 			wc.MaxPack = *n
 		}
-		if ap, ok := h.scripts.(*meter.AutoPipeline); ok {
+		if ap, ok := h.scripts.(meter.Carrier); ok {
 			wc.Carrier = ap // events ride the metering calls' round trips
 		}
 		return writerHandle{meter.NewEventWriter(h.redis, wc)}, nil

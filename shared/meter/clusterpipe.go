@@ -102,6 +102,43 @@ func (c *ClusterAutoPipeline) run(ctx context.Context, keys []string, call func(
 	return cmd
 }
 
+// Carry sends a background command (an event's XADD) with the next batch
+// of script calls to the master holding its first key (AutoPipeline.Carry),
+// so on a cluster too an event costs no round trip of its own under load.
+// done gets the error when the master is not known; like any failed
+// carried command it is then the owner's to retry (the EventWriter queues
+// it for its shard and writes it through the ClusterClient).
+func (c *ClusterAutoPipeline) Carry(cmd redis.Cmder, done func(error)) {
+	key := ""
+	if args := cmd.Args(); len(args) > 1 {
+		key, _ = args[1].(string)
+	}
+	p, err := c.pipeFor(context.Background(), key)
+	if err != nil {
+		done(err)
+		return
+	}
+	p.Carry(cmd, func(err error) {
+		if err != nil && Redirected(err) {
+			c.ReloadState(context.Background())
+		}
+		done(err)
+	})
+}
+
+// SendCarried sends what every master carries now (a writer closing).
+func (c *ClusterAutoPipeline) SendCarried() {
+	c.mu.Lock()
+	pipes := make([]*AutoPipeline, 0, len(c.pipes))
+	for _, p := range c.pipes {
+		pipes = append(pipes, p)
+	}
+	c.mu.Unlock()
+	for _, p := range pipes {
+		p.SendCarried()
+	}
+}
+
 // Stats sums the masters' batches and calls (AutoPipeline.Stats).
 func (c *ClusterAutoPipeline) Stats() (batches, calls uint64) {
 	c.mu.Lock()

@@ -38,6 +38,62 @@ func TestClusterAutoPipeline(t *testing.T) {
 	t.Run("BatchesPerMaster", func(t *testing.T) { batchesPerMaster(t, c) })
 	t.Run("NeverSendsTwice", func(t *testing.T) { neverSendsTwice(t, c) })
 	t.Run("TwoShardsOneRoundTrip", func(t *testing.T) { twoShardsOneRoundTrip(t, c) })
+	t.Run("EventsRidePerMaster", func(t *testing.T) { eventsRidePerMaster(t, c) })
+}
+
+// Revenue events ride the masters' auto-pipelines: each event's XADD goes
+// to the master that holds its shard's stream (another would answer MOVED
+// and the writer would retry) and lands there once. The writer's own
+// client is dead here, so an event that was not carried could not land.
+func eventsRidePerMaster(t *testing.T, c *rediscluster.Cluster) {
+	ctx := context.Background()
+	ap, err := meter.NewClusterAutoPipeline(noResend(t, c, time.Second), meter.AutoPipelineConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := balances.Layout{Prefix: "evc:", Shards: 6}
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	t.Cleanup(func() { _ = dead.Close() })
+	w := meter.NewEventWriter(dead, meter.WriterConfig{Stream: l.Stream(0), Layout: l, Carrier: ap, MaxPack: 1})
+	b0, _ := ap.Stats()
+	const n = 60
+	evs := make([]*events.Revenue, n)
+	for i := range evs {
+		evs[i] = revenue(i)
+		if !w.Enqueue(evs[i]) {
+			t.Fatalf("event %d dropped", i)
+		}
+	}
+	waitWritten(t, w, n)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := w.Close(cctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, dropped, retries, pending := w.Stats(); dropped != 0 || retries != 0 || pending != 0 {
+		t.Fatalf("dropped %d retries %d pending %d", dropped, retries, pending)
+	}
+	if b1, _ := ap.Stats(); b1 == b0 {
+		t.Fatal("the events went in no auto-pipeline batch")
+	}
+	found := map[string]int{}
+	for _, s := range l.Streams() {
+		for _, e := range ap.XRange(ctx, s, "-", "+").Val() {
+			ev, err := events.Decode(e.Values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Stream(l.ShardOfPayer(ev.EventID())) != s {
+				t.Fatalf("event %s in %s, want its shard's stream", ev.EventID(), s)
+			}
+			found[ev.EventID()]++
+		}
+	}
+	for _, e := range evs {
+		if found[e.ID] != 1 {
+			t.Fatalf("event %s landed %d times", e.ID, found[e.ID])
+		}
+	}
 }
 
 // A key without funds whose account and address are on different masters

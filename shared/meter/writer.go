@@ -17,10 +17,11 @@ import (
 // never blocks, failed writes are retried with backoff, and Close flushes
 // what is left. Events go one of two ways:
 //
-//   - Carried (a standalone Redis metered through an AutoPipeline,
-//     WriterConfig.Carrier): each event's XADD rides the next batch of
-//     metering scripts, so under load it costs no write or read of its own.
-//     Only a failed one comes back here to be retried.
+//   - Carried (metering through an AutoPipeline, or on a Redis Cluster a
+//     ClusterAutoPipeline: WriterConfig.Carrier): each event's XADD rides
+//     the next batch of metering scripts to its stream's Redis, so under
+//     load it costs no write or read of its own. Only a failed one comes
+//     back here, to its stream's queue, to be retried.
 //   - Queued: a goroutine per stream pipelines whatever has queued up since
 //     its last write (batches grow with load; latency stays one round trip
 //     when idle). One queue per shard's stream, so a Redis Cluster master
@@ -51,7 +52,7 @@ type EventWriter struct {
 
 	mu     sync.RWMutex // guards closed against the channels' close
 	closed bool
-	lanes  []chan queued // one per stream (carried: one, for the retries)
+	lanes  []chan queued // one per stream (carried: for the retries)
 	wg     sync.WaitGroup
 	abort  chan struct{}
 
@@ -133,7 +134,7 @@ func NewEventWriter(rdb redis.Cmdable, cfg WriterConfig) *EventWriter {
 	w := &EventWriter{rdb: rdb, carrier: cfg.Carrier, stream: cfg.Stream, layout: cfg.Layout, log: cfg.Logger, max: cfg.MaxBatch,
 		cap: cfg.Capacity, pack: cfg.MaxPack, window: cfg.PackWindow, abort: make(chan struct{}), open: map[string]*openPack{}}
 	n := 1
-	if w.carrier == nil && w.layout.Sharded() {
+	if w.layout.Sharded() {
 		n = w.layout.N()
 	}
 	w.lanes = make([]chan queued, n)
@@ -219,7 +220,7 @@ func (w *EventWriter) windowEnded(p *openPack) {
 // queue is full. The caller holds w.mu for reading.
 func (w *EventWriter) send(q queued, shard int) bool {
 	if w.carrier != nil {
-		w.carry(q)
+		w.carry(q, shard)
 		return true
 	}
 	select {
@@ -243,9 +244,10 @@ func (w *EventWriter) landed(n int) {
 	w.waiting.Add(-int64(n))
 }
 
-// carry hands q's XADD to the carrier; a failed one goes to the retry
-// queue.
-func (w *EventWriter) carry(q queued) {
+// carry hands q's XADD to the carrier; a failed one goes to its stream's
+// queue to be retried there (so a failed master holds back only its own
+// shard's retries).
+func (w *EventWriter) carry(q queued, shard int) {
 	w.carried.Add(1)
 	cmd := redis.NewStringCmd(context.Background(), xaddArgs(q)...)
 	w.carrier.Carry(cmd, func(err error) {
@@ -259,7 +261,7 @@ func (w *EventWriter) carry(q queued) {
 		w.mu.RLock()
 		defer w.mu.RUnlock()
 		select {
-		case w.lanes[0] <- q: // the lanes close only after every carried reply is in
+		case w.lanes[shard%len(w.lanes)] <- q: // the lanes close only after every carried reply is in
 		default:
 			w.lost(q.n)
 		}
