@@ -107,7 +107,8 @@ func (c *ClusterAutoPipeline) run(ctx context.Context, keys []string, call func(
 // so on a cluster too an event costs no round trip of its own under load.
 // done gets the error when the master is not known; like any failed
 // carried command it is then the owner's to retry (the EventWriter queues
-// it for its shard and writes it through the ClusterClient).
+// it for its shard and writes it through the ClusterClient). Like a script
+// call, it waits for the cluster's slot map only if none was loaded yet.
 func (c *ClusterAutoPipeline) Carry(cmd redis.Cmder, done func(error)) {
 	key := ""
 	if args := cmd.Args(); len(args) > 1 {
@@ -129,12 +130,8 @@ func (c *ClusterAutoPipeline) Carry(cmd redis.Cmder, done func(error)) {
 // SendCarried sends what every master carries now (a writer closing).
 func (c *ClusterAutoPipeline) SendCarried() {
 	c.mu.Lock()
-	pipes := make([]*AutoPipeline, 0, len(c.pipes))
+	defer c.mu.Unlock()
 	for _, p := range c.pipes {
-		pipes = append(pipes, p)
-	}
-	c.mu.Unlock()
-	for _, p := range pipes {
 		p.SendCarried()
 	}
 }
