@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -19,21 +20,31 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
 // abuseCaddyfile: metering on (real Redis, a free tier large enough for the
 // test), two providers in front of the real dev chain, and a breaker that
 // opens after 3 failures — so a rule book that blamed upstreams for the
 // callers' errors would open it within the first handful of bad calls.
+// X-Forwarded-For is trusted from loopback, so the calls come from many
+// client addresses. Chain 1 is served by a double (odd) whose error
+// answers are written with escapes our encoder would not choose.
 const abuseCaddyfile = `{
 	admin {ADMIN}
 	persist_config off
 	auto_https off
+	servers {
+		trusted_proxies static 127.0.0.1/32
+	}
 }
 http://127.0.0.1:{PORT} {
 	route {
@@ -63,6 +74,9 @@ http://127.0.0.1:{PORT} {
 				provider alpha @ALPHA@
 				provider beta @BETA@
 			}
+			chain 1 {
+				provider odd @ODD@
+			}
 		}
 		respond 404
 	}
@@ -73,20 +87,29 @@ http://127.0.0.1:{PORT} {
 type badCall struct {
 	kind, method, params string
 	want                 json.RawMessage // the dev chain's own error object, asked directly
+	// nested: the node answers with a result carrying the error inside
+	// (eth_simulateV1's per-call -32015); the answer must hold this code.
+	nested string
 }
 
-// TestCallerErrorsNeverTakeAChainDown: 1,000+ anonymous calls of 20 kinds
-// of caller-provokable errors (unknown block hashes, future blocks,
-// malformed, wrongly signed and unaffordable transactions, reverts, invalid
-// params, unknown methods and filters…) sent concurrently with honest
-// traffic through the real Caddy, Redis and two upstreams: no upstream
-// records a failure, every breaker stays closed, every honest call gets 200
-// with a result, and every bad call gets exactly the error object the node
-// gives (with the caller's id). The breaker is live: real 502s open it.
+// TestCallerErrorsNeverTakeAChainDown is issue 32's property test: for
+// every method the gateway serves, and for every error class a stranger
+// can make the node answer (-32000, -32602, -32603 with eth_simulateV1's
+// max nonce and block number overflow, execution reverted, -32015, header
+// not found, an unknown block hash, unknown methods and filters, malformed
+// and unaffordable transactions…), 50 anonymous calls each from many client
+// addresses, sent concurrently with honest traffic through the real Caddy,
+// Redis and two upstreams in front of the dev chain. Then: no upstream
+// records a failure, every breaker stays closed, every honest call gets
+// 200 with a result, every bad call gets the node's own error object byte
+// for byte (with the caller's id), and every one of them is charged (one
+// call in its revenue event, served by the provider that answered). The
+// breaker is live: real 502s open it.
 func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 	rdb := testenv.Redis(t)
-	_ = rdb
 	prefix := testenv.KeyPrefix(t)
+	layout := balances.Layout{Prefix: prefix, Shards: 1}
+	testenv.MarkRebuiltLayout(t, rdb, layout)
 	d, err := devnet.Start(t.Context(), devnet.Config{BlockInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -96,24 +119,35 @@ func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 	alpha, beta := faultproxy.New(m.Polygon.RPCURL), faultproxy.New(m.Polygon.RPCURL)
 	t.Cleanup(alpha.Close)
 	t.Cleanup(beta.Close)
+	odd := newOddNode(t)
 	payTo, _ := m.Account("treasury")
 	const token = "abuse-admin-token-0123456789"
 	cf := strings.NewReplacer("@PREFIX@", prefix, "@VAULT@", m.Polygon.RevenueVault, "@USDT@", m.Polygon.USDT, "@USDC@", m.Base.USDC,
-		"@PAYTO@", payTo.Address, "@ALPHA@", alpha.URL(), "@BETA@", beta.URL()).Replace(abuseCaddyfile)
+		"@PAYTO@", payTo.Address, "@ALPHA@", alpha.URL(), "@BETA@", beta.URL(), "@ODD@", odd.URL).Replace(abuseCaddyfile)
 	gw := caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"), "TG_ADMIN_TOKEN="+token)
-	(&meterEnv{gw: gw}).waitHealthy(t)
+	env := &meterEnv{gw: gw, rdb: rdb, prefix: prefix, layout: layout}
+	env.waitHealthy(t)
 
-	calls := badCalls(t, m)
+	calls := append(badCalls(t, m), everyMethodBadCalls(t)...)
 	for i := range calls {
-		calls[i].want = directError(t, m.Polygon.RPCURL, calls[i])
+		if calls[i].nested == "" {
+			calls[i].want = directError(t, m.Polygon.RPCURL, calls[i])
+		}
 	}
-	if len(calls) < 15 {
-		t.Fatalf("%d kinds of bad calls, want at least 15", len(calls))
+	if len(calls) < 60 {
+		t.Fatalf("%d kinds of bad calls, want at least 60", len(calls))
 	}
 
 	stop := make(chan struct{})
 	var honestOK, honestBad atomic.Int64
 	var honestErr atomic.Value
+	var mu sync.Mutex
+	var charged []string // request ids of every metered request, honest and bad
+	addID := func(h http.Header) {
+		mu.Lock()
+		defer mu.Unlock()
+		charged = append(charged, h.Get("X-Tollgate-Request-Id"))
+	}
 	var wg sync.WaitGroup
 	for w := range 3 {
 		wg.Add(1)
@@ -127,9 +161,10 @@ func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 					return
 				default:
 				}
-				status, body := postRPC(gw.URL()+"/rpc", bodies[(i+w)%2])
+				status, h, body := postFrom(gw.URL()+"/rpc", fmt.Sprintf("10.1.%d.1", w), bodies[(i+w)%2])
 				if status == http.StatusOK && bytes.Contains(body, []byte(`"result":"0x`)) {
 					honestOK.Add(1)
+					addID(h)
 				} else {
 					honestBad.Add(1)
 					honestErr.Store(fmt.Sprintf("%d %s", status, body))
@@ -138,7 +173,8 @@ func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 		}()
 	}
 
-	const total = 1050
+	const perKind = 50
+	total := int64(perKind * len(calls))
 	var next atomic.Int64
 	var mismatches atomic.Int64
 	var firstMismatch atomic.Value
@@ -154,16 +190,26 @@ func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 				}
 				c := calls[n%int64(len(calls))]
 				id := fmt.Sprintf(`"bad-%d"`, n)
-				status, body := postRPC(gw.URL()+"/rpc", `{"jsonrpc":"2.0","id":`+id+`,"method":"`+c.method+`","params":`+c.params+`}`)
+				ip := fmt.Sprintf("10.2.%d.%d", n%200, 1+n%250) // many client addresses
+				status, h, body := postFrom(gw.URL()+"/rpc", ip, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+c.method+`","params":`+c.params+`}`)
 				var got struct {
-					ID    json.RawMessage
-					Error json.RawMessage
+					ID     json.RawMessage
+					Error  json.RawMessage
+					Result json.RawMessage
 				}
-				if json.Unmarshal(body, &got) != nil || status != http.StatusOK || string(got.ID) != id || !sameJSON(got.Error, c.want) {
+				ok := json.Unmarshal(body, &got) == nil && status == http.StatusOK && string(got.ID) == id
+				if c.nested != "" {
+					ok = ok && bytes.Contains(got.Result, []byte(`"code":`+c.nested))
+				} else {
+					ok = ok && bytes.Equal(got.Error, c.want) // byte for byte
+				}
+				if !ok {
 					if mismatches.Add(1) == 1 {
 						firstMismatch.Store(fmt.Sprintf("%s: HTTP %d %s, want the node's error %s", c.kind, status, body, c.want))
 					}
+					continue
 				}
+				addID(h)
 			}
 		}()
 	}
@@ -182,13 +228,56 @@ func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 			t.Errorf("upstream %s after the bad calls: breaker %s, %d failures (last error %q)", u.Name, u.Breaker, u.Failures, u.LastError)
 		}
 	}
-	t.Logf("%d bad calls of %d kinds, %d honest calls, all answered as the node answers; no failure recorded",
-		total, len(calls), honestOK.Load())
+	// Every answer, error answers included, is charged: one call each,
+	// credited to the provider that answered.
+	revs := env.revenuesOf(t, charged)
+	for _, id := range charged {
+		r := revs[id]
+		if r == nil || r.Calls != 1 || (r.Upstream != "alpha" && r.Upstream != "beta" && r.Upstream != "cache") {
+			t.Fatalf("request %s: revenue %+v, want 1 call served by a provider", id, r)
+		}
+	}
+	t.Logf("%d bad calls of %d kinds (%d methods), %d honest calls: all answered as the node answers, all %d charged; no failure recorded",
+		total, len(calls), len(everyMethodBadCalls(t)), honestOK.Load(), len(charged))
+
+	t.Run("poisoned batch is charged whole", func(t *testing.T) {
+		secret, keyID := env.createKey(t)
+		env.credit(t, keyID, 1000)
+		items := make([]string, 20)
+		for i := range items {
+			items[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_getBalance","params":["%s","latest"]}`, i, payTo.Address)
+		}
+		items[7] = `{"jsonrpc":"2.0","id":7,"method":"eth_simulateV1","params":` + maxNonceSimulate + `}`
+		a := env.rpc(t, "["+strings.Join(items, ",")+"]", "X-API-Key: "+secret)
+		if a.status != http.StatusOK || !bytes.Contains(a.body, []byte("nonce has max value")) || bytes.Count(a.body, []byte(`"result"`)) != 19 {
+			t.Fatalf("batch: %d %s", a.status, a.body)
+		}
+		// 20 calls at 30 units: 1000 - 600 = 400 units = 0.0004 USDT.
+		if got := a.header.Get("X-Tollgate-Credits-Remaining"); got != "0.0004" {
+			t.Fatalf("credits after the batch: %s, want 0.0004 (20 calls charged)", got)
+		}
+		if bal, err := balances.BalanceAt(t.Context(), rdb, layout, keyID); err != nil || bal != 400 {
+			t.Fatalf("Redis balance %d %v, want 400", bal, err)
+		}
+		rid := a.header.Get("X-Tollgate-Request-Id")
+		r := env.revenuesOf(t, []string{rid})[rid]
+		if r == nil || r.Calls != 20 || r.Amount != 600 {
+			t.Fatalf("batch revenue %+v, want 20 calls, 600 units", r)
+		}
+	})
+
+	t.Run("upstream errors relayed byte for byte", func(t *testing.T) {
+		status, _, body := postFrom(gw.URL()+"/rpc/1", "10.3.0.1", `{"jsonrpc":"2.0","id":"q-1","method":"eth_call","params":[{"to":"0x00000000000000000000000000000000000000e1"},"latest"]}`)
+		want := `{"jsonrpc":"2.0","id":"q-1","error":` + oddError + `}`
+		if status != http.StatusOK || string(body) != want {
+			t.Fatalf("got  %d %s\nwant %s", status, body, want)
+		}
+	})
 
 	// The rule book is not blind: an upstream that really fails (502) is
 	// counted and cut off — by its breaker, or by its probes first.
 	alpha.SetMode(faultproxy.Fail502)
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		postRPC(gw.URL()+"/rpc", `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`)
 		u := upstreamOf(adminUpstreams(t, gw, token), "alpha")
@@ -199,6 +288,114 @@ func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 			t.Fatalf("alpha answering 502 was never taken out: %+v", adminUpstreams(t, gw, token))
 		}
 	}
+}
+
+// maxNonceSimulate is eth_simulateV1's params with a state override that
+// sets a nonce to 2^64-1: geth answers -32603 "nonce has max value".
+const maxNonceSimulate = `[{"blockStateCalls":[{"stateOverrides":{"0x00000000000000000000000000000000000000e1":{"nonce":"0xffffffffffffffff"}},` +
+	`"calls":[{"from":"0x00000000000000000000000000000000000000e1","to":"0x00000000000000000000000000000000000000e2"}]}]},"latest"]`
+
+// everyMethodBadCalls is one call with invalid params for every method the
+// gateway serves (not denied, not answered locally): the node answers each
+// with its own error (-32602, or -32601 where the dev chain lacks the
+// namespace), whatever the method.
+func everyMethodBadCalls(t *testing.T) []badCall {
+	t.Helper()
+	var out []badCall
+	for _, name := range jsonrpc.KnownMethods() {
+		m := evm.Lookup(name)
+		if m.Denied != "" || m.Local != nil || m.Sticky {
+			// Refused or answered here; a sticky filter call with an id no
+			// upstream made is answered here too ("unknown filter" in
+			// badCalls is the node's own answer to it).
+			continue
+		}
+		out = append(out, badCall{kind: name + " with invalid params", method: name, params: `["0xzz",{"x":"<&é"},"0xzz","0xzz","0xzz"]`})
+	}
+	return out
+}
+
+// oddError is the error object the double on chain 1 answers every call
+// with, written as geth writes (\u003c, \u0026) plus raw UTF-8 and an
+// extra member: relayed, it must arrive unchanged.
+const oddError = `{"code":-32000,"message":"gas \u003c 21000 \u0026 caf\u00e9 — naïve","data":"0x01","extra":true}`
+
+// newOddNode is a JSON-RPC double for chain 1: it answers the gateway's
+// probes (eth_chainId, eth_blockNumber) and every other call with oddError.
+func newOddNode(t *testing.T) *httptest.Server {
+	t.Helper()
+	answer := func(raw json.RawMessage) string {
+		var c struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(raw, &c)
+		switch c.Method {
+		case "eth_chainId":
+			return `{"jsonrpc":"2.0","id":` + string(c.ID) + `,"result":"0x1"}`
+		case "eth_blockNumber":
+			return `{"jsonrpc":"2.0","id":` + string(c.ID) + `,"result":"0x100"}`
+		}
+		return `{"jsonrpc":"2.0","id":` + string(c.ID) + `,"error":` + oddError + `}`
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		var batch []json.RawMessage
+		if json.Unmarshal(body, &batch) == nil {
+			out := make([]string, len(batch))
+			for i, c := range batch {
+				out[i] = answer(c)
+			}
+			_, _ = io.WriteString(w, "["+strings.Join(out, ",")+"]")
+			return
+		}
+		_, _ = io.WriteString(w, answer(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// revenuesOf waits until the event writer has put the revenue events of
+// every request in ids on the stream, and returns all by request id.
+func (e *meterEnv) revenuesOf(t *testing.T, ids []string) map[string]*events.Revenue {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := map[string]*events.Revenue{}
+		for _, ev := range e.stream(t) {
+			if r, ok := ev.(*events.Revenue); ok {
+				out[r.ID] = r
+			}
+		}
+		missing := 0
+		for _, id := range ids {
+			if out[id] == nil {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d requests have no revenue event after 30 s", missing, len(ids))
+		}
+		time.Sleep(20 * time.Millisecond) // polling the stream
+	}
+}
+
+// postFrom posts body as a client at ip (through the trusted loopback proxy).
+func postFrom(url, ip, body string) (int, http.Header, []byte) {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", ip)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
 }
 
 func badCalls(t *testing.T, m *devnet.Manifest) []badCall {
@@ -245,6 +442,15 @@ func badCalls(t *testing.T, m *devnet.Manifest) []badCall {
 		{kind: "unknown filter", method: "eth_getFilterChanges", params: `["0x1234"]`},
 		{kind: "unknown method", method: "eth_fooBar", params: `[]`},
 		{kind: "invalid storage key", method: "eth_getStorageAt", params: `["` + empty + `","0xzz","latest"]`},
+		// Issue 32's classes.
+		{kind: "eth_simulateV1 with a max nonce (-32603)", method: "eth_simulateV1", params: maxNonceSimulate},
+		{kind: "eth_simulateV1 with a block number overflow", method: "eth_simulateV1",
+			params: `[{"blockStateCalls":[{"blockOverrides":{"number":"0xffffffffffffffff"}}]},"latest"]`},
+		{kind: "eth_simulateV1 call hitting INVALID (-32015 in the result)", method: "eth_simulateV1", nested: "-32015",
+			params: `[{"blockStateCalls":[{"calls":[{"from":"` + empty + `","data":"0xfe"}]}]},"latest"]`},
+		{kind: "eth_call hitting INVALID (-32000)", method: "eth_call", params: `[{"data":"0x6000fe"},"latest"]`},
+		{kind: "eth_estimateGas of a revert (3)", method: "eth_estimateGas", params: `[{"data":"0x600080fd"}]`},
+		{kind: "balance at an unknown block hash", method: "eth_getBalance", params: `["` + empty + `",{"blockHash":"` + unknownHash + `"}]`},
 	}
 }
 

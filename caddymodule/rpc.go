@@ -285,20 +285,29 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	if err != nil { // cannot happen for valid items; answer rather than panic
 		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}, false
 	}
-	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need, LogsSpan: logsSpan})
+	// The reply each attempt got is matched to the calls once: a reply that
+	// does not answer them counts against its upstream (upstream.blame),
+	// and the served one is used as matched.
+	var matched []jsonrpc.Reply
+	var matchedBody []byte
+	validate := func(reply []byte) error {
+		r, err := jsonrpc.MatchReplies(calls, reply)
+		if err != nil && !errors.As(err, new(*jsonrpc.UpstreamError)) {
+			return err
+		}
+		matched, matchedBody = r, reply
+		return nil
+	}
+	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
+		LogsSpan: logsSpan, Validate: validate})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {
-			// An upstream answered: the caller gets its own words, never a
-			// made-up 503 (upstream.DefaultClassifier's table). When every
-			// upstream skipped the call (an unknown block, pruned state) the
-			// answer is the call's own outcome and is served like any
-			// other; when the upstream failed, it is relayed but not charged.
+			// An upstream replied but did not serve the call (it throttles
+			// us, or its reply does not answer the request): the caller
+			// gets its words rather than a made-up 503, and is not charged.
 			replies, _ := jsonrpc.MatchReplies(calls, uerr.LastReply)
 			untrusted(replies, uerr.LastUpstream)
-			if uerr.LastVerdict == upstream.VerdictSkip {
-				return replies, uerr.LastUpstream, true
-			}
 			for k := range replies {
 				if replies[k].Err == nil {
 					replies[k].Err = err
@@ -309,7 +318,12 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
 		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), upstream.Ref{}, false
 	}
-	replies, _ := jsonrpc.MatchReplies(calls, res.Body)
+	// Served: a result, or an upstream's error answer, which is its work
+	// and is charged like a result (its revenue goes to that upstream).
+	replies := matched
+	if !sameBytes(matchedBody, res.Body) {
+		replies, _ = jsonrpc.MatchReplies(calls, res.Body)
+	}
 	untrusted(replies, res.Upstream)
 	if capped { // else no reply can be over a cap: no second lookup per call
 		capResponses(cs.methods, calls, replies)
@@ -353,6 +367,12 @@ func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) {
 			Message: fmt.Sprintf("the answer to %s is %d bytes; this gateway returns at most %d bytes per %s call: ask for less (a narrower block range or filter)",
 				calls[k].Method, len(r.Result), limit, calls[k].Method)})
 	}
+}
+
+// sameBytes reports whether a and b are the same slice (not equal content:
+// the same memory), so a reply matched during Forward is not matched again.
+func sameBytes(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 func appendOnce(s []upstream.Capability, c upstream.Capability) []upstream.Capability {

@@ -133,6 +133,9 @@ var deniedNamespaces = map[string]string{
 	"miner":    "nodes here do not mine",
 	"engine":   "the consensus-layer engine API is not served",
 	"clique":   "consensus signer administration is not served",
+	// geth's testing_buildBlockV1 builds blocks from the caller's
+	// transactions: a test harness, never a public method.
+	"testing": "geth's testing namespace (block building for test harnesses) is not served",
 }
 
 // Lookup returns what the gateway knows of method.

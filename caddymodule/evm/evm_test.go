@@ -7,7 +7,7 @@ import (
 
 func TestLookup(t *testing.T) {
 	for _, m := range []string{"admin_nodeInfo", "admin_addPeer", "personal_unlockAccount", "miner_start", "engine_newPayloadV3",
-		"clique_propose", "eth_sign", "eth_sendTransaction", "eth_subscribe", "debug_setHead"} {
+		"clique_propose", "testing_buildBlockV1", "eth_sign", "eth_sendTransaction", "eth_subscribe", "debug_setHead"} {
 		if Lookup(m).Denied == "" {
 			t.Errorf("%s is served", m)
 		}

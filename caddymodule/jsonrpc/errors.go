@@ -47,6 +47,11 @@ type Error struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
+	// Raw is the object exactly as an upstream wrote it (MatchReplies sets
+	// it): it is relayed byte for byte, as results are, so an upstream's
+	// escapes (geth writes < as \u003c), member order and extra members
+	// reach the caller unchanged. Errors the gateway makes have none.
+	Raw json.RawMessage `json:"-"`
 }
 
 // Error makes *Error usable as a Go error in logs.
@@ -59,6 +64,9 @@ func (e *Error) Error() string {
 func (e *Error) MarshalJSON() ([]byte, error) { return e.appendJSON(nil), nil }
 
 func (e *Error) appendJSON(dst []byte) []byte {
+	if len(e.Raw) > 0 {
+		return append(dst, e.Raw...)
+	}
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)

@@ -341,7 +341,7 @@ func parseErrorObject(v []byte) (*Error, bool) {
 	if !ok {
 		return nil, false
 	}
-	e := &Error{Code: int(c), Message: text}
+	e := &Error{Code: int(c), Message: text, Raw: json.RawMessage(v)}
 	if seen&eData != 0 {
 		e.Data = json.RawMessage(data)
 	}

@@ -1,5 +1,7 @@
 package jsonrpc
 
+import "slices"
+
 // knownMethods interns the method names EVM clients send most, so parsing a
 // call whose method is one of them costs no allocation: a map index with a
 // string(bytes) key does not allocate, and the stored string is shared. With
@@ -65,4 +67,15 @@ func RequestLabel(calls []Item) string {
 		}
 	}
 	return MetricLabel(m)
+}
+
+// KnownMethods lists the well-known EVM method names, sorted (tests walk
+// every method the gateway serves with it).
+func KnownMethods() []string {
+	out := make([]string, 0, len(knownMethods))
+	for m := range knownMethods {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -19,19 +19,23 @@ const (
 	// VerdictSkip: this upstream did not serve this call but is not shown
 	// to be broken: a full node asked for pruned state, an unknown block
 	// (a lagging node, or one the caller made up), a timeout (a heavy call,
-	// or a hung node that its probes will find). Try another upstream; the
-	// breaker and the failure count are not told, so callers cannot open
-	// the breakers of every node with such calls. When every upstream
-	// skips, the caller gets the last upstream's own answer.
+	// or a hung node that its probes will find). Try another upstream; an
+	// answer of this kind is never counted against its upstream (a timeout
+	// only with evidence, see blame). When every upstream skips, the caller
+	// gets the last upstream's own answer, as served.
 	VerdictSkip
 	// VerdictRateLimited: the upstream throttles us (HTTP 429, -32005).
 	// Back off from it for a while and try another upstream, but do not
 	// count it as a failure: it is healthy, only busy, and opening its
 	// breaker would keep it out for the whole open timeout.
 	VerdictRateLimited
-	// VerdictFault: the upstream failed (transport error, timeout, 5xx,
-	// not JSON, internal/server error). Counts against the breaker; the
-	// call is retried elsewhere.
+	// VerdictFault: the upstream may have failed. Without a JSON-RPC body
+	// (transport error, bare 5xx, not JSON) it counts against the breaker
+	// at once. An error answer of this kind (-32603, a node's own -32000
+	// condition) is only suspect: the call is asked once more elsewhere,
+	// and the answer counts against its upstream only if a provider then
+	// serves the call cleanly (blame). Otherwise it is the call's own
+	// outcome, relayed and billed.
 	VerdictFault
 )
 
@@ -56,39 +60,40 @@ type RPCError struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// ErrorClassifier decides whose fault a JSON-RPC error object in a reply is.
+// ErrorClassifier decides what a JSON-RPC error object in a reply suggests:
+// the caller's outcome, the upstream's suspected fault (worth a second
+// opinion), missing state, or rate limiting. It never decides alone that an
+// upstream failed: evidence does (blame).
 // It is called for every error object of a reply (each item of a batch);
 // the reply's verdict is the worst of them. It must be safe for concurrent
 // use.
 type ErrorClassifier func(e RPCError) Verdict
 
-// DefaultClassifier is the gateway's one rule book for "whose fault is this
-// error": the breaker, failover, the health statistics and the answer to the
-// caller all follow its verdict. The principle: an error a caller can
-// provoke at will is never the upstream's fault — otherwise anyone could
-// open the breakers of every upstream of a chain with a handful of crafted
-// calls (unknown hashes, future blocks, malformed transactions, reverts,
-// invalid params, heavy calls). So an unknown or ambiguous error is the
-// caller's, and only evidence the caller cannot forge makes it the
-// upstream's:
+// DefaultClassifier says which error answers deserve a second opinion from
+// another upstream. Its list decides cost (which errors are asked twice),
+// never blame: an error a caller can provoke at will must never count
+// against an upstream, and a list of "caller errors" always misses one, so
+// an error answer counts only with evidence (blame: a provider serving the
+// same call cleanly). An unknown or ambiguous error is the caller's
+// outcome, relayed at once:
 //
 //	error                                              verdict
 //	429, or a message about rate limits / quotas       VerdictRateLimited
 //	-32005 about the query's size (results, range)     VerdictOK (caller's query)
 //	-32005 otherwise                                   VerdictRateLimited
-//	-32002, -32011, -32012, -32014, -32016, and        VerdictFault (resource unavailable,
+//	-32002, -32011, -32012, -32014, -32016, and        VerdictFault: suspect (resource unavailable,
 //	  HTTP-style codes 401 402 403 500 502 503 504       no healthy backend, our key,
 //	                                                     billing or capacity)
 //	-32603 naming a caller condition (revert, timeout  VerdictOK
 //	  of the call, invalid input)
-//	-32603 otherwise                                   VerdictFault
+//	-32603 otherwise                                   VerdictFault: suspect
 //	-32000..-32099 naming missing or pruned state      VerdictSkip (another upstream may
 //	  ("missing trie node", "historical state")          hold it; never counted)
 //	-32000..-32099 naming an unknown block or header   VerdictSkip (ambiguous: a lagging
 //	  ("header not found", "unknown block")              node, or a block that does not
 //	                                                     exist — which any caller can ask
 //	                                                     for; tried elsewhere, never counted)
-//	-32000..-32099 naming the node's own condition     VerdictFault
+//	-32000..-32099 naming the node's own condition     VerdictFault: suspect
 //	  (database, syncing, no peers, busy, internal)
 //	-32000..-32099 otherwise (reverts, nonce, fees,    VerdictOK: relayed as is
 //	  funds, gas, malformed or known transactions,
@@ -97,10 +102,10 @@ type ErrorClassifier func(e RPCError) Verdict
 //	  3 = execution reverted, -32001, -32003, …)
 //
 // Transport outcomes are judged in classifyReply and Forward: a connection
-// that cannot be made, a 5xx other than 504, or a reply that is not JSON-RPC
-// is a fault; a timeout (the attempt's own, or a 504 from the provider's
-// proxy) is VerdictSkip, because a heavy call makes any node time out — a
-// node that really hangs is found by its probes, which time out too.
+// that cannot be made, a bare 5xx other than 504, or a reply that is not
+// JSON-RPC is a fault; a timeout (the attempt's own, or a 504 from the
+// provider's proxy) counts only with evidence, because a heavy call makes
+// any node time out — a node that really hangs is found by its probes.
 func DefaultClassifier(e RPCError) Verdict {
 	msg := strings.ToLower(e.Message)
 	switch {
@@ -185,6 +190,7 @@ type judgement struct {
 	verdict Verdict
 	reason  string // why, for the last error and logs (no secrets in it)
 	jsonRPC bool   // the body is a well-formed JSON-RPC reply
+	timeout bool   // the upstream's proxy timed the call out (HTTP 504)
 }
 
 // classifyReply judges an HTTP status and body. It parses only the top-level
@@ -196,9 +202,22 @@ func classifyReply(status int, body []byte, cls ErrorClassifier) judgement {
 	case status == http.StatusGatewayTimeout:
 		// The provider's own proxy timed the call out: a heavy call does
 		// that anywhere (see DefaultClassifier).
-		return judgement{verdict: VerdictSkip, reason: "HTTP 504 (timeout)"}
+		return judgement{verdict: VerdictSkip, reason: "HTTP 504 (timeout)", timeout: true}
 	case status >= 500:
-		return judgement{verdict: VerdictFault, reason: fmt.Sprintf("HTTP %d", status)}
+		// A bare 5xx is the upstream failing. One carrying a JSON-RPC
+		// reply is its answer to the call, judged like any other (blame),
+		// but never better than an error answer.
+		j := judgement{verdict: VerdictFault, reason: fmt.Sprintf("HTTP %d", status)}
+		if inner := classifyBody(status, body, cls); inner.jsonRPC {
+			j.jsonRPC = true
+			if inner.verdict == VerdictRateLimited {
+				j.verdict = inner.verdict
+			}
+			if inner.reason != "" {
+				j.reason += ", " + inner.reason
+			}
+		}
+		return j
 	case status >= 300 && status < 400:
 		return judgement{verdict: VerdictFault, reason: fmt.Sprintf("HTTP %d: %v", status, errRedirect)}
 	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
@@ -209,6 +228,12 @@ func classifyReply(status int, body []byte, cls ErrorClassifier) judgement {
 	}
 	// 2xx, or another 4xx that may carry the upstream's JSON-RPC answer
 	// to the caller's request (some servers send errors with 400).
+	return classifyBody(status, body, cls)
+}
+
+// classifyBody judges a reply body: whether it is a JSON-RPC reply, and the
+// worst verdict of its error objects.
+func classifyBody(status int, body []byte, cls ErrorClassifier) judgement {
 	notJSON := func(why string) judgement {
 		if status >= 400 {
 			why = fmt.Sprintf("HTTP %d, %s", status, why)

@@ -96,7 +96,12 @@ func TestClassifyReply(t *testing.T) {
 		{"truncated", 200, `{"jsonrpc":"2.0","id":1,"result":"0x`, VerdictFault, false},
 		{"json but not rpc", 200, `{"message":"Internal server error"}`, VerdictFault, false},
 		{"empty", 200, ``, VerdictFault, false},
-		{"502", 502, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`, VerdictFault, false},
+		{"502 bare", 502, `<html>bad gateway</html>`, VerdictFault, false},
+		// A 5xx carrying a JSON-RPC reply is the upstream's answer, judged
+		// by evidence like a 200 error answer, never better than suspect.
+		{"502 with rpc reply", 502, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`, VerdictFault, true},
+		{"500 with rpc error", 500, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"nonce too low"}}`, VerdictFault, true},
+		{"503 rate limited", 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"rate limit"}}`, VerdictRateLimited, true},
 		{"504", 504, `gateway timeout`, VerdictSkip, false},
 		{"429", 429, ``, VerdictRateLimited, false},
 		{"401", 401, `{"error":"bad key"}`, VerdictFault, false},

@@ -42,6 +42,10 @@ type ForwardOptions struct {
 	// LogsSpan is the widest eth_getLogs range in the call (0: none): it
 	// goes to upstreams whose probe found they serve it, while any does.
 	LogsSpan uint64
+	// Validate, when set, checks that a well-formed JSON-RPC reply answers
+	// the request sent (every call once, by its id). A reply it refuses is
+	// the upstream's fault (blame) and is tried elsewhere.
+	Validate func(reply []byte) error
 }
 
 // needs is every capability opts asks for.
@@ -68,13 +72,18 @@ type Result struct {
 
 // Forward sends body (a JSON-RPC request or batch, passed through as is) to
 // the best upstream and returns its reply. When the attempt fails (transport
-// error, per-attempt timeout, HTTP 5xx, not JSON, a JSON-RPC error the
-// classifier blames on the upstream, rate limiting) it tries another
-// upstream, never the same one twice, while attempts remain and ctx allows;
-// see ForwardOptions.NoRetry for calls that must not be replayed. Upstreams
-// whose breaker refuses the call are skipped without using an attempt.
+// error, per-attempt timeout, HTTP 5xx, not JSON, a reply opts.Validate
+// refuses, rate limiting) or answers with an error another upstream may not
+// share, it tries another upstream, never the same one twice, while attempts
+// remain and ctx allows; see ForwardOptions.NoRetry for calls that must not
+// be replayed. Upstreams whose breaker refuses the call are skipped without
+// using an attempt. Whether an attempt counts against its upstream is
+// blame's decision, made once the call's outcome is known.
 //
-// Every error returned matches ErrUnavailable and is an *UnavailableError.
+// A well-formed JSON-RPC error answer is an answer: when no upstream serves
+// the call cleanly, the last such answer is returned as served (its
+// upstream did the work). Every error returned matches ErrUnavailable and
+// is an *UnavailableError.
 func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (Result, error) {
 	maxAttempts := opts.MaxAttempts
 	if maxAttempts <= 0 {
@@ -86,6 +95,12 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 	}
 	uerr := &UnavailableError{ChainID: p.cfg.ChainID}
 	exclude := map[string]bool{}
+	// pending are attempts whose blame waits for evidence: a timeout or an
+	// error answer counts against its upstream only if a provider serves
+	// the same request cleanly (blame).
+	var pending []tried
+	var held *tried // the latest error answer, served if nothing better comes
+	suspects := 0   // error answers that may be the upstream's fault
 	for n := 1; n <= maxAttempts; n++ {
 		if err := ctx.Err(); err != nil {
 			uerr.Cause = err
@@ -96,15 +111,39 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 			break
 		}
 		exclude[m.up.Name] = true
-		o := p.attempt(ctx, m, body, timeout)
-		done(o.breakerErr())
-		p.record(m, o)
+		o := p.attempt(ctx, m, body, timeout, opts.Validate)
+		now := blame(o, false)
+		switch {
+		case o.served:
+			done(nil)
+		case now:
+			done(errors.New(o.reason))
+		default:
+			done(errNotCounted)
+		}
+		p.record(m, o, now)
+		t := tried{m: m, o: o, n: n}
 		if o.served {
-			return Result{Body: o.x.body, Upstream: m.ref, Status: o.x.status, Attempts: n, Latency: o.x.latency}, nil
+			if m.ref.Kind == KindProvider {
+				for _, q := range pending {
+					if blame(q.o, true) {
+						p.countAgainst(q.m, q.o.reason)
+					}
+				}
+			}
+			return t.result(), nil
 		}
 		uerr.Attempts = append(uerr.Attempts, Attempt{Upstream: m.ref, Err: o.reason, Sent: o.x.sent})
-		if o.jsonRPC {
+		if o.answer() {
+			held = &t
+			if o.verdict == VerdictFault {
+				suspects++
+			}
+		} else if o.jsonRPC {
 			uerr.LastReply, uerr.LastUpstream, uerr.LastVerdict = o.x.body, m.ref, o.verdict
+		}
+		if !now {
+			pending = append(pending, t)
 		}
 		if o.cause != nil {
 			uerr.Cause = o.cause
@@ -113,8 +152,81 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 		if opts.NoRetry && o.x.sent {
 			break
 		}
+		// One second opinion is evidence enough: an error two upstreams
+		// both give is the call's own outcome, and asking a third would let
+		// a poisoned call multiply upstream load.
+		if suspects > 0 && countAnswers(pending) >= 2 {
+			break
+		}
+	}
+	if held != nil && uerr.Cause == nil {
+		return held.result(), nil
 	}
 	return Result{}, uerr
+}
+
+// tried is one attempt of a Forward and its outcome.
+type tried struct {
+	m *member
+	o outcome
+	n int // its number within the Forward
+}
+
+func (t tried) result() Result {
+	return Result{Body: t.o.x.body, Upstream: t.m.ref, Status: t.o.x.status, Attempts: t.n, Latency: t.o.x.latency}
+}
+
+func countAnswers(ts []tried) int {
+	n := 0
+	for _, t := range ts {
+		if t.o.answer() {
+			n++
+		}
+	}
+	return n
+}
+
+// blame is the gateway's one rule for "does this attempt count against its
+// upstream" (the breaker and the failure count). The principle: anything a
+// caller can provoke at will — an error answer to a crafted call, a heavy
+// call timing out — counts only with evidence the caller cannot forge: a
+// configured provider serving the same request cleanly in the same Forward.
+// What no caller can provoke counts at once. The table (docs/decisions.md,
+// "Upstream errors are judged by evidence"):
+//
+//	outcome                                         counts against the upstream
+//	served (a result, or an error of the caller's)  never
+//	caller left, reply over the size limit          never
+//	rate limited (HTTP 429, -32005 about limits)    never (backed off instead)
+//	error answer naming missing state or an         never (another upstream may hold the
+//	  unknown block (VerdictSkip)                     state or the block: tried elsewhere)
+//	any other error answer (VerdictFault: -32603,   only with evidence
+//	  server-side -32000, 5xx with a JSON-RPC body)
+//	timeout (the attempt's own, or HTTP 504)        only with evidence
+//	transport failure, bare 5xx, redirect, our      always
+//	  credentials refused, not JSON, not JSON-RPC,
+//	  a reply that does not match the request
+func blame(o outcome, evidence bool) bool {
+	switch {
+	case o.served, o.cause != nil, o.verdict == VerdictRateLimited:
+		return false
+	case o.timeout:
+		return evidence
+	case !o.jsonRPC:
+		return o.verdict == VerdictFault
+	case o.verdict == VerdictFault:
+		return evidence
+	}
+	return false
+}
+
+// countAgainst records a failure of m found after its attempt ended (on
+// evidence): in its statistics and in its breaker, as a call that failed.
+func (p *Pool) countAgainst(m *member, reason string) {
+	m.stats.failure(reason+" (another upstream served the same request)", time.Now())
+	if done, err := m.br.Load().Allow(); err == nil {
+		done(errors.New(reason))
+	}
 }
 
 // acquire picks an upstream and reserves it with its breaker. An upstream
@@ -158,13 +270,21 @@ type outcome struct {
 	x          exchange
 	verdict    Verdict
 	reason     string // redacted
-	jsonRPC    bool   // x.body is a well-formed JSON-RPC reply
+	jsonRPC    bool   // x.body is a well-formed JSON-RPC reply matching the request
+	timeout    bool   // no reply in time (the attempt's own deadline, or HTTP 504)
 	served     bool
 	cause      error // ends the Forward: the caller's context, ErrReplyTooLarge
 	retryAfter time.Duration
 }
 
-func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time.Duration) outcome {
+// answer reports whether the attempt is an error answer that another
+// upstream may not share: relayable as the upstream's own word (and billed
+// as its work), worth a second opinion.
+func (o outcome) answer() bool {
+	return !o.served && o.jsonRPC && (o.verdict == VerdictFault || o.verdict == VerdictSkip)
+}
+
+func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time.Duration, validate func([]byte) error) outcome {
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	x := m.post(actx, body, p.cfg.MaxReplyBytes)
@@ -178,9 +298,9 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 		o.cause = ctx.Err()
 		o.reason = "request ended: " + ctx.Err().Error()
 	case x.err != nil && errors.Is(actx.Err(), context.DeadlineExceeded):
-		// A heavy call times out on any node: not held against this one
-		// (DefaultClassifier's table); a node that hangs fails its probes.
-		o.verdict, o.reason = VerdictSkip, "timeout after "+timeout.String()
+		// A heavy call times out on any node: counted only when another
+		// upstream answers it (blame); a node that hangs fails its probes.
+		o.verdict, o.reason, o.timeout = VerdictSkip, "timeout after "+timeout.String(), true
 	case x.err != nil:
 		o.verdict, o.reason = VerdictFault, m.describe(x.err)
 	case x.tooLarge:
@@ -188,29 +308,28 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 		o.reason = fmt.Sprintf("reply larger than %d bytes", p.cfg.MaxReplyBytes)
 	default:
 		j := classifyReply(x.status, x.body, p.cfg.Classifier)
-		o.verdict, o.reason, o.jsonRPC = j.verdict, m.red.redact(j.reason), j.jsonRPC
-		o.served = j.verdict == VerdictOK
-		if j.verdict == VerdictRateLimited {
+		o.verdict, o.reason, o.jsonRPC, o.timeout = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout
+		if o.jsonRPC && validate != nil {
+			if err := validate(x.body); err != nil {
+				// Well-formed, but not an answer to what we asked (ids
+				// missing, duplicated or foreign): no caller can make an
+				// upstream do that.
+				o.verdict, o.jsonRPC = VerdictFault, false
+				o.reason = m.red.redact("reply does not match the request: " + err.Error())
+			}
+		}
+		o.served = o.verdict == VerdictOK
+		if o.verdict == VerdictRateLimited {
 			o.retryAfter = p.backoffFor(x.header)
 		}
 	}
 	return o
 }
 
-// breakerErr is what the breaker is told: nil for success, an error for a
-// fault, errNotCounted for outcomes that are not the upstream failing
-// (rate limiting, pruned state, the caller leaving, an oversized reply).
-func (o outcome) breakerErr() error {
-	switch {
-	case o.served:
-		return nil
-	case o.cause == nil && o.verdict == VerdictFault:
-		return errors.New(o.reason)
-	}
-	return errNotCounted
-}
-
-func (p *Pool) record(m *member, o outcome) {
+// record keeps the attempt in m's statistics; counted says whether blame
+// held it against m at once (an attempt waiting for evidence shows as the
+// last error until countAgainst counts it).
+func (p *Pool) record(m *member, o outcome, counted bool) {
 	now := time.Now()
 	switch {
 	case o.served:
@@ -220,11 +339,10 @@ func (p *Pool) record(m *member, o outcome) {
 	case o.verdict == VerdictRateLimited:
 		m.stats.rateLimited(o.reason, now)
 		m.backOff(o.retryAfter, now)
-	case o.verdict == VerdictSkip:
-		// Shown as the last error, never counted as a failure.
-		m.stats.noteError(o.reason, now)
-	default:
+	case counted:
 		m.stats.failure(o.reason, now)
+	default:
+		m.stats.noteError(o.reason, now)
 	}
 	if m.retired.Load() {
 		// Removed by SetNodes while this call was in flight: do not

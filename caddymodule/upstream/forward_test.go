@@ -63,11 +63,114 @@ func TestFailoverOnTimeout(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Fatalf("took %v", el)
 	}
-	// A timeout fails over but is not a failure of a: a heavy call times
-	// out on any node, so callers must not be able to trip breakers with
-	// them (a node that really hangs fails its probes). It shows as a's
-	// last error.
-	if s := upstreamState(t, p, "a"); s.Failures != 0 || s.Breaker != "closed" || !strings.Contains(s.LastError, "timeout") {
+	// A timeout fails over; b, a provider, answering the same call in
+	// time is the evidence that counts it against a (blame).
+	if s := upstreamState(t, p, "a"); s.Failures != 1 || !strings.Contains(s.LastError, "timeout") {
+		t.Fatalf("a state %+v", s)
+	}
+}
+
+// A heavy call that times out everywhere is nobody's fault: no evidence, no
+// failure, whatever the number of calls.
+func TestTimeoutEverywhereIsNotCounted(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	b := newFakeRPC(t, "b", 137, 1000)
+	cfg := testConfig(provider(a), provider(b))
+	cfg.AttemptTimeout = 50 * time.Millisecond
+	p := newTestPool(t, cfg)
+	a.setMode(modeHang)
+	b.setMode(modeHang)
+	for range 8 {
+		if _, err := forward(t, p, balanceCall, ForwardOptions{}); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	for _, n := range []string{"a", "b"} {
+		if s := upstreamState(t, p, n); s.Failures != 0 || s.Breaker != BreakerClosed {
+			t.Fatalf("%s state %+v", n, s)
+		}
+	}
+}
+
+// An error answer is the call's own outcome unless another upstream serves
+// the same call: two providers both answering -32603 are relayed (served,
+// so charged) and neither is counted, however often; only one second
+// opinion is asked, so a poisoned call costs at most two upstream calls.
+func TestErrorAnswersNeedEvidence(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	b := newFakeRPC(t, "b", 137, 1000)
+	c := newFakeRPC(t, "c", 137, 1000)
+	p := newTestPool(t, testConfig(provider(a), provider(b), provider(c)))
+	for _, f := range []*fakeRPC{a, b, c} {
+		f.setMode(modeRPCFault)
+	}
+	for i := range 20 {
+		r, err := forward(t, p, balanceCall, ForwardOptions{})
+		if err != nil || !strings.Contains(string(r.Body), "-32603") || r.Attempts != 2 {
+			t.Fatalf("call %d: %+v %v", i, r, err)
+		}
+	}
+	if got := a.calls.Load() + b.calls.Load() + c.calls.Load(); got != 40 {
+		t.Fatalf("20 calls made %d upstream calls, want 40 (one second opinion each)", got)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if s := upstreamState(t, p, n); s.Failures != 0 || s.Breaker != BreakerClosed {
+			t.Fatalf("%s state %+v", n, s)
+		}
+	}
+	// Evidence: a provider serving the call counts the error against the
+	// upstream that gave it (here a node, tried first).
+	n := newFakeRPC(t, "n", 137, 1000)
+	q := newTestPool(t, testConfig(provider(b)))
+	setNodes(t, q, node(n))
+	n.setMode(modeRPCFault)
+	b.setMode(modeOK)
+	r := mustForward(t, q, balanceCall)
+	if r.Upstream.Name != "b" || strings.Contains(string(r.Body), "error") {
+		t.Fatalf("served %s: %s", r.Upstream.Name, r.Body)
+	}
+	if s := upstreamState(t, q, "n"); s.Failures != 1 || !strings.Contains(s.LastError, "another upstream served") {
+		t.Fatalf("n state %+v", s)
+	}
+}
+
+// A chain with one upstream never counts its error answers: there is no
+// one to give evidence.
+func TestSingleUpstreamErrorAnswersNeverOpen(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	p := newTestPool(t, testConfig(provider(a)))
+	a.setMode(modeRPCFault)
+	for range 20 {
+		r, err := forward(t, p, balanceCall, ForwardOptions{})
+		if err != nil || r.Upstream.Name != "a" || !strings.Contains(string(r.Body), "-32603") {
+			t.Fatalf("%+v %v", r, err)
+		}
+	}
+	if s := upstreamState(t, p, "a"); s.Failures != 0 || s.Breaker != BreakerClosed {
+		t.Fatalf("a state %+v", s)
+	}
+}
+
+// A reply that does not answer the request (Validate refuses it) is the
+// upstream's fault at once, and the call fails over.
+func TestMismatchedReplyCountsAndFailsOver(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	b := newFakeRPC(t, "b", 137, 1000)
+	p := newTestPool(t, testConfig(provider(b)))
+	setNodes(t, p, node(a))
+	first := true
+	validate := func(reply []byte) error {
+		if first { // a's reply, tried first: pretend its id is foreign
+			first = false
+			return errors.New("no reply for call 0")
+		}
+		return nil
+	}
+	r, err := forward(t, p, balanceCall, ForwardOptions{Validate: validate})
+	if err != nil || r.Upstream.Name != "b" || r.Attempts != 2 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if s := upstreamState(t, p, "a"); s.Failures != 1 || !strings.Contains(s.LastError, "does not match the request") {
 		t.Fatalf("a state %+v", s)
 	}
 }
@@ -116,12 +219,20 @@ func TestUnavailableWhenAllFail(t *testing.T) {
 	fakes[3].setMode(modeRPCFault)
 	p := newTestPool(t, testConfig(ups...))
 
-	_, err := forward(t, p, balanceCall, ForwardOptions{MaxAttempts: 4})
+	// d's error answer is an answer: it is served (d did the work) though
+	// three upstreams failed before it.
+	r, err := forward(t, p, balanceCall, ForwardOptions{MaxAttempts: 4})
+	if err != nil || r.Upstream.Name != "d" || r.Attempts != 4 || !strings.Contains(string(r.Body), "-32603") {
+		t.Fatalf("r = %+v, err = %v", r, err)
+	}
+
+	fakes[3].setMode(modeRPCLimited)
+	_, err = forward(t, p, balanceCall, ForwardOptions{MaxAttempts: 4})
 	var ue *UnavailableError
 	if !errors.Is(err, ErrUnavailable) || !errors.As(err, &ue) {
 		t.Fatalf("err = %v", err)
 	}
-	if len(ue.Attempts) != 4 || ue.LastUpstream.Name != "d" || !strings.Contains(string(ue.LastReply), "-32603") {
+	if len(ue.Attempts) != 4 || ue.LastUpstream.Name != "d" || !strings.Contains(string(ue.LastReply), "-32005") {
 		t.Fatalf("attempts %+v last %s %s", ue.Attempts, ue.LastUpstream.Name, ue.LastReply)
 	}
 	if strings.Contains(err.Error(), "127.0.0.1") {
@@ -189,17 +300,19 @@ func TestNoRetry(t *testing.T) {
 			t.Fatal("replayed on b")
 		}
 	})
-	t.Run("upstream error reply is returned for relaying", func(t *testing.T) {
+	t.Run("upstream error answer is served as its own", func(t *testing.T) {
 		a := newFakeRPC(t, "a", 137, 1000)
 		b := newFakeRPC(t, "b", 137, 1000)
 		p := newTestPool(t, testConfig(provider(b)))
 		setNodes(t, p, node(a))
 		a.setMode(modeRPCFault)
 
-		_, err := forward(t, p, sendTxCall, ForwardOptions{NoRetry: true})
-		var ue *UnavailableError
-		if !errors.As(err, &ue) || ue.LastUpstream.Name != "a" || !strings.Contains(string(ue.LastReply), "-32603") {
-			t.Fatalf("err = %v", err)
+		r, err := forward(t, p, sendTxCall, ForwardOptions{NoRetry: true})
+		if err != nil || r.Upstream.Name != "a" || !strings.Contains(string(r.Body), "-32603") {
+			t.Fatalf("r = %+v, err = %v", r, err)
+		}
+		if s := upstreamState(t, p, "a"); s.Failures != 0 {
+			t.Fatalf("a state %+v", s)
 		}
 		if b.method("eth_sendRawTransaction") != 0 {
 			t.Fatal("replayed on b")
@@ -243,5 +356,32 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBlame is docs/decisions.md's table ("Upstream errors are judged by
+// evidence"), case by case, without and with evidence.
+func TestBlame(t *testing.T) {
+	cases := []struct {
+		name                  string
+		o                     outcome
+		without, withEvidence bool
+	}{
+		{"served", outcome{served: true, jsonRPC: true}, false, false},
+		{"caller left", outcome{cause: context.Canceled, verdict: VerdictFault}, false, false},
+		{"reply too large", outcome{cause: ErrReplyTooLarge}, false, false},
+		{"rate limited", outcome{verdict: VerdictRateLimited, jsonRPC: true}, false, false},
+		{"missing state / unknown block answer", outcome{verdict: VerdictSkip, jsonRPC: true}, false, false},
+		{"suspect error answer", outcome{verdict: VerdictFault, jsonRPC: true}, false, true},
+		{"timeout", outcome{verdict: VerdictSkip, timeout: true}, false, true},
+		{"transport failure, bare 5xx, not JSON-RPC, mismatched", outcome{verdict: VerdictFault}, true, true},
+	}
+	for _, c := range cases {
+		if got := blame(c.o, false); got != c.without {
+			t.Errorf("%s without evidence: %v, want %v", c.name, got, c.without)
+		}
+		if got := blame(c.o, true); got != c.withEvidence {
+			t.Errorf("%s with evidence: %v, want %v", c.name, got, c.withEvidence)
+		}
 	}
 }
