@@ -2,12 +2,9 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
@@ -29,20 +25,15 @@ const (
 	Issuer     = "tollgate-settlementd"
 	Statement  = "Sign in to Tollgate to manage your nodes."
 	MinSecretN = 32
-	// MaxOpenChallenges is how many unused, unexpired challenges one
-	// client (an IPv4 address or IPv6 /64) may hold for one wallet, and
-	// MaxOpenPerClient how many it may hold in all. There is deliberately
-	// no per-wallet cap: a stranger flooding a wallet's challenges from
-	// their own addresses uses up only their own allowance, and the owner
-	// still gets a challenge from theirs. Storage stays bounded per client.
-	MaxOpenChallenges = 10
-	MaxOpenPerClient  = 100
 )
 
 // Config of the login.
 type Config struct {
-	Pool   *pgxpool.Pool
-	Secret []byte // TOLLGATE_JWT_SECRET: HS256 key, at least 32 bytes
+	Pool *pgxpool.Pool
+	// Secret is TOLLGATE_JWT_SECRET, at least 32 bytes: the HS256 key of
+	// the tokens, and (through a key derived from it, see NewChallenger)
+	// of the sign-in challenges' nonces.
+	Secret []byte
 	// Domain is TOLLGATE_AUTH_DOMAIN, the EIP-4361 domain messages must
 	// name. It is configuration, never a request header: a Host-derived
 	// domain would let a login message signed for another site be used
@@ -60,7 +51,10 @@ type Config struct {
 var ErrNoDomain = errors.New("auth: TOLLGATE_AUTH_DOMAIN is not set (the public host name sign-in messages name); refusing to take the domain from request headers outside dev mode (TOLLGATE_DEV=1)")
 
 // Service issues challenges and tokens and checks tokens.
-type Service struct{ cfg Config }
+type Service struct {
+	cfg Config
+	ch  *Challenger // keyed by a key derived from Secret, never Secret itself
+}
 
 // New checks the config.
 func New(cfg Config) (*Service, error) {
@@ -79,7 +73,11 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{cfg: cfg}, nil
+	ch, err := NewChallenger(cfg.Secret)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{cfg: cfg, ch: ch}, nil
 }
 
 // Register adds /api/auth/challenge and /api/auth/login.
@@ -120,34 +118,13 @@ func (s *Service) challenge(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, "invalid_wallet", "wallet must be a 0x-prefixed 20-byte address")
 		return
 	}
-	// Bound what one client can make us store: per wallet and in all. A
-	// stranger's flood counts against the stranger's address, never
-	// against the wallet, so its owner can always ask from their own.
-	wallet, client := strings.ToLower(addr.Hex()), httpx.ClientNet(httpx.ClientIP(r))
-	var forWallet, all int
-	if err := s.cfg.Pool.QueryRow(r.Context(), `SELECT count(*) FILTER (WHERE wallet = $1), count(*) FROM auth_nonces
-		WHERE client_net = $2 AND used_at IS NULL AND expires_at > now()`, wallet, client).Scan(&forWallet, &all); err != nil {
-		httpx.Error(w, http.StatusServiceUnavailable, "database_unavailable", "the challenge could not be stored")
-		return
-	}
-	if forWallet >= MaxOpenChallenges || all >= MaxOpenPerClient {
-		w.Header().Set("Retry-After", strconv.Itoa(int(NonceTTL.Seconds())))
-		httpx.Error(w, http.StatusTooManyRequests, "too_many_challenges",
-			"this address holds too many unused sign-in challenges; use one or wait for them to expire")
-		return
-	}
-	var nb [16]byte
-	_, _ = rand.Read(nb[:])
+	// Nothing is stored: the nonce carries its own proof (see Challenger),
+	// so no number of challenges asked for a wallet, from anywhere, can
+	// stand in its owner's way or grow the database.
 	now := s.cfg.Now().UTC().Truncate(time.Second)
 	m := Message{Domain: s.domain(r), Address: addr, Statement: Statement, URI: "https://" + s.domain(r), Version: "1",
-		ChainID: s.cfg.ChainID, Nonce: hex.EncodeToString(nb[:]), IssuedAt: now, ExpiresAt: now.Add(NonceTTL)}
-	if _, err := s.cfg.Pool.Exec(r.Context(), `INSERT INTO auth_nonces (nonce, wallet, issued_at, expires_at, client_net) VALUES ($1, $2, $3, $4, $5)`,
-		m.Nonce, wallet, m.IssuedAt, m.ExpiresAt, client); err != nil {
-		httpx.Error(w, http.StatusServiceUnavailable, "database_unavailable", "the challenge could not be stored")
-		return
-	}
-	// Old nonces are of no use to anyone.
-	_, _ = s.cfg.Pool.Exec(r.Context(), `DELETE FROM auth_nonces WHERE expires_at < now() - interval '1 day'`)
+		ChainID: s.cfg.ChainID, IssuedAt: now, ExpiresAt: now.Add(NonceTTL)}
+	m.Nonce = s.ch.Nonce(PurposeLogin, m)
 	httpx.JSON(w, http.StatusOK, map[string]any{"message": m.String(), "nonce": m.Nonce, "expires_at": m.ExpiresAt.Format(time.RFC3339)})
 }
 
@@ -203,32 +180,30 @@ func (s *Service) login(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusUnauthorized, "nonce_expired", "this challenge expired; ask /api/auth/challenge for a new one")
 		return
 	}
-	// Consume the nonce: one statement, so two logins racing with the same
-	// message cannot both win.
-	tag, err := s.cfg.Pool.Exec(r.Context(), `UPDATE auth_nonces SET used_at = $3
-		WHERE nonce = $1 AND wallet = $2 AND used_at IS NULL AND expires_at > $3`, m.Nonce, wallet, now)
+	// Only now, with the wallet's signature checked, is the nonce looked
+	// at: a message whose nonce this server did not issue for exactly these
+	// fields (edited expiry or statement, another purpose's nonce) is unknown.
+	if s.ch.Check(PurposeLogin, m) != nil {
+		httpx.Error(w, http.StatusUnauthorized, "nonce_unknown", "the nonce was not issued for this message; ask /api/auth/challenge")
+		return
+	}
+	// Consume the nonce: one statement on its primary key, so two logins
+	// racing with the same message cannot both win. Only holders of the
+	// wallet's key get this far, so the table grows with real logins only.
+	tag, err := s.cfg.Pool.Exec(r.Context(), `INSERT INTO auth_nonces (nonce, wallet, issued_at, expires_at, used_at, client_net)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (nonce) DO NOTHING`,
+		m.Nonce, wallet, m.IssuedAt, m.ExpiresAt, now, httpx.ClientNet(httpx.ClientIP(r)))
 	if err != nil {
 		httpx.Error(w, http.StatusServiceUnavailable, "database_unavailable", "the nonce could not be checked")
 		return
 	}
 	if tag.RowsAffected() != 1 {
-		var used bool
-		err := s.cfg.Pool.QueryRow(r.Context(), `SELECT used_at IS NOT NULL FROM auth_nonces WHERE nonce = $1 AND wallet = $2`, m.Nonce, wallet).Scan(&used)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			httpx.Error(w, http.StatusUnauthorized, "nonce_unknown", "the nonce was not issued to this wallet; ask /api/auth/challenge")
-		case err != nil:
-			httpx.Error(w, http.StatusServiceUnavailable, "database_unavailable", "the nonce could not be checked")
-		case used:
-			httpx.Error(w, http.StatusUnauthorized, "nonce_used", "this challenge was already used; ask /api/auth/challenge for a new one")
-		default:
-			httpx.Error(w, http.StatusUnauthorized, "nonce_expired", "this challenge expired; ask /api/auth/challenge for a new one")
-		}
+		httpx.Error(w, http.StatusUnauthorized, "nonce_used", "this challenge was already used; ask /api/auth/challenge for a new one")
 		return
 	}
-	// Signed in: the wallet's other open challenges (its owner's spares, or a
-	// stranger's) are of no use any more.
-	_, _ = s.cfg.Pool.Exec(r.Context(), `DELETE FROM auth_nonces WHERE wallet = $1 AND used_at IS NULL`, wallet)
+	// A used nonce must be kept while its message could still be replayed
+	// (until it expires); a day later it is of no use to anyone.
+	_, _ = s.cfg.Pool.Exec(r.Context(), `DELETE FROM auth_nonces WHERE expires_at < now() - interval '1 day'`)
 	tok, exp, err := s.Issue(wallet)
 	if err != nil {
 		httpx.Error(w, http.StatusServiceUnavailable, "token_unavailable", "the token could not be signed")

@@ -1,7 +1,8 @@
 // Package auth is the node operators' wallet login: a Sign-In with Ethereum
 // (EIP-4361) challenge with a single-use nonce, verified as an EIP-191
 // personal_sign signature, answered with a 1-hour HS256 JWT whose sub is the
-// lower-case wallet address.
+// lower-case wallet address. The nonce is signed (Challenger), not stored:
+// only a login that signed it records it, to use it once.
 package auth
 
 import (

@@ -96,7 +96,7 @@ type X402 struct {
 
 // Auth is wallet sign-in: operator logins and the console's wallet keys.
 type Auth struct {
-	JWTSecret string // TOLLGATE_JWT_SECRET: HS256 key (≥ 32 bytes); "" = the operator routes answer 503
+	JWTSecret string // TOLLGATE_JWT_SECRET: HS256 key (≥ 32 bytes); "" = the operator routes and the wallet-key routes answer 503 (it also keys the sign-in challenges' signed nonces)
 	Domain    string // TOLLGATE_AUTH_DOMAIN: EIP-4361 domain sign-in messages must name
 	Dev       bool   // TOLLGATE_DEV=1: an unset Domain falls back to the request's Host (development only)
 	// KeyCreateLimit is TOLLGATE_KEY_CREATE_LIMIT: wallet keys per client IP

@@ -12,18 +12,21 @@
 // its remaining balance over to the new key (two idempotent adjustments)
 // and issues a new one.
 //
-// Challenges live in Redis under the deployment's prefix (single use,
-// 10 minutes, at most 10 open per wallet): they are separate from the node
-// operators' login nonces, so neither signature can be used for the other.
+// Challenges are stored nowhere: the nonce is signed (auth.Challenger, keyed
+// from the JWT secret) over the message's fields and a purpose of its own,
+// create or rotate, distinct from the node operators' login, so no signature
+// can be used for another. Anyone may ask for any number of challenges for
+// any wallet without taking anything from its owner. A nonce is recorded in
+// Redis under the deployment's prefix only when a signature for it is
+// accepted (single use, kept until the message expires).
 // The wallet binding is recorded on the key's api_keys row in PostgreSQL
 // (the system of record), which a per-wallet advisory lock serialises.
 package walletkeys
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -49,9 +52,17 @@ const (
 	StatementCreate = "Create a Tollgate API key bound to this wallet."
 	StatementRotate = "Replace this wallet's Tollgate API key: the old key is revoked and its balance moves to the new one."
 	NonceTTL        = 10 * time.Minute
-	// MaxOpenChallenges is how many unused, unexpired challenges one
-	// wallet may hold.
-	MaxOpenChallenges = 10
+	// usedGrace keeps a used nonce a little past its message's expiry, so a
+	// replica whose clock runs behind still finds it while it would still
+	// accept the message.
+	usedGrace = time.Minute
+)
+
+// The challenges' purposes: a create and a rotate signature are never
+// interchangeable, and neither is a node login.
+const (
+	purposeCreate auth.Purpose = "tollgate wallet key create"
+	purposeRotate auth.Purpose = "tollgate wallet key rotate"
 )
 
 // Config of the service.
@@ -61,6 +72,11 @@ type Config struct {
 	Prefix string // the deployment's Redis key prefix (the gateway's key_prefix)
 	Shards int    // metering shards (the gateway's redis_shards; 0 or 1: one)
 	Domain string // EIP-4361 domain; empty = the request's Host
+	// Secret (TOLLGATE_JWT_SECRET, at least 32 bytes) keys the challenges'
+	// nonces through the same derived key as the operators' login
+	// (auth.NewChallenger): the same on every replica, so any replica
+	// checks a challenge another one issued.
+	Secret []byte
 	// ChainID of the message (default 137).
 	ChainID uint64
 	// CreateLimit is key creations per client IP per hour, shared with the
@@ -75,12 +91,17 @@ type Config struct {
 type Service struct {
 	cfg   Config
 	meter *meter.Meter
+	ch    *auth.Challenger
 }
 
 // New checks the config.
 func New(cfg Config) (*Service, error) {
 	if cfg.Pool == nil || cfg.Redis == nil {
 		return nil, errors.New("walletkeys: a database pool and a Redis client are required")
+	}
+	ch, err := auth.NewChallenger(cfg.Secret)
+	if err != nil {
+		return nil, fmt.Errorf("walletkeys: %w", err)
 	}
 	if cfg.ChainID == 0 {
 		cfg.ChainID = 137
@@ -105,7 +126,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = balances.DefaultPrefix
 	}
-	return &Service{cfg: cfg, meter: m}, nil
+	return &Service{cfg: cfg, meter: m, ch: ch}, nil
 }
 
 // Register adds POST /api/keys/wallet/challenge and POST /api/keys/wallet.
@@ -121,37 +142,11 @@ func (s *Service) domain(r *http.Request) string {
 	return r.Host
 }
 
-// Redis keys: one hash tag per wallet, so a script's keys share a slot
-// (with a prefix that has its own hash tag, that one wins: same slot too).
-func (s *Service) openKey(wallet string) string {
-	return s.cfg.Prefix + "walletkey:{" + wallet + "}:open"
-}
-
-func (s *Service) nonceKey(wallet, nonce string) string {
+// usedKey records a used nonce. The wallet's hash tag keeps one wallet's
+// keys in one Redis Cluster slot.
+func (s *Service) usedKey(wallet, nonce string) string {
 	return s.cfg.Prefix + "walletkey:{" + wallet + "}:nonce:" + nonce
 }
-
-// challengeScript stores a nonce unless the wallet holds too many open ones.
-// KEYS: 1 open set (score = expiry ms), 2 nonce. ARGV: 1 now ms, 2 expiry
-// ms, 3 cap, 4 nonce, 5 statement tag, 6 ttl ms. Reply: 1 stored, 0 capped.
-var challengeScript = redis.NewScript(`
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[6])
-return 1
-`)
-
-// consumeScript uses a nonce once. KEYS: 1 open set, 2 nonce. ARGV: 1 nonce.
-// Reply: the stored statement tag, or false when unknown, used or expired.
-var consumeScript = redis.NewScript(`
-local v = redis.call('GET', KEYS[2])
-if not v then return false end
-redis.call('DEL', KEYS[2])
-redis.call('ZREM', KEYS[1], ARGV[1])
-return v
-`)
 
 func (s *Service) challenge(w http.ResponseWriter, r *http.Request) {
 	var req struct {
@@ -166,28 +161,17 @@ func (s *Service) challenge(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, "invalid_wallet", "wallet must be a 0x-prefixed 20-byte address")
 		return
 	}
-	wallet := strings.ToLower(addr.Hex())
-	var nb [16]byte
-	_, _ = rand.Read(nb[:])
+	// Nothing is stored: the signed nonce is checked when the signature
+	// comes back, so strangers asking for this wallet's challenges take
+	// nothing from its owner and grow nothing.
 	now := s.cfg.Now().UTC().Truncate(time.Second)
-	stmt, tag := StatementCreate, "create"
+	stmt, purpose := StatementCreate, purposeCreate
 	if req.Rotate {
-		stmt, tag = StatementRotate, "rotate"
+		stmt, purpose = StatementRotate, purposeRotate
 	}
 	m := auth.Message{Domain: s.domain(r), Address: addr, Statement: stmt, URI: "https://" + s.domain(r) + "/console", Version: "1",
-		ChainID: s.cfg.ChainID, Nonce: hex.EncodeToString(nb[:]), IssuedAt: now, ExpiresAt: now.Add(NonceTTL)}
-	res, err := challengeScript.Run(r.Context(), s.cfg.Redis, []string{s.openKey(wallet), s.nonceKey(wallet, m.Nonce)},
-		now.UnixMilli(), m.ExpiresAt.UnixMilli(), MaxOpenChallenges, m.Nonce, tag, NonceTTL.Milliseconds()).Int()
-	if err != nil {
-		s.cfg.Log.Warn("wallet key challenge: redis", zap.Error(err))
-		httpx.Error(w, http.StatusServiceUnavailable, "redis_unavailable", "the challenge could not be stored; try again")
-		return
-	}
-	if res == 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(NonceTTL.Seconds())))
-		httpx.Error(w, http.StatusTooManyRequests, "too_many_challenges", "this wallet has too many unused challenges; use one or wait for them to expire")
-		return
-	}
+		ChainID: s.cfg.ChainID, IssuedAt: now, ExpiresAt: now.Add(NonceTTL)}
+	m.Nonce = s.ch.Nonce(purpose, m)
 	httpx.JSON(w, http.StatusOK, map[string]any{"message": m.String(), "nonce": m.Nonce, "expires_at": m.ExpiresAt.Format(time.RFC3339),
 		"rotate": req.Rotate})
 }
@@ -217,9 +201,9 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, "invalid_message", "message is not a Sign-In with Ethereum message from /api/keys/wallet/challenge: "+err.Error())
 		return
 	}
-	want := StatementCreate
+	want, purpose := StatementCreate, purposeCreate
 	if req.Rotate {
-		want = StatementRotate
+		want, purpose = StatementRotate, purposeRotate
 	}
 	if m.Statement != StatementCreate && m.Statement != StatementRotate {
 		httpx.Error(w, http.StatusBadRequest, "invalid_message", "message is not a wallet-key challenge from /api/keys/wallet/challenge")
@@ -247,18 +231,25 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusUnauthorized, "nonce_expired", "this challenge expired; ask /api/keys/wallet/challenge for a new one")
 		return
 	}
-	wallet := strings.ToLower(m.Address.Hex())
-	tag, err := consumeScript.Run(r.Context(), s.cfg.Redis, []string{s.openKey(wallet), s.nonceKey(wallet, m.Nonce)}, m.Nonce).Text()
-	switch {
-	case errors.Is(err, redis.Nil):
-		httpx.Error(w, http.StatusUnauthorized, "nonce_invalid", "this challenge is unknown, expired or already used; ask /api/keys/wallet/challenge for a new one")
+	// The signature is the wallet's; now the nonce must be one this server
+	// issued for exactly this message and purpose (an edited expiry or
+	// statement, or a login nonce, is not).
+	if s.ch.Check(purpose, m) != nil {
+		httpx.Error(w, http.StatusUnauthorized, "nonce_invalid", "this challenge was not issued by /api/keys/wallet/challenge; ask it for a new one")
 		return
+	}
+	// Use it once: SET NX, kept until the message expires (then the expiry
+	// check refuses it anyway). Only the wallet's key gets a nonce this far,
+	// so these keys grow with real key creations only.
+	wallet := strings.ToLower(m.Address.Hex())
+	fresh, err := s.cfg.Redis.SetNX(r.Context(), s.usedKey(wallet, m.Nonce), 1, m.ExpiresAt.Sub(now)+usedGrace).Result()
+	switch {
 	case err != nil:
 		s.cfg.Log.Warn("wallet key: redis", zap.Error(err))
 		httpx.Error(w, http.StatusServiceUnavailable, "redis_unavailable", "the challenge could not be checked; try again")
 		return
-	case (tag == "rotate") != req.Rotate:
-		httpx.Error(w, http.StatusBadRequest, "rotate_mismatch", "rotate must match the challenge")
+	case !fresh:
+		httpx.Error(w, http.StatusUnauthorized, "nonce_invalid", "this challenge was already used; ask /api/keys/wallet/challenge for a new one")
 		return
 	}
 

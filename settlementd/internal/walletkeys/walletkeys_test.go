@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,8 +17,10 @@ import (
 	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/auth"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -38,8 +41,21 @@ func (a answer) code() string {
 
 func post(t *testing.T, url string, body any) answer {
 	t.Helper()
+	return postFrom(t, url, "", body)
+}
+
+// postFrom sends body from the client address ip ("": the test's own), as
+// the gateway's Caddy forwards it: the test server's peer is loopback, so
+// X-Forwarded-For is believed, as it is behind the gateway.
+func postFrom(t *testing.T, url, ip string, body any) answer {
+	t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(url, "application/json", strings.NewReader(string(b)))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(b)))
+	req.Header.Set("Content-Type", "application/json")
+	if ip != "" {
+		req.Header.Set("X-Forwarded-For", ip)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +67,9 @@ func post(t *testing.T, url string, body any) answer {
 	}
 	return answer{resp.StatusCode, resp.Header, m}
 }
+
+// testSecret stands for TOLLGATE_JWT_SECRET.
+var testSecret = []byte(strings.Repeat("s", 32))
 
 func sign(t *testing.T, key *ecdsa.PrivateKey, msg string) string {
 	t.Helper()
@@ -72,7 +91,7 @@ func TestWalletKeys(t *testing.T) {
 	prefix := testenv.KeyPrefix(t)
 	_, pool := settletest.DB(t)
 	ctx := context.Background()
-	s, err := New(Config{Pool: pool, Redis: rdb, Prefix: prefix, CreateLimit: -1})
+	s, err := New(Config{Pool: pool, Redis: rdb, Prefix: prefix, Secret: testSecret, CreateLimit: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,17 +249,158 @@ func TestWalletKeys(t *testing.T) {
 	if created != 1 {
 		t.Fatalf("concurrent creates: %v", codes)
 	}
+}
 
-	// At most MaxOpenChallenges open challenges per wallet.
-	capped, _ := crypto.GenerateKey()
-	cw := crypto.PubkeyToAddress(capped.PublicKey).Hex()
-	for i := range MaxOpenChallenges {
-		if a := post(t, srv.URL+"/api/keys/wallet/challenge", map[string]any{"wallet": cw}); a.status != 200 {
-			t.Fatalf("challenge %d: %d", i, a.status)
+// newServer serves the wallet-key routes and, with the same secret and
+// domain (the request's Host), the operators' login, as settlementd does.
+func newServer(t *testing.T) (*httptest.Server, redis.UniversalClient, string) {
+	t.Helper()
+	rdb := testenv.Redis(t)
+	prefix := testenv.KeyPrefix(t)
+	_, pool := settletest.DB(t)
+	s, err := New(Config{Pool: pool, Redis: rdb, Prefix: prefix, Secret: testSecret, CreateLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := auth.New(auth.Config{Pool: pool, Secret: testSecret, Dev: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(func(p string, h http.Handler) { mux.Handle(p, h) })
+	a.Register(func(p string, h http.Handler) { mux.Handle(p, h) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, rdb, prefix
+}
+
+// keysUnder lists the Redis keys under prefix.
+func keysUnder(t *testing.T, rdb redis.UniversalClient, prefix string) []string {
+	t.Helper()
+	keys, err := rdb.Keys(context.Background(), prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// Strangers cannot deny a wallet its key (issue 32): 1,000 anonymous
+// challenges for one wallet (create and rotate) from 50 client addresses
+// (IPv4 and distinct IPv6 /64s) are all answered and store nothing in
+// Redis; the owner then asks once and creates the key at the first try.
+func TestChallengeFloodCannotLockOutTheOwner(t *testing.T) {
+	srv, rdb, prefix := newServer(t)
+	key, _ := crypto.GenerateKey()
+	wallet := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	for i := range 1000 {
+		ip := fmt.Sprintf("203.0.113.%d", i%25+1)
+		if i%50 >= 25 {
+			ip = fmt.Sprintf("2001:db8:%x::1", i%50)
+		}
+		a := postFrom(t, srv.URL+"/api/keys/wallet/challenge", ip, map[string]any{"wallet": wallet, "rotate": i%2 == 1})
+		if a.status != 200 {
+			t.Fatalf("stranger's challenge %d from %s: %d %v", i, ip, a.status, a.body)
 		}
 	}
-	if a := post(t, srv.URL+"/api/keys/wallet/challenge", map[string]any{"wallet": cw}); a.status != 429 || a.header.Get("Retry-After") == "" {
-		t.Fatalf("challenge over the cap: %d %v", a.status, a.body)
+	if keys := keysUnder(t, rdb, prefix); len(keys) != 0 {
+		t.Fatalf("1,000 challenges stored Redis keys: %v", keys)
+	}
+	a := postFrom(t, srv.URL+"/api/keys/wallet/challenge", "198.51.100.7", map[string]any{"wallet": wallet})
+	if a.status != 200 {
+		t.Fatalf("owner's challenge: %d %v", a.status, a.body)
+	}
+	msg := a.body["message"].(string)
+	if a := postFrom(t, srv.URL+"/api/keys/wallet", "198.51.100.7", map[string]any{"message": msg, "signature": sign(t, key, msg)}); a.status != 201 {
+		t.Fatalf("owner's key: %d %v", a.status, a.body)
+	}
+	used := 0
+	for _, k := range keysUnder(t, rdb, prefix) {
+		if strings.HasPrefix(k, prefix+"walletkey:") {
+			used++
+		}
+	}
+	if used != 1 {
+		t.Fatalf("%d walletkey nonces recorded after one creation, want 1", used)
+	}
+}
+
+// A key message must carry a nonce /api/keys/wallet/challenge issued for
+// exactly its fields and purpose. The wallet's valid signature over a
+// message with a tampered nonce, an edited expiry, a create message edited
+// into a rotate one, or a login nonce is refused nonce_invalid; a wallet-key
+// nonce in a login message is refused nonce_unknown by the login; the
+// issued message creates the key once, then nonce_invalid.
+func TestWalletKeyNoncesAreSignedAndSingleUse(t *testing.T) {
+	srv, rdb, prefix := newServer(t)
+	key, _ := crypto.GenerateKey()
+	wallet := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	ask := func(path string, body any) (string, auth.Message) {
+		t.Helper()
+		a := post(t, srv.URL+path, body)
+		if a.status != 200 {
+			t.Fatalf("%s: %d %v", path, a.status, a.body)
+		}
+		m, err := auth.Parse(a.body["message"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.body["message"].(string), m
+	}
+	msg, m := ask("/api/keys/wallet/challenge", map[string]any{"wallet": wallet})
+	_, login := ask("/api/auth/challenge", map[string]any{"wallet": wallet})
+	edit := func(f func(*auth.Message)) string {
+		e := m
+		f(&e)
+		return e.String()
+	}
+	flip := func(s string, i int) string {
+		d := byte('0')
+		if s[i] == '0' {
+			d = '1'
+		}
+		return s[:i] + string(d) + s[i+1:]
+	}
+	for name, c := range map[string]struct {
+		msg    string
+		rotate bool
+	}{
+		"nonce digit flipped": {edit(func(e *auth.Message) { e.Nonce = flip(e.Nonce, 3) }), false},
+		"expiry extended":     {edit(func(e *auth.Message) { e.ExpiresAt = e.ExpiresAt.Add(time.Hour) }), false},
+		"create made rotate":  {edit(func(e *auth.Message) { e.Statement = StatementRotate }), true},
+		"a login nonce":       {edit(func(e *auth.Message) { e.Nonce = login.Nonce }), false},
+	} {
+		if c.msg == msg {
+			t.Fatalf("%s: not edited", name)
+		}
+		a := post(t, srv.URL+"/api/keys/wallet", map[string]any{"message": c.msg, "signature": sign(t, key, c.msg), "rotate": c.rotate})
+		if a.status != http.StatusUnauthorized || a.code() != "nonce_invalid" {
+			t.Errorf("%s: %d %v, want 401 nonce_invalid", name, a.status, a.body)
+		}
+	}
+	if keys := keysUnder(t, rdb, prefix); len(keys) != 0 {
+		t.Fatalf("refused creations stored Redis keys: %v", keys)
+	}
+
+	// The other way: a wallet-key nonce does not log in.
+	login.Nonce = m.Nonce
+	lm := login.String()
+	a := post(t, srv.URL+"/api/auth/login", map[string]any{"message": lm, "signature": sign(t, key, lm)})
+	if a.status != http.StatusUnauthorized || a.code() != "nonce_unknown" {
+		t.Fatalf("a wallet-key nonce at the login: %d %v, want 401 nonce_unknown", a.status, a.body)
+	}
+
+	good := map[string]any{"message": msg, "signature": sign(t, key, msg)}
+	if a := post(t, srv.URL+"/api/keys/wallet", good); a.status != 201 {
+		t.Fatalf("the issued message: %d %v", a.status, a.body)
+	}
+	if a := post(t, srv.URL+"/api/keys/wallet", good); a.status != 401 || a.code() != "nonce_invalid" {
+		t.Fatalf("replay: %d %v, want 401 nonce_invalid", a.status, a.body)
+	}
+	// The used nonce is kept until the message expires (and a little
+	// longer), no longer.
+	ttl, err := rdb.PTTL(context.Background(), prefix+"walletkey:{"+strings.ToLower(wallet)+"}:nonce:"+m.Nonce).Result()
+	if err != nil || ttl <= 0 || ttl > NonceTTL+usedGrace {
+		t.Fatalf("the used nonce's TTL: %v %v", ttl, err)
 	}
 }
 
@@ -251,7 +411,7 @@ func TestWalletKeyExpired(t *testing.T) {
 	_, pool := settletest.DB(t)
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	s, err := New(Config{Pool: pool, Redis: rdb, Prefix: prefix, Now: clock})
+	s, err := New(Config{Pool: pool, Redis: rdb, Prefix: prefix, Secret: testSecret, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
