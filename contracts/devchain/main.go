@@ -1,7 +1,11 @@
 // Command devchain runs Tollgate's local chains (137 and 8453) with the
-// contracts deployed, and offers two client subcommands the demo uses.
+// contracts deployed, and offers two client subcommands the demo uses. The
+// chains reorganise on demand through the admin JSON-RPC endpoint
+// (devchain_reorg(chainId, depth), see devnet.Devnet.Reorg), or every
+// -reorg-every.
 //
-//	devchain [-polygon-port 18545] [-base-port 18546] [-block-interval 1s] [-manifest .run/devchain.json] [-tokens-only]
+//	devchain [-polygon-port 18545] [-base-port 18546] [-admin-port 0] [-block-interval 1s] [-manifest .run/devchain.json] [-tokens-only]
+//	         [-reorg-every 30s] [-reorg-depth 2]
 //	devchain summary -manifest FILE
 //	devchain deposit -manifest FILE -from developer-1 -amount 5 [-account key_…]
 package main
@@ -51,8 +55,17 @@ func serve(args []string) error {
 	minDep := fs.String("min-deposit", "1", "RevenueVault minimum deposit in USDT")
 	manifest := fs.String("manifest", ".run/devchain.json", "where to write the manifest")
 	tokensOnly := fs.Bool("tokens-only", false, "deploy only the tokens and fund the accounts: RevenueVault and ClaimsContract are left to tollgate-deploy")
+	adminPort := fs.Int("admin-port", 0, "admin JSON-RPC port on 127.0.0.1, 0 for a free one, -1 for none; the manifest's admin_url names it. devchain_reorg(chainId, depth) replaces the last depth (1-16) blocks of chain 137 or 8453 with a new branch one block longer, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"devchain_reorg\",\"params\":[137,2]}")
+	reorgEvery := fs.Duration("reorg-every", 0, "reorganise both chains this often (0: only on demand, through devchain_reorg); each reorganisation also moves the chain clock about -reorg-depth seconds further ahead of real time")
+	reorgDepth := fs.Int("reorg-depth", 2, fmt.Sprintf("blocks each -reorg-every reorganisation replaces (1-%d)", devnet.MaxReorgDepth))
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *reorgEvery < 0 {
+		return fmt.Errorf("-reorg-every %s: negative", *reorgEvery)
+	}
+	if *reorgDepth < 1 || *reorgDepth > devnet.MaxReorgDepth {
+		return fmt.Errorf("-reorg-depth %d: out of range 1-%d", *reorgDepth, devnet.MaxReorgDepth)
 	}
 	min, err := money.Parse(*minDep)
 	if err != nil {
@@ -70,14 +83,55 @@ func serve(args []string) error {
 		return err
 	}
 	defer d.Close()
+	admin := "no admin endpoint"
+	if *adminPort >= 0 {
+		u, err := d.ServeAdmin(*adminPort)
+		if err != nil {
+			return err
+		}
+		admin = "admin JSON-RPC (devchain_reorg) at " + u
+	}
 	if err := d.Manifest.Write(*manifest); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "devchain: up in %s — chain 137 at %s (%s), chain 8453 at %s (%s); manifest %s\n",
+	fmt.Fprintf(os.Stderr, "devchain: up in %s — chain 137 at %s (%s), chain 8453 at %s (%s); %s; manifest %s\n",
 		time.Since(start).Round(time.Millisecond), d.Manifest.Polygon.RPCURL, d.Manifest.Polygon.WSURL,
-		d.Manifest.Base.RPCURL, d.Manifest.Base.WSURL, *manifest)
+		d.Manifest.Base.RPCURL, d.Manifest.Base.WSURL, admin, *manifest)
+	reorgs := make(chan struct{})
+	go func() {
+		defer close(reorgs)
+		reorgLoop(ctx, d, *reorgEvery, *reorgDepth)
+	}()
 	<-ctx.Done()
+	<-reorgs
 	fmt.Fprintln(os.Stderr, "devchain: shutting down")
 	_ = os.Remove(*manifest) // a stale manifest would point the demo at dead ports
 	return d.Close()
+}
+
+// reorgLoop reorganises both chains every interval (never when 0) until ctx is done.
+func reorgLoop(ctx context.Context, d *devnet.Devnet, every time.Duration, depth int) {
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, id := range []uint64{137, 8453} {
+			res, err := d.Reorg(ctx, id, depth)
+			if err != nil {
+				if ctx.Err() == nil {
+					fmt.Fprintf(os.Stderr, "devchain: reorg of chain %d: %v\n", id, err)
+				}
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "devchain: chain %d reorganised: blocks %d-%d replaced, new head %d %s (%d transactions re-included)\n",
+				id, res.ForkPoint+1, res.ForkPoint+uint64(res.Depth), res.ForkPoint+uint64(len(res.New)), res.New[len(res.New)-1].Hex(), len(res.Reincluded))
+		}
+	}
 }

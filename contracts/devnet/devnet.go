@@ -2,8 +2,9 @@
 // 137 with TestUSDT, RevenueVault and ClaimsContract, and chain 8453 with
 // TestUSDC and the x402 batch-settlement contracts, both served over JSON-RPC (HTTP and WebSocket on one port) on 127.0.0.1 and mined like a real
 // chain (pending transactions at once, an empty block on an interval so
-// confirmations accumulate). `go run ./contracts/devchain` wraps it; end-to-end
-// tests start it directly.
+// confirmations accumulate). Reorg reorganises a chain's head on demand, and
+// ServeAdmin offers that over JSON-RPC (devchain_reorg) to other processes.
+// `go run ./contracts/devchain` wraps it; end-to-end tests start it directly.
 package devnet
 
 import (
@@ -54,8 +55,8 @@ type Devnet struct {
 	Base     *simchain.Chain
 	Manifest *Manifest
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	sealers map[uint64]*sealer // by chain ID; nil until the set-up is done
+	admin   *adminServer       // nil unless ServeAdmin was called
 }
 
 // Start brings both chains up, deploys and funds everything, and starts mining.
@@ -149,18 +150,11 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 		return nil, err
 	}
 
-	mctx, cancel := context.WithCancel(context.Background())
-	d.cancel = cancel
+	d.sealers = map[uint64]*sealer{}
 	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
-		d.wg.Add(2)
-		go func() {
-			defer d.wg.Done()
-			c.AutoCommit(mctx, pendingPoll)
-		}()
-		go func() {
-			defer d.wg.Done()
-			emptyBlocks(mctx, c, cfg.BlockInterval)
-		}()
+		s := &sealer{c: c, interval: cfg.BlockInterval}
+		s.start()
+		d.sealers[c.ChainID().Uint64()] = s
 	}
 	vaultAddr, claimsAddr, minDep := poly.Vault.Hex(), poly.Claims.Hex(), cfg.MinDeposit.String()
 	if cfg.TokensOnly {
@@ -206,6 +200,43 @@ func run(ctx context.Context, c *simchain.Chain, key *ecdsa.PrivateKey, steps []
 	return nil
 }
 
+// sealer runs a chain's two block producers (AutoCommit for pending
+// transactions, emptyBlocks on the interval). Reorg stops them while it
+// rewrites the head: they are the only writers of the chain besides Reorg.
+type sealer struct {
+	c        *simchain.Chain
+	interval time.Duration
+
+	mu     sync.Mutex // held by Reorg for the whole rewrite, and by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// start launches the producers; s.mu is held or s is not shared yet.
+func (s *sealer) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.c.AutoCommit(ctx, pendingPoll)
+	}()
+	go func() {
+		defer s.wg.Done()
+		emptyBlocks(ctx, s.c, s.interval)
+	}()
+}
+
+// stop ends the producers and waits until neither is inside a Commit; s.mu is held.
+func (s *sealer) stop() {
+	if s.cancel != nil {
+		s.cancel()
+		s.wg.Wait()
+		s.cancel = nil
+	}
+}
+
 // pendingPoll is how often pending transactions are looked for: a
 // transaction sent over HTTP is mined within about this delay.
 const pendingPoll = 25 * time.Millisecond
@@ -230,11 +261,17 @@ func emptyBlocks(ctx context.Context, c *simchain.Chain, interval time.Duration)
 
 // Close stops mining and both chains. It is safe on a partly started Devnet.
 func (d *Devnet) Close() error {
-	if d.cancel != nil {
-		d.cancel()
-	}
-	d.wg.Wait()
 	var errs []error
+	if d.admin != nil {
+		errs = append(errs, d.admin.close())
+		d.admin = nil
+	}
+	for _, s := range d.sealers { // waits for a Reorg in progress
+		s.mu.Lock()
+		s.stop()
+		s.closed = true
+		s.mu.Unlock()
+	}
 	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
 		if c != nil {
 			errs = append(errs, c.Close())

@@ -16,6 +16,8 @@ type Manifest struct {
 	Base            Base      `json:"base"`
 	Accounts        []Account `json:"accounts"`
 	Note            string    `json:"note"`
+	// AdminURL is the admin JSON-RPC endpoint (devchain_reorg), when served (Devnet.ServeAdmin).
+	AdminURL string `json:"admin_url,omitempty"`
 }
 
 // Polygon is the chain-137 part. RevenueVault, ClaimsContract and
