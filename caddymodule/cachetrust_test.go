@@ -32,6 +32,7 @@ http://127.0.0.1:{PORT} {
 				registry_refresh 100ms
 				probe_interval 100ms
 				allow_private_nodes
+				probation off # a test of the cache, not of trust (trust_test.go)
 			}
 			chain 8453 {
 				provider base @BASE@

@@ -22,6 +22,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
+	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
@@ -61,6 +62,8 @@ type Handler struct {
 	accounts  *accounts.Handler
 	discovery *discovery.Handler
 	verifier  *verify.Verifier
+	shadower  *trust.Shadower // copies for nodes in probation
+	stopHeads func()
 	health    *health.Handler
 	// hub holds the upstream eth_subscribe subscriptions of this config
 	// (caddymodule/subscribe); Cleanup closes it, ending every subscriber.
@@ -97,6 +100,12 @@ func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) upstrea
 			OpenTimeout:    time.Duration(h.Upstreams.BreakerOpenFor),
 		},
 		Logger: h.logger.Named("upstream"),
+		Trust: upstream.TrustConfig{Off: h.Upstreams.ProbationOff || h.Upstreams.VerifyOff,
+			ProbationMatches: h.Upstreams.ProbationMatches, ProbationMethods: h.Upstreams.ProbationMethods,
+			CheckFloor: h.Upstreams.VerifyRate},
+	}
+	for _, r := range h.Upstreams.Ladder {
+		cfg.Trust.Ladder = append(cfg.Trust.Ladder, upstream.TrustStep{Matches: r.Matches, Share: r.Share})
 	}
 	cfg.Transport.NodeAddress = h.nodePolicy.Check
 	cfg.Transport.NodePolicy = fmt.Sprintf("private=%v allow=%v resolver=%q", h.Upstreams.AllowPrivateNodes, h.Upstreams.NodeAllowCIDRs, h.Upstreams.NodeResolver)

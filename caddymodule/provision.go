@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
+	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
@@ -41,7 +42,8 @@ type chainState struct {
 	chain   chains.Chain
 	pool    *upstream.Pool
 	cache   *cache.Cache
-	methods *evm.Table // the method table with this chain's overrides
+	methods *evm.Table  // the method table with this chain's overrides
+	head    *trust.Head // the providers' recent chain, for pins (caddymodule/trust)
 	metrics rpcMetrics
 }
 
@@ -54,6 +56,16 @@ func (cs *chainState) finalized(depth uint64) uint64 {
 		return 0
 	}
 	return head - depth
+}
+
+// headInterval is how often the providers' head is read for pins: at most
+// a second (a pin is that much behind the newest block at worst), faster
+// when probes are.
+func headInterval(probe time.Duration) time.Duration {
+	if probe <= 0 || probe > time.Second {
+		return time.Second
+	}
+	return probe
 }
 
 type cacheHandle struct{ *cache.Cache }
@@ -125,8 +137,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if err != nil {
 			return fmt.Errorf("tollgate: chain %d: %w", c.ID, err)
 		}
-		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool), cache: cv.(cacheHandle).Cache, methods: methods,
-			metrics: newRPCMetrics(c.ID)}
+		pool := v.(*upstream.Pool)
+		h.chains[c.ID] = &chainState{chain: c, pool: pool, cache: cv.(cacheHandle).Cache, methods: methods,
+			head: trust.NewHead(pool, headInterval(time.Duration(h.Upstreams.ProbeInterval)), h.logger.Named("trust")), metrics: newRPCMetrics(c.ID)}
+	}
+	// The heads run for this config's life; they poll only while their
+	// chain has nodes.
+	hctx, stopHeads := context.WithCancel(context.Background())
+	h.stopHeads = stopHeads
+	for _, cs := range h.chains {
+		go cs.head.Run(hctx)
 	}
 
 	if h.redisURL != "" {
@@ -187,6 +207,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			vc.Emit = func(ev *events.NodeMismatch) bool { return w.Enqueue(ev) }
 		}
 		h.verifier = verify.New(vc)
+		h.shadower = trust.NewShadower(h.verifier, h.logger.Named("trust"))
 	}
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
@@ -207,6 +228,12 @@ func (h *Handler) Cleanup() error {
 	h.closeSockets() // before the pools, payers and Redis they use
 	if h.stopReg != nil {
 		h.stopReg()
+	}
+	if h.stopHeads != nil {
+		h.stopHeads()
+	}
+	if h.shadower != nil {
+		h.shadower.Close() // before the verifier its convictions go through
 	}
 	if h.verifier != nil {
 		h.verifier.Close()

@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
@@ -274,6 +275,14 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 			need = appendOnce(need, upstream.CapTrace)
 		}
 	}
+	// Trust in nodes (caddymodule/trust): a registered node answers only
+	// questions that can be judged, about a definite block. A sticky call
+	// (only) goes where its filter lives, unchanged.
+	plan := trust.Plan{Calls: calls, NodeOK: true}
+	if only == "" && cs.pool.HasNodes() {
+		plan = trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(h.FinalityDepth), cs.chain.ID)
+		calls = plan.Calls
+	}
 	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {
 		out := make([]jsonrpc.Reply, len(calls))
 		for k := range out {
@@ -299,7 +308,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		return nil
 	}
 	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
-		LogsSpan: logsSpan, Validate: validate})
+		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {
@@ -328,10 +337,15 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	if capped { // else no reply can be over a cap: no second lookup per call
 		capResponses(cs.methods, calls, replies)
 	}
-	if res.Upstream.Kind == upstream.KindNode {
-		rid, _ := ctx.Value(requestIDKey{}).(string)
+	rid, _ := ctx.Value(requestIDKey{}).(string)
+	switch {
+	case res.Upstream.Kind == upstream.KindNode:
 		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,
-			Finalized: cs.finalized(h.FinalityDepth)})
+			Finalized: cs.finalized(h.FinalityDepth), Pins: plan.Pins})
+	case plan.Shadow:
+		// A provider answered the caller: a node in probation may be asked
+		// the same, and judged by that answer.
+		h.shadower.Offer(cs.pool, cs.chain.ID, rid, res.Upstream.Name, calls, plan.Pins, replies)
 	}
 	return replies, res.Upstream, false
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,13 +141,26 @@ func blockN(n int) string {
 
 const headNumber = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 
-// waitForNode polls until the node serves a call (nodes are preferred once
-// their first probe passed).
+// reorg replaces the dev chain's newest depth blocks with a longer branch.
+func reorg(t *testing.T, e *meterEnv, depth int) string {
+	r, err := e.net.Reorg(context.Background(), 137, depth)
+	if err != nil {
+		t.Errorf("reorg of depth %d: %v", depth, err)
+		return "reorg failed"
+	}
+	return fmt.Sprintf("reorg of depth %d at block %d", depth, r.ForkPoint+1)
+}
+
+// waitForNode polls until the node serves a call: its first probe must
+// pass and, unless probation is off, its probation end, so the calls cycle
+// through three methods a node in probation is shadowed on.
 func (e *meterEnv) waitForNode(t *testing.T, nodeID string, headers ...string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	acct, _ := e.net.Manifest.Account("deployer")
+	traffic := &headTraffic{addr: acct.Address}
 	for {
-		a := e.rpc(t, headNumber, headers...)
+		a := e.rpc(t, traffic.next(), headers...)
 		if a.header.Get("X-Tollgate-Upstream") == nodeID {
 			return
 		}
@@ -165,8 +179,10 @@ func (e *meterEnv) waitForNode(t *testing.T, nodeID string, headers ...string) {
 // settlementd, no call reaches the node afterwards, and callers get the
 // providers' true answers. An operator's review puts it back.
 func TestLyingNodeIsQuarantined(t *testing.T) {
+	// Probation off: this is the check of final answers after it (a node
+	// lying from the start is caught in probation: trust_test.go).
 	e := startMetered(t, meterOpts{free: 100_000, subnet: 100_000, adminToken: "admin-token-0123456789",
-		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t}"})
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t}"})
 	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
 	t.Cleanup(liar.Close)
 	liar.SetMode(faultproxy.Lie)
@@ -290,15 +306,17 @@ func TestLyingNodeIsQuarantined(t *testing.T) {
 
 // TestHonestNodesAreNeverQuarantined: 10,000 calls through an honest node,
 // every request checked (verify 1), while the head moves every 100 ms —
-// questions about the latest block, about final blocks and about blocks
-// just behind the head. Not one quarantine; the checks that could be made
-// all matched.
+// questions about the latest block, about final blocks, balances at latest
+// and just behind the head — through three reorgs (depth 1, 2 and 3), a
+// period in which the node reports a head one block behind, and a period
+// in which it adds fields of its own to every block. Not one quarantine;
+// the checks that could be made all matched.
 func TestHonestNodesAreNeverQuarantined(t *testing.T) {
 	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
 		// An attempt may take 2 s (not the suite's 400 ms): on a loaded
 		// machine a slow answer is a timeout and a 503, which says nothing
 		// about quarantines and would make this test about the machine.
-		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tverify 1\n\t\t\t\ttimeout 2s\n\t\t\t}"})
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tverify 1\n\t\t\t\tladder 0:1\n\t\t\t\ttimeout 2s\n\t\t\t}"})
 	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
 	t.Cleanup(honest.Close)
 	const nodeID = "NODE-EU-HONESTAB"
@@ -308,12 +326,39 @@ func TestHonestNodesAreNeverQuarantined(t *testing.T) {
 	e.waitForNode(t, nodeID, "X-API-Key: "+key)
 
 	const total, workers = 10_000, 8
+	acct, _ := e.net.Manifest.Account("deployer")
 	bodies := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`,
 		`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["0x2",false]}`,
 		`{"jsonrpc":"2.0","id":3,"method":"eth_blockNumber","params":[]}`,
 		`{"jsonrpc":"2.0","id":4,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","0x1"]}`,
+		`{"jsonrpc":"2.0","id":5,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`,
+		`{"jsonrpc":"2.0","id":6,"method":"eth_getTransactionCount","params":["` + acct.Address + `"]}`,
 	}
+	// The honest node's bad days, by how many calls have been made: three
+	// reorgs, a head reported one block behind, extra fields in blocks.
+	var done atomic.Int64
+	happenings := make(chan string, 8)
+	go func() {
+		steps := []struct {
+			at int64
+			do func() string
+		}{
+			{1500, func() string { return reorg(t, e, 1) }},
+			{3000, func() string { honest.LagBy = 1; honest.SetMode(faultproxy.Lag); return "lag 1 block" }},
+			{4500, func() string { honest.SetMode(faultproxy.Pass); return "lag over" }},
+			{5000, func() string { return reorg(t, e, 2) }},
+			{6000, func() string { honest.ExtraFields.Store(true); return "extra fields" }},
+			{7500, func() string { return reorg(t, e, 3) }},
+		}
+		for _, st := range steps {
+			for done.Load() < st.at {
+				time.Sleep(5 * time.Millisecond) // following the calls made
+			}
+			happenings <- st.do()
+		}
+		close(happenings)
+	}()
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -341,6 +386,7 @@ func TestHonestNodesAreNeverQuarantined(t *testing.T) {
 					mu.Unlock()
 					continue
 				}
+				done.Add(1)
 				mu.Lock()
 				if resp.StatusCode != http.StatusOK {
 					failures = append(failures, resp.Status)
@@ -354,6 +400,14 @@ func TestHonestNodesAreNeverQuarantined(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	var happened []string
+	for ev := range happenings {
+		happened = append(happened, ev)
+	}
+	if len(happened) != 6 {
+		t.Fatalf("only %v happened during the calls", happened)
+	}
+	t.Logf("during the calls: %v", happened)
 	if len(failures) > 0 {
 		t.Fatalf("%d of %d calls failed, e.g. %s", len(failures), total, failures[0])
 	}

@@ -45,7 +45,9 @@ import (
 //	        allow_private_nodes off                 # development only: nodes on loopback/private addresses
 //	        node_allow_cidrs 10.1.0.0/16            # private ranges nodes may use anyway
 //	        node_resolver    127.0.0.1:53           # DNS server for node host names
-//	        verify           0.05 20                # check 5 % of a node's requests and all of its first 20; or off
+//	        verify           0.05                   # the floor of the check rate after probation (it starts at 1); or off
+//	        probation        50 3                   # matching shadow answers (over methods) before a node serves callers; or off
+//	        ladder           0:0.1 200:0.25 500:0.5 1000:1 # verified matches after probation : share of calls
 //	        archive_window   128                    # blocks of state a full node keeps; older reads go to archive upstreams
 //	    }
 //	    metering [on|off] {                         # off: an open gateway, no Redis needed
@@ -308,6 +310,46 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 				return d.Errf("%s: first %q is not a non-negative integer", where, args[1])
 			}
 			u.VerifyFirst = &n
+		}
+	case "upstreams.probation":
+		// probation off | probation <matches> [<methods>]
+		args := d.RemainingArgs()
+		if len(args) == 1 && args[0] == "off" {
+			u.ProbationOff = true
+			return nil
+		}
+		if len(args) < 1 || len(args) > 2 {
+			return d.Errf("%s: want <matches> [<methods>] or off", where)
+		}
+		for i, a := range args {
+			n, err := strconv.ParseInt(a, 10, 32)
+			if err != nil || n <= 0 {
+				return d.Errf("%s: %q is not a positive integer", where, a)
+			}
+			if i == 0 {
+				u.ProbationMatches = int(n)
+			} else {
+				u.ProbationMethods = int(n)
+			}
+		}
+	case "upstreams.ladder":
+		// ladder <matches>:<share> … — ascending matches, shares in (0, 1].
+		args := d.RemainingArgs()
+		if len(args) == 0 {
+			return d.Errf("%s: want <matches>:<share> rungs", where)
+		}
+		u.Ladder = u.Ladder[:0]
+		for _, a := range args {
+			m, sh, ok := strings.Cut(a, ":")
+			n, err1 := strconv.ParseInt(m, 10, 64)
+			share, err2 := strconv.ParseFloat(sh, 64)
+			if !ok || err1 != nil || err2 != nil || n < 0 || share <= 0 || share > 1 {
+				return d.Errf("%s: rung %q is not <matches>:<share> with a share in (0, 1]", where, a)
+			}
+			if k := len(u.Ladder); k > 0 && n <= u.Ladder[k-1].Matches {
+				return d.Errf("%s: rung %q: matches must ascend", where, a)
+			}
+			u.Ladder = append(u.Ladder, LadderRung{Matches: n, Share: share})
 		}
 	case "upstreams.node_allow_cidrs":
 		u.NodeAllowCIDRs = append(u.NodeAllowCIDRs, d.RemainingArgs()...)

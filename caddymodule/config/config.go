@@ -123,13 +123,32 @@ type Upstreams struct {
 	// share of a node's requests checked against a configured provider
 	// (0: the default, 5 %) and how many of its first requests are all
 	// checked (nil: the default, 20); VerifyOff switches it off.
+	// Since probation (issue 31) VerifyRate is the floor the check rate
+	// falls to with a node's verified history (it starts at 1), and
+	// VerifyFirst is unused: probation checks every early answer.
 	VerifyRate  float64 `json:"verify_rate,omitempty"`
 	VerifyFirst *int64  `json:"verify_first,omitempty"`
 	VerifyOff   bool    `json:"verify_off,omitempty"`
+	// Probation (DESIGN §3, "Trust in nodes"): a new node serves no caller
+	// until ProbationMatches of its shadow answers (default 50) over
+	// ProbationMethods methods (default 3) matched a provider's; then its
+	// share climbs the ladder (upstream.DefaultLadder). ProbationOff
+	// trusts nodes at once (an operator running only their own nodes).
+	ProbationMatches int          `json:"probation_matches,omitempty"`
+	ProbationMethods int          `json:"probation_methods,omitempty"`
+	ProbationOff     bool         `json:"probation_off,omitempty"`
+	Ladder           []LadderRung `json:"ladder,omitempty"`
 	// ArchiveWindow is how many blocks of state a full node keeps (default
 	// 128, geth's): reads of older state go to upstreams whose probe found
 	// archive state.
 	ArchiveWindow uint64 `json:"archive_window,omitempty"`
+}
+
+// LadderRung is a step of the trust ladder: with Matches verified answers
+// after probation a node takes Share of the calls.
+type LadderRung struct {
+	Matches int64   `json:"matches"`
+	Share   float64 `json:"share"`
 }
 
 // Metering (DESIGN §4) is on unless switched off explicitly: a missing

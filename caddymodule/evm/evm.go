@@ -48,6 +48,52 @@ type Method struct {
 	// larger answer is replaced by a -32005 error naming the limit, and
 	// the call is not charged (the node is not paid for it either).
 	MaxResponseBytes int64
+	// Judge says how a registered node's answer to the method is checked
+	// against a provider — and so whether a node may answer it at all: a
+	// stranger answers only questions that can be judged (JudgeNone: the
+	// configured providers answer).
+	Judge Judge
+}
+
+// Judge is how a node's answer to a method is judged (DESIGN §3, "Trust in
+// nodes"). The table's judge column:
+//
+//	judge        methods                                        a node answers
+//	JudgeState   eth_getBalance, eth_getCode, eth_getStorageAt,  at any block: a tag or a number
+//	             eth_getTransactionCount, eth_call,             above the finalized head is
+//	             eth_estimateGas, eth_createAccessList,         pinned to that block's hash
+//	             eth_getProof                                   (EIP-1898), so node and provider
+//	                                                            answer about one block, reorg or not
+//	JudgeBlock   eth_getBlockByNumber                           latest is pinned to the pool's head
+//	                                                            number; the answer's own hash says
+//	                                                            which block it describes
+//	JudgeHead    eth_blockNumber                                compared with the providers' head,
+//	                                                            within a lag tolerance
+//	JudgeSend    eth_sendRawTransaction(Sync)                   after probation; the hash must be
+//	                                                            keccak256 of the raw transaction
+//	JudgeFinal   by-hash lookups, receipts, logs, blocks'       only when the answer is immutable
+//	             transactions and counts by number              (by hash, or final blocks): compared
+//	                                                            as the cache would keep it
+//	JudgeNone    gas price and fee methods (eth_gasPrice,       never: no deterministic answer, or
+//	             eth_maxPriorityFeePerGas, eth_feeHistory,      one that lives on the upstream
+//	             eth_blobBaseFee), pending, safe and            (filters); providers answer
+//	             finalized tags, filters, eth_simulateV1,
+//	             debug_*, trace_*, txpool_*, node facts
+//	             (web3_clientVersion, net_*, eth_syncing), any
+//	             method the table does not know
+type Judge uint8
+
+const (
+	JudgeNone Judge = iota
+	JudgeFinal
+	JudgeState
+	JudgeBlock
+	JudgeHead
+	JudgeSend
+)
+
+func (j Judge) String() string {
+	return [...]string{"none", "final", "state", "block", "head", "send"}[j]
 }
 
 // Units is what one call of the method counts as (its weight, at least 1).
@@ -85,19 +131,35 @@ var table = map[string]Method{
 	"net_version":  {Local: func(id uint64) json.RawMessage { return quote(strconv.FormatUint(id, 10)) }},
 	"eth_accounts": {Local: func(uint64) json.RawMessage { return json.RawMessage(`[]`) }}, // a public node holds no accounts
 
-	"eth_sendRawTransaction":     {NoRetry: true},
-	"eth_sendRawTransactionSync": {NoRetry: true},
+	"eth_sendRawTransaction":     {NoRetry: true, Judge: JudgeSend},
+	"eth_sendRawTransactionSync": {NoRetry: true, Judge: JudgeSend},
 
-	"eth_getLogs": {MaxBlockRange: DefaultMaxLogsRange},
+	"eth_getLogs": {MaxBlockRange: DefaultMaxLogsRange, Judge: JudgeFinal},
 
-	"eth_getBalance":          {StateAt: 2},
-	"eth_getCode":             {StateAt: 2},
-	"eth_getTransactionCount": {StateAt: 2},
-	"eth_getStorageAt":        {StateAt: 3},
-	"eth_call":                {StateAt: 2},
-	"eth_estimateGas":         {StateAt: 2},
-	"eth_createAccessList":    {StateAt: 2},
-	"eth_getProof":            {StateAt: 3},
+	"eth_getBalance":          {StateAt: 2, Judge: JudgeState},
+	"eth_getCode":             {StateAt: 2, Judge: JudgeState},
+	"eth_getTransactionCount": {StateAt: 2, Judge: JudgeState},
+	"eth_getStorageAt":        {StateAt: 3, Judge: JudgeState},
+	"eth_call":                {StateAt: 2, Judge: JudgeState},
+	"eth_estimateGas":         {StateAt: 2, Judge: JudgeState},
+	"eth_createAccessList":    {StateAt: 2, Judge: JudgeState},
+	"eth_getProof":            {StateAt: 3, Judge: JudgeState},
+
+	"eth_blockNumber":      {Judge: JudgeHead},
+	"eth_getBlockByNumber": {Judge: JudgeBlock},
+
+	"eth_getBlockByHash":                      {Judge: JudgeFinal},
+	"eth_getBlockTransactionCountByHash":      {Judge: JudgeFinal},
+	"eth_getBlockTransactionCountByNumber":    {Judge: JudgeFinal},
+	"eth_getTransactionByHash":                {Judge: JudgeFinal},
+	"eth_getTransactionReceipt":               {Judge: JudgeFinal},
+	"eth_getTransactionByBlockHashAndIndex":   {Judge: JudgeFinal},
+	"eth_getTransactionByBlockNumberAndIndex": {Judge: JudgeFinal},
+	"eth_getBlockReceipts":                    {Judge: JudgeFinal},
+	"eth_getUncleByBlockHashAndIndex":         {Judge: JudgeFinal},
+	"eth_getUncleByBlockNumberAndIndex":       {Judge: JudgeFinal},
+	"eth_getUncleCountByBlockHash":            {Judge: JudgeFinal},
+	"eth_getUncleCountByBlockNumber":          {Judge: JudgeFinal},
 
 	"eth_newFilter":                   {CreatesFilter: true},
 	"eth_newBlockFilter":              {CreatesFilter: true},

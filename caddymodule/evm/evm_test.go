@@ -119,3 +119,20 @@ func TestWeights(t *testing.T) {
 		}
 	}
 }
+
+// Every method a node may answer has a judge; fee methods, filters and
+// unknown methods have none (providers answer them).
+func TestJudgeColumn(t *testing.T) {
+	for m, want := range map[string]Judge{
+		"eth_getBalance": JudgeState, "eth_call": JudgeState, "eth_getProof": JudgeState,
+		"eth_getBlockByNumber": JudgeBlock, "eth_blockNumber": JudgeHead,
+		"eth_sendRawTransaction": JudgeSend, "eth_getTransactionReceipt": JudgeFinal, "eth_getLogs": JudgeFinal,
+		"eth_gasPrice": JudgeNone, "eth_maxPriorityFeePerGas": JudgeNone, "eth_feeHistory": JudgeNone,
+		"eth_newFilter": JudgeNone, "eth_getFilterChanges": JudgeNone, "eth_simulateV1": JudgeNone,
+		"debug_traceTransaction": JudgeNone, "web3_clientVersion": JudgeNone, "eth_fooBar": JudgeNone,
+	} {
+		if got := Lookup(m).Judge; got != want {
+			t.Errorf("%s: judge %v, want %v", m, got, want)
+		}
+	}
+}

@@ -37,12 +37,13 @@ type member struct {
 	stats       *stats
 	health      *health
 
-	weight       atomic.Uint64 // math.Float64bits
-	limitedUntil atomic.Int64  // unix ns; rate-limit back-off
-	noBatch      atomic.Bool   // probes: the upstream rejects batches
-	retired      atomic.Bool   // removed from the pool
-	caps         capabilities  // what probing found it can answer
-	logs         logsRange     // the widest eth_getLogs range probing found it serves
+	weight       atomic.Uint64         // math.Float64bits
+	limitedUntil atomic.Int64          // unix ns; rate-limit back-off
+	noBatch      atomic.Bool           // probes: the upstream rejects batches
+	retired      atomic.Bool           // removed from the pool
+	trust        atomic.Pointer[trust] // a node's verified history; replaced whole by a quarantine
+	caps         capabilities          // what probing found it can answer
+	logs         logsRange             // the widest eth_getLogs range probing found it serves
 }
 
 func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *member, from, to BreakerState)) *member {
@@ -70,6 +71,11 @@ func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *membe
 	m.brCfg, m.onBreaker = cfg.Breaker, onBreaker
 	m.br.Store(m.newBreaker())
 	m.setWeight(u.Weight)
+	tc := cfg.Trust
+	if u.Kind != KindNode {
+		tc.Off = true // providers are trusted
+	}
+	m.trust.Store(newTrust(&tc))
 	return m
 }
 

@@ -75,6 +75,10 @@ type Config struct {
 	// (default 1024).
 	LatencySamples int
 
+	// Trust is the probation and ladder registered nodes climb (zero:
+	// the defaults; Off: nodes trusted at once).
+	Trust TrustConfig
+
 	// Classifier judges JSON-RPC error objects; nil means
 	// DefaultClassifier. Not part of Key: a function cannot be compared,
 	// and it is code, not configuration, so it is the same across reloads.
@@ -101,6 +105,7 @@ func (c Config) withDefaults() Config {
 		c.HealthyAfter = DefaultHealthyAfter
 	}
 	c.Breaker = c.Breaker.withDefaults()
+	c.Trust = c.Trust.withDefaults()
 	c.Transport = c.Transport.withDefaults()
 	if c.RateLimitBackoff <= 0 {
 		c.RateLimitBackoff = DefaultRateLimitBackoff
@@ -142,7 +147,7 @@ func (c Config) Key() string {
 		LagThreshold: c.LagThreshold, UnhealthyAfter: c.UnhealthyAfter, HealthyAfter: c.HealthyAfter,
 		Breaker: c.Breaker, Transport: c.Transport, RateLimitBackoff: c.RateLimitBackoff,
 		MaxRateLimitBackoff: c.MaxRateLimitBackoff, AttemptTimeout: c.AttemptTimeout,
-		MaxAttempts: c.MaxAttempts, LatencySamples: c.LatencySamples, MaxReplyBytes: c.MaxReplyBytes,
+		MaxAttempts: c.MaxAttempts, LatencySamples: c.LatencySamples, MaxReplyBytes: c.MaxReplyBytes, Trust: c.Trust,
 	}
 	for _, p := range c.Providers {
 		// Normalize so that spellings that build the same pool (empty
@@ -174,6 +179,7 @@ type poolKey struct {
 	RateLimitBackoff, MaxRateLimitBackoff, AttemptTimeout time.Duration
 	MaxAttempts, LatencySamples                           int
 	MaxReplyBytes                                         int64
+	Trust                                                 TrustConfig
 }
 
 type providerKey struct {

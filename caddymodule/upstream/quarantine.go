@@ -32,7 +32,16 @@ func (p *Pool) Quarantine(name, reason string) bool {
 		p.quarantined.reason = map[string]string{}
 	}
 	p.quarantined.reason[name] = reason
+	p.resetTrust(name)
 	return true
+}
+
+// resetTrust puts the named node back at the start of probation: a node
+// proven wrong, or lifted after review, earns its standing again.
+func (p *Pool) resetTrust(name string) {
+	if m := p.member(name); m != nil && m.up.Kind == KindNode {
+		m.trust.Store(newTrust(&p.cfg.Trust))
+	}
 }
 
 // Unquarantine returns the named upstream to traffic; false if it was not
@@ -44,6 +53,7 @@ func (p *Pool) Unquarantine(name string) bool {
 		return false
 	}
 	delete(p.quarantined.reason, name)
+	p.resetTrust(name)
 	return true
 }
 

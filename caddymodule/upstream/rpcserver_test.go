@@ -228,6 +228,9 @@ func testConfig(providers ...Upstream) Config {
 		ProbeInterval:  time.Hour,
 		AttemptTimeout: 2 * time.Second,
 		Breaker:        BreakerConfig{OpenTimeout: 200 * time.Millisecond},
+		// Nodes trusted at once: these tests are about selection, breakers
+		// and probes; trust_test.go is about probation and the ladder.
+		Trust: TrustConfig{Off: true},
 	}
 }
 

@@ -88,6 +88,9 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filt
 		if _, q := p.quarantined.of(m.up.Name); q {
 			continue
 		}
+		if m.up.Kind == KindNode && m.trust.Load().getShare() == 0 {
+			continue // in probation: shadow traffic only, never a caller's answer
+		}
 		tier, halfOpen, ok := p.tierOf(m, now, noRetry)
 		if !ok {
 			continue
@@ -121,10 +124,21 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filt
 			providers = append(providers, c)
 		}
 	}
-	if len(nodes) > 0 {
+	if len(nodes) > 0 && (len(providers) == 0 || rand.Float64() < nodesShare(nodes)) {
 		return weightedByInverseLatency(nodes)
 	}
 	return fastest(providers)
+}
+
+// nodesShare is the share of calls the candidate nodes take from providers
+// of the same tier: the sum of their ladder shares, at most 1 (a trusted
+// node alone takes everything, as nodes are preferred).
+func nodesShare(nodes []candidate) float64 {
+	s := 0.0
+	for _, c := range nodes {
+		s += c.m.trust.Load().getShare()
+	}
+	return min(s, 1)
 }
 
 func (p *Pool) tierOf(m *member, now time.Time, noRetry bool) (tier int, halfOpen, ok bool) {
@@ -187,7 +201,7 @@ func weightedByInverseLatency(cs []candidate) *member {
 		// Floor at 100 µs: a loopback upstream would otherwise get
 		// near-infinite weight.
 		ms := max(c.latency.Seconds()*1000, 0.1)
-		weights[i] = c.m.getWeight() / ms
+		weights[i] = c.m.getWeight() * c.m.trust.Load().getShare() / ms
 		total += weights[i]
 	}
 	r := rand.Float64() * total

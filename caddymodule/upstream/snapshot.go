@@ -64,6 +64,10 @@ type UpstreamSnapshot struct {
 	Quarantined      bool   `json:"quarantined"`
 	QuarantineReason string `json:"quarantine_reason,omitempty"`
 
+	// Trust is a node's standing: probation, its place on the ladder,
+	// its verified history and check rate (absent for providers).
+	Trust *TrustView `json:"trust,omitempty"`
+
 	// WS is the upstream's WebSocket side (eth_subscribe). The URL itself
 	// is never shown.
 	WS WSState `json:"ws"`
@@ -100,6 +104,10 @@ func (p *Pool) Snapshot() Snapshot {
 		u.QuarantineReason, u.Quarantined = p.quarantined.of(m.up.Name)
 		u.Archive, u.Debug, u.Trace = capOf(m, CapArchive), capOf(m, CapDebug), capOf(m, CapTrace)
 		u.LogsRange = logsRangeOf(m)
+		if m.up.Kind == KindNode {
+			v := p.cfg.Trust.view(m.trust.Load())
+			u.Trust = &v
+		}
 		u.WS.URLSet = m.ws != nil
 		if u.RateLimited {
 			t := time.Unix(0, m.limitedUntil.Load())

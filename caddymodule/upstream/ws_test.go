@@ -43,7 +43,7 @@ func TestNodeWSDialIsGuarded(t *testing.T) {
 		}
 		return nil
 	}
-	p, err := New(Config{ChainID: 137, ProbeInterval: -1,
+	p, err := New(Config{ChainID: 137, ProbeInterval: -1, Trust: TrustConfig{Off: true},
 		Providers: []Upstream{{Name: "prov", URL: srv.URL, WSURL: ws + "/key-in-path?apikey=secret-99", Headers: map[string]string{"Authorization": "Bearer tok-123456"}}},
 		Transport: TransportConfig{NodeAddress: refuseLoopback, NodePolicy: "no loopback"}})
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
@@ -60,9 +61,19 @@ type Job struct {
 	ChainID   uint64
 	RequestID string // the caller's request (X-Tollgate-Request-Id), named in the evidence
 	Node      upstream.Ref
-	Calls     []jsonrpc.Item
+	Calls     []jsonrpc.Item // as sent to the node (pinned)
 	Replies   []jsonrpc.Reply
 	Finalized uint64
+	// Pins say, per call, what the call was pinned to and how it is
+	// judged (trust.Plan); nil judges only final answers (before pins).
+	Pins []Pin
+}
+
+// Pin is what the gateway made a call mean before a node answered it.
+type Pin struct {
+	Judge evm.Judge
+	Block uint64 // the block number the call is about, when known
+	Hash  string // the block hash a state read was pinned to
 }
 
 // Verifier samples node answers and checks them in the background.
@@ -104,9 +115,16 @@ func (v *Verifier) Offer(j Job) {
 	if v == nil || j.Node.Kind != upstream.KindNode || len(j.Calls) == 0 {
 		return
 	}
-	c, _ := v.seen.LoadOrStore(j.Node.Name, new(atomic.Int64))
-	n := c.(*atomic.Int64).Add(1)
-	if n > v.cfg.FirstAnswers && rand.Float64() >= v.cfg.Rate {
+	rate := v.cfg.Rate
+	if tv, ok := j.Pool.Trust(j.Node.Name); ok && j.Pins != nil && tv.Phase != "no-probation" {
+		rate = tv.CheckRate // falls with the node's verified history (upstream.TrustConfig)
+	} else {
+		c, _ := v.seen.LoadOrStore(j.Node.Name, new(atomic.Int64))
+		if c.(*atomic.Int64).Add(1) <= v.cfg.FirstAnswers {
+			rate = 1
+		}
+	}
+	if !mustCheck(j) && rand.Float64() >= rate {
 		return
 	}
 	// The request goes on with its slices (filters rewrite ids in place):
@@ -118,6 +136,17 @@ func (v *Verifier) Offer(j Job) {
 	default:
 		metrics.Verifications.WithLabelValues("dropped").Inc()
 	}
+}
+
+// mustCheck: sends are checked every time (a hash is a local keccak, no
+// provider call), so a node can never swap a caller's transaction.
+func mustCheck(j Job) bool {
+	for _, p := range j.Pins {
+		if p.Judge == evm.JudgeSend {
+			return true
+		}
+	}
+	return false
 }
 
 func (v *Verifier) run(ctx context.Context) {
@@ -132,26 +161,56 @@ func (v *Verifier) run(ctx context.Context) {
 	}
 }
 
-// check asks a provider the job's deterministic calls and compares.
+// check asks a provider the job's questions and compares. Final answers
+// are compared as the cache would keep them; pinned questions (state at a
+// block hash, a block by number) are replayed as pinned; eth_blockNumber
+// is compared with the head; a send's hash with keccak256 of its bytes.
 func (v *Verifier) check(ctx context.Context, j Job) {
 	if _, q := j.Pool.Quarantined(j.Node.Name); q {
 		return // already proven; one proof is enough
 	}
 	var calls []jsonrpc.Item
 	var nodeAnswers []jsonrpc.Reply
+	var pins []Pin
 	for k := range j.Calls {
 		if k >= len(j.Replies) {
 			break
 		}
 		r := j.Replies[k]
-		if r.Err != nil || r.Response.Error != nil || !cache.Storable(&j.Calls[k], &r.Response, j.Finalized) {
+		pin := Pin{Judge: evm.JudgeFinal}
+		if j.Pins != nil {
+			pin = j.Pins[k]
+		}
+		if r.Err != nil || r.Response.Error != nil || len(r.Result) > events.MaxEvidenceBytes {
 			continue
 		}
-		if len(r.Result) > events.MaxEvidenceBytes {
+		switch pin.Judge {
+		case evm.JudgeSend:
+			if lie, why := CheckSend(&j.Calls[k], r.Result); lie {
+				metrics.Verifications.WithLabelValues("mismatch").Inc()
+				v.Convict(j, &j.Calls[k], pin, r.Result, why, "keccak256")
+				return
+			}
+			metrics.Verifications.WithLabelValues("match").Inc()
+			v.matched(j, j.Calls[k].Method)
+			continue
+		case evm.JudgeHead:
+			// Replayed below: the provider's head now bounds what the node
+			// could have seen when it answered.
+		case evm.JudgeFinal:
+			if !cache.Storable(&j.Calls[k], &r.Response, j.Finalized) {
+				continue
+			}
+		case evm.JudgeState, evm.JudgeBlock:
+			if isNull(r.Result) {
+				continue
+			}
+		default:
 			continue
 		}
 		calls = append(calls, j.Calls[k])
 		nodeAnswers = append(nodeAnswers, r)
+		pins = append(pins, pin)
 	}
 	if len(calls) == 0 {
 		metrics.Verifications.WithLabelValues("not_deterministic").Inc()
@@ -170,29 +229,45 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 	}
 	trusted, _ := jsonrpc.MatchReplies(calls, res.Body)
 	for k := range calls {
-		t := trusted[k]
-		if t.Err != nil || t.Response.Error != nil || isNull(t.Result) {
+		switch Compare(ctx, j.Pool, &calls[k], pins[k], nodeAnswers[k], trusted[k]) {
+		case Unjudged:
 			metrics.Verifications.WithLabelValues("unjudged").Inc()
-			continue
-		}
-		if Same(nodeAnswers[k].Result, t.Result) {
+		case Match:
 			metrics.Verifications.WithLabelValues("match").Inc()
-			continue
+			v.matched(j, calls[k].Method)
+		case Mismatch:
+			metrics.Verifications.WithLabelValues("mismatch").Inc()
+			v.Convict(j, &calls[k], pins[k], nodeAnswers[k].Result, trusted[k].Result, res.Upstream.Name)
+			return
 		}
-		metrics.Verifications.WithLabelValues("mismatch").Inc()
-		v.convict(j, &calls[k], nodeAnswers[k].Result, t.Result, res.Upstream.Name)
-		return
 	}
 }
 
-// convict quarantines the node and hands the evidence on.
-func (v *Verifier) convict(j Job, call *jsonrpc.Item, lie, truth json.RawMessage, by string) {
+// matched books a verified answer and logs a climb of the trust ladder.
+func (v *Verifier) matched(j Job, method string) {
+	if tv, changed := j.Pool.RecordMatch(j.Node.Name, method); changed {
+		v.cfg.Log.Info("node climbed the trust ladder", zap.Uint64("chain_id", j.ChainID), zap.String("node", j.Node.Name),
+			zap.String("phase", tv.Phase), zap.Float64("traffic_share", tv.Share), zap.Int64("verified_matches", tv.Matches),
+			zap.Int("verified_methods", tv.Methods), zap.Float64("check_rate", tv.CheckRate))
+	}
+}
+
+// Convict quarantines the node and hands the evidence on (the verifier's
+// checks, and the shadow calls of nodes in probation).
+func (v *Verifier) Convict(j Job, call *jsonrpc.Item, pin Pin, lie, truth json.RawMessage, by string) {
 	reason := "answered " + call.Method + " unlike provider " + by
+	switch by {
+	case "keccak256":
+		reason = "answered " + call.Method + " with a hash that is not keccak256 of the transaction"
+	case "head":
+		reason = "answered " + call.Method + " with a head no provider has"
+	}
 	if !j.Pool.Quarantine(j.Node.Name, reason) {
 		return
 	}
+	block := max(cache.Block(call), pin.Block)
 	ev := &events.NodeMismatch{ID: meter.NewRequestID(), TimeMs: time.Now().UnixMilli(), ChainID: j.ChainID, NodeID: j.Node.NodeID, RequestID: j.RequestID,
-		Method: call.Method, Params: append(json.RawMessage(nil), call.Params...), Block: cache.Block(call),
+		Method: call.Method, Params: append(json.RawMessage(nil), call.Params...), Block: block,
 		NodeAnswer: append(json.RawMessage(nil), lie...), TrustedAnswer: append(json.RawMessage(nil), truth...), TrustedBy: by}
 	if ev.NodeID == "" {
 		ev.NodeID = j.Node.Name

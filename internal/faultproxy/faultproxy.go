@@ -35,6 +35,10 @@ const (
 	Tracer                   // debug_* and trace_* calls are answered here ([]), as a node with those APIs would
 	CutCalls                 // a request other than a health probe reaches the node, then the connection is cut before the answer
 	Fail502Calls             // 502 for every request but the health probe (the upstream stays healthy; only its calls fail)
+	// LieSometimes: a patient liar. Its eth_getBalance and
+	// eth_getBlockByNumber answers are honest for the first LieAfter, then
+	// every LieEvery-th is a lie as in Lie (Lies counts them).
+	LieSometimes
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -52,6 +56,14 @@ type Proxy struct {
 	LagBy  uint64
 	// PrunedBelow: in Pruned mode, state below this block is gone.
 	PrunedBelow atomic.Uint64
+	// ExtraFields: an honest node of another client, which adds fields of
+	// its own to every block object it answers.
+	ExtraFields atomic.Bool
+	// LieAfter and LieEvery shape LieSometimes (LieEvery 0 means 5).
+	LieAfter, LieEvery atomic.Int64
+	// Answered counts the answers LieSometimes could have lied in; Lies
+	// the lies told; FirstLieAt is Answered at the first lie (0: none yet).
+	Answered, Lies, FirstLieAt atomic.Int64
 
 	mu      sync.Mutex
 	calls   map[string]int
@@ -182,7 +194,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() {
 		out = p.rewrite(calls, out, mode)
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -206,7 +218,28 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 		}
 	}
 	fix := func(r *reply) {
-		switch m := methodOf[string(r.ID)]; {
+		m := methodOf[string(r.ID)]
+		if p.ExtraFields.Load() && (m == "eth_getBlockByNumber" || m == "eth_getBlockByHash") {
+			var block map[string]json.RawMessage
+			if json.Unmarshal(r.Result, &block) == nil && block != nil {
+				block["clientExtra"] = json.RawMessage(`"0x1"`)
+				r.Result, _ = json.Marshal(block)
+			}
+		}
+		if mode == LieSometimes && (m == "eth_getBalance" || m == "eth_getBlockByNumber") && r.Error == nil && string(r.Result) != "null" {
+			n := p.Answered.Add(1)
+			every := max(p.LieEvery.Load(), 1)
+			if p.LieEvery.Load() == 0 {
+				every = 5
+			}
+			if after := n - p.LieAfter.Load(); after > 0 && after%every == 0 {
+				p.Lies.Add(1)
+				p.FirstLieAt.CompareAndSwap(0, n)
+				mode = Lie // this answer only: lie as Lie does
+				defer func() { mode = LieSometimes }()
+			}
+		}
+		switch {
 		case mode == Pruned && pruned[string(r.ID)]:
 			r.Result = nil
 			r.Error = json.RawMessage(`{"code":-32000,"message":"missing trie node 0000000000000000000000000000000000000000000000000000000000000000 (path ) state 0x0 is not available, not found"}`)

@@ -1,0 +1,207 @@
+// Package trust is the gateway's room for trust in registered nodes
+// (DESIGN §3, "Trust in nodes"): strangers' nodes answer only questions that
+// can be judged, about a definite block, and serve callers only after a
+// probation of shadow traffic.
+//
+//   - head.go: the providers' recent chain (number → hash), which pins are
+//     made from;
+//   - pin.go: the plan for a caller's calls: whether a node may answer them,
+//     and the calls rewritten to name a definite block (Pin);
+//   - shadow.go: shadow copies of provider-served calls for nodes in
+//     probation, bounded per node and per chain, compared with the
+//     provider's answer (Shadower).
+//
+// The ladder a node climbs and its check rate are kept on the pool
+// (upstream.TrustConfig); answers are compared by caddymodule/verify.
+package trust
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+)
+
+// ringSize is how many recent blocks' hashes a Head keeps: state reads
+// that far below the head can still be pinned to a hash (older ones are
+// final on every chain we know and are judged as final answers).
+const ringSize = 256
+
+// gapFill is the most blocks one poll fetches to fill the ring after the
+// head jumped (or walked back after a reorg).
+const gapFill = 64
+
+// Head follows the configured providers' chain: the latest block and the
+// hashes of recent blocks by number. It asks the providers only (a node
+// must never decide what a pin means), off the request path.
+type Head struct {
+	pool     *upstream.Pool
+	interval time.Duration
+	log      *zap.Logger
+
+	mu     sync.RWMutex
+	head   uint64
+	hashes map[uint64]string // number → hash, the providers' canonical view
+}
+
+// NewHead makes a Head for pool, polling every interval once Run starts.
+func NewHead(pool *upstream.Pool, interval time.Duration, log *zap.Logger) *Head {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Head{pool: pool, interval: interval, log: log, hashes: map[uint64]string{}}
+}
+
+// Latest is the providers' head and its hash (ok false until known).
+func (h *Head) Latest() (uint64, string, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	hash, ok := h.hashes[h.head]
+	return h.head, hash, ok && h.head > 0
+}
+
+// HashAt is the providers' hash of block n, if it is recent and known.
+func (h *Head) HashAt(n uint64) (string, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	hash, ok := h.hashes[n]
+	return hash, ok
+}
+
+// Run polls until ctx ends. Polling stops costing anything when the pool
+// has no node (no pin is needed then).
+func (h *Head) Run(ctx context.Context) {
+	t := time.NewTicker(h.interval)
+	defer t.Stop()
+	for {
+		if h.pool.HasNodes() {
+			h.Poll(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+type blockHeader struct {
+	Number     string `json:"number"`
+	Hash       string `json:"hash"`
+	ParentHash string `json:"parentHash"`
+}
+
+// Poll asks a provider for the latest block, records it, and fills the ring
+// below it: blocks skipped since the last poll, and after a reorg (the new
+// head's parent is not the hash we hold) the blocks below it again.
+func (h *Head) Poll(ctx context.Context) {
+	blocks := h.fetch(ctx, []string{"latest"})
+	if len(blocks) != 1 {
+		return
+	}
+	top := blocks[0]
+	n, ok := quantity(top.Number)
+	if !ok || top.Hash == "" {
+		return
+	}
+	h.mu.Lock()
+	prev := h.head
+	parentKnown := h.hashes[n-1] == top.ParentHash
+	h.record(n, top)
+	h.mu.Unlock()
+
+	// What to fetch below the head: the gap since the last poll, or, when
+	// the parent link does not match, the recent blocks again (a reorg).
+	var want []string
+	switch {
+	case prev == 0:
+		return // first sight: pins start at the head
+	case n > prev+1 || !parentKnown:
+		from := max(n-min(n, gapFill), 1)
+		if parentKnown && prev+1 > from {
+			from = prev + 1
+		}
+		for b := from; b < n; b++ {
+			want = append(want, "0x"+strconv.FormatUint(b, 16))
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	got := h.fetch(ctx, want)
+	h.mu.Lock()
+	for _, b := range got {
+		if num, ok := quantity(b.Number); ok && num < n {
+			h.hashes[num] = b.Hash
+		}
+	}
+	h.mu.Unlock()
+}
+
+// record sets the head; the caller holds mu.
+func (h *Head) record(n uint64, b blockHeader) {
+	if n < h.head {
+		// The providers' head went back (a reorg to a shorter branch, or
+		// another provider): forget the blocks above it.
+		for k := range h.hashes {
+			if k > n {
+				delete(h.hashes, k)
+			}
+		}
+	}
+	h.head = n
+	h.hashes[n] = b.Hash
+	if n > 0 && b.ParentHash != "" {
+		h.hashes[n-1] = b.ParentHash
+	}
+	for k := range h.hashes {
+		if k+ringSize < n {
+			delete(h.hashes, k)
+		}
+	}
+}
+
+// fetch asks a provider for the headers of blocks (numbers or tags).
+func (h *Head) fetch(ctx context.Context, blocks []string) []blockHeader {
+	items := make([]jsonrpc.Item, len(blocks))
+	for i, b := range blocks {
+		items[i] = jsonrpc.Item{Method: "eth_getBlockByNumber", Params: json.RawMessage(`["` + b + `",false]`), ID: json.RawMessage(strconv.Itoa(i))}
+	}
+	body, err := jsonrpc.EncodeUpstream(items)
+	if err != nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := h.pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true, MaxAttempts: 2})
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Debug("head: providers did not answer", zap.Error(err))
+		}
+		return nil
+	}
+	replies, _ := jsonrpc.MatchReplies(items, res.Body)
+	out := make([]blockHeader, 0, len(replies))
+	for _, r := range replies {
+		var b blockHeader
+		if r.Err != nil || r.Error != nil || json.Unmarshal(r.Result, &b) != nil || b.Hash == "" {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func quantity(s string) (uint64, bool) {
+	if len(s) < 3 || s[:2] != "0x" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[2:], 16, 64)
+	return n, err == nil
+}

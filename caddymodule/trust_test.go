@@ -1,0 +1,277 @@
+package caddymodule_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+)
+
+// trustOpts: a metered gateway whose registry refresh, probes and head are
+// fast (100 ms), with the default probation (50 matches over 3 methods),
+// ladder and check rates.
+func trustOpts() meterOpts {
+	return meterOpts{free: 10_000_000, subnet: 10_000_000, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\ttimeout 2s\n\t\t\t}"}
+}
+
+// headTraffic makes the calls a client following the head makes, the ones
+// a liar at the head alters: balances and blocks at latest and a few
+// blocks below the head, and the head itself.
+type headTraffic struct {
+	addr string
+	head uint64
+	i    int
+}
+
+func (h *headTraffic) next() string {
+	h.i++
+	below := func(d uint64) string {
+		if h.head <= d {
+			return "latest"
+		}
+		return "0x" + strconv.FormatUint(h.head-d, 16)
+	}
+	switch h.i % 5 {
+	case 0:
+		return `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + h.addr + `","latest"]}`
+	case 1:
+		return `{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["latest",false]}`
+	case 2:
+		return `{"jsonrpc":"2.0","id":3,"method":"eth_getBalance","params":["` + h.addr + `","` + below(2) + `"]}`
+	case 3:
+		return `{"jsonrpc":"2.0","id":4,"method":"eth_getBlockByNumber","params":["` + below(3) + `",false]}`
+	}
+	return `{"jsonrpc":"2.0","id":5,"method":"eth_blockNumber","params":[]}`
+}
+
+// observe reads the head from an eth_blockNumber answer and reports
+// whether the answer is one of the liar's (faultproxy's made-up balance or
+// block hash).
+func (h *headTraffic) observe(body []byte) (lie bool) {
+	var r struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return false
+	}
+	var s string
+	if json.Unmarshal(r.Result, &s) == nil {
+		if h.i%5 == 0 || h.i%5 == 2 { // a balance
+			return s == faultproxy.LieBalance
+		}
+		if h.i%5 == 4 && strings.HasPrefix(s, "0x") {
+			if n, err := strconv.ParseUint(s[2:], 16, 64); err == nil {
+				h.head = n
+			}
+		}
+		return false
+	}
+	return strings.Contains(string(r.Result), faultproxy.LieHash)
+}
+
+func (e *meterEnv) trustOf(t *testing.T, id string) map[string]any {
+	t.Helper()
+	st := e.upstreamState(t, id)
+	if st == nil {
+		return nil
+	}
+	tv, _ := st["trust"].(map[string]any)
+	return tv
+}
+
+// TestLiarFromTheStartIsCaughtInProbation: a newly registered node lies 1
+// in 5 at the head (balances and blocks at latest and a few blocks below)
+// from its first answer. It is in probation: providers answer every
+// caller, the node gets shadow copies, and its first lie in them is caught.
+// 0 wrong answers reach a caller, it serves (and so earns) nothing, and the
+// evidence names the call and both answers.
+func TestLiarFromTheStartIsCaughtInProbation(t *testing.T) {
+	e := startMetered(t, trustOpts())
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetMode(faultproxy.LieSometimes)
+	const nodeID = "NODE-EU-LIARSTRT"
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForState(t, nodeID, func(st map[string]any) bool { return st != nil })
+	acct, _ := e.net.Manifest.Account("deployer")
+	traffic := &headTraffic{addr: acct.Address}
+
+	delivered, byNode, calls := 0, 0, 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		calls++
+		a := e.rpc(t, traffic.next())
+		if a.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
+		}
+		if traffic.observe(a.body) {
+			delivered++
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			byNode++
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the liar was not caught after %d calls (%d lies told): %v", calls, liar.Lies.Load(), e.upstreamState(t, nodeID))
+		}
+	}
+	t.Logf("caught in probation after %d caller calls; the node told %d lies in %d answers; %d reached a caller, %d calls it served",
+		calls, liar.Lies.Load(), liar.Answered.Load(), delivered, byNode)
+	if delivered != 0 || byNode != 0 {
+		t.Fatalf("%d wrong answers delivered, %d calls served by a node in probation; want 0 and 0", delivered, byNode)
+	}
+	ev := waitEvidence(t, e, nodeID)
+	if ev.Method != "eth_getBalance" && ev.Method != "eth_getBlockByNumber" {
+		t.Fatalf("evidence about %s", ev.Method)
+	}
+	for _, x := range e.stream(t) {
+		if r, ok := x.(*events.Revenue); ok && r.NodeID == nodeID {
+			t.Fatalf("the liar earned: %+v", r)
+		}
+	}
+}
+
+// TestPatientLiarIsCaughtWithinTheBound: a node honest for its first 300
+// answers (probation, then the ladder, serving callers), then lying 1 in 5
+// at the head. At most 5 wrong answers reach callers, and it serves at most
+// 25 calls after its first lie before its quarantine.
+func TestPatientLiarIsCaughtWithinTheBound(t *testing.T) {
+	e := startMetered(t, trustOpts())
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.LieAfter.Store(300)
+	liar.SetMode(faultproxy.LieSometimes)
+	const nodeID = "NODE-EU-PATIENTA"
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForState(t, nodeID, func(st map[string]any) bool { return st != nil })
+	acct, _ := e.net.Manifest.Account("deployer")
+	traffic := &headTraffic{addr: acct.Address}
+
+	delivered, servedAfterLie, byNode, calls := 0, 0, 0, 0
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		calls++
+		a := e.rpc(t, traffic.next())
+		if a.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
+		}
+		lie := traffic.observe(a.body)
+		if lie {
+			delivered++
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			byNode++
+			if liar.Lies.Load() > 0 {
+				servedAfterLie++
+			}
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the patient liar was not caught after %d calls (%d lies told, %d delivered): %v",
+				calls, liar.Lies.Load(), delivered, e.upstreamState(t, nodeID))
+		}
+	}
+	t.Logf("caught after %d caller calls; %d served by the node; it told %d lies from answer %d; %d reached callers; %d calls it served after its first lie",
+		calls, byNode, liar.Lies.Load(), liar.FirstLieAt.Load(), delivered, servedAfterLie)
+	if byNode == 0 {
+		t.Fatal("the node never served a caller before it lied: the test proves nothing about the bound")
+	}
+	if delivered > 5 || servedAfterLie > 25 {
+		t.Fatalf("%d wrong answers delivered (bound 5), %d node-served calls after its first lie (bound 25)", delivered, servedAfterLie)
+	}
+	waitEvidence(t, e, nodeID)
+}
+
+// TestProbationThenLadder: an honest new node serves no caller until its
+// probation (50 matching shadow answers over 3 methods) ends; then it takes
+// the ladder's first share (10 % of the calls providers could take), and
+// climbs as checks of its answers match. The figures are logged.
+func TestProbationThenLadder(t *testing.T) {
+	e := startMetered(t, trustOpts())
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-LADDERAB"
+	e.registerNode(t, nodeID, honest.URL())
+	e.waitForState(t, nodeID, func(st map[string]any) bool { return st != nil })
+	acct, _ := e.net.Manifest.Account("deployer")
+	traffic := &headTraffic{addr: acct.Address}
+
+	ask := func() (byNode bool) {
+		a := e.rpc(t, traffic.next())
+		if a.status != http.StatusOK {
+			t.Fatalf("%d %s", a.status, a.body)
+		}
+		traffic.observe(a.body)
+		return a.header.Get("X-Tollgate-Upstream") == nodeID
+	}
+	// Probation: no caller is served by the node.
+	calls := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		tv := e.trustOf(t, nodeID)
+		if tv != nil && tv["phase"] != "probation" {
+			t.Logf("probation ended after %d caller calls: %v", calls, tv)
+			if m, _ := tv["verified_matches"].(float64); m < 50 {
+				t.Fatalf("promoted with %v matches", tv)
+			}
+			break
+		}
+		calls++
+		if ask() {
+			t.Fatalf("call %d served by the node in probation (%v)", calls, tv)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("probation never ended after %d calls: %v", calls, tv)
+		}
+	}
+	// The first rung: about a tenth of the calls.
+	const window = 400
+	served := 0
+	for range window {
+		if ask() {
+			served++
+		}
+	}
+	tv := e.trustOf(t, nodeID)
+	t.Logf("ladder: the node served %d of the next %d calls (rung share 0.10, then %v); standing %v", served, window, tv["traffic_share"], tv)
+	if served == 0 || served > window/2 {
+		t.Fatalf("the node served %d of %d calls on the first rung (share 0.10)", served, window)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+		t.Fatalf("an honest node was quarantined: %v", st)
+	}
+	if m, _ := tv["verified_matches"].(float64); m <= 50 {
+		t.Fatalf("no check after probation matched: %v", tv)
+	}
+}
+
+// waitEvidence waits for the node_mismatch event naming nodeID.
+func waitEvidence(t *testing.T, e *meterEnv, nodeID string) *events.NodeMismatch {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, x := range e.stream(t) {
+			if m, ok := x.(*events.NodeMismatch); ok && m.NodeID == nodeID {
+				if len(m.NodeAnswer) == 0 || len(m.TrustedAnswer) == 0 || m.Block == 0 {
+					t.Fatalf("evidence without both answers or a block: %+v", m)
+				}
+				return m
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(fmt.Sprintf("no node_mismatch evidence against %s on the stream", nodeID))
+		}
+		time.Sleep(50 * time.Millisecond) // the event writer flushes asynchronously
+	}
+}
