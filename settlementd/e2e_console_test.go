@@ -51,6 +51,9 @@ http://127.0.0.1:{PORT} {
 			probe_interval 100ms
 			registry_refresh 200ms
 			allow_private_nodes
+			upstreams {
+				probation off # a test of the console (caddymodule's trust_test.go is about probation)
+			}
 			rate_limit_ip off
 			rate_limit_key off
 			key_create_limit off

@@ -43,7 +43,10 @@ import (
 
 // e2eCaddyfile: the gateway on the test's Redis prefix, chain 137 served by
 // registered nodes, with one configured provider that always fails (so
-// every served call is a node's).
+// every served call is a node's). Probation is off: with no working
+// provider nothing could judge a node's shadow answers, and these tests are
+// about registration and settlement (caddymodule's trust_test.go is about
+// probation).
 const e2eCaddyfile = `{
 	admin {ADMIN}
 	persist_config off
@@ -61,6 +64,9 @@ http://127.0.0.1:{PORT} {
 			probe_interval 100ms
 			registry_refresh 200ms
 			allow_private_nodes
+			upstreams {
+				probation off
+			}
 			free_daily_limit 1000
 			free_subnet_limit 5000
 			rate_limit_ip off

@@ -61,12 +61,13 @@ import (
 
 const body = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 
-// stateBody is what (e) and (e0) send: a question about a final block, the
-// kind the answer verifier checks, served by a registered node (a node's
-// answer is never cached, so every call is forwarded).
-const stateBody = `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","0x1"]}`
+// stateBody is what (e), (e1) and (e0) send: a read at the head, as most
+// real traffic is, served by a registered node (never cached, so every call
+// is forwarded) after it was pinned to the head block's hash
+// (caddymodule/trust) — the kind of answer the verifier checks.
+const stateBody = `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","latest"]}`
 
-// benchNode is the registered node of (e) and (e0): the fast upstream.
+// benchNode is the registered node of (e), (e1) and (e0): the fast upstream.
 const benchNode = "NODE-EU-BENCHABC"
 
 func main() {
@@ -206,9 +207,13 @@ func run() error {
 	if err := rdb.HSet(ctx, nodePrefix+registry.NodesKey, benchNode, rec).Err(); err != nil {
 		return err
 	}
-	var nodeGW [2]*caddyProc
-	for i, verify := range []string{"0.05 20", "off"} {
-		if !cfg.measures("e") && !cfg.measures("e0") {
+	// (e) checks at the default floor (a node with a long clean history),
+	// (e1) every answer checked (a node fresh out of probation), (e0) no
+	// checks. Probation is off so the node serves from the start: it is a
+	// transient, measured by the trust tests, not a steady state.
+	var nodeGW [3]*caddyProc
+	for i, verify := range []string{"0.05", "off", "1"} {
+		if !cfg.measures("e") && !cfg.measures("e0") && !cfg.measures("e1") {
 			break
 		}
 		vars := map[string]string{"UPSTREAM": up.addr, "PREFIX": nodePrefix, "VERIFY": verify}
@@ -269,8 +274,9 @@ func run() error {
 	}
 	if nodeGW[0] != nil {
 		setups = append(setups,
-			setup{id: "e", name: "gateway, node-served, verification on", url: nodeGW[0].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[0].cmd.Process.Pid},
-			setup{id: "e0", name: "gateway, node-served, verification off", url: nodeGW[1].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[1].cmd.Process.Pid})
+			setup{id: "e", name: "gateway, node-served, pinned, checked at the floor (5 %)", url: nodeGW[0].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[0].cmd.Process.Pid},
+			setup{id: "e1", name: "gateway, node-served, pinned, every answer checked", url: nodeGW[2].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[2].cmd.Process.Pid},
+			setup{id: "e0", name: "gateway, node-served, pinned, verification off", url: nodeGW[1].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[1].cmd.Process.Pid})
 	}
 	if base != nil {
 		setups = append(setups,
@@ -372,6 +378,11 @@ func run() error {
 			"%.0f decisions/s on the single Redis, %.0f decisions/s on the cluster of 3 masters with %d shard(s) (%.2f×).\n",
 			cfg.duration, single, clustered, cluster.shards, clustered/single)
 	}
+	for i, id := range []string{"e", "e0", "e1"} {
+		if nodeGW[i] != nil && cfg.measures(id) {
+			report += nodeGW[i].checkCost(id)
+		}
+	}
 	fmt.Print(report)
 	if err := os.WriteFile(filepath.Join(cfg.out, "latest.md"), []byte(report), 0o644); err != nil {
 		return err
@@ -456,6 +467,8 @@ func appendAnswer(dst []byte, c rpcCall) []byte {
 		return append(dst, `,"result":"0x4b7c3a1"}`...)
 	case "eth_getBalance", "eth_getTransactionCount":
 		return append(dst, `,"result":"0x0"}`...)
+	case "eth_getBlockByNumber": // the head the gateway pins reads at
+		return append(dst, `,"result":{"number":"0x4b7c3a1","hash":"0x`+strings.Repeat("ab", 32)+`","parentHash":"0x`+strings.Repeat("cd", 32)+`"}}`...)
 	}
 	return append(dst, `,"error":{"code":-32601,"message":"method not found"}}`...)
 }
@@ -531,6 +544,7 @@ const nodeGatewayCaddyfile = globalOptions + `http://127.0.0.1:{PORT} {
 			upstreams {
 				allow_private_nodes
 				verify {VERIFY}
+				probation off
 			}
 			metering on {
 				free_daily_limit 1099511627776
@@ -690,6 +704,49 @@ func (p *caddyProc) waitNodeServing(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("%s: the registered node never served", p.name)
+}
+
+// checkCost reads what the node's checks cost the providers, from the
+// gateway's /rpc/health after the rounds: calls the provider served (the
+// verifier's replays and the head's polls) per call the node served.
+func (p *caddyProc) checkCost(id string) string {
+	resp, err := http.Get(p.url + "/rpc/health")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Chains []struct {
+			ChainID uint64 `json:"chain_id"`
+			Pool    struct {
+				Upstreams []struct {
+					Kind      string `json:"kind"`
+					Successes uint64 `json:"successes"`
+				} `json:"upstreams"`
+			} `json:"pool"`
+		} `json:"chains"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&h) != nil {
+		return ""
+	}
+	var prov, node uint64
+	for _, c := range h.Chains {
+		if c.ChainID != 137 {
+			continue
+		}
+		for _, u := range c.Pool.Upstreams {
+			if u.Kind == "node" {
+				node += u.Successes
+			} else {
+				prov += u.Successes
+			}
+		}
+	}
+	if node == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n(%s) provider calls per node-served call: %.4f (%d provider calls — checks and head polls — for %d node-served calls).\n",
+		id, float64(prov)/float64(node), prov, node)
 }
 
 func (p *caddyProc) cpuProfile(path string, d time.Duration) chan error {

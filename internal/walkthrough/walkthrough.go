@@ -105,6 +105,9 @@ type Summary struct {
 	Credited  money.Units
 	PaidCalls int // metered calls before the node (provider-served)
 	NodeCalls int // paid calls served by the node
+	// NodeStepCalls: the paid calls made until the node had served
+	// NodeCalls (on its rung of the ladder the providers serve the rest).
+	NodeStepCalls int
 	X402      X402Result
 	Revenue   money.Units // credits + x402 revenue the walkthrough generated
 	Epochs    int         // closed epochs holding it
@@ -321,6 +324,34 @@ func batch(n, from int) string {
 }
 
 // poll calls cond until it reports true or the deadline passes.
+// nodeStanding is the node's trust standing on chain 137 in /rpc/health.
+func (r *run) nodeStanding(nodeID string) map[string]any {
+	a, err := r.do(http.MethodGet, "/rpc/health", "")
+	if err != nil || a.status != http.StatusOK {
+		return nil
+	}
+	var h struct {
+		Chains []struct {
+			ChainID uint64 `json:"chain_id"`
+			Pool    struct {
+				Upstreams []map[string]any `json:"upstreams"`
+			} `json:"pool"`
+		} `json:"chains"`
+	}
+	if json.Unmarshal(a.body, &h) != nil {
+		return nil
+	}
+	for _, c := range h.Chains {
+		for _, u := range c.Pool.Upstreams {
+			if c.ChainID == 137 && u["name"] == nodeID {
+				tv, _ := u["trust"].(map[string]any)
+				return tv
+			}
+		}
+	}
+	return nil
+}
+
 func (r *run) poll(within time.Duration, what string, cond func() (bool, error)) error {
 	deadline := time.Now().Add(within)
 	for {
@@ -696,39 +727,64 @@ func (r *run) walk() error {
 	}
 	r.say("201: %s at %s (chain 137), status %s", s.NodeID, node.URL, str(a.obj(), "status"))
 
-	// 12. The gateway routes to it; paid traffic.
-	r.header(fmt.Sprintf("The registry refresh brings the node into the pool; %d paid calls are served by it", r.cfg.NodeCalls))
+	// 12. Probation, then the ladder: the node earns traffic by answering
+	// shadow copies of provider-served calls as the providers do.
+	r.header(fmt.Sprintf("The node's probation (shadow answers checked against a provider), then %d paid calls it serves on the first rung of the ladder", r.cfg.NodeCalls))
 	probeIP := "192.0.2.77" // a second client, on the free tier: no revenue
 	began := time.Now()
-	err = r.poll(r.cfg.StepTimeout, "the gateway routing to the node", func() (bool, error) {
-		a, err := r.do(http.MethodPost, "/rpc", fmt.Sprintf(blockNumber, 1), "X-Forwarded-For: "+probeIP)
+	follow := []string{fmt.Sprintf(blockNumber, 1),
+		`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["latest",false]}`,
+		`{"jsonrpc":"2.0","id":3,"method":"eth_getBalance","params":["` + opAddr.Hex() + `","latest"]}`}
+	var standing map[string]any
+	calls := 0
+	err = r.poll(r.cfg.StepTimeout, "the node's probation", func() (bool, error) {
+		a, err := r.do(http.MethodPost, "/rpc", follow[calls%len(follow)], "X-Forwarded-For: "+probeIP)
+		calls++
 		if err != nil {
 			return false, err
 		}
 		if a.status != http.StatusOK {
 			return false, fmt.Errorf("probe call: %s", a.short())
 		}
-		return a.header.Get("X-Tollgate-Upstream") == s.NodeID, nil
+		byNode := a.header.Get("X-Tollgate-Upstream") == s.NodeID
+		if !byNode && calls%10 != 0 {
+			return false, nil
+		}
+		standing = r.nodeStanding(s.NodeID)
+		over := standing != nil && standing["phase"] != "probation"
+		if byNode && !over {
+			return false, fmt.Errorf("a caller was served by %s during its probation", s.NodeID)
+		}
+		return over, nil
 	})
 	if err != nil {
 		return err
 	}
-	r.say("the gateway routes to %s after %s", s.NodeID, time.Since(began).Round(100*time.Millisecond))
+	r.say("probation over after %s and %d caller calls, none served by the node: %v verified answers over %v methods; traffic share %v, check rate %v",
+		time.Since(began).Round(100*time.Millisecond), calls, standing["verified_matches"], standing["verified_methods"], standing["traffic_share"], standing["check_rate"])
 	servedBefore := node.served.Load()
-	for i := range r.cfg.NodeCalls {
-		a, err := r.call(http.StatusOK, "a paid call", http.MethodPost, "/rpc", fmt.Sprintf(blockNumber, i), keyHdr)
+	paid := 0
+	for byNode := 0; byNode < r.cfg.NodeCalls; {
+		if paid >= 100*r.cfg.NodeCalls {
+			return r.fail("the node served %d of %d paid calls", byNode, paid)
+		}
+		a, err := r.call(http.StatusOK, "a paid call", http.MethodPost, "/rpc", fmt.Sprintf(blockNumber, paid), keyHdr)
 		if err != nil {
 			return err
 		}
-		if up := a.header.Get("X-Tollgate-Upstream"); up != s.NodeID || a.header.Get("X-Tollgate-Payer") != "credits" {
-			return r.fail("paid call %d served by %q (payer %q), want %s", i+1, up, a.header.Get("X-Tollgate-Payer"), s.NodeID)
+		paid++
+		if a.header.Get("X-Tollgate-Payer") != "credits" {
+			return r.fail("paid call %d: payer %q", paid, a.header.Get("X-Tollgate-Payer"))
+		}
+		if a.header.Get("X-Tollgate-Upstream") == s.NodeID {
+			byNode++
 		}
 	}
-	s.NodeCalls = r.cfg.NodeCalls
+	s.NodeCalls, s.NodeStepCalls = r.cfg.NodeCalls, paid
 	s.NodeServedByNode = node.served.Load() - servedBefore
-	r.say("%d calls → 200, X-Tollgate-Upstream: %s; the node's endpoint received %d requests meanwhile (with the gateway's probes)",
-		s.NodeCalls, s.NodeID, s.NodeServedByNode)
-	spent += money.Units(s.NodeCalls) * money.PricePerCall
+	r.say("%d paid calls → 200; %d served by %s (X-Tollgate-Upstream), the rest by the provider; the node's endpoint received %d requests meanwhile (with probes and checks)",
+		paid, s.NodeCalls, s.NodeID, s.NodeServedByNode)
+	spent += money.Units(s.NodeStepCalls) * money.PricePerCall
 	s.Revenue = spent + s.X402.Revenue
 	waitStart := time.Now()
 	lastTick := waitStart
@@ -1001,7 +1057,7 @@ func (r *run) checkBalances() error {
 	for _, b := range s.Balances {
 		k := b.Who + "/" + b.Asset
 		if b.Asset == "credits" {
-			if b.After != s.Deposit-money.Units(s.PaidCalls+s.NodeCalls)*money.PricePerCall {
+			if b.After != s.Deposit-money.Units(s.PaidCalls+s.NodeStepCalls)*money.PricePerCall {
 				return r.fail("credits left %s", b.After.Decimal())
 			}
 			continue

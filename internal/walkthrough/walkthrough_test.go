@@ -189,9 +189,13 @@ func checkSummary(t *testing.T, sum Summary) {
 	t.Helper()
 	const price = money.PricePerCall
 	deposit := 5 * money.Scale
-	if sum.FreeCalls != 500 || sum.Deposit != deposit || sum.Credited != deposit || sum.PaidCalls != 10 || sum.NodeCalls != 20 {
+	if sum.FreeCalls != 500 || sum.Deposit != deposit || sum.Credited != deposit || sum.PaidCalls != 10 || sum.NodeCalls != 20 ||
+		sum.NodeStepCalls < sum.NodeCalls {
 		t.Fatalf("summary %+v", sum)
 	}
+	// Paid calls: 10 before the node, then as many as it took the node,
+	// on the first rung of the trust ladder, to serve 20.
+	paid := money.Units(sum.PaidCalls + sum.NodeStepCalls)
 	x402Revenue := money.Units(0)
 	if sum.X402.Ran {
 		if sum.X402.Payments != 1 || sum.X402.OK != 3 || sum.X402.PayerPaid != money.BundlePrice {
@@ -201,7 +205,7 @@ func checkSummary(t *testing.T, sum Summary) {
 	} else {
 		t.Logf("x402 step NOT CHECKED: %s", sum.X402.NotRunWhy)
 	}
-	revenue := 30*price + x402Revenue
+	revenue := paid*price + x402Revenue
 	ops, plat, pool := revenue/2, revenue*3/10, revenue-revenue/2-revenue*3/10
 	// The node earns half of the 20 calls it served; the operators' half of
 	// the provider-served and x402 calls is the platform's.
@@ -212,7 +216,7 @@ func checkSummary(t *testing.T, sum Summary) {
 			sum.Revenue, sum.Operators, sum.Platform, sum.Pool, sum.Distributed, sum.PlatformOperators, sum.Claimed,
 			revenue, ops, plat, pool, nodeShare, ops-nodeShare)
 	}
-	if sum.CreditsLeft != deposit-30*price {
+	if sum.CreditsLeft != deposit-paid*price {
 		t.Fatalf("credits left %d", sum.CreditsLeft)
 	}
 	want := map[string]money.Units{
