@@ -108,12 +108,12 @@ type Summary struct {
 	// NodeStepCalls: the paid calls made until the node had served
 	// NodeCalls (on its rung of the ladder the providers serve the rest).
 	NodeStepCalls int
-	X402      X402Result
-	Revenue   money.Units // credits + x402 revenue the walkthrough generated
-	Epochs    int         // closed epochs holding it
-	Operators money.Units // 50 %: the operators' half
-	Platform  money.Units // 30 %
-	Pool      money.Units // 20 %
+	X402          X402Result
+	Revenue       money.Units // credits + x402 revenue the walkthrough generated
+	Epochs        int         // closed epochs holding it
+	Operators     money.Units // 50 %: the operators' half
+	Platform      money.Units // 30 %
+	Pool          money.Units // 20 %
 	// PlatformOperators is the part of the operators' half that revenue no
 	// node served earned: the platform's (DESIGN §2, revised).
 	PlatformOperators money.Units
