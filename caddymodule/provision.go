@@ -198,7 +198,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	h.health = health.New(views)
 	if !h.Upstreams.VerifyOff {
-		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify")}
+		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify"),
+			SendGrace: time.Duration(h.Upstreams.SendGrace)}
 		if h.Upstreams.VerifyFirst != nil {
 			vc.FirstAnswers = *h.Upstreams.VerifyFirst
 		}

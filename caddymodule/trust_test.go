@@ -3,12 +3,19 @@ package caddymodule_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
@@ -263,7 +270,7 @@ func waitEvidence(t *testing.T, e *meterEnv, nodeID string) *events.NodeMismatch
 	for {
 		for _, x := range e.stream(t) {
 			if m, ok := x.(*events.NodeMismatch); ok && m.NodeID == nodeID {
-				if len(m.NodeAnswer) == 0 || len(m.TrustedAnswer) == 0 || m.Block == 0 {
+				if len(m.NodeAnswer) == 0 || len(m.TrustedAnswer) == 0 || (m.Block == 0 && m.Method != "eth_sendRawTransaction") {
 					t.Fatalf("evidence without both answers or a block: %+v", m)
 				}
 				return m
@@ -273,5 +280,62 @@ func waitEvidence(t *testing.T, e *meterEnv, nodeID string) *events.NodeMismatch
 			t.Fatal(fmt.Sprintf("no node_mismatch evidence against %s on the stream", nodeID))
 		}
 		time.Sleep(50 * time.Millisecond) // the event writer flushes asynchronously
+	}
+}
+
+// TestNodeDroppingSendsIsCaught: a node answers eth_sendRawTransaction with
+// the right hash (keccak256 of the bytes) but never passes the transaction
+// on. After the send grace no provider knows it; a provider accepts it on
+// resend, which proves the node dropped a valid transaction: it is
+// quarantined, and the caller's transaction is mined after all.
+func TestNodeDroppingSendsIsCaught(t *testing.T) {
+	e := startMetered(t, meterOpts{free: 10_000_000, subnet: 10_000_000, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tsend_grace 1s\n\t\t\t\ttimeout 2s\n\t\t\t}"})
+	dropper := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(dropper.Close)
+	dropper.SetMode(faultproxy.DropSends)
+	const nodeID = "NODE-EU-DROPPERA"
+	e.registerNode(t, nodeID, dropper.URL())
+	e.waitForNode(t, nodeID)
+
+	client := e.net.Polygon.Client()
+	key := devnet.DevKey("developer-2")
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	nonce, err := client.PendingNonceAt(t.Context(), from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e7")
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
+		GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	// Probation off: the node is trusted, so it takes the send.
+	a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`)
+	if by := a.header.Get("X-Tollgate-Upstream"); by != nodeID {
+		t.Fatalf("the send went to %q: %s", by, a.body)
+	}
+	if a.status != http.StatusOK || !strings.Contains(string(a.body), tx.Hash().Hex()) {
+		t.Fatalf("send: %d %s", a.status, a.body)
+	}
+	e.waitForState(t, nodeID, func(st map[string]any) bool {
+		r, _ := st["quarantine_reason"].(string)
+		return st["quarantined"] == true && strings.Contains(r, "no provider knew")
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if r, err := client.TransactionReceipt(t.Context(), tx.Hash()); err == nil && r.Status == types.ReceiptStatusSuccessful {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dropped transaction was never mined after the verifier's resend")
+		}
+		time.Sleep(50 * time.Millisecond) // polling the chain
+	}
+	ev := waitEvidence(t, e, nodeID)
+	if ev.Method != "eth_sendRawTransaction" || !strings.Contains(string(ev.NodeAnswer), tx.Hash().Hex()) {
+		t.Fatalf("evidence %+v", ev)
 	}
 }

@@ -48,6 +48,7 @@ import (
 //	        verify           0.05                   # the floor of the check rate after probation (it starts at 1); or off
 //	        probation        50 3                   # matching shadow answers (over methods) before a node serves callers; or off
 //	        ladder           0:0.1 200:0.25 500:0.5 1000:1 # verified matches after probation : share of calls
+//	        send_grace       30s                    # a send a node accepted must be known to a provider by then
 //	        archive_window   128                    # blocks of state a full node keeps; older reads go to archive upstreams
 //	    }
 //	    metering [on|off] {                         # off: an open gateway, no Redis needed
@@ -332,6 +333,16 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 				u.ProbationMethods = int(n)
 			}
 		}
+	case "upstreams.send_grace":
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return d.ArgErr()
+		}
+		dur, err := caddy.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return d.Errf("%s: want a positive duration, got %q", where, v)
+		}
+		u.SendGrace = caddy.Duration(dur)
 	case "upstreams.ladder":
 		// ladder <matches>:<share> … — ascending matches, shares in (0, 1].
 		args := d.RemainingArgs()

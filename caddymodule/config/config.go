@@ -138,6 +138,9 @@ type Upstreams struct {
 	ProbationMethods int          `json:"probation_methods,omitempty"`
 	ProbationOff     bool         `json:"probation_off,omitempty"`
 	Ladder           []LadderRung `json:"ladder,omitempty"`
+	// SendGrace: a transaction a node accepted must be known to a provider
+	// this long after (default 30 s), or the node dropped it.
+	SendGrace caddy.Duration `json:"send_grace,omitempty"`
 	// ArchiveWindow is how many blocks of state a full node keeps (default
 	// 128, geth's): reads of older state go to upstreams whose probe found
 	// archive state.

@@ -100,6 +100,19 @@ func CheckSend(call *jsonrpc.Item, result json.RawMessage) (lie bool, truth json
 	return true, json.RawMessage(strconv.Quote(want))
 }
 
+// sendHash is keccak256 of a send's raw transaction ("" if unreadable).
+func sendHash(params json.RawMessage) string {
+	var p []string
+	if json.Unmarshal(params, &p) != nil || len(p) == 0 {
+		return ""
+	}
+	raw, err := hexutil.Decode(p[0])
+	if err != nil || len(raw) == 0 {
+		return ""
+	}
+	return crypto.Keccak256Hash(raw).Hex()
+}
+
 // blockKnown asks a provider whether it has the block with hash h (ok
 // false when it could not tell).
 func blockKnown(ctx context.Context, pool *upstream.Pool, h string) (known, ok bool) {

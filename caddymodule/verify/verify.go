@@ -53,6 +53,9 @@ type Config struct {
 	// Emit hands evidence on (the event writer); nil keeps it in the log.
 	Emit func(*events.NodeMismatch) bool
 	Log  *zap.Logger
+	// SendGrace is how long after a node accepted a send a provider must
+	// know the transaction (default DefaultSendGrace).
+	SendGrace time.Duration
 }
 
 // Job is one node-served request offered for checking.
@@ -83,6 +86,9 @@ type Verifier struct {
 	seen sync.Map // node name → *atomic.Int64, requests offered
 	stop context.CancelFunc
 	done chan struct{}
+
+	sends     chan pendingSend // accepted sends awaiting their inclusion check (sends.go)
+	sendsDone chan struct{}
 }
 
 // New starts a verifier's worker; Close stops it.
@@ -96,16 +102,22 @@ func New(cfg Config) *Verifier {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	if cfg.SendGrace <= 0 {
+		cfg.SendGrace = DefaultSendGrace
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	v := &Verifier{cfg: cfg, jobs: make(chan Job, queueSize), stop: cancel, done: make(chan struct{})}
+	v := &Verifier{cfg: cfg, jobs: make(chan Job, queueSize), stop: cancel, done: make(chan struct{}),
+		sends: make(chan pendingSend, sendsQueue), sendsDone: make(chan struct{})}
 	go v.run(ctx)
+	go v.runSends(ctx)
 	return v
 }
 
-// Close stops the worker; jobs still queued are dropped.
+// Close stops the workers; jobs still queued are dropped.
 func (v *Verifier) Close() {
 	v.stop()
 	<-v.done
+	<-v.sendsDone
 }
 
 // Offer considers a node-served request for checking. It costs the hot
@@ -186,13 +198,17 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 		}
 		switch pin.Judge {
 		case evm.JudgeSend:
-			if lie, why := CheckSend(&j.Calls[k], r.Result); lie {
+			lie, why := CheckSend(&j.Calls[k], r.Result)
+			if lie {
 				metrics.Verifications.WithLabelValues("mismatch").Inc()
 				v.Convict(j, &j.Calls[k], pin, r.Result, why, "keccak256")
 				return
 			}
-			metrics.Verifications.WithLabelValues("match").Inc()
-			v.matched(j, j.Calls[k].Method)
+			// The right hash; whether the node passed the transaction on is
+			// known only later (sends.go). Only that counts as a match.
+			if h := sendHash(j.Calls[k].Params); h != "" {
+				v.offerSend(j, k, h)
+			}
 			continue
 		case evm.JudgeHead:
 			// Replayed below: the provider's head now bounds what the node
@@ -261,6 +277,8 @@ func (v *Verifier) Convict(j Job, call *jsonrpc.Item, pin Pin, lie, truth json.R
 		reason = "answered " + call.Method + " with a hash that is not keccak256 of the transaction"
 	case "head":
 		reason = "answered " + call.Method + " with a head no provider has"
+	case "inclusion":
+		reason = "accepted a transaction (" + call.Method + ") that no provider knew after the grace, and a provider accepted it on resend"
 	}
 	if !j.Pool.Quarantine(j.Node.Name, reason) {
 		return

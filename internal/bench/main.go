@@ -1106,7 +1106,7 @@ func renderReport(cfg config, rs []result, mach []string) string {
 		}
 	}
 	if _, ok := cs[fmt.Sprint(cfg.conc[0], "e")]; ok {
-		b.WriteString("\nAnswer verification (a node-served call about a final block, funded key), on at its defaults vs off:\n\n" +
+		b.WriteString("\nAnswer checks (a node-served read at the head, pinned to the head block's hash; funded key), at the default floor (e) vs off (e0):\n\n" +
 			"| concurrency | (e)/(e0) req/s | (e) − (e0) p99 ms | (e)/(e0) CPU/req |\n|---:|---:|---:|---:|\n")
 		for _, n := range cfg.conc {
 			on, off := cs[fmt.Sprint(n, "e")], cs[fmt.Sprint(n, "e0")]

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gorilla/websocket"
 )
 
@@ -39,6 +41,9 @@ const (
 	// eth_getBlockByNumber answers are honest for the first LieAfter, then
 	// every LieEvery-th is a lie as in Lie (Lies counts them).
 	LieSometimes
+	// DropSends: eth_sendRawTransaction is answered with the right hash
+	// (keccak256 of the bytes) and never passed on.
+	DropSends
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -157,6 +162,15 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":[]}`))
 		return
+	}
+	if mode == DropSends && len(calls) == 1 && calls[0].Method == "eth_sendRawTransaction" && len(calls[0].Params) == 1 {
+		raw, _ := calls[0].Params[0].(string)
+		b, err := hexutil.Decode(raw)
+		if err == nil {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":"` + crypto.Keccak256Hash(b).Hex() + `"}`))
+			return
+		}
 	}
 	switch mode {
 	case Fail502:
