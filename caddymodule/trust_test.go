@@ -191,13 +191,20 @@ func TestPatientLiarIsCaughtWithinTheBound(t *testing.T) {
 	}
 	t.Logf("caught after %d caller calls; %d served by the node; it told %d lies from answer %d; %d reached callers; %d calls it served after its first lie",
 		calls, byNode, liar.Lies.Load(), liar.FirstLieAt.Load(), delivered, servedAfterLie)
+	servingFrom := time.Now() // at the latest
 	if byNode == 0 {
 		t.Fatal("the node never served a caller before it lied: the test proves nothing about the bound")
 	}
 	if delivered > 5 || servedAfterLie > 25 {
 		t.Fatalf("%d wrong answers delivered (bound 5), %d node-served calls after its first lie (bound 25)", delivered, servedAfterLie)
 	}
-	waitEvidence(t, e, nodeID)
+	// The evidence says since when the node served callers: settlement
+	// withholds its share of every epoch from then (lies before the caught
+	// one are not known one by one).
+	ev := waitEvidence(t, e, nodeID)
+	if ev.SuspectSinceMs == 0 || ev.SuspectSinceMs > servingFrom.UnixMilli() || ev.SuspectSinceMs > ev.TimeMs {
+		t.Fatalf("evidence suspect_since_ms %d (evidence at %d)", ev.SuspectSinceMs, ev.TimeMs)
+	}
 }
 
 // TestProbationThenLadder: an honest new node serves no caller until its

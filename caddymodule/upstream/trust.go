@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Trust is how far the pool trusts its registered nodes (DESIGN §3, "Trust
@@ -86,6 +87,7 @@ type trust struct {
 	mu      sync.Mutex
 	matches int64
 	methods map[string]bool
+	serving time.Time // when it first served callers (left probation; its creation with probation off)
 	share   atomic.Uint64 // math.Float64bits of the current share; read lock-free by selection
 }
 
@@ -98,6 +100,10 @@ type TrustView struct {
 	Methods   int     `json:"verified_methods"`
 	Share     float64 `json:"traffic_share"`
 	CheckRate float64 `json:"check_rate"`
+	// ServingSince is when the node began to serve callers on this
+	// gateway (zero in probation): evidence against it says its lies may
+	// go back that far, since every answer after it was a caller's.
+	ServingSince time.Time `json:"serving_since,omitzero"`
 }
 
 // shareFor is the ladder's share for a history.
@@ -130,7 +136,7 @@ func (c *TrustConfig) checkRate(matches int64) float64 {
 func (c *TrustConfig) view(t *trust) TrustView {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v := TrustView{Matches: t.matches, Methods: len(t.methods), Share: t.getShare(), CheckRate: c.checkRate(t.matches)}
+	v := TrustView{Matches: t.matches, Methods: len(t.methods), Share: t.getShare(), CheckRate: c.checkRate(t.matches), ServingSince: t.serving}
 	switch {
 	case c.Off:
 		v.Phase = "no-probation" // no probation: the verifier samples as configured
@@ -146,7 +152,11 @@ func (c *TrustConfig) view(t *trust) TrustView {
 
 func newTrust(c *TrustConfig) *trust {
 	t := &trust{methods: map[string]bool{}}
-	t.share.Store(math.Float64bits(c.shareFor(0, 0)))
+	share := c.shareFor(0, 0)
+	t.share.Store(math.Float64bits(share))
+	if share > 0 {
+		t.serving = time.Now()
+	}
 	return t
 }
 
@@ -163,8 +173,11 @@ func (p *Pool) RecordMatch(name, method string) (TrustView, bool) {
 	t.mu.Lock()
 	t.matches++
 	t.methods[method] = true
-	share := math.Float64bits(p.cfg.Trust.shareFor(t.matches, len(t.methods)))
-	changed := t.share.Swap(share) != share
+	share := p.cfg.Trust.shareFor(t.matches, len(t.methods))
+	changed := t.share.Swap(math.Float64bits(share)) != math.Float64bits(share)
+	if share > 0 && t.serving.IsZero() {
+		t.serving = time.Now()
+	}
 	t.mu.Unlock()
 	return p.cfg.Trust.view(t), changed
 }

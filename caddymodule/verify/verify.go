@@ -280,6 +280,7 @@ func (v *Verifier) Convict(j Job, call *jsonrpc.Item, pin Pin, lie, truth json.R
 	case "inclusion":
 		reason = "accepted a transaction (" + call.Method + ") that no provider knew after the grace, and a provider accepted it on resend"
 	}
+	standing, _ := j.Pool.Trust(j.Node.Name) // before the quarantine resets it
 	if !j.Pool.Quarantine(j.Node.Name, reason) {
 		return
 	}
@@ -289,6 +290,12 @@ func (v *Verifier) Convict(j Job, call *jsonrpc.Item, pin Pin, lie, truth json.R
 		NodeAnswer: append(json.RawMessage(nil), lie...), TrustedAnswer: append(json.RawMessage(nil), truth...), TrustedBy: by}
 	if ev.NodeID == "" {
 		ev.NodeID = j.Node.Name
+	}
+	// Every answer since the node began to serve callers here was a
+	// caller's: its lies may go back that far (settlement withholds its
+	// share of those epochs that are not settled yet).
+	if !standing.ServingSince.IsZero() {
+		ev.SuspectSinceMs = standing.ServingSince.UnixMilli()
 	}
 	v.cfg.Log.Warn("registered node quarantined: its answer differs from a configured provider's",
 		zap.Uint64("chain_id", j.ChainID), zap.String("node", j.Node.Name), zap.String("method", call.Method),

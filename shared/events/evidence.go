@@ -40,6 +40,12 @@ type NodeMismatch struct {
 	TrustedAnswer json.RawMessage `json:"trusted_answer"`
 	// TrustedBy names the configured provider that answered.
 	TrustedBy string `json:"trusted_by"`
+	// SuspectSinceMs (optional) is when the node's lies may have started
+	// (Unix ms, at most TimeMs), e.g. the last answer of the node the
+	// verifier found correct: settlement withholds the node's share of every
+	// unsettled epoch from min(TimeMs − its lookback, SuspectSinceMs) to
+	// TimeMs. 0: the lookback alone.
+	SuspectSinceMs int64 `json:"suspect_since_ms,omitempty"`
 }
 
 func (e *NodeMismatch) EventType() string { return TypeNodeMismatch }
