@@ -104,6 +104,13 @@ func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) upstrea
 			ProbationMatches: h.Upstreams.ProbationMatches, ProbationMethods: h.Upstreams.ProbationMethods,
 			CheckFloor: h.Upstreams.VerifyRate},
 	}
+	hedge := h.Upstreams.Hedge
+	if c.Hedge != nil {
+		hedge = c.Hedge
+	}
+	if hedge != nil {
+		cfg.Hedge = upstream.HedgeConfig{Off: hedge.Off, MaxShare: hedge.MaxShare, Floor: time.Duration(hedge.Floor), Ceiling: time.Duration(hedge.Ceiling)}
+	}
 	for _, r := range h.Upstreams.Ladder {
 		cfg.Trust.Ladder = append(cfg.Trust.Ladder, upstream.TrustStep{Matches: r.Matches, Share: r.Share})
 	}

@@ -254,13 +254,14 @@ func servedCount(rs []jsonrpc.Reply) int {
 // forwardPart sends calls as one upstream request (preferring the upstream
 // named prefer, or only to the one named only, if any).
 func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, upstream.Ref, bool) {
-	noRetry, archive, head := false, false, cs.pool.BestHead()
+	noRetry, noHedge, archive, head := false, false, false, cs.pool.BestHead()
 	var need []upstream.Capability
 	var logsSpan uint64
 	capped := false // some call's method caps its answer's size (capResponses)
 	for _, c := range calls {
 		m := cs.methods.Lookup(c.Method)
 		noRetry = noRetry || m.NoRetry
+		noHedge = noHedge || m.NoHedge
 		capped = capped || m.MaxResponseBytes > 0
 		if m.MaxBlockRange > 0 { // eth_getLogs: to an upstream that serves its span
 			if span, ok := evm.LogsSpan(c.Params, head); ok {
@@ -308,7 +309,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		return nil
 	}
 	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
-		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK})
+		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK, NoHedge: noHedge})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {

@@ -49,6 +49,7 @@ import (
 //	        probation        50 3                   # matching shadow answers (over methods) before a node serves callers; or off
 //	        ladder           0:0.1 200:0.25 500:0.5 1000:1 # verified matches after probation : share of calls
 //	        send_grace       30s                    # a send a node accepted must be known to a provider by then
+//	        hedge            0.1 20ms 1s            # hedged reads: share of reads, delay floor and ceiling; or off
 //	        archive_window   128                    # blocks of state a full node keeps; older reads go to archive upstreams
 //	    }
 //	    metering [on|off] {                         # off: an open gateway, no Redis needed
@@ -333,6 +334,12 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 				u.ProbationMethods = int(n)
 			}
 		}
+	case "upstreams.hedge":
+		h, err := parseHedge(d, where)
+		if err != nil {
+			return err
+		}
+		u.Hedge = &h
 	case "upstreams.send_grace":
 		var v string
 		if !d.Args(&v) || d.NextArg() {
@@ -456,8 +463,16 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 			}
 			continue
 		}
+		if d.Val() == "hedge" {
+			h, err := parseHedge(d, fmt.Sprintf("chain %d: hedge", id))
+			if err != nil {
+				return c, err
+			}
+			c.Hedge = &h
+			continue
+		}
 		if d.Val() != "provider" {
-			return c, d.Errf("chain %d: unrecognized option %q (want provider or method)", id, d.Val())
+			return c, d.Errf("chain %d: unrecognized option %q (want provider, method or hedge)", id, d.Val())
 		}
 		var p ProviderConfig
 		if !d.Args(&p.Name, &p.URL) || d.NextArg() {
@@ -523,6 +538,8 @@ func parseMethod(d *caddyfile.Dispenser, c *ChainConfig) error {
 		o.MaxBlockRange = n
 	case "no_retry":
 		o.NoRetry = true
+	case "no_hedge":
+		o.NoHedge = true
 	case "weight":
 		if len(args) != 3 {
 			return d.ArgErr()
@@ -542,12 +559,38 @@ func parseMethod(d *caddyfile.Dispenser, c *ChainConfig) error {
 		}
 		o.MaxResponseBytes = int64(n)
 	default:
-		return d.Errf("chain %d: method %s: unknown setting %q (deny, allow, max_block_range, no_retry, weight, max_response_bytes)", c.ID, args[0], args[1])
+		return d.Errf("chain %d: method %s: unknown setting %q (deny, allow, max_block_range, no_retry, no_hedge, weight, max_response_bytes)", c.ID, args[0], args[1])
 	}
 	if args[1] != "deny" && args[1] != "max_block_range" && args[1] != "weight" && args[1] != "max_response_bytes" && len(args) > 2 {
 		return d.ArgErr()
 	}
 	return nil
+}
+
+// parseHedge reads "hedge off | hedge <share> [<floor> <ceiling>]": the
+// share of reads that may be hedged, and the bounds of the hedge delay.
+func parseHedge(d *caddyfile.Dispenser, where string) (HedgeConfig, error) {
+	args := d.RemainingArgs()
+	if len(args) == 1 && args[0] == "off" {
+		return HedgeConfig{Off: true}, nil
+	}
+	if len(args) != 1 && len(args) != 3 {
+		return HedgeConfig{}, d.Errf("%s: want off, or <share> [<floor> <ceiling>]", where)
+	}
+	share, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || share <= 0 || share > 1 {
+		return HedgeConfig{}, d.Errf("%s: share %q is not between 0 and 1", where, args[0])
+	}
+	h := HedgeConfig{MaxShare: share}
+	if len(args) == 3 {
+		floor, err1 := caddy.ParseDuration(args[1])
+		ceil, err2 := caddy.ParseDuration(args[2])
+		if err1 != nil || err2 != nil || floor <= 0 || ceil < floor {
+			return HedgeConfig{}, d.Errf("%s: want a floor and a ceiling duration, floor ≤ ceiling, got %q %q", where, args[1], args[2])
+		}
+		h.Floor, h.Ceiling = caddy.Duration(floor), caddy.Duration(ceil)
+	}
+	return h, nil
 }
 
 // Interface guard

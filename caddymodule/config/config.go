@@ -141,6 +141,8 @@ type Upstreams struct {
 	// SendGrace: a transaction a node accepted must be known to a provider
 	// this long after (default 30 s), or the node dropped it.
 	SendGrace caddy.Duration `json:"send_grace,omitempty"`
+	// Hedge is every chain's hedged reads (nil: the defaults).
+	Hedge *HedgeConfig `json:"hedge,omitempty"`
 	// ArchiveWindow is how many blocks of state a full node keeps (default
 	// 128, geth's): reads of older state go to upstreams whose probe found
 	// archive state.
@@ -224,6 +226,18 @@ type ChainConfig struct {
 	// Methods are this chain's changes to the method table
 	// (caddymodule/evm): deny, allow, an eth_getLogs range, no replay.
 	Methods []evm.Override `json:"methods,omitempty"`
+	// Hedge overrides upstreams' hedge for this chain.
+	Hedge *HedgeConfig `json:"hedge,omitempty"`
+}
+
+// HedgeConfig is the hedged reads' setting: Off, or the share of reads
+// that may be hedged (default 0.10) and the bounds of the delay (default
+// 20 ms and 1 s around the first upstream's p90).
+type HedgeConfig struct {
+	Off      bool           `json:"off,omitempty"`
+	MaxShare float64        `json:"max_share,omitempty"`
+	Floor    caddy.Duration `json:"floor,omitempty"`
+	Ceiling  caddy.Duration `json:"ceiling,omitempty"`
 }
 
 // ProviderConfig is one configured upstream provider. URL and header values

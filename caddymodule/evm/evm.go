@@ -24,7 +24,12 @@ type Method struct {
 	Local func(chainID uint64) json.RawMessage
 	// NoRetry: a send — once an upstream may have received it, it is never
 	// replayed on another (one ambiguous answer must not become several).
+	// Such a call is never hedged either.
 	NoRetry bool
+	// NoHedge: a read that is not sent to a second upstream while the
+	// first is slow (heavy calls: debug_*, trace_*; or an operator's
+	// choice). Hedged reads are billed once either way.
+	NoHedge bool
 	// MaxBlockRange bounds eth_getLogs' fromBlock..toBlock.
 	MaxBlockRange uint64
 	// CreatesFilter: the result is a filter id that lives on the upstream
@@ -210,7 +215,7 @@ func Lookup(method string) Method {
 			return Method{Denied: why}
 		}
 		if ns == NeedsDebug || ns == NeedsTrace {
-			return Method{Needs: ns}
+			return Method{Needs: ns, NoHedge: true} // heavy: a hedge would double the heaviest work
 		}
 	}
 	return Method{}
@@ -302,6 +307,7 @@ type Override struct {
 	Allow            bool   `json:"allow,omitempty"`
 	MaxBlockRange    uint64 `json:"max_block_range,omitempty"`
 	NoRetry          bool   `json:"no_retry,omitempty"`
+	NoHedge          bool   `json:"no_hedge,omitempty"`
 	Weight           uint32 `json:"weight,omitempty"`
 	MaxResponseBytes int64  `json:"max_response_bytes,omitempty"`
 }
@@ -342,6 +348,7 @@ func NewTable(overrides []Override) (*Table, error) {
 			m.MaxBlockRange = o.MaxBlockRange
 		}
 		m.NoRetry = m.NoRetry || o.NoRetry
+		m.NoHedge = m.NoHedge || o.NoHedge
 		if o.Weight > MaxWeight {
 			return nil, fmt.Errorf("evm: method %s weight %d: at most %d", o.Method, o.Weight, MaxWeight)
 		}

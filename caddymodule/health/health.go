@@ -94,6 +94,7 @@ func (h *Handler) Stats(w http.ResponseWriter, r *http.Request, which string) er
 		"name":             c.Name,
 		"circuit_breakers": bs,
 		"cache":            cs.Cache.Stats(),
+		"hedges":           cs.Pool.Hedges(),
 	})
 	return nil
 }

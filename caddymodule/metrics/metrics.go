@@ -118,6 +118,9 @@ var (
 	upQuarantinedDesc = prometheus.NewDesc("tollgate_gateway_upstream_quarantined",
 		"1 when a registered node is quarantined (an answer of it was proven wrong; no traffic until an operator's review), else 0.",
 		[]string{"chain_id", "upstream", "kind"}, nil)
+	hedgesDesc = prometheus.NewDesc("tollgate_gateway_hedges_total",
+		"Hedged reads: reads that could be hedged (outcome read), hedges sent to a second upstream (sent), and hedges whose answer was delivered (won).",
+		[]string{"chain_id", "outcome"}, nil)
 )
 
 // upstreamCollector reports pool snapshots when Prometheus scrapes, so nodes
@@ -130,10 +133,15 @@ func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- upAvailableDesc
 	ch <- upBreakerDesc
 	ch <- upQuarantinedDesc
+	ch <- hedgesDesc
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 	for id, pool := range c.pools() {
+		h := pool.Hedges()
+		for outcome, n := range map[string]uint64{"read": h.Reads, "sent": h.Sent, "won": h.Won} {
+			ch <- prometheus.MustNewConstMetric(hedgesDesc, prometheus.CounterValue, float64(n), Chain(id), outcome)
+		}
 		for _, u := range pool.Snapshot().Upstreams {
 			avail := 0.0
 			if u.Healthy && u.Breaker != upstream.BreakerOpen && !u.RateLimited && !u.Quarantined {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,6 +43,9 @@ type ForwardOptions struct {
 	// LogsSpan is the widest eth_getLogs range in the call (0: none): it
 	// goes to upstreams whose probe found they serve it, while any does.
 	LogsSpan uint64
+	// NoHedge: never send this read to a second upstream while the first
+	// is slow (the method table's no_hedge; writes are never hedged).
+	NoHedge bool
 	// Validate, when set, checks that a well-formed JSON-RPC reply answers
 	// the request sent (every call once, by its id). A reply it refuses is
 	// the upstream's fault (blame) and is tried elsewhere.
@@ -101,6 +105,12 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 	var pending []tried
 	var held *tried // the latest error answer, served if nothing better comes
 	suspects := 0   // error answers that may be the upstream's fault
+	hedge := !opts.NoRetry && !opts.NoHedge && opts.Only == "" && !p.cfg.Hedge.Off
+	if hedge {
+		p.hedges.reads.Add(1)
+		p.hedgeBudget.earn(p.cfg.Hedge.MaxShare)
+	}
+attempts:
 	for n := 1; n <= maxAttempts; n++ {
 		if err := ctx.Err(); err != nil {
 			uerr.Cause = err
@@ -111,46 +121,46 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 			break
 		}
 		exclude[m.up.Name] = true
-		o := p.attempt(ctx, m, body, timeout, opts.Validate)
-		now := blame(o, false)
-		switch {
-		case o.served:
-			done(nil)
-		case now:
-			done(errors.New(o.reason))
-		default:
-			done(errNotCounted)
+		var ts []tried
+		if hedge && n == 1 && n < maxAttempts {
+			ts = p.hedged(ctx, m, done, body, timeout, opts, exclude)
+			n = ts[len(ts)-1].n
+		} else {
+			o := p.attempt(ctx, m, body, timeout, opts.Validate)
+			p.finish(m, done, o)
+			ts = []tried{{m: m, o: o, n: n}}
 		}
-		p.record(m, o, now)
-		t := tried{m: m, o: o, n: n}
-		if o.served {
-			if m.ref.Kind == KindProvider {
-				for _, q := range pending {
-					if blame(q.o, true) {
-						p.countAgainst(q.m, q.o.reason)
+		for _, t := range ts {
+			m, o := t.m, t.o
+			if o.served {
+				if m.ref.Kind == KindProvider {
+					for _, q := range pending {
+						if blame(q.o, true) {
+							p.countAgainst(q.m, q.o.reason)
+						}
 					}
 				}
+				return t.result(), nil
 			}
-			return t.result(), nil
-		}
-		uerr.Attempts = append(uerr.Attempts, Attempt{Upstream: m.ref, Err: o.reason, Sent: o.x.sent})
-		if o.answer() {
-			held = &t
-			if o.verdict == VerdictFault {
-				suspects++
+			uerr.Attempts = append(uerr.Attempts, Attempt{Upstream: m.ref, Err: o.reason, Sent: o.x.sent})
+			if o.answer() {
+				held = &t
+				if o.verdict == VerdictFault {
+					suspects++
+				}
+			} else if o.jsonRPC {
+				uerr.LastReply, uerr.LastUpstream, uerr.LastVerdict = o.x.body, m.ref, o.verdict
 			}
-		} else if o.jsonRPC {
-			uerr.LastReply, uerr.LastUpstream, uerr.LastVerdict = o.x.body, m.ref, o.verdict
-		}
-		if !now {
-			pending = append(pending, t)
-		}
-		if o.cause != nil {
-			uerr.Cause = o.cause
-			break
-		}
-		if opts.NoRetry && o.x.sent {
-			break
+			if !blame(o, false) {
+				pending = append(pending, t)
+			}
+			if o.cause != nil {
+				uerr.Cause = o.cause
+				break attempts
+			}
+			if opts.NoRetry && o.x.sent {
+				break attempts
+			}
 		}
 		// One second opinion is evidence enough: an error two upstreams
 		// both give is the call's own outcome, and asking a third would let
@@ -163,6 +173,96 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 		return held.result(), nil
 	}
 	return Result{}, uerr
+}
+
+// finish tells m's breaker and statistics how an attempt went; it returns
+// whether blame held it against m at once.
+func (p *Pool) finish(m *member, done func(error), o outcome) bool {
+	now := blame(o, false)
+	switch {
+	case o.served:
+		done(nil)
+	case now:
+		done(errors.New(o.reason))
+	default:
+		done(errNotCounted)
+	}
+	p.record(m, o, now)
+	return now
+}
+
+// hedged runs a read's first attempt on m and, if m has not answered after
+// its hedge delay and the hedge budget allows, the same read on a second
+// upstream; the first answer served wins and the other attempt is
+// cancelled (its connection is kept for reuse when it can be). It returns
+// the attempts made, the served one last. The second upstream is picked as
+// any attempt is (so a node in probation, or any node for a call only
+// providers may answer, is never a hedge).
+func (p *Pool) hedged(ctx context.Context, m *member, done func(error), body []byte, timeout time.Duration, opts ForwardOptions, exclude map[string]bool) []tried {
+	type res struct {
+		m     *member
+		o     outcome
+		hedge bool
+		n     int // 1 for the first attempt, 2 for the hedge
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan res, 2)
+	var lost atomic.Bool // a winner was found: the other attempt's end is not its fault
+	launch := func(m *member, done func(error), hedge bool) {
+		n := 1
+		if hedge {
+			n = 2
+		}
+		go func() {
+			o := p.attempt(hctx, m, body, timeout, opts.Validate)
+			if lost.Load() && o.cause != nil && !o.served {
+				// Cancelled because the other answered first: it was at
+				// least this slow, which selection must see ("slowness
+				// counts"), though nothing failed.
+				m.stats.observe(o.x.latency)
+			}
+			p.finish(m, done, o)
+			results <- res{m, o, hedge, n}
+		}()
+	}
+	launch(m, done, false)
+	timer := time.NewTimer(p.hedgeDelay(m))
+	defer timer.Stop()
+	inFlight, sent := 1, false
+	var out []tried
+	for inFlight > 0 {
+		select {
+		case r := <-results:
+			inFlight--
+			if r.o.served {
+				lost.Store(true)
+				cancel()
+				if r.hedge {
+					p.hedges.won.Add(1)
+				}
+				return append(out, tried{m: r.m, o: r.o, n: r.n})
+			}
+			if r.o.cause != nil && errors.Is(r.o.cause, context.Canceled) && ctx.Err() == nil {
+				continue // the loser, after a winner was chosen (cannot happen before)
+			}
+			out = append(out, tried{m: r.m, o: r.o, n: r.n})
+		case <-timer.C:
+			if sent || !p.hedgeBudget.take() {
+				continue
+			}
+			m2, done2 := p.acquire(exclude, opts)
+			if m2 == nil {
+				continue
+			}
+			exclude[m2.up.Name] = true
+			sent = true
+			p.hedges.sent.Add(1)
+			inFlight++
+			launch(m2, done2, true)
+		}
+	}
+	return out
 }
 
 // tried is one attempt of a Forward and its outcome.

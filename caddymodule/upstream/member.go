@@ -42,6 +42,8 @@ type member struct {
 	noBatch      atomic.Bool           // probes: the upstream rejects batches
 	retired      atomic.Bool           // removed from the pool
 	trust        atomic.Pointer[trust] // a node's verified history; replaced whole by a quarantine
+	hedgeDelay   atomic.Int64          // ns: its latency quantile, the wait before a hedge (hedge.go)
+	hedgeAt      atomic.Int64          // unix ns when hedgeDelay was computed
 	caps         capabilities          // what probing found it can answer
 	logs         logsRange             // the widest eth_getLogs range probing found it serves
 }

@@ -78,6 +78,8 @@ type Config struct {
 	// Trust is the probation and ladder registered nodes climb (zero:
 	// the defaults; Off: nodes trusted at once).
 	Trust TrustConfig
+	// Hedge tunes hedged reads (zero: the defaults; Off: none).
+	Hedge HedgeConfig
 
 	// Classifier judges JSON-RPC error objects; nil means
 	// DefaultClassifier. Not part of Key: a function cannot be compared,
@@ -106,6 +108,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.Breaker = c.Breaker.withDefaults()
 	c.Trust = c.Trust.withDefaults()
+	c.Hedge = c.Hedge.withDefaults()
 	c.Transport = c.Transport.withDefaults()
 	if c.RateLimitBackoff <= 0 {
 		c.RateLimitBackoff = DefaultRateLimitBackoff
@@ -148,6 +151,7 @@ func (c Config) Key() string {
 		Breaker: c.Breaker, Transport: c.Transport, RateLimitBackoff: c.RateLimitBackoff,
 		MaxRateLimitBackoff: c.MaxRateLimitBackoff, AttemptTimeout: c.AttemptTimeout,
 		MaxAttempts: c.MaxAttempts, LatencySamples: c.LatencySamples, MaxReplyBytes: c.MaxReplyBytes, Trust: c.Trust,
+		Hedge: c.Hedge,
 	}
 	for _, p := range c.Providers {
 		// Normalize so that spellings that build the same pool (empty
@@ -180,6 +184,7 @@ type poolKey struct {
 	MaxAttempts, LatencySamples                           int
 	MaxReplyBytes                                         int64
 	Trust                                                 TrustConfig
+	Hedge                                                 HedgeConfig
 }
 
 type providerKey struct {
@@ -215,6 +220,9 @@ type Pool struct {
 	once    sync.Once
 
 	quarantined quarantine
+
+	hedgeBudget hedgeBudget
+	hedges      hedgeCounters
 }
 
 // New builds a pool from cfg and starts its probe loop.

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -58,7 +59,10 @@ type Proxy struct {
 	target string
 	mode   atomic.Int32
 	delay  atomic.Int64 // added latency, nanoseconds
-	LagBy  uint64
+	// slowPermille: the delay is added to this many of every 1,000 calls
+	// (0: to all), at random — an upstream with hiccups (SetHiccups).
+	slowPermille atomic.Int64
+	LagBy        uint64
 	// PrunedBelow: in Pruned mode, state below this block is gone.
 	PrunedBelow atomic.Uint64
 	// ExtraFields: an honest node of another client, which adds fields of
@@ -96,6 +100,13 @@ func (p *Proxy) SetMode(m Mode) { p.mode.Store(int32(m)) }
 
 // SetDelay adds latency to every answer.
 func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// SetHiccups adds d to a random share of the calls (health probes
+// included): an upstream slow now and then without failing.
+func (p *Proxy) SetHiccups(d time.Duration, share float64) {
+	p.slowPermille.Store(int64(share * 1000))
+	p.delay.Store(int64(d))
+}
 
 // Calls returns how many calls of method the proxy received (batch items counted one by one).
 func (p *Proxy) Calls(method string) int {
@@ -149,7 +160,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p.headers = r.Header.Clone()
 	p.mu.Unlock()
-	if d := time.Duration(p.delay.Load()); d > 0 {
+	if d := time.Duration(p.delay.Load()); d > 0 && (p.slowPermille.Load() == 0 || rand.Int64N(1000) < p.slowPermille.Load()) {
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():
