@@ -87,7 +87,7 @@ type trust struct {
 	mu      sync.Mutex
 	matches int64
 	methods map[string]bool
-	serving time.Time // when it first served callers (left probation; its creation with probation off)
+	serving time.Time     // when it first served callers (left probation; its creation with probation off)
 	share   atomic.Uint64 // math.Float64bits of the current share; read lock-free by selection
 }
 
