@@ -39,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -49,6 +50,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -193,6 +195,36 @@ func run() error {
 		}
 	}
 
+	// (h)/(h0): two providers, one of which adds 250 ms to a random 5 % of
+	// calls (issue 36), with hedged reads on and off. Each gateway has its
+	// own pair of upstreams, so their calls can be counted per setup.
+	var hedgeGW [2]*caddyProc
+	var hedgeUps [2][2]*upstream
+	for i, hedge := range []string{"0.1", "off"} {
+		if !cfg.measures("h") && !cfg.measures("h0") {
+			break
+		}
+		fast, err := startCountingUpstream(0, 0)
+		if err != nil {
+			return err
+		}
+		defer fast.Close()
+		slow, err := startCountingUpstream(250*time.Millisecond, 0.05)
+		if err != nil {
+			return err
+		}
+		defer slow.Close()
+		hedgeUps[i] = [2]*upstream{fast, slow}
+		vars := map[string]string{"FAST": fast.addr, "SLOW": slow.addr, "PREFIX": prefix, "HEDGE": hedge}
+		if hedgeGW[i], err = startCaddy(ctx, cfg, cfg.caddyBin, "hedge-"+hedge, hedgeGatewayCaddyfile, vars, "BENCH_REDIS_URL="+cfg.redisURL); err != nil {
+			return err
+		}
+		defer hedgeGW[i].stop()
+		if err := hedgeGW[i].waitUpstreamHealthy(ctx); err != nil {
+			return err
+		}
+	}
+
 	// (e)/(e0): the same gateway build with the upstream registered as a
 	// node (and also configured as the provider the verifier asks), with
 	// answer verification at its defaults and off. Their own key prefix:
@@ -271,6 +303,11 @@ func run() error {
 	}
 	if open != nil {
 		setups = append(setups, setup{id: "f", name: "gateway, metering off", url: open.url + "/rpc", pid: open.cmd.Process.Pid})
+	}
+	if hedgeGW[0] != nil {
+		setups = append(setups,
+			setup{id: "h", name: "gateway, funded key, two providers (one +250 ms on 5 %), hedged reads", url: hedgeGW[0].url + "/rpc", key: key, pid: hedgeGW[0].cmd.Process.Pid},
+			setup{id: "h0", name: "gateway, funded key, two providers (one +250 ms on 5 %), no hedging", url: hedgeGW[1].url + "/rpc", key: key, pid: hedgeGW[1].cmd.Process.Pid})
 	}
 	if nodeGW[0] != nil {
 		setups = append(setups,
@@ -378,6 +415,9 @@ func run() error {
 			"%.0f decisions/s on the single Redis, %.0f decisions/s on the cluster of 3 masters with %d shard(s) (%.2f×).\n",
 			cfg.duration, single, clustered, cluster.shards, clustered/single)
 	}
+	if hedgeGW[0] != nil {
+		report += hedgeReport(results, hedgeGW, hedgeUps)
+	}
 	for i, id := range []string{"e", "e0", "e1"} {
 		if nodeGW[i] != nil && cfg.measures(id) {
 			report += nodeGW[i].checkCost(id)
@@ -396,8 +436,103 @@ func run() error {
 // ---- the fast upstream ----
 
 type upstream struct {
-	srv  *http.Server
-	addr string
+	srv   *http.Server
+	addr  string
+	calls atomic.Int64 // HTTP requests (startCountingUpstream only)
+}
+
+// startCountingUpstream is startUpstream that counts its requests and, when
+// share > 0, adds delay to that random share of them: a provider with
+// hiccups, slow now and then without failing.
+func startCountingUpstream(delay time.Duration, share float64) (*upstream, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	u := &upstream{addr: l.Addr().String()}
+	u.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.calls.Add(1)
+		if share > 0 && rand.Float64() < share {
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		serveRPC(w, r)
+	})}
+	go func() { _ = u.srv.Serve(l) }()
+	return u, nil
+}
+
+// hedgeReport is the hedging table: read latency with and without hedges,
+// the fast upstream's own figures from (a), and the extra upstream calls.
+func hedgeReport(rs []result, gws [2]*caddyProc, ups [2][2]*upstream) string {
+	med := func(id string, conc int, f func(result) float64) float64 {
+		var xs []float64
+		for _, r := range rs {
+			if r.setup.id == id && r.conc == conc {
+				xs = append(xs, f(r))
+			}
+		}
+		if len(xs) == 0 {
+			return 0
+		}
+		return median(xs)
+	}
+	var concs []int
+	for _, r := range rs {
+		if r.setup.id == "h" && !slices.Contains(concs, r.conc) {
+			concs = append(concs, r.conc)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\nHedged reads (issue 36): two providers, one adding 250 ms to a random 5 % of calls; (a) is the fast upstream alone:\n\n" +
+		"| concurrency | setup | p50 ms | p99 ms | p99.9 ms | CPU µs/req | p99 / (a) p99 |\n|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, c := range concs {
+		a99 := med("a", c, func(r result) float64 { return r.P99Us })
+		for _, id := range []string{"a", "h", "h0"} {
+			p50, p99, p999 := med(id, c, func(r result) float64 { return r.P50Us }), med(id, c, func(r result) float64 { return r.P99Us }),
+				med(id, c, func(r result) float64 { return r.P999Us })
+			if p50 == 0 {
+				continue
+			}
+			cpu := med(id, c, func(r result) float64 {
+				return float64((r.proxyCPU + r.redisCPU).Microseconds()) / float64(max(r.Requests, 1))
+			})
+			ratio := "—"
+			if a99 > 0 && id != "a" {
+				ratio = fmt.Sprintf("%.2f", p99/a99)
+			}
+			fmt.Fprintf(&b, "| %d | (%s) | %.2f | %.2f | %.2f | %.1f | %s |\n", c, id, p50/1000, p99/1000, p999/1000, cpu, ratio)
+		}
+	}
+	for i, id := range []string{"h", "h0"} {
+		calls := ups[i][0].calls.Load() + ups[i][1].calls.Load()
+		fmt.Fprintf(&b, "\n(%s) hedges: %s; upstream requests over the whole run, warm-ups and health probes included: %d.\n",
+			id, hedgeCounters(gws[i]), calls)
+	}
+	return b.String()
+}
+
+// hedgeCounters reads a gateway's hedge counters from /rpc/stats.
+func hedgeCounters(p *caddyProc) string {
+	resp, err := http.Get(p.url + "/rpc/stats/polygon")
+	if err != nil {
+		return "?"
+	}
+	defer resp.Body.Close()
+	var s struct {
+		Hedges map[string]float64 `json:"hedges"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&s) != nil {
+		return "?"
+	}
+	if s.Hedges["reads"] == 0 {
+		return "none (off)"
+	}
+	return fmt.Sprintf("%.0f reads (warm-ups included), %.0f hedges sent (%.1f extra upstream calls per 100 reads), %.0f won", s.Hedges["reads"],
+		s.Hedges["hedges_sent"], 100*s.Hedges["hedges_sent"]/s.Hedges["reads"], s.Hedges["hedges_won"])
 }
 
 // startUpstream serves eth_chainId (Polygon, 137) and eth_blockNumber at
@@ -526,6 +661,35 @@ const openGatewayCaddyfile = globalOptions + `http://127.0.0.1:{PORT} {
 			metering off
 			chain 137 {
 				provider bench http://{UPSTREAM}
+			}
+		}
+		respond 404
+	}
+}
+`
+
+// hedgeGatewayCaddyfile is gatewayCaddyfile with two providers: {FAST}
+// and {SLOW} (hiccups), and hedged reads at {HEDGE} (a share, or off).
+const hedgeGatewayCaddyfile = globalOptions + `http://127.0.0.1:{PORT} {
+	route {
+		tollgate {
+			redis_url {env.BENCH_REDIS_URL}
+			key_prefix {PREFIX}
+			upstreams {
+				hedge {HEDGE}
+			}
+			free_daily_limit 1099511627776
+			free_subnet_limit 1099511627776
+			rate_limit_ip off
+			rate_limit_key off
+			key_create_limit off
+			ip_concurrency off
+			vault_address 0x07e145A59Eb7c67fF710f75246a3ee3001B78571
+			usdt_address 0x5Ff6DEA68F4318F2cBB8857aa9633610A80499AB
+			x402_pay_to 0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5
+			chain 137 {
+				provider bench http://{SLOW}
+				provider fast http://{FAST}
 			}
 		}
 		respond 404
@@ -841,6 +1005,7 @@ type result struct {
 	P50Us      float64 `json:"p50"`
 	P90Us      float64 `json:"p90"`
 	P99Us      float64 `json:"p99"`
+	P999Us     float64 `json:"p999"`
 	MeanUs     float64 `json:"mean"`
 
 	setup setup
@@ -931,9 +1096,9 @@ wrk.headers["Content-Type"] = "application/json"
 %s
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('BENCH_RESULT {"requests":%%d,"duration_us":%%d,"connect":%%d,"read":%%d,"write":%%d,"status":%%d,"timeout":%%d,"p50":%%.1f,"p90":%%.1f,"p99":%%.1f,"mean":%%f}\n',
+  io.write(string.format('BENCH_RESULT {"requests":%%d,"duration_us":%%d,"connect":%%d,"read":%%d,"write":%%d,"status":%%d,"timeout":%%d,"p50":%%.1f,"p90":%%.1f,"p99":%%.1f,"p999":%%.1f,"mean":%%f}\n',
     summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.mean))
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.mean))
 end
 `
 
