@@ -244,7 +244,7 @@ func settleScenario(t *testing.T, bin string, rdb *redis.Client, c settleCase, e
 		"TOLLGATE_CLAIMS_ADDRESS=" + m.Polygon.ClaimsContract,
 		"TOLLGATE_PLATFORM_WALLET=" + ch.addr("platform").Hex(), "TOLLGATE_POOL_WALLET=" + ch.addr("pool").Hex(),
 		"TOLLGATE_TREASURY_KEY=" + ch.key("treasury"), "TOLLGATE_RELAYER_KEY=" + ch.key("relayer"),
-		"TOLLGATE_SETTLEMENT_SCHEDULE=* * * * * *",
+		"TOLLGATE_SETTLEMENT_SCHEDULE=* * * * * *", "TOLLGATE_SETTLEMENT_HOLD=0s",
 	}
 	p = start(t, bin, dsn, prefix, c.hook, chainEnv...)
 	var crashed struct {

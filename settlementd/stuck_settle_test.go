@@ -144,7 +144,7 @@ func stuckScenario(t *testing.T, bin string, rdb *redis.Client, c stuckCase, evs
 		"TOLLGATE_USDT_ADDRESS=" + poly.USDT.Hex(), "TOLLGATE_VAULT_ADDRESS=" + poly.Vault.Hex(), "TOLLGATE_CLAIMS_ADDRESS=" + poly.Claims.Hex(),
 		"TOLLGATE_PLATFORM_WALLET=" + ch.addr("platform").Hex(), "TOLLGATE_POOL_WALLET=" + ch.addr("pool").Hex(),
 		"TOLLGATE_TREASURY_KEY=" + ch.key("treasury"), "TOLLGATE_RELAYER_KEY=" + ch.key("relayer"),
-		"TOLLGATE_SETTLEMENT_SCHEDULE=* * * * * *",
+		"TOLLGATE_SETTLEMENT_SCHEDULE=* * * * * *", "TOLLGATE_SETTLEMENT_HOLD=0s",
 		"TOLLGATE_TX_STUCK_AFTER=" + stuckAfter, "TOLLGATE_TX_FEE_BUMP_PERCENT=20", "TOLLGATE_TX_MAX_FEE_GWEI=1000",
 	}
 	p = start(t, bin, dsn, prefix, c.hook, chainEnv...)

@@ -242,6 +242,7 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		"TOLLGATE_TREASURY_KEY=" + key("treasury"), "TOLLGATE_RELAYER_KEY=" + key("relayer"),
 		"TOLLGATE_GOVERNOR_KEY=" + key("governor"), "TOLLGATE_CLAIM_SIGNER_KEY=" + key("claim-signer"),
 		"TOLLGATE_DEPOSIT_SCHEDULE=* * * * * *", "TOLLGATE_SETTLEMENT_SCHEDULE=* * * * * *",
+		"TOLLGATE_SETTLEMENT_HOLD=0s", // the demo settles its epoch at once (production holds node shares for the evidence lookback)
 		"TOLLGATE_SOLVENCY_SCHEDULE=*/10 * * * * *",
 		"TOLLGATE_CLAIM_WATCH_SCHEDULE=* * * * * *", "TOLLGATE_CLAIM_SWEEP_SCHEDULE=*/5 * * * * *",
 		"TOLLGATE_JWT_SECRET=" + randomHex(32), "TOLLGATE_ALLOW_PRIVATE_NODES=1",

@@ -192,7 +192,7 @@ func Build(ctx context.Context, s Settings, d Deps) (*Jobs, error) {
 	if settling {
 		if out.Settlement, err = settle.New(settle.Config{Pool: d.Pool, Client: client, ChainID: s.ChainID, USDT: usdt, Claims: claims,
 			PlatformWallet: platform, PoolWallet: pool, Treasury: treasury, Relayer: relayer, TxPolicy: s.TxPolicy, Fence: d.Fence,
-			Log: d.Log}); err != nil {
+			Hold: s.SettlementHold, Log: d.Log}); err != nil {
 			client.Close()
 			return nil, err
 		}

@@ -58,6 +58,12 @@ type Config struct {
 
 	EpochGrace         time.Duration
 	EpochCloseSchedule string
+	// EvidenceLookback is how far before a piece of evidence against a node
+	// its lies are presumed to reach: the close of the epoch the evidence
+	// is booked into withholds the node's share of every unsettled epoch
+	// within [min(ts − lookback, suspect_since), ts] (epochs.Closer.Lookback).
+	// It is also the default settlement hold (Chain.SettlementHold).
+	EvidenceLookback time.Duration
 
 	LeaderHeartbeat time.Duration
 	LeaderRetry     time.Duration
@@ -176,6 +182,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 		"how long after its end an epoch waits for late stream entries before it closes")
 	str(&c.EpochCloseSchedule, "epoch-close-schedule", "TOLLGATE_EPOCH_CLOSE_SCHEDULE", "*/2 * * * * *",
 		"cron schedule of the epoch closer (seconds field first)")
+	dur(&c.EvidenceLookback, "evidence-lookback", "TOLLGATE_EVIDENCE_LOOKBACK", DefaultEvidenceLookback,
+		"how far before evidence of a lie the node's share of unsettled epochs is withheld too (also the default TOLLGATE_SETTLEMENT_HOLD)")
 	dur(&c.LeaderHeartbeat, "leader-heartbeat", "TOLLGATE_LEADER_HEARTBEAT", time.Second,
 		"how often the leader checks its lock connection; it steps down when a check fails")
 	dur(&c.LeaderRetry, "leader-retry", "TOLLGATE_LEADER_RETRY", 2*time.Second, "how often a follower tries to become leader")
@@ -278,6 +286,9 @@ func (c *Config) validate() error {
 	if c.EpochGrace < 0 {
 		errs = append(errs, errors.New("epoch-grace must not be negative"))
 	}
+	if c.EvidenceLookback <= 0 {
+		errs = append(errs, errors.New("evidence-lookback must be positive (1ms: only the epoch of the evidence)"))
+	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		errs = append(errs, errors.New("log-format must be json or console"))
 	}
@@ -319,19 +330,21 @@ func readFile(path string) (map[string]string, error) {
 // connection strings reduced to where they point (no user, no password).
 func (c *Config) Describe() map[string]string {
 	return map[string]string{
-		"database":       describeDB(c.DatabaseURL),
-		"redis":          describeRedis(c.RedisURL, c.Cluster()),
-		"redis_shards":   strconv.Itoa(c.RedisShards),
-		"prefix":         c.Prefix,
-		"http-addr":      c.HTTPAddr,
-		"consumer":       c.Consumer,
-		"ingest-workers": fmt.Sprint(c.IngestWorkers),
-		"ingest-batch":   fmt.Sprint(c.IngestBatch),
-		"gc-percent":     c.gcDescription(),
-		"claim-min-idle": c.ClaimMinIdle.String(),
-		"epoch-grace":    c.EpochGrace.String(),
-		"epoch-schedule": c.EpochCloseSchedule,
-		"config-file":    c.ConfigFile,
+		"database":          describeDB(c.DatabaseURL),
+		"redis":             describeRedis(c.RedisURL, c.Cluster()),
+		"redis_shards":      strconv.Itoa(c.RedisShards),
+		"prefix":            c.Prefix,
+		"http-addr":         c.HTTPAddr,
+		"consumer":          c.Consumer,
+		"ingest-workers":    fmt.Sprint(c.IngestWorkers),
+		"ingest-batch":      fmt.Sprint(c.IngestBatch),
+		"gc-percent":        c.gcDescription(),
+		"claim-min-idle":    c.ClaimMinIdle.String(),
+		"epoch-grace":       c.EpochGrace.String(),
+		"epoch-schedule":    c.EpochCloseSchedule,
+		"evidence-lookback": c.EvidenceLookback.String(),
+		"settlement-hold":   c.Chain.SettlementHold.String(),
+		"config-file":       c.ConfigFile,
 	}
 }
 

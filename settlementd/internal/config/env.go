@@ -41,6 +41,13 @@ type Chain struct {
 	DepositSchedule    string // TOLLGATE_DEPOSIT_SCHEDULE (default "*/5 * * * * *": every 5 s)
 	SettlementSchedule string // TOLLGATE_SETTLEMENT_SCHEDULE (default "0 */5 * * * *": every 5 min)
 	SolvencySchedule   string // TOLLGATE_SOLVENCY_SCHEDULE (default "30 */5 * * * *": every 5 min, offset)
+	// SettlementHold (TOLLGATE_SETTLEMENT_HOLD, a Go duration; default the
+	// evidence lookback) keeps closed epochs out of settlement batches
+	// until evidence within the lookback can no longer withhold from them
+	// (settle.Config.Hold). 0: every closed epoch is settled at the next
+	// run (development, demos), and evidence withholds only from epochs
+	// not yet settled.
+	SettlementHold time.Duration
 
 	// TxPolicy prices every transaction settlementd signs and unsticks it
 	// (Config.TxPolicy; the x402 facilitator's transactions on Base follow
@@ -54,6 +61,10 @@ const (
 	DefaultSettlementSchedule = "0 */5 * * * *"
 	DefaultSolvencySchedule   = "30 */5 * * * *"
 )
+
+// DefaultEvidenceLookback is the default -evidence-lookback (and so the
+// default settlement hold): epochs.DefaultLookback.
+const DefaultEvidenceLookback = 10 * time.Minute
 
 // Intel configures the funding-rate job (package intel).
 type Intel struct {
@@ -150,7 +161,7 @@ Environment-only settings (keys, secrets and RPC URLs never pass through flags o
   TOLLGATE_VAULT_START_BLOCK, TOLLGATE_CLAIMS_ADDRESS, TOLLGATE_DEPOSIT_CONFIRMATIONS (default 25),
   TOLLGATE_PLATFORM_WALLET, TOLLGATE_POOL_WALLET, TOLLGATE_TREASURY_KEY, TOLLGATE_RELAYER_KEY,
   TOLLGATE_GOVERNOR_KEY, TOLLGATE_ALERT_WEBHOOK_URL, TOLLGATE_DEPOSIT_SCHEDULE, TOLLGATE_SETTLEMENT_SCHEDULE,
-  TOLLGATE_SOLVENCY_SCHEDULE
+  TOLLGATE_SOLVENCY_SCHEDULE, TOLLGATE_SETTLEMENT_HOLD (default: -evidence-lookback; 0 settles closed epochs at once)
  transactions (chain 137 and x402 on Base):
   TOLLGATE_TX_STUCK_AFTER (default 3m), TOLLGATE_TX_FEE_BUMP_PERCENT (default 20, at least 10),
   TOLLGATE_TX_MAX_FEE_GWEI (default 1000)
@@ -199,6 +210,14 @@ func (c *Config) readEnv(getenv func(string) string) error {
 		DepositSchedule:    schedule("TOLLGATE_DEPOSIT_SCHEDULE", DefaultDepositSchedule),
 		SettlementSchedule: schedule("TOLLGATE_SETTLEMENT_SCHEDULE", DefaultSettlementSchedule),
 		SolvencySchedule:   schedule("TOLLGATE_SOLVENCY_SCHEDULE", DefaultSolvencySchedule),
+		SettlementHold:     c.EvidenceLookback,
+	}
+	if v := trimmed("TOLLGATE_SETTLEMENT_HOLD"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, errors.New("TOLLGATE_SETTLEMENT_HOLD must be a duration ≥ 0, e.g. 10m"))
+		}
+		c.Chain.SettlementHold = d
 	}
 	for _, u := range []struct {
 		name string

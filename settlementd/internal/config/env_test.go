@@ -109,6 +109,7 @@ func TestEnvRejectsBadValues(t *testing.T) {
 		"TOLLGATE_NODE_ALLOW_CIDRS":      {"10.0.0.0/33", "TOLLGATE_NODE_ALLOW_CIDRS: "},
 		"TOLLGATE_CLAIM_VALIDITY":        {"-1h", "TOLLGATE_CLAIM_VALIDITY must be a positive duration"},
 		"TOLLGATE_CLAIM_CONFIRMATIONS":   {"secret", "TOLLGATE_CLAIM_CONFIRMATIONS must be a non-negative integer"},
+		"TOLLGATE_SETTLEMENT_HOLD":       {"-1m", "TOLLGATE_SETTLEMENT_HOLD must be a duration ≥ 0"},
 	} {
 		_, err := load(t, map[string]string{k: tc.v})
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
@@ -166,6 +167,38 @@ func TestTxPolicyEnv(t *testing.T) {
 	for _, bad := range []string{"-1", "1e3", "abc", "0"} {
 		if _, err := load(t, map[string]string{"TOLLGATE_TX_MAX_FEE_GWEI": bad}); err == nil {
 			t.Errorf("TOLLGATE_TX_MAX_FEE_GWEI=%s accepted", bad)
+		}
+	}
+}
+
+// The settlement hold defaults to the evidence lookback (10 min), follows
+// it when only the lookback is set, and can be set on its own (0: no hold,
+// for demos and tests that settle at once). The lookback must be positive.
+func TestEvidenceLookbackAndSettlementHold(t *testing.T) {
+	for _, tc := range []struct {
+		env            map[string]string
+		lookback, hold time.Duration
+	}{
+		{nil, 10 * time.Minute, 10 * time.Minute},
+		{map[string]string{"TOLLGATE_EVIDENCE_LOOKBACK": "3m"}, 3 * time.Minute, 3 * time.Minute},
+		{map[string]string{"TOLLGATE_SETTLEMENT_HOLD": "0"}, 10 * time.Minute, 0},
+		{map[string]string{"TOLLGATE_EVIDENCE_LOOKBACK": "15m", "TOLLGATE_SETTLEMENT_HOLD": "16m"}, 15 * time.Minute, 16 * time.Minute},
+	} {
+		c, err := load(t, tc.env)
+		if err != nil || c.EvidenceLookback != tc.lookback || c.Chain.SettlementHold != tc.hold {
+			t.Errorf("%v: lookback %v hold %v (%v), want %v and %v", tc.env, c.EvidenceLookback, c.Chain.SettlementHold, err, tc.lookback, tc.hold)
+		}
+		if d := c.Describe(); d["evidence-lookback"] != tc.lookback.String() || d["settlement-hold"] != tc.hold.String() {
+			t.Errorf("describe %v", d)
+		}
+	}
+	c, err := Load([]string{"-evidence-lookback", "2m"}, env(map[string]string{"DATABASE_URL": dsn}), &bytes.Buffer{})
+	if err != nil || c.EvidenceLookback != 2*time.Minute || c.Chain.SettlementHold != 2*time.Minute {
+		t.Fatalf("flag: %+v %v", c, err)
+	}
+	for _, bad := range []string{"0", "-1m", "soon"} {
+		if _, err := load(t, map[string]string{"TOLLGATE_EVIDENCE_LOOKBACK": bad}); err == nil {
+			t.Errorf("lookback %q accepted", bad)
 		}
 	}
 }

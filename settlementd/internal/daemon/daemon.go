@@ -116,7 +116,8 @@ func New(ctx context.Context, cfg *config.Config, log *zap.Logger, version strin
 		d.ingest = append(d.ingest, in)
 	}
 
-	closer := &epochs.Closer{Pool: d.pool, Fence: d.elector, Grace: cfg.EpochGrace, Streams: streams, Log: log.Named("epochs")}
+	closer := &epochs.Closer{Pool: d.pool, Fence: d.elector, Grace: cfg.EpochGrace, Streams: streams, Lookback: cfg.EvidenceLookback,
+		Log: log.Named("epochs")}
 	closer.Register(d.reg)
 	if err := d.sched.Add(cfg.EpochCloseSchedule, closer); err != nil {
 		return nil, err

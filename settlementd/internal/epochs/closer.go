@@ -36,8 +36,15 @@ type Closer struct {
 	// Streams: every shard's stream, whose ingest_watermark rows all must
 	// have passed an epoch's end before it closes (overrides Stream).
 	Streams []string
-	Now     func() time.Time
-	Log     *zap.Logger
+	// Lookback is how far before a piece of evidence the node's lies may
+	// reach. The close of the epoch evidence is booked into also withholds
+	// the node's share of every closed epoch not yet in a settlement batch
+	// that overlaps [min(ts − Lookback, suspect_since), ts] (window.go).
+	// 0: DefaultLookback; negative: no lookback (the window is then
+	// [suspect_since, ts], or the evidence's own epoch).
+	Lookback time.Duration
+	Now      func() time.Time
+	Log      *zap.Logger
 
 	once sync.Once
 	m    *closerMetrics
@@ -188,7 +195,8 @@ var ErrNotOpen = errors.New("epochs: epoch is not open")
 
 // close does the whole close of epoch id inside tx: totals, split, node
 // shares (withheld for nodes with evidence booked into it), earnings
-// ledger, CLOSED state, next open epoch. Nothing of it is
+// ledger, CLOSED state, the window withholdings of that evidence in
+// earlier unsettled epochs (window.go), next open epoch. Nothing of it is
 // visible until tx commits, so an epoch is either fully closed or open.
 func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) {
 	if err := c.fence(ctx, tx); err != nil {
@@ -196,6 +204,8 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 	}
 	// Exclusive: waits for revenue batches that may still book into this
 	// epoch; batches after the commit see it CLOSED and book forward.
+	// It also keeps the settlement plan (which takes it shared) from putting
+	// an epoch into a batch while this close withholds from it.
 	if err := pglock.Xact(ctx, tx, pglock.Booking); err != nil {
 		return Split{}, err
 	}
@@ -267,12 +277,28 @@ func (c *Closer) close(ctx context.Context, tx pgx.Tx, id int64) (Split, error) 
 			strconv.FormatInt(id, 10), id, nodes, sh); err != nil {
 			return Split{}, err
 		}
+		if s.Withheld > 0 {
+			// What the liars forfeit here, for their operators to read,
+			// with the first evidence booked into the epoch.
+			if _, err := tx.Exec(ctx, `INSERT INTO node_withholdings (epoch_id, node_id, evidence_id, units, kind)
+				SELECT $1, w.node_id, ev.id, w.units, 'booked' FROM unnest($2::text[], $3::bigint[]) AS w(node_id, units)
+				JOIN LATERAL (SELECT v.id FROM node_evidence v WHERE v.booked_epoch = $1 AND v.node_id = w.node_id
+					ORDER BY v.ts, v.id LIMIT 1) ev ON true
+				WHERE w.units > 0`, id, nodes, wh); err != nil {
+				return Split{}, err
+			}
+		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE epochs SET state = 'CLOSED', events = $2, calls = $3,
 		total_units = $4, node_units = $5, operators_units = $6, platform_units = $7, pool_units = $8,
 		distributed_units = $9, carry_out_units = $10, platform_operators_units = $11, withheld_units = $12, closed_at = now()
 		WHERE id = $1`, id, nevent, calls, int64(s.Total), int64(s.NodeUnits), int64(s.Operators),
 		int64(s.Platform), int64(s.Pool), int64(s.Distributed), int64(s.CarryOut), int64(s.PlatformOperators), int64(s.Withheld)); err != nil {
+		return Split{}, err
+	}
+	// The evidence booked into this epoch also withholds the node's share
+	// of the earlier epochs within its window that are not settled yet.
+	if err := c.withholdWindow(ctx, tx, id); err != nil {
 		return Split{}, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO epochs (id, state, starts_at, ends_at, carry_in_units)

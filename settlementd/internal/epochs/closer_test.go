@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -152,6 +153,55 @@ func (w *world) liars(t *testing.T, epoch int64) []string {
 	return out
 }
 
+// evidenceRow is a stored piece of evidence, as the window needs it.
+type evidenceRow struct {
+	node          string
+	ts            time.Time
+	since         *time.Time
+	epoch, booked int64
+}
+
+func (w *world) evidence(t *testing.T) []evidenceRow {
+	t.Helper()
+	rows, err := w.pool.Query(context.Background(), `SELECT node_id, ts, suspect_since, epoch_id, booked_epoch FROM node_evidence`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []evidenceRow
+	for rows.Next() {
+		var e evidenceRow
+		if err := rows.Scan(&e.node, &e.ts, &e.since, &e.epoch, &e.booked); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// liarsOf computes, independently of the closer's SQL, whose share of
+// epoch the closes withheld when nothing is settled: nodes with evidence
+// booked into it, and nodes with evidence booked into a later epoch that
+// has closed (before open) whose window [min(ts − lookback,
+// suspect_since), ts] overlaps it.
+func liarsOf(evs []evidenceRow, epoch, open int64, lookback time.Duration) []string {
+	var out []string
+	for _, ev := range evs {
+		in := ev.booked == epoch
+		if ev.booked > epoch && ev.booked < open {
+			start := ev.ts.Add(-lookback)
+			if ev.since != nil && ev.since.Before(start) {
+				start = *ev.since
+			}
+			in = !epochStart(epoch).After(ev.ts) && epochEnd(epoch).After(start)
+		}
+		if in && !slices.Contains(out, ev.node) {
+			out = append(out, ev.node)
+		}
+	}
+	return out
+}
+
 // lie is the gateway's evidence that node answered a numbered-block
 // question unlike a provider at at.
 func lie(id string, at time.Time, node string) *events.NodeMismatch {
@@ -240,8 +290,10 @@ func TestCloseHandComputedExampleWithCarry(t *testing.T) {
 // credited nothing, its would-be share is booked to the pool (and recorded
 // as withheld on the epoch and on the node's share row), the honest node
 // gets half of what it served within rounding, and the epoch sums exactly.
-// Evidence that arrives after its epoch closed withholds the node's share
-// of the open epoch instead; the closed epoch is not reopened.
+// Evidence that arrives after its epoch closed is booked into the open
+// epoch and withholds the node's share of that epoch at its close, and —
+// the evidence's own epoch being within its lookback and not settled — of
+// the evidence's own epoch too (window.go).
 func TestCloseWithholdsTheLiarsShare(t *testing.T) {
 	w := newWorld(t)
 	e0 := events.EpochOf(time.Now()) - 10
@@ -264,13 +316,14 @@ func TestCloseWithholdsTheLiarsShare(t *testing.T) {
 	w.closeUntil(t, epochEnd(e0+1).Add(5*time.Second))
 
 	//  epoch  total ops plat pool plat-ops | carry in pot  W   shares                               dist withheld carry out
-	//  e0      532  266  159  107  15      |   0      251  502 A floor(251·301/502)=150             150  100      1
+	//  e0      532  266  159  107  15      |   0      251  502 A floor(251·301/502)=150 → the pool   0   250      1
 	//                                      |                   L floor(251·201/502)=100 → the pool
 	//  e0+1    160   80   48   32   0      |   1       81  160 A floor(81·100/160)=50 → the pool    30   50       1
 	//                                      |                   B floor(81·60/160)=30
+	// (A's e0 share is withheld by e0+1's close, where lie-late is booked.)
 	want := []epochRow{
-		{ID: e0, State: "CLOSED", CarryIn: 0, Total: 532, NodeUnits: 502, Operators: 266, Platform: 159, Pool: 107 + 100, Dist: 150, CarryOut: 1,
-			Events: 3, Calls: 18, PlatformOps: 15, Withheld: 100},
+		{ID: e0, State: "CLOSED", CarryIn: 0, Total: 532, NodeUnits: 502, Operators: 266, Platform: 159, Pool: 107 + 100 + 150, Dist: 0, CarryOut: 1,
+			Events: 3, Calls: 18, PlatformOps: 15, Withheld: 100 + 150},
 		{ID: e0 + 1, State: "CLOSED", CarryIn: 1, Total: 160, NodeUnits: 160, Operators: 80, Platform: 48, Pool: 32 + 50, Dist: 30, CarryOut: 1,
 			Events: 2, Calls: 5, Withheld: 50},
 		{ID: e0 + 2, State: "open", CarryIn: 1},
@@ -283,15 +336,16 @@ func TestCloseWithholdsTheLiarsShare(t *testing.T) {
 			t.Fatalf("epoch %d does not sum: %+v", e.ID, e)
 		}
 	}
-	if got, want := fmt.Sprint(w.shares(t, e0), w.withheld(t, e0)), fmt.Sprint(map[string]int64{A: 150, L: 0}, map[string]int64{A: 0, L: 100}); got != want {
+	if got, want := fmt.Sprint(w.shares(t, e0), w.withheld(t, e0)), fmt.Sprint(map[string]int64{A: 0, L: 0}, map[string]int64{A: 150, L: 100}); got != want {
 		t.Fatalf("e0 shares and withheld %s, want %s", got, want)
 	}
 	if got, want := fmt.Sprint(w.shares(t, e0+1), w.withheld(t, e0+1)), fmt.Sprint(map[string]int64{A: 0, B: 30}, map[string]int64{A: 50, B: 0}); got != want {
 		t.Fatalf("e0+1 shares and withheld %s, want %s", got, want)
 	}
-	// The honest node: half of what it served within rounding (150.5 → 150).
-	// The liar has no earnings at all; A keeps what e0 credited it.
-	for node, want := range map[string]int64{A: 150, B: 30, L: 0} {
+	// The honest node: half of what it served within rounding.
+	// The liars have no earnings at all: e0 credited A 150 at its close,
+	// and e0+1's close reversed it (an epoch_share row of −150).
+	for node, want := range map[string]int64{A: 0, B: 30, L: 0} {
 		if got := settletest.Count(t, w.pool, `SELECT COALESCE(sum(amount_units), 0) FROM node_earnings WHERE node_id = $1`, node); got != want {
 			t.Errorf("%s earned %d, want %d", node, got, want)
 		}
@@ -299,6 +353,35 @@ func TestCloseWithholdsTheLiarsShare(t *testing.T) {
 	if n := settletest.Count(t, w.pool, `SELECT count(*) FROM node_evidence`); n != 2 {
 		t.Fatalf("%d evidence rows, want 2", n)
 	}
+	// Each withheld share, with the evidence that withheld it, for the
+	// operators.
+	if got, want := w.withholdings(t), fmt.Sprint([]string{
+		fmt.Sprintf("%d %s lie-late 150 window", e0, A), fmt.Sprintf("%d %s lie-1 100 booked", e0, L),
+		fmt.Sprintf("%d %s lie-late 50 booked", e0+1, A)}); got != want {
+		t.Fatalf("withholdings %s, want %s", got, want)
+	}
+}
+
+// withholdings lists node_withholdings as "epoch node evidence units kind".
+func (w *world) withholdings(t *testing.T) string {
+	t.Helper()
+	rows, err := w.pool.Query(context.Background(), `SELECT epoch_id, node_id, evidence_id, units, kind FROM node_withholdings ORDER BY 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var (
+			e, u        int64
+			n, ev, kind string
+		)
+		if err := rows.Scan(&e, &n, &ev, &u, &kind); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d %s %s %d %s", e, n, ev, u, kind))
+	}
+	return fmt.Sprint(out)
 }
 
 // Property test against real Postgres: random traffic over several epochs,
@@ -376,6 +459,7 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 			w.closeUntil(t, epochEnd(e0+int64(n)+1).Add(5*time.Second))
 
 			rows := w.epochs(t)
+			evidence := w.evidence(t)
 			var carry, totals, withheldAll int64
 			for i, e := range rows {
 				if i > 0 && e.ID != rows[i-1].ID+1 {
@@ -406,7 +490,10 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 				}
 				nodeRows.Close()
 				total := settletest.Count(t, w.pool, `SELECT COALESCE(sum(amount_units), 0) FROM revenue_events WHERE booked_epoch = $1`, e.ID)
-				liars := w.liars(t, e.ID)
+				// Evidence booked into the epoch, and evidence booked into a
+				// later closed epoch whose window reaches it (nothing here
+				// is settled).
+				liars := liarsOf(evidence, e.ID, rows[len(rows)-1].ID, DefaultLookback)
 				s := Compute(money.Units(total), money.Units(carry), weights, liars...)
 				checkSplit(t, s, weights, liars...)
 				if e.Total != int64(s.Total) || e.Dist != int64(s.Distributed) || e.CarryOut != int64(s.CarryOut) ||
@@ -443,6 +530,17 @@ func TestClosePropertiesAgainstPostgres(t *testing.T) {
 			}
 			if got := settletest.Count(t, w.pool, `SELECT COALESCE(sum(withheld_units), 0) FROM epoch_node_shares`); got != withheldAll {
 				t.Fatalf("per-node withheld %d != epochs' withheld %d", got, withheldAll)
+			}
+			// Per node and epoch, the earnings ledger nets to the share row
+			// (a share withheld after its close: credit + reversal), and
+			// every withheld share is recorded once for the operator.
+			if n := settletest.Count(t, w.pool, `SELECT count(*) FROM epoch_node_shares sh
+				LEFT JOIN (SELECT node_id, epoch_id, sum(amount_units) AS net FROM node_earnings GROUP BY 1, 2) ne USING (node_id, epoch_id)
+				WHERE COALESCE(ne.net, 0) <> sh.share_units`); n != 0 {
+				t.Fatalf("%d share rows whose earnings do not net to the share", n)
+			}
+			if got := settletest.Count(t, w.pool, `SELECT COALESCE(sum(units), 0) FROM node_withholdings`); got != withheldAll {
+				t.Fatalf("withholdings record %d, epochs withheld %d", got, withheldAll)
 			}
 		})
 	}

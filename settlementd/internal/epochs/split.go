@@ -3,7 +3,8 @@
 // those nodes and books the rest of that half (what providers and the cache
 // served) to the platform, withholds the share of a node caught lying in the
 // epoch (booked to the pool), all in one Postgres transaction (DESIGN §2,
-// §6).
+// §6). The same close withholds the liar's share of the earlier, not yet
+// settled epochs within the evidence's lookback (window.go).
 package epochs
 
 import (

@@ -91,6 +91,7 @@ type evidenceCols struct {
 	id, node, request, method, params, nodeAnswer, trustedAnswer, trustedBy []string
 	ts                                                                      []time.Time
 	epoch, chain, block                                                     []int64
+	suspect                                                                 []int64 // suspect_since_ms; 0: none
 }
 
 type adjustmentCols struct {
@@ -288,6 +289,13 @@ func (b *batch) book(e events.Event) {
 		v.nodeAnswer = append(v.nodeAnswer, string(e.NodeAnswer))
 		v.trustedAnswer = append(v.trustedAnswer, string(e.TrustedAnswer))
 		v.trustedBy = append(v.trustedBy, e.TrustedBy)
+		// Kept only when it is not after the evidence (a later one says
+		// nothing the lookback does not).
+		var since int64
+		if e.SuspectSinceMs > 0 && e.SuspectSinceMs <= e.TimeMs {
+			since = e.SuspectSinceMs
+		}
+		v.suspect = append(v.suspect, since)
 		b.seen(e.TimeMs)
 	}
 }
@@ -516,16 +524,19 @@ ON CONFLICT (kind, ref) DO NOTHING`
 	// quarantines its node in the same statement, unless it already is
 	// (the first evidence gives the reason) or is deregistered; each
 	// quarantine is logged. A redelivered entry inserts nothing and so
-	// changes nothing.
+	// changes nothing. suspect_since (migration 0080) is the event's
+	// optional suspect_since_ms, which widens the window of epochs the close
+	// withholds.
 	insertEvidence = `
 WITH ins AS (
     INSERT INTO node_evidence (id, ts, epoch_id, booked_epoch, chain_id, node_id, request_id, method, params, block,
-                               node_answer, trusted_answer, trusted_by)
+                               node_answer, trusted_answer, trusted_by, suspect_since)
     SELECT e.id, e.ts, e.epoch_id, GREATEST(e.epoch_id, COALESCE(o.id, e.epoch_id)), e.chain_id, e.node_id, e.request_id, e.method,
-           NULLIF(e.params, '')::json, e.block, e.node_answer::json, e.trusted_answer::json, e.trusted_by
+           NULLIF(e.params, '')::json, e.block, e.node_answer::json, e.trusted_answer::json, e.trusted_by,
+           CASE WHEN e.suspect > 0 THEN LEAST(e.ts, timestamptz 'epoch' + e.suspect * interval '1 millisecond') END
     FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[],
-                $9::bigint[], $10::text[], $11::text[], $12::text[])
-         AS e(id, ts, epoch_id, chain_id, node_id, request_id, method, params, block, node_answer, trusted_answer, trusted_by)
+                $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[])
+         AS e(id, ts, epoch_id, chain_id, node_id, request_id, method, params, block, node_answer, trusted_answer, trusted_by, suspect)
     LEFT JOIN (SELECT id FROM epochs WHERE state = 'open') o ON true
     ON CONFLICT (id) DO NOTHING
     RETURNING id, ts, node_id, chain_id, method, block, trusted_by),
@@ -611,7 +622,7 @@ func (b *batch) statements(consumer string, bulk bool) *pgx.Batch {
 	}
 	if v := &b.ev; len(v.id) > 0 {
 		q.Queue(insertEvidence, v.id, v.ts, v.epoch, v.chain, v.node, v.request, v.method, v.params, v.block,
-			v.nodeAnswer, v.trustedAnswer, v.trustedBy)
+			v.nodeAnswer, v.trustedAnswer, v.trustedBy, v.suspect)
 	}
 	// In channel id order, so concurrent ingesters lock the rows in the
 	// same order.

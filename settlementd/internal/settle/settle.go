@@ -2,11 +2,15 @@
 // forwards revenue from the treasury and raises the nodes' on-chain claimable
 // allocations:
 //
-//  1. plan: every CLOSED epoch not yet in a batch joins a new settlement
-//     batch (one at a time: while a batch is unforwarded, later epochs wait
-//     and join the next one). The batch fixes, in base units, the node
-//     operators' credited shares (node_earnings kind epoch_share), the
-//     platform share and the pool share of its epochs;
+//  1. plan: every CLOSED epoch not yet in a batch and past the hold joins a
+//     new settlement batch (one at a time: while a batch is unforwarded,
+//     later epochs wait and join the next one). The batch fixes, in base
+//     units, the node operators' credited shares (node_earnings kind
+//     epoch_share, net of shares withheld for evidence), the platform share
+//     and the pool share of its epochs. The hold keeps recent epochs — node
+//     shares and all — in escrow, so that evidence of a lie within the
+//     lookback still finds them unsettled and withholds the liar's share
+//     (package epochs); a settled epoch is final;
 //  2. forward: from the treasury key, USDT transfer of the node share to
 //     ClaimsContract, the platform share to the platform wallet, the pool
 //     share to the pool wallet. The batch is 'forwarded' when all three are
@@ -43,6 +47,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/pglock"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -83,6 +88,15 @@ type Config struct {
 	Fence          chain.Fencer   // nil: no leader fencing
 	Log            *zap.Logger
 	Now            func() time.Time
+	// Hold keeps closed epochs out of batches while evidence may still
+	// withhold from them: an epoch joins a batch only once every epoch up
+	// to its end + Hold has closed (those closes applied all evidence dated
+	// up to then) and no stored evidence not yet applied (booked into the
+	// open epoch or later) reaches back to it (its ts − Hold, or its
+	// suspect_since). Set it to at least the closer's evidence lookback
+	// (the configuration defaults it to the lookback). 0: no hold, every
+	// CLOSED epoch joins the next batch.
+	Hold time.Duration
 }
 
 // Job is the "settlement" job.
@@ -171,11 +185,32 @@ func (j *Job) Run(ctx context.Context) error {
 	return j.allocate(ctx)
 }
 
-// plan puts the closed, unsettled epochs into a new batch, unless a batch is
-// still being forwarded.
+// planSQL lists the epochs the next batch takes, in order: CLOSED, in no
+// batch, and past the hold ($1 ms; see Config.Hold). The frontier is the
+// start of the open epoch (the end of the newest closed one when there is
+// none): everything before it is closed, with its evidence applied.
+// Taking every epoch up to one cut keeps a batch's epochs consecutive.
+const planSQL = `
+WITH o AS (SELECT id, starts_at FROM epochs WHERE state = 'open'),
+cut AS (
+	SELECT CASE WHEN $1::bigint <= 0 THEN 'infinity'::timestamptz ELSE LEAST(
+		COALESCE((SELECT starts_at FROM o), (SELECT max(ends_at) FROM epochs)) - $1::bigint * interval '1 millisecond',
+		(SELECT min(LEAST(ev.ts - $1::bigint * interval '1 millisecond', COALESCE(ev.suspect_since, ev.ts)))
+			FROM node_evidence ev WHERE ev.booked_epoch >= (SELECT id FROM o))) END AS at)
+SELECT COALESCE(array_agg(e.id ORDER BY e.id), '{}') FROM epochs e, cut
+WHERE e.state = 'CLOSED' AND e.ends_at <= cut.at AND NOT EXISTS (SELECT 1 FROM settled_epochs s WHERE s.epoch_id = e.id)`
+
+// plan puts the closed, unsettled epochs past the hold into a new batch,
+// unless a batch is still being forwarded.
 func (j *Job) plan(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, j.cfg.Pool, func(tx pgx.Tx) error {
 		if err := chain.Fence(ctx, j.cfg.Fence, tx); err != nil {
+			return err
+		}
+		// Shared Booking lock: an epoch close (exclusive), which may
+		// withhold shares of unsettled epochs, is either committed before
+		// this plan reads them or sees them in settled_epochs (final).
+		if err := pglock.XactShared(ctx, tx, pglock.Booking); err != nil {
 			return err
 		}
 		var open bool
@@ -186,25 +221,28 @@ func (j *Job) plan(ctx context.Context) error {
 		if open {
 			return nil
 		}
+		var ids []int64
+		if err := tx.QueryRow(ctx, planSQL, j.cfg.Hold.Milliseconds()).Scan(&ids); err != nil {
+			return fmt.Errorf("settle: listing closed epochs: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
 		var (
 			n                       int
 			first, last             *int64
 			claims, platform, poolU int64
 		)
+		// The node shares are the epochs' net epoch_share earnings: a share
+		// withheld after its epoch closed is a credit and its reversal.
 		err := tx.QueryRow(ctx, `
-			WITH todo AS (
-				SELECT e.id, e.platform_units + e.platform_operators_units AS platform_units, e.pool_units FROM epochs e
-				WHERE e.state = 'CLOSED' AND NOT EXISTS (SELECT 1 FROM settled_epochs s WHERE s.epoch_id = e.id))
 			SELECT count(*), min(id), max(id),
 				COALESCE((SELECT sum(ne.amount_units) FROM node_earnings ne
-					WHERE ne.kind = 'epoch_share' AND ne.epoch_id IN (SELECT id FROM todo)), 0)::bigint,
-				COALESCE(sum(platform_units), 0)::bigint, COALESCE(sum(pool_units), 0)::bigint
-			FROM todo`).Scan(&n, &first, &last, &claims, &platform, &poolU)
+					WHERE ne.kind = 'epoch_share' AND ne.epoch_id = ANY($1)), 0)::bigint,
+				COALESCE(sum(platform_units + platform_operators_units), 0)::bigint, COALESCE(sum(pool_units), 0)::bigint
+			FROM epochs WHERE id = ANY($1)`, ids).Scan(&n, &first, &last, &claims, &platform, &poolU)
 		if err != nil {
 			return fmt.Errorf("settle: summing closed epochs: %w", err)
-		}
-		if n == 0 {
-			return nil
 		}
 		state := "open"
 		if claims == 0 && platform == 0 && poolU == 0 {
@@ -218,8 +256,7 @@ func (j *Job) plan(ctx context.Context) error {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO settled_epochs (epoch_id, batch_id)
-			SELECT e.id, $1 FROM epochs e
-			WHERE e.state = 'CLOSED' AND NOT EXISTS (SELECT 1 FROM settled_epochs s WHERE s.epoch_id = e.id)`, id); err != nil {
+			SELECT unnest($2::bigint[]), $1`, id, ids); err != nil {
 			return err
 		}
 		j.log.Info("settlement batch planned", zap.Int64("batch", id), zap.Int64("first_epoch", *first), zap.Int64("last_epoch", *last),
