@@ -134,6 +134,7 @@ fuzz:
 	$(GO) test ./caddymodule/cache -run '^$$' -fuzz FuzzKey -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzDecodePayment -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzVerifySIWX -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/trust -run '^$$' -fuzz FuzzPinCalls -fuzztime $(FUZZTIME)
 
 devchain:
 	$(GO) run ./contracts/devchain
