@@ -93,6 +93,45 @@ func (e *meterEnv) trustOf(t *testing.T, id string) map[string]any {
 	return tv
 }
 
+// liarRun is what a liar did before its quarantine, seen by the callers.
+type liarRun struct {
+	calls, byNode, delivered, servedAfterLie int
+}
+
+// untilQuarantined sends head traffic through the gateway until the node is
+// quarantined (or within is over), counting the wrong answers callers got
+// and the calls the node served, before and after its first lie.
+func (e *meterEnv) untilQuarantined(t *testing.T, nodeID string, liar *faultproxy.Proxy, within time.Duration) liarRun {
+	t.Helper()
+	acct, _ := e.net.Manifest.Account("deployer")
+	traffic := &headTraffic{addr: acct.Address}
+	var r liarRun
+	deadline := time.Now().Add(within)
+	for {
+		r.calls++
+		a := e.rpc(t, traffic.next())
+		if a.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", r.calls, a.status, a.body)
+		}
+		if traffic.observe(a.body) {
+			r.delivered++
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			r.byNode++
+			if liar.Lies.Load() > 0 {
+				r.servedAfterLie++
+			}
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the liar was not caught after %d calls (%d lies told, %d delivered): %v",
+				r.calls, liar.Lies.Load(), r.delivered, e.upstreamState(t, nodeID))
+		}
+	}
+}
+
 // TestLiarFromTheStartIsCaughtInProbation: a newly registered node lies 1
 // in 5 at the head (balances and blocks at latest and a few blocks below)
 // from its first answer. It is in probation: providers answer every
@@ -107,30 +146,8 @@ func TestLiarFromTheStartIsCaughtInProbation(t *testing.T) {
 	const nodeID = "NODE-EU-LIARSTRT"
 	e.registerNode(t, nodeID, liar.URL())
 	e.waitForState(t, nodeID, func(st map[string]any) bool { return st != nil })
-	acct, _ := e.net.Manifest.Account("deployer")
-	traffic := &headTraffic{addr: acct.Address}
-
-	delivered, byNode, calls := 0, 0, 0
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		calls++
-		a := e.rpc(t, traffic.next())
-		if a.status != http.StatusOK {
-			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
-		}
-		if traffic.observe(a.body) {
-			delivered++
-		}
-		if a.header.Get("X-Tollgate-Upstream") == nodeID {
-			byNode++
-		}
-		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the liar was not caught after %d calls (%d lies told): %v", calls, liar.Lies.Load(), e.upstreamState(t, nodeID))
-		}
-	}
+	r := e.untilQuarantined(t, nodeID, liar, 60*time.Second)
+	delivered, byNode, calls := r.delivered, r.byNode, r.calls
 	t.Logf("caught in probation after %d caller calls; the node told %d lies in %d answers; %d reached a caller, %d calls it served",
 		calls, liar.Lies.Load(), liar.Answered.Load(), delivered, byNode)
 	if delivered != 0 || byNode != 0 {
@@ -160,35 +177,8 @@ func TestPatientLiarIsCaughtWithinTheBound(t *testing.T) {
 	const nodeID = "NODE-EU-PATIENTA"
 	e.registerNode(t, nodeID, liar.URL())
 	e.waitForState(t, nodeID, func(st map[string]any) bool { return st != nil })
-	acct, _ := e.net.Manifest.Account("deployer")
-	traffic := &headTraffic{addr: acct.Address}
-
-	delivered, servedAfterLie, byNode, calls := 0, 0, 0, 0
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		calls++
-		a := e.rpc(t, traffic.next())
-		if a.status != http.StatusOK {
-			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
-		}
-		lie := traffic.observe(a.body)
-		if lie {
-			delivered++
-		}
-		if a.header.Get("X-Tollgate-Upstream") == nodeID {
-			byNode++
-			if liar.Lies.Load() > 0 {
-				servedAfterLie++
-			}
-		}
-		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the patient liar was not caught after %d calls (%d lies told, %d delivered): %v",
-				calls, liar.Lies.Load(), delivered, e.upstreamState(t, nodeID))
-		}
-	}
+	r := e.untilQuarantined(t, nodeID, liar, 120*time.Second)
+	delivered, servedAfterLie, byNode, calls := r.delivered, r.servedAfterLie, r.byNode, r.calls
 	t.Logf("caught after %d caller calls; %d served by the node; it told %d lies from answer %d; %d reached callers; %d calls it served after its first lie",
 		calls, byNode, liar.Lies.Load(), liar.FirstLieAt.Load(), delivered, servedAfterLie)
 	servingFrom := time.Now() // at the latest

@@ -251,7 +251,7 @@ func (p *Pool) hedged(ctx context.Context, m *member, done func(error), body []b
 			if sent || !p.hedgeBudget.take() {
 				continue
 			}
-			m2, done2 := p.acquire(exclude, opts)
+			m2, done2 := p.acquireHedge(exclude, opts)
 			if m2 == nil {
 				continue
 			}
@@ -359,6 +359,25 @@ func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions) (*member, f
 		}
 		done, err := m.br.Load().Allow()
 		if err == nil {
+			return m, done
+		}
+		exclude[m.up.Name] = true
+	}
+}
+
+// acquireHedge picks the upstream a hedge goes to: only one as good as a
+// first choice — in the ideal tier, with every capability the read needs
+// (no fallback to an incapable or lagging upstream, which a retry after a
+// failure may take but a hedge racing a working upstream must not) — and
+// reserves it with its breaker.
+func (p *Pool) acquireHedge(exclude map[string]bool, opts ForwardOptions) (*member, func(error)) {
+	f := filter{providersOnly: opts.ProvidersOnly, need: opts.needs(), logsSpan: opts.LogsSpan, idealOnly: true}
+	for {
+		m := p.pick(exclude, false, "", f)
+		if m == nil {
+			return nil, nil
+		}
+		if done, err := m.br.Load().Allow(); err == nil {
 			return m, done
 		}
 		exclude[m.up.Name] = true

@@ -60,6 +60,7 @@ type filter struct {
 	need          []Capability // only upstreams whose probe found these
 	logsSpan      uint64       // only upstreams serving eth_getLogs over this many blocks (0: any)
 	ws            bool         // only upstreams with a WebSocket URL
+	idealOnly     bool         // only upstreams in the ideal tier (a hedge never goes to a worse bet)
 }
 
 func (f filter) admits(m *member) bool {
@@ -92,7 +93,7 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filt
 			continue // in probation: shadow traffic only, never a caller's answer
 		}
 		tier, halfOpen, ok := p.tierOf(m, now, noRetry)
-		if !ok {
+		if !ok || (f.idealOnly && (tier != tierIdeal || halfOpen)) {
 			continue
 		}
 		if best >= 0 && tier > best {
