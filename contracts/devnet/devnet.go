@@ -39,6 +39,10 @@ type Config struct {
 	// manifest names none): the chain as an operator finds a real one, with
 	// the tokens and funded accounts, for the deploy command to start from.
 	TokensOnly bool
+	// ExtraChains are more chains to start, by chain id (e.g. 31337): plain
+	// EVM chains with the dev accounts funded and no contracts, for chains
+	// the gateway serves by configuration only (issue 34).
+	ExtraChains []uint64
 }
 
 // Funding of the dev accounts.
@@ -50,8 +54,10 @@ var (
 
 // Devnet is the running pair of chains.
 type Devnet struct {
-	Polygon  *simchain.Chain
-	Base     *simchain.Chain
+	Polygon *simchain.Chain
+	Base    *simchain.Chain
+	// Extra are the Config.ExtraChains, in that order.
+	Extra    []*simchain.Chain
 	Manifest *Manifest
 
 	cancel context.CancelFunc
@@ -96,6 +102,20 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 	maps.Copy(baseAlloc, alloc)
 	if d.Base, err = simchain.New(simchain.Config{ChainID: 8453, Alloc: baseAlloc, HTTPPort: cfg.BasePort}); err != nil {
 		return nil, fmt.Errorf("devnet: chain 8453: %w", err)
+	}
+	for _, id := range cfg.ExtraChains {
+		if id == 137 || id == 8453 {
+			return nil, fmt.Errorf("devnet: extra chain %d is one of the devnet's own", id)
+		}
+		port, err := simchain.FreePort()
+		if err != nil {
+			return nil, fmt.Errorf("devnet: pick a port: %w", err)
+		}
+		c, err := simchain.New(simchain.Config{ChainID: id, Alloc: alloc, HTTPPort: port})
+		if err != nil {
+			return nil, fmt.Errorf("devnet: chain %d: %w", id, err)
+		}
+		d.Extra = append(d.Extra, c)
 	}
 	byName := map[string]common.Address{}
 	for _, a := range accts {
@@ -151,7 +171,7 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 
 	mctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
-	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
+	for _, c := range append([]*simchain.Chain{d.Polygon, d.Base}, d.Extra...) {
 		d.wg.Add(2)
 		go func() {
 			defer d.wg.Done()
@@ -174,6 +194,7 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 		Base: Base{ChainID: 8453, RPCURL: d.Base.HTTPURL(), WSURL: d.Base.WSURL(), USDC: usdc.Hex(),
 			BatchSettlement: deploy.BatchSettlementAddress.Hex(), DepositCollector: deploy.ERC3009CollectorAddress.Hex()},
 		Accounts: accts,
+		Extra:    extraManifest(d.Extra),
 		Note:     "development chains and keys only; the keys are derived from public strings",
 	}
 	return d, nil
@@ -206,6 +227,14 @@ func run(ctx context.Context, c *simchain.Chain, key *ecdsa.PrivateKey, steps []
 	return nil
 }
 
+func extraManifest(cs []*simchain.Chain) []Chain {
+	var out []Chain
+	for _, c := range cs {
+		out = append(out, Chain{ChainID: c.ChainID().Uint64(), RPCURL: c.HTTPURL(), WSURL: c.WSURL()})
+	}
+	return out
+}
+
 // pendingPoll is how often pending transactions are looked for: a
 // transaction sent over HTTP is mined within about this delay.
 const pendingPoll = 25 * time.Millisecond
@@ -235,7 +264,7 @@ func (d *Devnet) Close() error {
 	}
 	d.wg.Wait()
 	var errs []error
-	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
+	for _, c := range append([]*simchain.Chain{d.Polygon, d.Base}, d.Extra...) {
 		if c != nil {
 			errs = append(errs, c.Close())
 		}
