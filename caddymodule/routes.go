@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -79,7 +80,7 @@ func routeTable() []route {
 	return []route{
 		{doc(http.MethodPost, "/rpc", web.AuthKeyOrFree, "JSON-RPC 2.0 on chain 137 (single or batch); metered per call"),
 			exact("/rpc", "/rpc/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.rpcEntry(w, r, chains.Default)
+				return h.rpcEntry(w, r, h.table.Default().ID)
 			}},
 		{doc(http.MethodGet, "/rpc/health", web.AuthNone, "per-chain, per-provider success rates, latency and last error"),
 			exact("/rpc/health"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
@@ -157,13 +158,38 @@ func routeTable() []route {
 // rpcChain serves POST /rpc/{chain}: an unknown chain is a JSON-RPC 404.
 func (h *Handler) rpcChain(w http.ResponseWriter, r *http.Request) error {
 	seg := strings.TrimPrefix(r.URL.Path, "/rpc/")
-	c, err := chains.Lookup(strings.TrimSuffix(seg, "/"))
+	c, err := h.table.Lookup(strings.TrimSuffix(seg, "/"))
 	if err != nil || strings.Contains(strings.TrimSuffix(seg, "/"), "/") {
 		web.RPCError(w, http.StatusNotFound, jsonrpc.ErrorResponse(nil, &jsonrpc.Error{
-			Code: jsonrpc.CodeMethodNotFound, Message: "unsupported chain: " + web.Truncate(seg, 32) + " (supported: 137, 1, 42161, 8453, 80002)"}))
+			Code: jsonrpc.CodeMethodNotFound, Message: "unsupported chain: " + web.Truncate(seg, 32) + " (supported: " + h.table.IDs() + ")"}))
 		return nil
 	}
 	return h.rpcEntry(w, r, c.ID)
+}
+
+// documentedRoutes is the route table as service.json and llms.txt show it
+// for this config: the /rpc routes name the configured chains (with the
+// built-in table, exactly the words the table above has).
+func documentedRoutes(t *chains.Table) []web.Route {
+	out := make([]web.Route, len(routes))
+	for i, rt := range routes {
+		out[i] = rt.Route
+	}
+	def := t.Default()
+	others := make([]string, 0, t.Len())
+	for _, c := range t.All()[1:] {
+		others = append(others, strconv.FormatUint(c.ID, 10))
+	}
+	others = append(others, strconv.FormatUint(def.ID, 10))
+	for i := range out {
+		switch out[i].Path {
+		case "/rpc":
+			out[i].Summary = "JSON-RPC 2.0 on chain " + strconv.FormatUint(def.ID, 10) + " (single or batch); metered per call"
+		case "/rpc/{chain}":
+			out[i].Summary = "JSON-RPC 2.0 on another supported chain (" + strings.Join(others, ", ") + ")"
+		}
+	}
+	return out
 }
 
 // routeFor returns the route serving path p, or nil (passed on to next).

@@ -153,7 +153,7 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 	if len(calls) == 0 {
 		return out
 	}
-	finalized := cs.finalized(h.FinalityDepth)
+	finalized := cs.finalized()
 	split := cs.cache.Split(calls, finalized)
 	for k := range calls {
 		out.source[k] = "upstream"
@@ -175,7 +175,7 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 		replies, ref, out.relayed = h.forwardCalls(ctx, cs, split.Upstream)
 		out.servedBy = ref.ServedBy()
 	}
-	for k, rep := range split.Merge(replies, cs.finalized(h.FinalityDepth)) {
+	for k, rep := range split.Merge(replies, cs.finalized()) {
 		out.replies[k] = rep.Response
 		out.failed[k] = rep.Err != nil
 	}
@@ -331,7 +331,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	if res.Upstream.Kind == upstream.KindNode {
 		rid, _ := ctx.Value(requestIDKey{}).(string)
 		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,
-			Finalized: cs.finalized(h.FinalityDepth)})
+			Finalized: cs.finalized()})
 	}
 	return replies, res.Upstream, false
 }

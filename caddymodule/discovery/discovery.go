@@ -42,6 +42,8 @@ const (
 
 // Config is what the discovery room is given by the gateway.
 type Config struct {
+	// Chains is the gateway's chain table: one service per chain.
+	Chains    *chains.Table
 	Meter     *meter.Meter // nil when metering is off
 	Writer    *meter.EventWriter
 	Redis     redis.UniversalClient
@@ -64,6 +66,7 @@ type Config struct {
 
 // Handler serves the discovery and intelligence routes.
 type Handler struct {
+	chains    *chains.Table
 	meter     *meter.Meter
 	writer    *meter.EventWriter
 	redis     redis.UniversalClient
@@ -80,7 +83,7 @@ type Handler struct {
 
 // New builds the discovery room.
 func New(c Config) *Handler {
-	h := &Handler{meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
+	h := &Handler{chains: c.Chains, meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
 		accounts: c.Accounts, routes: c.Routes, metered: c.Metered, logger: c.Log, webSocket: c.WebSocket}
 	h.intel.heatmapPrice = c.HeatmapPrice
 	return h
@@ -119,14 +122,25 @@ type link struct {
 func (h *Handler) ServiceJSON(w http.ResponseWriter, r *http.Request) error {
 	base := h.pay.BaseURL(r)
 	var services []map[string]any
-	for _, c := range chains.All() {
+	def := h.chains.Default().ID
+	for _, c := range h.chains.All() {
 		path := "/rpc/" + strconv.FormatUint(c.ID, 10)
 		s := map[string]any{"id": "rpc-" + c.Name, "type": "json-rpc", "chain_id": c.ID, "network": c.Network(),
 			"name": c.Display, "testnet": c.Testnet, "method": http.MethodPost, "path": path, "url": base + path,
 			"price": priceOf(money.PricePerCall), "method_weights": h.pay.WeightsOf(c.ID),
 			"stats": base + "/rpc/stats/" + c.Name, "auth": web.AuthKeyOrFree}
-		if c.ID == chains.Default {
+		if c.ID == def {
 			s["path"], s["url"], s["aliases"] = "/rpc", base+"/rpc", []string{path}
+		}
+		if !chains.IsBuiltin(c.ID) {
+			// What a configured chain is, for a client that does not know it
+			// (the built-in chains' entries stay as they always were).
+			s["block_time_ms"] = c.BlockTime.Milliseconds()
+			s["finality"] = c.Finality.String()
+			s["native_currency"] = c.Currency
+			if c.Explorer != "" {
+				s["explorer"] = c.Explorer
+			}
 		}
 		if h.webSocket != nil {
 			if ws := h.webSocket(base, c.ID); ws != nil {

@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
-	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
@@ -56,6 +55,8 @@ type Config struct {
 	// product for every chain (tests, or chains with irregular blocks).
 	StallBlocks int
 	StallAfter  time.Duration
+	// BlockTimes are the chains' block times (the gateway's chain table).
+	BlockTimes map[uint64]time.Duration
 	// PingInterval and PongTimeout keep upstream sockets honest: a ping
 	// every PingInterval (default 15 s), and a socket that has not been
 	// heard from for PingInterval+PongTimeout (default 10 s) is dead.
@@ -131,9 +132,9 @@ func (c *Config) stallAfter(chain uint64) time.Duration {
 	if c.StallAfter > 0 {
 		return c.StallAfter
 	}
-	if ch, ok := chains.ByID(chain); ok && ch.BlockTime > 0 {
+	if bt := c.BlockTimes[chain]; bt > 0 {
 		// Floored: on a fast chain a few quiet blocks are no outage.
-		return max(time.Duration(c.StallBlocks)*ch.BlockTime, minStall)
+		return max(time.Duration(c.StallBlocks)*bt, minStall)
 	}
 	return defaultStallFor
 }

@@ -75,6 +75,11 @@ type Config struct {
 	// (default 1024).
 	LatencySamples int
 
+	// FinalizedTag: the chain's finality is its "finalized" block tag
+	// (shared/chains): the probe also asks providers for that block, and
+	// FinalizedHead reports it.
+	FinalizedTag bool
+
 	// Classifier judges JSON-RPC error objects; nil means
 	// DefaultClassifier. Not part of Key: a function cannot be compared,
 	// and it is code, not configuration, so it is the same across reloads.
@@ -143,6 +148,7 @@ func (c Config) Key() string {
 		Breaker: c.Breaker, Transport: c.Transport, RateLimitBackoff: c.RateLimitBackoff,
 		MaxRateLimitBackoff: c.MaxRateLimitBackoff, AttemptTimeout: c.AttemptTimeout,
 		MaxAttempts: c.MaxAttempts, LatencySamples: c.LatencySamples, MaxReplyBytes: c.MaxReplyBytes,
+		FinalizedTag: c.FinalizedTag,
 	}
 	for _, p := range c.Providers {
 		// Normalize so that spellings that build the same pool (empty
@@ -174,6 +180,7 @@ type poolKey struct {
 	RateLimitBackoff, MaxRateLimitBackoff, AttemptTimeout time.Duration
 	MaxAttempts, LatencySamples                           int
 	MaxReplyBytes                                         int64
+	FinalizedTag                                          bool
 }
 
 type providerKey struct {
@@ -200,6 +207,9 @@ type Pool struct {
 	mu      sync.Mutex                // serializes SetNodes
 	members atomic.Pointer[[]*member] // copy-on-write: readers never lock
 	refHead atomic.Uint64
+	// finalHead is the highest "finalized" block the healthy providers
+	// report (Config.FinalizedTag only).
+	finalHead atomic.Uint64
 
 	ctx     context.Context
 	cancel  context.CancelFunc
