@@ -7,7 +7,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
@@ -138,7 +137,7 @@ func routeTable() []route {
 			}},
 		{doc(http.MethodGet, "/openapi.yaml", web.AuthNone, "the OpenAPI 3.1 document of the gateway and settlementd"),
 			exact("/openapi.yaml"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return web.OnlyGET(w, r, discovery.OpenAPI)
+				return web.OnlyGET(w, r, h.discovery.OpenAPI)
 			}},
 		{doc(http.MethodPost, "/admin/keys/{key_id}/{action}", web.AuthAdminToken, "operator: revoke, credit or debit a key (action: revoke, credit, debit)"),
 			adminSub("keys", 0), adminRoute},

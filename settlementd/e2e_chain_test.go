@@ -149,6 +149,11 @@ func TestConfiguredChainEndToEnd(t *testing.T) {
 	if a := e2eDo(t, http.MethodGet, gw.URL()+"/llms.txt", ""); !strings.Contains(string(a.body), "JSON-RPC 2.0 on another supported chain (1, 42161, 8453, 80002, 31337, 137)") {
 		t.Fatalf("llms.txt does not name chain 31337: %s", a.body)
 	}
+	if a := e2eDo(t, http.MethodGet, gw.URL()+"/openapi.yaml", ""); !strings.Contains(string(a.body),
+		"chain id (137, 1, 42161, 8453, 80002, 31337) or, for stats, its name (polygon, ethereum, arbitrum, base, amoy, devchain)") ||
+		!strings.Contains(string(a.body), "JSON-RPC 2.0 on another supported chain (1, 42161, 8453, 80002, 31337, 137)") {
+		t.Fatalf("openapi.yaml does not name chain 31337")
+	}
 	for _, which := range []string{"devchain", "31337", "DevChain"} {
 		if a := e2eDo(t, http.MethodGet, gw.URL()+"/rpc/stats/"+which, ""); a.status != 200 || a.obj(t)["chain_id"] != float64(31337) {
 			t.Fatalf("/rpc/stats/%s: %d %s", which, a.status, a.body)

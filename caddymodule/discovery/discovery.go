@@ -67,6 +67,7 @@ type Config struct {
 // Handler serves the discovery and intelligence routes.
 type Handler struct {
 	chains    *chains.Table
+	openAPI   []byte // docs/openapi.yaml for this config's chains
 	meter     *meter.Meter
 	writer    *meter.EventWriter
 	redis     redis.UniversalClient
@@ -83,7 +84,7 @@ type Handler struct {
 
 // New builds the discovery room.
 func New(c Config) *Handler {
-	h := &Handler{chains: c.Chains, meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
+	h := &Handler{chains: c.Chains, openAPI: openAPIFor(c.Chains), meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
 		accounts: c.Accounts, routes: c.Routes, metered: c.Metered, logger: c.Log, webSocket: c.WebSocket}
 	h.intel.heatmapPrice = c.HeatmapPrice
 	return h
@@ -548,12 +549,34 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 }
 
 // OpenAPI answers GET /openapi.yaml with the embedded docs/openapi.yaml.
-func OpenAPI(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) OpenAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/yaml")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(docs.OpenAPI)
+		_, _ = w.Write(h.openAPI)
 	}
 	return nil
+}
+
+// openAPIFor is docs/openapi.yaml with the chains it names made this
+// config's: the document is written for the built-in table, which it then
+// serves byte for byte.
+func openAPIFor(t *chains.Table) []byte {
+	b := chains.Builtin()
+	if t == nil || (t.IDs() == b.IDs() && t.Names() == b.Names()) {
+		return docs.OpenAPI
+	}
+	others := func(t *chains.Table) string {
+		all := t.All()
+		ids := make([]string, 0, len(all))
+		for _, c := range all[1:] {
+			ids = append(ids, strconv.FormatUint(c.ID, 10))
+		}
+		return strings.Join(append(ids, strconv.FormatUint(all[0].ID, 10)), ", ")
+	}
+	return []byte(strings.NewReplacer(
+		"chain id ("+b.IDs()+") or, for stats, its name ("+b.Names()+")", "chain id ("+t.IDs()+") or, for stats, its name ("+t.Names()+")",
+		"JSON-RPC 2.0 on another supported chain ("+others(b)+")", "JSON-RPC 2.0 on another supported chain ("+others(t)+")",
+	).Replace(string(docs.OpenAPI)))
 }
