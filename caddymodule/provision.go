@@ -21,6 +21,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
@@ -178,7 +179,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionIntel(repl); err != nil {
 		return err
 	}
-	documented := documentedRoutes(table)
+	documented := make([]web.Route, len(routes))
+	for i, rt := range routes {
+		documented[i] = rt.Route
+	}
 	h.discovery = discovery.New(discovery.Config{Chains: table, Meter: h.meter, Writer: h.writer, Redis: h.redis, KeyPrefix: h.KeyPrefix,
 		Pay: &h.pay, Payers: h.payers, Accounts: h.accounts, HeatmapPrice: h.intel.heatmapPrice, Routes: documented,
 		Metered: func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {

@@ -2,14 +2,12 @@ package caddymodule
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
-	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
 // route is one entry of the gateway's route table: ServeHTTP dispatches
@@ -164,31 +162,6 @@ func (h *Handler) rpcChain(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	return h.rpcEntry(w, r, c.ID)
-}
-
-// documentedRoutes is the route table as service.json and llms.txt show it
-// for this config: the /rpc routes name the configured chains (with the
-// built-in table, exactly the words the table above has).
-func documentedRoutes(t *chains.Table) []web.Route {
-	out := make([]web.Route, len(routes))
-	for i, rt := range routes {
-		out[i] = rt.Route
-	}
-	def := t.Default()
-	others := make([]string, 0, t.Len())
-	for _, c := range t.All()[1:] {
-		others = append(others, strconv.FormatUint(c.ID, 10))
-	}
-	others = append(others, strconv.FormatUint(def.ID, 10))
-	for i := range out {
-		switch out[i].Path {
-		case "/rpc":
-			out[i].Summary = "JSON-RPC 2.0 on chain " + strconv.FormatUint(def.ID, 10) + " (single or batch); metered per call"
-		case "/rpc/{chain}":
-			out[i].Summary = "JSON-RPC 2.0 on another supported chain (" + strings.Join(others, ", ") + ")"
-		}
-	}
-	return out
 }
 
 // routeFor returns the route serving path p, or nil (passed on to next).

@@ -53,7 +53,8 @@ type Config struct {
 	Accounts  *accounts.Handler
 	// HeatmapPrice is the funding-rate heatmap's price per call.
 	HeatmapPrice money.Units
-	// Routes is the gateway's route table, as documented.
+	// Routes is the gateway's route table, as documented (for the
+	// built-in chains; the /rpc routes' summaries are made this config's).
 	Routes []web.Route
 	// Metered runs fn under the per-address concurrency cap of the
 	// metered routes.
@@ -85,7 +86,7 @@ type Handler struct {
 // New builds the discovery room.
 func New(c Config) *Handler {
 	h := &Handler{chains: c.Chains, openAPI: openAPIFor(c.Chains), meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
-		accounts: c.Accounts, routes: c.Routes, metered: c.Metered, logger: c.Log, webSocket: c.WebSocket}
+		accounts: c.Accounts, routes: documentedRoutes(c.Routes, c.Chains), metered: c.Metered, logger: c.Log, webSocket: c.WebSocket}
 	h.intel.heatmapPrice = c.HeatmapPrice
 	return h
 }
@@ -559,6 +560,37 @@ func (h *Handler) OpenAPI(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// documentedRoutes is the route table as service.json and llms.txt show it
+// for this config: the /rpc routes name its chains (with the built-in
+// table, exactly the words the route table has).
+func documentedRoutes(routes []web.Route, t *chains.Table) []web.Route {
+	out := append([]web.Route(nil), routes...)
+	if t == nil {
+		return out
+	}
+	def := strconv.FormatUint(t.Default().ID, 10)
+	for i := range out {
+		switch out[i].Path {
+		case "/rpc":
+			out[i].Summary = "JSON-RPC 2.0 on chain " + def + " (single or batch); metered per call"
+		case "/rpc/{chain}":
+			out[i].Summary = "JSON-RPC 2.0 on another supported chain (" + othersThenDefault(t) + ")"
+		}
+	}
+	return out
+}
+
+// othersThenDefault lists the chain ids as the route table words it: the
+// other chains, then the default ("1, 42161, 8453, 80002, 137").
+func othersThenDefault(t *chains.Table) string {
+	all := t.All()
+	ids := make([]string, 0, len(all))
+	for _, c := range all[1:] {
+		ids = append(ids, strconv.FormatUint(c.ID, 10))
+	}
+	return strings.Join(append(ids, strconv.FormatUint(all[0].ID, 10)), ", ")
+}
+
 // openAPIFor is docs/openapi.yaml with the chains it names made this
 // config's: the document is written for the built-in table, which it then
 // serves byte for byte.
@@ -567,16 +599,8 @@ func openAPIFor(t *chains.Table) []byte {
 	if t == nil || (t.IDs() == b.IDs() && t.Names() == b.Names()) {
 		return docs.OpenAPI
 	}
-	others := func(t *chains.Table) string {
-		all := t.All()
-		ids := make([]string, 0, len(all))
-		for _, c := range all[1:] {
-			ids = append(ids, strconv.FormatUint(c.ID, 10))
-		}
-		return strings.Join(append(ids, strconv.FormatUint(all[0].ID, 10)), ", ")
-	}
 	return []byte(strings.NewReplacer(
 		"chain id ("+b.IDs()+") or, for stats, its name ("+b.Names()+")", "chain id ("+t.IDs()+") or, for stats, its name ("+t.Names()+")",
-		"JSON-RPC 2.0 on another supported chain ("+others(b)+")", "JSON-RPC 2.0 on another supported chain ("+others(t)+")",
+		"JSON-RPC 2.0 on another supported chain ("+othersThenDefault(b)+")", "JSON-RPC 2.0 on another supported chain ("+othersThenDefault(t)+")",
 	).Replace(string(docs.OpenAPI)))
 }
