@@ -49,9 +49,10 @@ const devChainBlock = `chain 31337 {
 				provider dev @DEV@
 			}`
 
-// TestReloadAddsAndRemovesAChain: a config reload adds chain 31337 and
-// another removes it, under steady load on chain 137; no request fails, and
-// requests to 31337 in flight when it is removed finish on the old config.
+// TestReloadAddsAndRemovesAChain: a config reload adds chain 31337, others
+// make it the default of plain /rpc and back, another removes it, under
+// steady load on chain 137; no request fails, and requests to 31337 in
+// flight when it is removed finish on the old config.
 func TestReloadAddsAndRemovesAChain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -63,19 +64,22 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 	poly, dev := faultproxy.New(d.Manifest.Polygon.RPCURL), faultproxy.New(d.Manifest.Extra[0].RPCURL)
 	t.Cleanup(poly.Close)
 	t.Cleanup(dev.Close)
-	config := func(withDev bool) string {
+	config := func(withDev, devDefault bool) string {
 		block := ""
 		if withDev {
 			block = strings.ReplaceAll(devChainBlock, "@DEV@", dev.URL())
 		}
+		if devDefault {
+			block = strings.Replace(block, "name devchain", "name devchain\n\t\t\t\tdefault", 1)
+		}
 		return strings.NewReplacer("@POLY@", poly.URL(), "@CHAIN@", block).Replace(reloadChainsCaddyfile)
 	}
-	gw := caddyrun.Start(t, config(false))
+	gw := caddyrun.Start(t, config(false, false))
 	if r := post(t, gw.URL()+"/rpc/31337", getBalance); r.status != http.StatusNotFound {
 		t.Fatalf("chain 31337 before it is configured: %d %s", r.status, r.body)
 	}
 
-	// Steady load on chain 137 for the whole test: 4 clients, back to back.
+	// Steady load on chain 137 (by name) for the whole test: 4 clients, back to back.
 	// A reload — of any config, chains or not; plain Caddy with a respond
 	// site does the same — hands the listener to the new server, and a
 	// connection caught in the handover is reset or closed before a byte of
@@ -112,7 +116,7 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 					return
 				default:
 				}
-				r := postNew(gw.URL()+"/rpc", getBalance)
+				r := postNew(gw.URL()+"/rpc/polygon", getBalance)
 				if r.status != http.StatusOK || !strings.Contains(string(r.body), `"result"`) {
 					failed.Add(1)
 					failures.Store(fmt.Sprintf("%d %s", r.status, r.body), true)
@@ -124,10 +128,10 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 	}
 
 	// Add the chain: it is served without a restart.
-	gw.Reload(config(true))
+	gw.Reload(config(true, false))
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		r := post(t, gw.URL()+"/rpc/devchain", getBalance)
+		r := postNew(gw.URL()+"/rpc/devchain", getBalance)
 		if r.status == http.StatusOK && strings.Contains(string(r.body), `"result"`) {
 			break
 		}
@@ -136,6 +140,17 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // polling until the new pool's provider is probed healthy
 	}
+
+	// Made the default, the chain answers plain /rpc.
+	const chainID = `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+	if r := postNew(gw.URL()+"/rpc", chainID); !strings.Contains(string(r.body), `"result":"0x89"`) {
+		t.Fatalf("/rpc before the default changes: %d %s", r.status, r.body)
+	}
+	gw.Reload(config(true, true))
+	if r := postNew(gw.URL()+"/rpc", chainID); !strings.Contains(string(r.body), `"result":"0x7a69"`) {
+		t.Fatalf("/rpc with chain 31337 the default: %d %s", r.status, r.body)
+	}
+	gw.Reload(config(true, false))
 
 	// Requests to 31337 in flight while a reload removes it.
 	dev.SetDelay(time.Second)
@@ -152,14 +167,14 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // polling the proxy's counter
 	}
-	gw.Reload(config(false))
+	gw.Reload(config(false, false))
 	wg.Wait()
 	for i, a := range answers {
 		if a.status != http.StatusOK || !strings.Contains(string(a.body), `"result"`) {
 			t.Errorf("in-flight request %d to the removed chain: %d %s", i, a.status, a.body)
 		}
 	}
-	if r := post(t, gw.URL()+"/rpc/31337", getBalance); r.status != http.StatusNotFound ||
+	if r := postNew(gw.URL()+"/rpc/31337", getBalance); r.status != http.StatusNotFound ||
 		!strings.Contains(string(r.body), "(supported: 137, 1, 42161, 8453, 80002)") {
 		t.Fatalf("chain 31337 after its removal: %d %s", r.status, r.body)
 	}
@@ -171,6 +186,6 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 		failures.Range(func(k, _ any) bool { list = append(list, k.(string)); return true })
 		t.Fatalf("load on chain 137: %d served, %d failed: %v", served.Load(), failed.Load(), list)
 	}
-	t.Logf("chain 137 served %d calls across both reloads, none failed (%d connections reset in the listener handover, retried); %d in-flight calls to the removed chain all answered",
+	t.Logf("chain 137 served %d calls across the reloads, none failed (%d connections reset in the listener handover, retried); %d in-flight calls to the removed chain all answered",
 		served.Load(), resets.Load(), inflight)
 }
