@@ -32,7 +32,7 @@ import (
 //	    request_timeout  15s
 //	    body_timeout     10s
 //	    cache_size       64MiB
-//	    finality_depth   64                         # blocks below head treated as final by the cache
+//	    finality_depth   64                         # blocks below head treated as final by the cache (built-in chains without their own finality)
 //
 //	    upstreams {
 //	        timeout          10s                    # per attempt

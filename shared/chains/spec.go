@@ -39,13 +39,6 @@ type Spec struct {
 	Default bool `json:"default,omitempty"`
 }
 
-// Describes reports whether the spec says anything about the chain beyond
-// its id (a chain block with providers only does not).
-func (s Spec) Describes() bool {
-	return s.Name != "" || s.DisplayName != "" || s.Testnet || s.BlockTime != 0 || s.Finality != nil ||
-		s.Explorer != "" || s.Currency != nil || s.Default
-}
-
 // Duration is a time.Duration written as a Go duration string ("2s",
 // "250ms"); a JSON number is read as nanoseconds, as Caddy's durations are.
 type Duration time.Duration
