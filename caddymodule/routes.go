@@ -77,7 +77,7 @@ func routeTable() []route {
 	return []route{
 		{doc(http.MethodPost, "/rpc", web.AuthKeyOrFree, "JSON-RPC 2.0 on chain 137 (single or batch); metered per call"),
 			exact("/rpc", "/rpc/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.rpcEntry(w, r, h.table.Default().ID)
+				return h.rpcEntry(w, r, h.table.DefaultID())
 			}},
 		{doc(http.MethodGet, "/rpc/health", web.AuthNone, "per-chain, per-provider success rates, latency and last error"),
 			exact("/rpc/health"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {

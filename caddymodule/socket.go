@@ -146,7 +146,7 @@ func (h *Handler) socketOffer(base string, chainID uint64) any {
 		return nil
 	}
 	path := "/rpc/" + strconv.FormatUint(chainID, 10)
-	if chainID == h.table.Default().ID {
+	if chainID == h.table.DefaultID() {
 		path = "/rpc"
 	}
 	price := func(method string) map[string]any {

@@ -149,6 +149,10 @@ func (t *Table) Len() int { return len(t.list) }
 // Default is the chain served at plain /rpc.
 func (t *Table) Default() Chain { return t.list[0] }
 
+// DefaultID is the id of the chain served at plain /rpc (the request path
+// reads it: no copy of the Chain).
+func (t *Table) DefaultID() uint64 { return t.list[0].ID }
+
 // ByID returns the chain with the given id.
 func (t *Table) ByID(id uint64) (Chain, bool) {
 	i, ok := t.byID[id]
