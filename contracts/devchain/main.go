@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,6 +53,7 @@ func serve(args []string) error {
 	minDep := fs.String("min-deposit", "1", "RevenueVault minimum deposit in USDT")
 	manifest := fs.String("manifest", ".run/devchain.json", "where to write the manifest")
 	tokensOnly := fs.Bool("tokens-only", false, "deploy only the tokens and fund the accounts: RevenueVault and ClaimsContract are left to tollgate-deploy")
+	extra := fs.String("extra-chains", "", "comma-separated chain ids of more plain chains to start (e.g. 31337: no contracts, dev accounts funded; free ports, in the manifest's extra_chains), to try a chain added by configuration")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,10 +65,19 @@ func serve(args []string) error {
 	if bi == 0 {
 		bi = -1 // devnet: negative disables, zero means default
 	}
+	var extraIDs []uint64
+	for _, f := range strings.FieldsFunc(*extra, func(r rune) bool { return r == ',' || r == ' ' }) {
+		id, err := strconv.ParseUint(f, 10, 64)
+		if err != nil || id == 0 {
+			return fmt.Errorf("-extra-chains: %q is not a chain id", f)
+		}
+		extraIDs = append(extraIDs, id)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	d, err := devnet.Start(ctx, devnet.Config{PolygonPort: *polyPort, BasePort: *basePort, BlockInterval: bi, MinDeposit: min, TokensOnly: *tokensOnly})
+	d, err := devnet.Start(ctx, devnet.Config{PolygonPort: *polyPort, BasePort: *basePort, BlockInterval: bi, MinDeposit: min, TokensOnly: *tokensOnly,
+		ExtraChains: extraIDs})
 	if err != nil {
 		return err
 	}
@@ -76,6 +88,9 @@ func serve(args []string) error {
 	fmt.Fprintf(os.Stderr, "devchain: up in %s — chain 137 at %s (%s), chain 8453 at %s (%s); manifest %s\n",
 		time.Since(start).Round(time.Millisecond), d.Manifest.Polygon.RPCURL, d.Manifest.Polygon.WSURL,
 		d.Manifest.Base.RPCURL, d.Manifest.Base.WSURL, *manifest)
+	for _, c := range d.Manifest.Extra {
+		fmt.Fprintf(os.Stderr, "devchain: chain %d at %s (%s)\n", c.ChainID, c.RPCURL, c.WSURL)
+	}
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "devchain: shutting down")
 	_ = os.Remove(*manifest) // a stale manifest would point the demo at dead ports
