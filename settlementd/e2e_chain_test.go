@@ -62,6 +62,7 @@ http://127.0.0.1:{PORT} {
 				finality     2
 				explorer     https://explorer.devchain.example
 				currency     DEV 18
+				method eth_getLogs max_block_range 100
 				provider broken @BROKEN@ {
 					ws @WS@
 				}
@@ -79,7 +80,7 @@ http://127.0.0.1:{PORT} {
 // settlementd's chains file lists it (re-read on SIGHUP, no restart) and
 // serves its calls; keys and credits and the free tier pay for them; a
 // WebSocket subscription delivers its heads; its revenue reaches the usage
-// history.
+// history. The chain block's method line applies to it.
 func TestConfiguredChainEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the gateway, settlementd and the dev chains")
@@ -217,6 +218,13 @@ func TestConfiguredChainEndToEnd(t *testing.T) {
 	// eth_chainId is the chain's own, answered by the gateway.
 	if a := e2eDo(t, http.MethodPost, gw.URL()+"/rpc/31337", `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`); !strings.Contains(string(a.body), `"result":"0x7a69"`) {
 		t.Fatalf("eth_chainId: %d %s", a.status, a.body)
+	}
+
+	// The chain's own method table: its eth_getLogs range, refused before metering.
+	wide := `{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x0","toBlock":"0x64"}]}`
+	if a := e2eDo(t, http.MethodPost, gw.URL()+"/rpc/31337", wide, "X-API-Key: "+secret); !strings.Contains(string(a.body), "101 blocks") ||
+		!strings.Contains(string(a.body), "at most 100") {
+		t.Fatalf("a 101-block eth_getLogs on chain 31337: %d %s", a.status, a.body)
 	}
 
 	// --- The free tier: 3 anonymous calls, then 402.
