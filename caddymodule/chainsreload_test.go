@@ -2,6 +2,7 @@ package caddymodule_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
@@ -49,8 +52,9 @@ const devChainBlock = `chain 31337 {
 				provider dev @DEV@
 			}`
 
-// TestReloadAddsAndRemovesAChain: a config reload adds chain 31337, others
-// make it the default of plain /rpc and back, another removes it, under
+// TestReloadAddsAndRemovesAChain: a config reload adds chain 31337 (its
+// finality reaching its cache), others make it the default of plain /rpc
+// and back, another removes it, under
 // steady load on chain 137; no request fails, and requests to 31337 in
 // flight when it is removed finish on the old config.
 func TestReloadAddsAndRemovesAChain(t *testing.T) {
@@ -139,6 +143,26 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 			t.Fatalf("chain 31337 never served after the reload: %d %s", r.status, r.body)
 		}
 		time.Sleep(50 * time.Millisecond) // polling until the new pool's provider is probed healthy
+	}
+
+	// Its finality (2 blocks, not the default 64) reaches its cache: a block
+	// 5 below the head is final, and its second read is the cache's.
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		var head struct {
+			Result hexutil.Uint64 `json:"result"`
+		}
+		_ = json.Unmarshal(postNew(gw.URL()+"/rpc/31337", `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`).body, &head)
+		if head.Result > 5 {
+			block := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["%s",false]}`, hexutil.Uint64(head.Result-5))
+			postNew(gw.URL()+"/rpc/31337", block)
+			if r := postNew(gw.URL()+"/rpc/31337", block); r.header.Get("X-Tollgate-Upstream") == "cache" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a block 5 below chain 31337's head was never served from the cache: its finality of 2 blocks is not in force")
+		}
+		time.Sleep(50 * time.Millisecond) // polling until the pool's head is probed
 	}
 
 	// Made the default, the chain answers plain /rpc.
