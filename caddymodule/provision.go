@@ -99,9 +99,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.logger.Warn("admin_token is shorter than 16 characters; use a long random token")
 	}
 
-	// The chain table of this config: a reload builds a new one, and requests
-	// in flight keep the old handler's (Caddy provisions the new handler
-	// before it cleans up the old one).
+	// This config's chain table: requests in flight keep the old handler's.
 	table, err := h.ChainTable()
 	if err != nil {
 		return err
@@ -112,18 +110,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		configured[c.ID] = c
 	}
 	h.chains = map[uint64]*chainState{}
-	blockTimes := map[uint64]time.Duration{}
 	// Every served chain gets a pool, so registered nodes can serve a chain
 	// the operator configured no provider for.
 	for _, c := range table.All() {
 		cc, ok := configured[c.ID]
 		if !ok {
 			cc = config.ChainConfig{Spec: chains.Spec{ID: c.ID}}
-		}
-		// finality_depth is the built-in chains' depth unless their chain
-		// block gives one (a configured chain always does).
-		if cc.Finality == nil && chains.IsBuiltin(c.ID) {
-			c.Finality = chains.Finality{Depth: h.FinalityDepth}
 		}
 		cfg := h.poolConfig(cc, repl)
 		cfg.FinalizedTag = c.Finality.Tag
@@ -147,7 +139,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		h.chains[c.ID] = &chainState{chain: c, pool: v.(*upstream.Pool), cache: cv.(cacheHandle).Cache, methods: methods,
 			metrics: newRPCMetrics(c.ID)}
-		blockTimes[c.ID] = c.BlockTime
 	}
 
 	if h.redisURL != "" {
@@ -192,7 +183,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for id, cs := range h.chains {
 		subPools[id] = cs.pool
 	}
-	h.hub = subscribe.New(subscribe.Config{Pools: subPools, BlockTimes: blockTimes, Logger: h.logger.Named("subscribe")})
+	h.hub = subscribe.New(subscribe.Config{Pools: subPools, Chains: table, Logger: h.logger.Named("subscribe")})
 	views := map[uint64]health.Chain{}
 	for id, cs := range h.chains {
 		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache, WS: func() map[string]subscribe.UpstreamState { return h.hub.Upstreams(id) }}

@@ -100,3 +100,25 @@ func TestChainBlockRefusesBadLines(t *testing.T) {
 		t.Errorf("default_chain without a value: %v", err)
 	}
 }
+
+// TestFinalityDepthReachesBuiltinChains: finality_depth is the built-in
+// chains' finality unless their chain block says otherwise; an added chain
+// keeps its own.
+func TestFinalityDepthReachesBuiltinChains(t *testing.T) {
+	g, err := parse(t, "tollgate {\n finality_depth 2\n chain 137 {\n provider a https://a.example\n }\n chain 1 {\n finality tag\n }\n chain 10 {\n name optimism\n block_time 2s\n finality 7\n }\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := g.ChainTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[uint64]chains.Finality{137: {Depth: 2}, 8453: {Depth: 2}, 1: {Tag: true}, 10: {Depth: 7}} {
+		if c, _ := tb.ByID(id); c.Finality != want {
+			t.Errorf("chain %d finality %+v, want %+v", id, c.Finality, want)
+		}
+	}
+	if tb.IDs() != "137, 1, 42161, 8453, 80002, 10" {
+		t.Fatalf("order %s", tb.IDs())
+	}
+}

@@ -330,11 +330,26 @@ func (g *Gateway) Validate() error {
 }
 
 // ChainTable is the table of served chains: the built-in ones with the
-// configured chains added or changed. Its errors name the chain.
+// configured chains added or changed. finality_depth is the built-in
+// chains' finality where their chain block gives none. Its errors name the
+// chain.
 func (g *Gateway) ChainTable() (*chains.Table, error) {
-	specs := make([]chains.Spec, len(g.Chains))
-	for i, c := range g.Chains {
-		specs[i] = c.Spec
+	specs := make([]chains.Spec, 0, len(g.Chains)+5)
+	described := map[uint64]bool{}
+	for _, c := range g.Chains {
+		specs = append(specs, c.Spec)
+		described[c.ID] = true
+	}
+	depth := chains.FinalitySpec{Depth: g.FinalityDepth}
+	for i := range specs {
+		if g.FinalityDepth > 0 && chains.IsBuiltin(specs[i].ID) && specs[i].Finality == nil {
+			specs[i].Finality = &depth
+		}
+	}
+	for _, c := range chains.Builtin().All() {
+		if g.FinalityDepth > 0 && !described[c.ID] {
+			specs = append(specs, chains.Spec{ID: c.ID, Finality: &depth})
+		}
 	}
 	t, err := chains.Build(specs, g.DefaultChain)
 	if err != nil {
