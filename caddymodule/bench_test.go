@@ -17,6 +17,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -77,7 +78,7 @@ func benchGateway(b *testing.B) (*Handler, string) {
 	h := &Handler{Gateway: config.Gateway{
 		RedisURL: os.Getenv("REDIS_URL"), KeyPrefix: prefix,
 		Upstreams: config.Upstreams{AllowPrivateNodes: true},
-		Chains:    []config.ChainConfig{{ID: 137, Providers: []config.ProviderConfig{{Name: "bench", URL: up.URL}}}},
+		Chains:    []config.ChainConfig{{Spec: chains.Spec{ID: 137}, Providers: []config.ProviderConfig{{Name: "bench", URL: up.URL}}}},
 		Metering: config.Metering{FreeDailyLimit: &big, FreeSubnetLimit: &big, RateLimitIP: &config.RateConfig{},
 			RateLimitKey: &config.RateConfig{}, KeyCreateLimit: &config.RateConfig{}, IPConcurrency: &noConc},
 		Payments: config.Payments{VaultAddress: "0x07e145A59Eb7c67fF710f75246a3ee3001B78571",

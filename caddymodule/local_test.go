@@ -156,7 +156,7 @@ func TestAgentDiscovery(t *testing.T) {
 			want = append(want, e.gw.URL()+"/rpc")
 			continue
 		}
-		for _, c := range chains.All() {
+		for _, c := range chains.Builtin().All() {
 			want = append(want, e.gw.URL()+"/rpc/"+strconv.FormatUint(c.ID, 10))
 		}
 	}

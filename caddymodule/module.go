@@ -26,6 +26,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
@@ -42,7 +43,10 @@ type Handler struct {
 
 	logger   *zap.Logger
 	redisURL string
-	chains   map[uint64]*chainState
+	// table is this config's chain table (shared/chains: the built-in
+	// chains plus the configured ones); chains holds a state per entry.
+	table  *chains.Table
+	chains map[uint64]*chainState
 	// nodePolicy is the address policy of node dials (built in Provision).
 	nodePolicy netpolicy.Policy
 	redis      redis.UniversalClient

@@ -48,10 +48,15 @@ type chainState struct {
 }
 
 // finalized is the head at or below which answers are treated as immutable:
-// the pool's best head minus the finality depth (0 while unknown, which
-// still lets genesis and hash-pinned lookups be cached).
-func (cs *chainState) finalized(depth uint64) uint64 {
-	head := cs.pool.BestHead()
+// the pool's best head minus the chain's finality depth, or the finalized
+// block its providers report when the chain's finality is its "finalized"
+// tag (0 while unknown, which still lets genesis and hash-pinned lookups be
+// cached). Two atomic reads.
+func (cs *chainState) finalized() uint64 {
+	if cs.chain.Finality.Tag {
+		return cs.pool.FinalizedHead()
+	}
+	head, depth := cs.pool.BestHead(), cs.chain.Finality.Depth
 	if head <= depth {
 		return 0
 	}
@@ -106,19 +111,26 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.logger.Warn("admin_token is shorter than 16 characters; use a long random token")
 	}
 
+	// This config's chain table: requests in flight keep the old handler's.
+	table, err := h.ChainTable()
+	if err != nil {
+		return err
+	}
+	h.table = table
 	configured := map[uint64]config.ChainConfig{}
 	for _, c := range h.Chains {
 		configured[c.ID] = c
 	}
 	h.chains = map[uint64]*chainState{}
-	// Every supported chain gets a pool, so registered nodes can serve a chain
+	// Every served chain gets a pool, so registered nodes can serve a chain
 	// the operator configured no provider for.
-	for _, c := range chains.All() {
+	for _, c := range table.All() {
 		cc, ok := configured[c.ID]
 		if !ok {
-			cc = config.ChainConfig{ID: c.ID}
+			cc = config.ChainConfig{Spec: chains.Spec{ID: c.ID}}
 		}
 		cfg := h.poolConfig(cc, repl)
+		cfg.FinalizedTag = c.Finality.Tag
 		key := cfg.Key()
 		v, _, err := pools.LoadOrNew(key, func() (caddy.Destructor, error) { return upstream.New(cfg) })
 		if err != nil {
@@ -182,7 +194,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for i, rt := range routes {
 		documented[i] = rt.Route
 	}
-	h.discovery = discovery.New(discovery.Config{Meter: h.meter, Writer: h.writer, Redis: h.redis, KeyPrefix: h.KeyPrefix,
+	h.discovery = discovery.New(discovery.Config{Chains: table, Meter: h.meter, Writer: h.writer, Redis: h.redis, KeyPrefix: h.KeyPrefix,
 		Pay: &h.pay, Payers: h.payers, Accounts: h.accounts, HeatmapPrice: h.intel.heatmapPrice, Routes: documented,
 		Metered: func(w http.ResponseWriter, r *http.Request, fn func(http.ResponseWriter, *http.Request) error) error {
 			return h.meteredEntry(w, r, false, fn)
@@ -191,12 +203,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for id, cs := range h.chains {
 		subPools[id] = cs.pool
 	}
-	h.hub = subscribe.New(subscribe.Config{Pools: subPools, Logger: h.logger.Named("subscribe")})
+	h.hub = subscribe.New(subscribe.Config{Pools: subPools, Chains: table, Logger: h.logger.Named("subscribe")})
 	views := map[uint64]health.Chain{}
 	for id, cs := range h.chains {
 		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache, WS: func() map[string]subscribe.UpstreamState { return h.hub.Upstreams(id) }}
 	}
-	h.health = health.New(views)
+	h.health = health.New(table, views)
 	if !h.Upstreams.VerifyOff {
 		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify"),
 			SendGrace: time.Duration(h.Upstreams.SendGrace)}
@@ -215,10 +227,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		pools[id] = cs.pool
 	}
 	h.provisionSockets()
-	h.admin = admin.New(admin.Config{Token: adminTok, Meter: h.meter, Pools: pools,
+	h.admin = admin.New(admin.Config{Chains: table, Token: adminTok, Meter: h.meter, Pools: pools,
 		RequestTimeout: time.Duration(h.RequestTimeout), Log: h.logger})
 	h.logger.Info("tollgate provisioned",
 		zap.Int("chains", len(h.chains)),
+		zap.Uint64("default_chain", table.Default().ID),
 		zap.Bool("redis", h.redis != nil),
 		zap.Duration("request_timeout", time.Duration(h.RequestTimeout)))
 	return nil

@@ -6,10 +6,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
-	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
 // route is one entry of the gateway's route table: ServeHTTP dispatches
@@ -79,7 +77,7 @@ func routeTable() []route {
 	return []route{
 		{doc(http.MethodPost, "/rpc", web.AuthKeyOrFree, "JSON-RPC 2.0 on chain 137 (single or batch); metered per call"),
 			exact("/rpc", "/rpc/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return h.rpcEntry(w, r, chains.Default)
+				return h.rpcEntry(w, r, h.table.DefaultID())
 			}},
 		{doc(http.MethodGet, "/rpc/health", web.AuthNone, "per-chain, per-provider success rates, latency and last error"),
 			exact("/rpc/health"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
@@ -137,7 +135,7 @@ func routeTable() []route {
 			}},
 		{doc(http.MethodGet, "/openapi.yaml", web.AuthNone, "the OpenAPI 3.1 document of the gateway and settlementd"),
 			exact("/openapi.yaml"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-				return web.OnlyGET(w, r, discovery.OpenAPI)
+				return web.OnlyGET(w, r, h.discovery.OpenAPI)
 			}},
 		{doc(http.MethodPost, "/admin/keys/{key_id}/{action}", web.AuthAdminToken, "operator: revoke, credit or debit a key (action: revoke, credit, debit)"),
 			adminSub("keys", 0), adminRoute},
@@ -157,10 +155,10 @@ func routeTable() []route {
 // rpcChain serves POST /rpc/{chain}: an unknown chain is a JSON-RPC 404.
 func (h *Handler) rpcChain(w http.ResponseWriter, r *http.Request) error {
 	seg := strings.TrimPrefix(r.URL.Path, "/rpc/")
-	c, err := chains.Lookup(strings.TrimSuffix(seg, "/"))
+	c, err := h.table.Lookup(strings.TrimSuffix(seg, "/"))
 	if err != nil || strings.Contains(strings.TrimSuffix(seg, "/"), "/") {
 		web.RPCError(w, http.StatusNotFound, jsonrpc.ErrorResponse(nil, &jsonrpc.Error{
-			Code: jsonrpc.CodeMethodNotFound, Message: "unsupported chain: " + web.Truncate(seg, 32) + " (supported: 137, 1, 42161, 8453, 80002)"}))
+			Code: jsonrpc.CodeMethodNotFound, Message: "unsupported chain: " + web.Truncate(seg, 32) + " (supported: " + h.table.IDs() + ")"}))
 		return nil
 	}
 	return h.rpcEntry(w, r, c.ID)

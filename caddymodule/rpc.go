@@ -154,7 +154,7 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 	if len(calls) == 0 {
 		return out
 	}
-	finalized := cs.finalized(h.FinalityDepth)
+	finalized := cs.finalized()
 	split := cs.cache.Split(calls, finalized)
 	for k := range calls {
 		out.source[k] = "upstream"
@@ -176,7 +176,7 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 		replies, ref, out.relayed = h.forwardCalls(ctx, cs, split.Upstream)
 		out.servedBy = ref.ServedBy()
 	}
-	for k, rep := range split.Merge(replies, cs.finalized(h.FinalityDepth)) {
+	for k, rep := range split.Merge(replies, cs.finalized()) {
 		out.replies[k] = rep.Response
 		out.failed[k] = rep.Err != nil
 	}
@@ -281,7 +281,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	// (only) goes where its filter lives, unchanged.
 	plan := trust.Plan{Calls: calls, NodeOK: true}
 	if only == "" && cs.pool.HasNodes() {
-		plan = trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(h.FinalityDepth), cs.chain.ID)
+		plan = trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
 		calls = plan.Calls
 	}
 	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {
@@ -342,7 +342,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	switch {
 	case res.Upstream.Kind == upstream.KindNode:
 		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,
-			Finalized: cs.finalized(h.FinalityDepth), Pins: plan.Pins})
+			Finalized: cs.finalized(), Pins: plan.Pins})
 	case plan.Shadow:
 		// A provider answered the caller: a node in probation may be asked
 		// the same, and judged by that answer.

@@ -13,7 +13,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
-	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -147,7 +146,7 @@ func (h *Handler) socketOffer(base string, chainID uint64) any {
 		return nil
 	}
 	path := "/rpc/" + strconv.FormatUint(chainID, 10)
-	if chainID == chains.Default {
+	if chainID == h.table.DefaultID() {
 		path = "/rpc"
 	}
 	price := func(method string) map[string]any {

@@ -124,7 +124,7 @@ func runDaemon(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	}
 	d.Registry().MustRegister(statemetrics.New(statemetrics.Config{Pool: d.Pool(), Redis: d.Redis(), Streams: cfg.Streams(),
 		Settlement: cj != nil && cj.Settlement != nil}))
-	closeNodeAPI, err := registerNodeAPI(ctx, d, cfg, log, cj, client)
+	closeNodeAPI, err := registerNodeAPI(ctx, d, cfg, log, cj, client, watchChains(ctx, cfg, log))
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/nodes"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/status"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
 )
 
@@ -47,7 +48,7 @@ import (
 //	                              (TOLLGATE_GATEWAY_PROBE_SCHEDULE, default 30 s) with TOLLGATE_GATEWAY_ADMIN_TOKEN
 //	                              (default: TOLLGATE_ADMIN_TOKEN, which the root Caddyfile gives the gateway too)
 //	TOLLGATE_ADMIN_TOKEN          X-Admin-Token of /admin/*; unset: /admin/* is 404
-func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, cj *chainjobs.Jobs, client *ethclient.Client) (func(), error) {
+func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log *zap.Logger, cj *chainjobs.Jobs, client *ethclient.Client, served *chains.Live) (func(), error) {
 	log = log.Named("nodeapi")
 	handle := d.API().Handle
 	// The operator routes (login, nodes, earnings, claims) need the JWT
@@ -86,7 +87,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	a.Register(operatorHandle)
 
 	ns, err := nodes.New(nodes.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Auth: a,
-		AllowPrivate: cfg.Nodes.AllowPrivate, AllowCIDRs: cfg.Nodes.AllowCIDRs, MaxFailures: cfg.Nodes.MaxFailures, Log: log})
+		AllowPrivate: cfg.Nodes.AllowPrivate, AllowCIDRs: cfg.Nodes.AllowCIDRs, MaxFailures: cfg.Nodes.MaxFailures, Log: log, Chains: served})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,8 @@ type Config struct {
 	Token string
 	// Meter is nil when metering is off.
 	Meter *meter.Meter
+	// Chains is the gateway's chain table.
+	Chains *chains.Table
 	// Pools holds every served chain's upstream pool.
 	Pools map[uint64]*upstream.Pool
 	// RequestTimeout bounds a probe.
@@ -49,6 +51,7 @@ type Handler struct {
 	log            *zap.Logger
 	meter          *meter.Meter
 	token          httpx.AdminToken // the check both binaries make
+	table          *chains.Table
 	chains         map[uint64]chainState
 	requestTimeout time.Duration
 }
@@ -60,9 +63,9 @@ type chainState struct {
 
 // New builds the admin room.
 func New(c Config) *Handler {
-	h := &Handler{log: c.Log, meter: c.Meter, token: httpx.NewAdminToken(c.Token), chains: map[uint64]chainState{}, requestTimeout: c.RequestTimeout}
+	h := &Handler{log: c.Log, meter: c.Meter, token: httpx.NewAdminToken(c.Token), table: c.Chains, chains: map[uint64]chainState{}, requestTimeout: c.RequestTimeout}
 	for id, p := range c.Pools {
-		ch, _ := chains.ByID(id)
+		ch, _ := c.Chains.ByID(id)
 		h.chains[id] = chainState{chain: ch, pool: p}
 	}
 	return h
@@ -367,9 +370,9 @@ func (h *Handler) adminFreeTier(w http.ResponseWriter, r *http.Request) error {
 
 // adminChain resolves the {chain} path segment (a name or an id).
 func (h *Handler) adminChain(w http.ResponseWriter, which string) (chainState, bool) {
-	c, err := chains.Lookup(which)
+	c, err := h.table.Lookup(which)
 	if err != nil {
-		web.Error(w, http.StatusNotFound, "unknown_chain", "unknown chain "+web.Truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
+		web.Error(w, http.StatusNotFound, "unknown_chain", "unknown chain "+web.Truncate(which, 32)+"; use a name ("+h.table.Names()+") or a chain id")
 		return chainState{}, false
 	}
 	return h.chains[c.ID], true
@@ -392,7 +395,7 @@ func (h *Handler) adminUpstreams(w http.ResponseWriter, which string) error {
 		return nil
 	}
 	var out []chainPool
-	for _, c := range chains.All() {
+	for _, c := range h.table.All() {
 		cs := h.chains[c.ID]
 		out = append(out, chainPool{c.ID, c.Name, cs.pool.Snapshot()})
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
@@ -31,7 +32,7 @@ import (
 //	    request_timeout  15s
 //	    body_timeout     10s
 //	    cache_size       64MiB
-//	    finality_depth   64                         # blocks below head treated as final by the cache
+//	    finality_depth   64                         # blocks below head treated as final by the cache (built-in chains without their own finality)
 //
 //	    upstreams {
 //	        timeout          10s                    # per attempt
@@ -78,7 +79,16 @@ import (
 //	        heatmap_price   0.001                   # USDT per funding-rate-heatmap call
 //	    }
 //	    websocket [off] { … }                       # JSON-RPC sockets on /rpc (config/websocket.go)
+//	    default_chain    137                        # the chain of plain /rpc (id or name)
 //	    chain 137 {
+//	        name         polygon                    # describing the chain: a built-in one changes only
+//	        display_name Polygon PoS                #   what is given; a new id needs name, block_time
+//	        testnet                                 #   and finality (shared/chains)
+//	        block_time   2s
+//	        finality     64                         # blocks below the head, or: finality tag (the chain's "finalized")
+//	        explorer     https://polygonscan.com
+//	        currency     POL 18
+//	        default                                 # the chain of plain /rpc
 //	        provider <name> <url> {
 //	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
 //	            ws     <ws-url>                     # its JSON-RPC-over-WebSocket endpoint, for eth_subscribe (wss://…)
@@ -132,6 +142,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			g.Chains = append(g.Chains, c)
+		case "default_chain":
+			if !d.Args(&g.DefaultChain) || d.NextArg() {
+				return d.Errf("default_chain: want one chain id or name")
+			}
 		default:
 			if sec, name, ok := flat(opt); ok {
 				caddy.Log().Named("tollgate").Warn("deprecated Caddyfile option: move it into its section",
@@ -455,7 +469,7 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 	if err != nil {
 		return ChainConfig{}, d.Errf("chain: %q is not a chain id", idStr)
 	}
-	c := ChainConfig{ID: id}
+	c := ChainConfig{Spec: chains.Spec{ID: id}}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		if d.Val() == "method" {
 			if err := parseMethod(d, &c); err != nil {
@@ -471,8 +485,14 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 			c.Hedge = &h
 			continue
 		}
+		if ok, err := parseChainSpec(d, &c.Spec); ok || err != nil {
+			if err != nil {
+				return c, err
+			}
+			continue
+		}
 		if d.Val() != "provider" {
-			return c, d.Errf("chain %d: unrecognized option %q (want provider, method or hedge)", id, d.Val())
+			return c, d.Errf("chain %d: unrecognized option %q (want provider, method, hedge, name, display_name, testnet, block_time, finality, explorer, currency or default)", id, d.Val())
 		}
 		var p ProviderConfig
 		if !d.Args(&p.Name, &p.URL) || d.NextArg() {
@@ -503,6 +523,82 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 		c.Providers = append(c.Providers, p)
 	}
 	return c, nil
+}
+
+// parseChainSpec reads one line describing the chain (chains.Spec), if the
+// line is one: name <name> | display_name <text…> | testnet | block_time
+// <duration> | finality <depth>|tag | explorer <https-url> | currency
+// <symbol> <decimals> | default. It reports whether it was.
+func parseChainSpec(d *caddyfile.Dispenser, s *chains.Spec) (bool, error) {
+	opt := d.Val()
+	one := func() (string, error) {
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return "", d.Errf("chain %d: %s: want one value", s.ID, opt)
+		}
+		return v, nil
+	}
+	switch opt {
+	case "name", "explorer":
+		v, err := one()
+		if err != nil {
+			return true, err
+		}
+		if opt == "name" {
+			s.Name = v
+		} else {
+			s.Explorer = v
+		}
+	case "display_name":
+		args := d.RemainingArgs()
+		if len(args) == 0 {
+			return true, d.Errf("chain %d: display_name: want a name", s.ID)
+		}
+		s.DisplayName = strings.Join(args, " ")
+	case "testnet", "default":
+		if d.NextArg() {
+			return true, d.Errf("chain %d: %s takes no value", s.ID, opt)
+		}
+		if opt == "testnet" {
+			s.Testnet = true
+		} else {
+			s.Default = true
+		}
+	case "block_time":
+		v, err := one()
+		if err != nil {
+			return true, err
+		}
+		dur, err := caddy.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return true, d.Errf("chain %d: block_time: want a duration such as 2s, got %q", s.ID, v)
+		}
+		s.BlockTime = chains.Duration(dur)
+	case "finality":
+		v, err := one()
+		if err != nil {
+			return true, err
+		}
+		f, err := chains.ParseFinality(v)
+		if err != nil {
+			return true, d.Errf("chain %d: %v", s.ID, err)
+		}
+		fs := chains.FinalitySpec(f)
+		s.Finality = &fs
+	case "currency":
+		var sym, dec string
+		if !d.Args(&sym, &dec) || d.NextArg() {
+			return true, d.Errf("chain %d: currency: want <symbol> <decimals>, e.g. currency POL 18", s.ID)
+		}
+		n, err := strconv.ParseUint(dec, 10, 8)
+		if err != nil {
+			return true, d.Errf("chain %d: currency decimals: want 0 to 36, got %q", s.ID, dec)
+		}
+		s.Currency = &chains.Currency{Symbol: sym, Decimals: uint8(n)}
+	default:
+		return false, nil
+	}
+	return true, nil
 }
 
 // parseMethod reads "method <name> deny [<reason>…] | allow |

@@ -54,8 +54,13 @@ const (
 // Gateway is the tollgate handler's configuration.
 type Gateway struct {
 	// Chains and their configured upstream providers. Chains without
-	// providers are still served when registered nodes serve them.
+	// providers are still served when registered nodes serve them. The
+	// built-in chains (shared/chains) are served without an entry; an entry
+	// with a new id adds a chain.
 	Chains []ChainConfig `json:"chains,omitempty"`
+	// DefaultChain names the chain of plain /rpc (an id or a name; default
+	// 137, or the chain whose entry says default).
+	DefaultChain string `json:"default_chain,omitempty"`
 
 	// RedisURL is the metering/registry Redis, usually the runtime
 	// placeholder {env.REDIS_URL}. RedisCluster makes it a Cluster URL
@@ -219,9 +224,12 @@ type RateConfig struct {
 	Burst int            `json:"burst,omitempty"`
 }
 
-// ChainConfig is one served chain.
+// ChainConfig is one served chain: what it is (chains.Spec: id, name,
+// block time, finality, … — the fields settlementd's chains file uses
+// too; for a built-in chain only the fields set change it) and how the
+// gateway reaches it.
 type ChainConfig struct {
-	ID        uint64           `json:"id"`
+	chains.Spec
 	Providers []ProviderConfig `json:"providers,omitempty"`
 	// Methods are this chain's changes to the method table
 	// (caddymodule/evm): deny, allow, an eth_getLogs range, no replay.
@@ -284,15 +292,10 @@ func (g *Gateway) SetDefaults() {
 // expanding its placeholders (those values are checked when the handler
 // provisions).
 func (g *Gateway) Validate() error {
-	seen := map[uint64]bool{}
+	if _, err := g.ChainTable(); err != nil {
+		return err
+	}
 	for _, c := range g.Chains {
-		if _, ok := chains.ByID(c.ID); !ok {
-			return fmt.Errorf("tollgate: chain %d is not supported", c.ID)
-		}
-		if seen[c.ID] {
-			return fmt.Errorf("tollgate: chain %d configured twice", c.ID)
-		}
-		seen[c.ID] = true
 		if _, err := evm.NewTable(c.Methods); err != nil {
 			return fmt.Errorf("tollgate: chain %d: %w", c.ID, err)
 		}
@@ -360,6 +363,35 @@ func (g *Gateway) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ChainTable is the table of served chains: the built-in ones with the
+// configured chains added or changed. finality_depth is the built-in
+// chains' finality where their chain block gives none. Its errors name the
+// chain.
+func (g *Gateway) ChainTable() (*chains.Table, error) {
+	specs := make([]chains.Spec, 0, len(g.Chains)+5)
+	described := map[uint64]bool{}
+	for _, c := range g.Chains {
+		specs = append(specs, c.Spec)
+		described[c.ID] = true
+	}
+	depth := chains.FinalitySpec{Depth: g.FinalityDepth}
+	for i := range specs {
+		if g.FinalityDepth > 0 && chains.IsBuiltin(specs[i].ID) && specs[i].Finality == nil {
+			specs[i].Finality = &depth
+		}
+	}
+	for _, c := range chains.Builtin().All() {
+		if g.FinalityDepth > 0 && !described[c.ID] {
+			specs = append(specs, chains.Spec{ID: c.ID, Finality: &depth})
+		}
+	}
+	t, err := chains.Build(specs, g.DefaultChain)
+	if err != nil {
+		return nil, fmt.Errorf("tollgate: %w", err)
+	}
+	return t, nil
 }
 
 // isPlaceholder reports whether v holds a placeholder expanded later.

@@ -35,7 +35,7 @@ func (h *Handler) x402Resources(base string) []string {
 			out = append(out, base+rt.Path)
 			continue
 		}
-		for _, c := range chains.All() {
+		for _, c := range h.chains.All() {
 			out = append(out, base+strings.ReplaceAll(rt.Path, "{chain}", strconv.FormatUint(c.ID, 10)))
 		}
 	}

@@ -42,6 +42,8 @@ const (
 
 // Config is what the discovery room is given by the gateway.
 type Config struct {
+	// Chains is the gateway's chain table: one service per chain.
+	Chains    *chains.Table
 	Meter     *meter.Meter // nil when metering is off
 	Writer    *meter.EventWriter
 	Redis     redis.UniversalClient
@@ -51,7 +53,8 @@ type Config struct {
 	Accounts  *accounts.Handler
 	// HeatmapPrice is the funding-rate heatmap's price per call.
 	HeatmapPrice money.Units
-	// Routes is the gateway's route table, as documented.
+	// Routes is the gateway's route table, as documented (for the
+	// built-in chains; the /rpc routes' summaries are made this config's).
 	Routes []web.Route
 	// Metered runs fn under the per-address concurrency cap of the
 	// metered routes.
@@ -64,6 +67,8 @@ type Config struct {
 
 // Handler serves the discovery and intelligence routes.
 type Handler struct {
+	chains    *chains.Table
+	openAPI   []byte // docs/openapi.yaml for this config's chains
 	meter     *meter.Meter
 	writer    *meter.EventWriter
 	redis     redis.UniversalClient
@@ -80,8 +85,8 @@ type Handler struct {
 
 // New builds the discovery room.
 func New(c Config) *Handler {
-	h := &Handler{meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
-		accounts: c.Accounts, routes: c.Routes, metered: c.Metered, logger: c.Log, webSocket: c.WebSocket}
+	h := &Handler{chains: c.Chains, openAPI: openAPIFor(c.Chains), meter: c.Meter, writer: c.Writer, redis: c.Redis, keyPrefix: c.KeyPrefix, pay: c.Pay, payers: c.Payers,
+		accounts: c.Accounts, routes: documentedRoutes(c.Routes, c.Chains), metered: c.Metered, logger: c.Log, webSocket: c.WebSocket}
 	h.intel.heatmapPrice = c.HeatmapPrice
 	return h
 }
@@ -119,14 +124,25 @@ type link struct {
 func (h *Handler) ServiceJSON(w http.ResponseWriter, r *http.Request) error {
 	base := h.pay.BaseURL(r)
 	var services []map[string]any
-	for _, c := range chains.All() {
+	def := h.chains.Default().ID
+	for _, c := range h.chains.All() {
 		path := "/rpc/" + strconv.FormatUint(c.ID, 10)
 		s := map[string]any{"id": "rpc-" + c.Name, "type": "json-rpc", "chain_id": c.ID, "network": c.Network(),
 			"name": c.Display, "testnet": c.Testnet, "method": http.MethodPost, "path": path, "url": base + path,
 			"price": priceOf(money.PricePerCall), "method_weights": h.pay.WeightsOf(c.ID),
 			"stats": base + "/rpc/stats/" + c.Name, "auth": web.AuthKeyOrFree}
-		if c.ID == chains.Default {
+		if c.ID == def {
 			s["path"], s["url"], s["aliases"] = "/rpc", base+"/rpc", []string{path}
+		}
+		if !chains.IsBuiltin(c.ID) {
+			// What a configured chain is, for a client that does not know it
+			// (the built-in chains' entries stay as they always were).
+			s["block_time_ms"] = c.BlockTime.Milliseconds()
+			s["finality"] = c.Finality.String()
+			s["native_currency"] = c.Currency
+			if c.Explorer != "" {
+				s["explorer"] = c.Explorer
+			}
 		}
 		if h.webSocket != nil {
 			if ws := h.webSocket(base, c.ID); ws != nil {
@@ -534,12 +550,57 @@ func (h *Handler) serveHeatmap(w http.ResponseWriter, r *http.Request) error {
 }
 
 // OpenAPI answers GET /openapi.yaml with the embedded docs/openapi.yaml.
-func OpenAPI(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) OpenAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/yaml")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(docs.OpenAPI)
+		_, _ = w.Write(h.openAPI)
 	}
 	return nil
+}
+
+// documentedRoutes is the route table as service.json and llms.txt show it
+// for this config: the /rpc routes name its chains (with the built-in
+// table, exactly the words the route table has).
+func documentedRoutes(routes []web.Route, t *chains.Table) []web.Route {
+	out := append([]web.Route(nil), routes...)
+	if t == nil {
+		return out
+	}
+	def := strconv.FormatUint(t.Default().ID, 10)
+	for i := range out {
+		switch out[i].Path {
+		case "/rpc":
+			out[i].Summary = "JSON-RPC 2.0 on chain " + def + " (single or batch); metered per call"
+		case "/rpc/{chain}":
+			out[i].Summary = "JSON-RPC 2.0 on another supported chain (" + othersThenDefault(t) + ")"
+		}
+	}
+	return out
+}
+
+// othersThenDefault lists the chain ids as the route table words it: the
+// other chains, then the default ("1, 42161, 8453, 80002, 137").
+func othersThenDefault(t *chains.Table) string {
+	all := t.All()
+	ids := make([]string, 0, len(all))
+	for _, c := range all[1:] {
+		ids = append(ids, strconv.FormatUint(c.ID, 10))
+	}
+	return strings.Join(append(ids, strconv.FormatUint(all[0].ID, 10)), ", ")
+}
+
+// openAPIFor is docs/openapi.yaml with the chains it names made this
+// config's: the document is written for the built-in table, which it then
+// serves byte for byte.
+func openAPIFor(t *chains.Table) []byte {
+	b := chains.Builtin()
+	if t == nil || (t.IDs() == b.IDs() && t.Names() == b.Names()) {
+		return docs.OpenAPI
+	}
+	return []byte(strings.NewReplacer(
+		"chain id ("+b.IDs()+") or, for stats, its name ("+b.Names()+")", "chain id ("+t.IDs()+") or, for stats, its name ("+t.Names()+")",
+		"JSON-RPC 2.0 on another supported chain ("+othersThenDefault(b)+")", "JSON-RPC 2.0 on another supported chain ("+othersThenDefault(t)+")",
+	).Replace(string(docs.OpenAPI)))
 }

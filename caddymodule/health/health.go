@@ -26,10 +26,13 @@ type Chain struct {
 }
 
 // Handler serves the observability routes.
-type Handler struct{ chains map[uint64]Chain }
+type Handler struct {
+	table  *chains.Table // this config's chains, in the order shown
+	chains map[uint64]Chain
+}
 
 // New builds the room over the gateway's chains.
-func New(c map[uint64]Chain) *Handler { return &Handler{chains: c} }
+func New(t *chains.Table, c map[uint64]Chain) *Handler { return &Handler{table: t, chains: c} }
 
 // healthChain is one chain in GET /rpc/health.
 type healthChain struct {
@@ -46,7 +49,7 @@ func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 		Time   string        `json:"time"`
 		Chains []healthChain `json:"chains"`
 	}{Time: time.Now().UTC().Format(time.RFC3339)}
-	for _, c := range chains.All() {
+	for _, c := range h.table.All() {
 		cs := h.chains[c.ID]
 		snap := cs.Pool.Snapshot()
 		if cs.WS != nil {
@@ -66,9 +69,9 @@ func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 // Stats answers GET /rpc/stats/{name|id}: breaker states and the edge
 // cache hit rate of one chain.
 func (h *Handler) Stats(w http.ResponseWriter, r *http.Request, which string) error {
-	c, err := chains.Lookup(which)
+	c, err := h.table.Lookup(which)
 	if err != nil {
-		web.Error(w, http.StatusNotFound, "unknown_chain", "unknown chain "+web.Truncate(which, 32)+"; use a name (polygon, ethereum, arbitrum, base, amoy) or a chain id")
+		web.Error(w, http.StatusNotFound, "unknown_chain", "unknown chain "+web.Truncate(which, 32)+"; use a name ("+h.table.Names()+") or a chain id")
 		return nil
 	}
 	cs := h.chains[c.ID]

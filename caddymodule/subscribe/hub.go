@@ -56,6 +56,8 @@ type Config struct {
 	// product for every chain (tests, or chains with irregular blocks).
 	StallBlocks int
 	StallAfter  time.Duration
+	// Chains is the gateway's chain table (block times).
+	Chains *chains.Table
 	// PingInterval and PongTimeout keep upstream sockets honest: a ping
 	// every PingInterval (default 15 s), and a socket that has not been
 	// heard from for PingInterval+PongTimeout (default 10 s) is dead.
@@ -123,6 +125,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	if c.Chains == nil {
+		c.Chains = chains.Builtin()
+	}
 	return c
 }
 
@@ -131,7 +136,7 @@ func (c *Config) stallAfter(chain uint64) time.Duration {
 	if c.StallAfter > 0 {
 		return c.StallAfter
 	}
-	if ch, ok := chains.ByID(chain); ok && ch.BlockTime > 0 {
+	if ch, ok := c.Chains.ByID(chain); ok && ch.BlockTime > 0 {
 		// Floored: on a fast chain a few quiet blocks are no outage.
 		return max(time.Duration(c.StallBlocks)*ch.BlockTime, minStall)
 	}

@@ -27,6 +27,9 @@ type member struct {
 	red    *redactor
 	tr     *http.Transport
 	ws     *wsEndpoint // nil when the upstream has no WebSocket URL
+	// finalized is the "finalized" block this provider last reported
+	// (pools with Config.FinalizedTag).
+	finalized atomic.Uint64
 
 	// br is swapped whole by an operator's reset (gobreaker has no reset);
 	// a call in flight reports to the breaker it was allowed by.

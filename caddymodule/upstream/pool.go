@@ -80,6 +80,10 @@ type Config struct {
 	Trust TrustConfig
 	// Hedge tunes hedged reads (zero: the defaults; Off: none).
 	Hedge HedgeConfig
+	// FinalizedTag: the chain's finality is its "finalized" block tag
+	// (shared/chains): the probe also asks providers for that block, and
+	// FinalizedHead reports it.
+	FinalizedTag bool
 
 	// Classifier judges JSON-RPC error objects; nil means
 	// DefaultClassifier. Not part of Key: a function cannot be compared,
@@ -151,7 +155,7 @@ func (c Config) Key() string {
 		Breaker: c.Breaker, Transport: c.Transport, RateLimitBackoff: c.RateLimitBackoff,
 		MaxRateLimitBackoff: c.MaxRateLimitBackoff, AttemptTimeout: c.AttemptTimeout,
 		MaxAttempts: c.MaxAttempts, LatencySamples: c.LatencySamples, MaxReplyBytes: c.MaxReplyBytes, Trust: c.Trust,
-		Hedge: c.Hedge,
+		Hedge: c.Hedge, FinalizedTag: c.FinalizedTag,
 	}
 	for _, p := range c.Providers {
 		// Normalize so that spellings that build the same pool (empty
@@ -185,6 +189,7 @@ type poolKey struct {
 	MaxReplyBytes                                         int64
 	Trust                                                 TrustConfig
 	Hedge                                                 HedgeConfig
+	FinalizedTag                                          bool
 }
 
 type providerKey struct {
@@ -211,6 +216,9 @@ type Pool struct {
 	mu      sync.Mutex                // serializes SetNodes
 	members atomic.Pointer[[]*member] // copy-on-write: readers never lock
 	refHead atomic.Uint64
+	// finalHead is the highest "finalized" block the healthy providers
+	// report (Config.FinalizedTag only).
+	finalHead atomic.Uint64
 
 	ctx     context.Context
 	cancel  context.CancelFunc

@@ -122,6 +122,9 @@ func (p *Pool) probeOne(ctx context.Context, m *member) {
 		}
 		p.logHealth(m, m.health.probeOK(chainOK, reason, r.head, now, p.cfg.HealthyAfter))
 		if chainOK {
+			if p.cfg.FinalizedTag && m.up.Kind == KindProvider {
+				p.probeFinalized(pctx, m)
+			}
 			p.probeCapabilities(pctx, m, now)
 			p.probeLogsRange(pctx, m, r.head, now)
 		}
@@ -291,6 +294,17 @@ func (p *Pool) updateLag() {
 		ref = provHead
 	}
 	p.refHead.Store(ref)
+	if p.cfg.FinalizedTag {
+		// Only providers' word counts: a node claiming a high finalized
+		// block would make the cache keep answers that may still change.
+		var fin uint64
+		for _, m := range ms {
+			if h := m.health.view(); m.up.Kind == KindProvider && h.healthy && !h.wrongChain {
+				fin = max(fin, m.finalized.Load())
+			}
+		}
+		p.finalHead.Store(min(fin, ref))
+	}
 	for _, m := range ms {
 		if lagging, changed := m.health.setLag(ref, p.cfg.LagThreshold); changed {
 			p.log.Info("upstream lag changed", zap.Object("upstream", m.up), zap.Bool("lagging", lagging), zap.Uint64("reference_head", ref))
@@ -310,4 +324,26 @@ func (p *Pool) backoffFor(h http.Header) time.Duration {
 		}
 	}
 	return min(d, p.cfg.MaxRateLimitBackoff)
+}
+
+var probeFinalizedBody = []byte(`{"jsonrpc":"2.0","id":3,"method":"eth_getBlockByNumber","params":["finalized",false]}`)
+
+// probeFinalized asks a provider for the chain's "finalized" block (chains
+// whose finality is the tag). A failure leaves the last answer: it only
+// delays what the cache may keep.
+func (p *Pool) probeFinalized(ctx context.Context, m *member) {
+	x := m.post(ctx, probeFinalizedBody, probeMaxBytes)
+	r, items, _ := p.probeExchange(ctx, m, x)
+	if r.err != "" || r.limited || len(items) != 1 || items[0].Error != nil {
+		return
+	}
+	var b struct {
+		Number json.RawMessage `json:"number"`
+	}
+	if json.Unmarshal(items[0].Result, &b) != nil || b.Number == nil {
+		return
+	}
+	if n, err := hexQuantity(b.Number); err == nil {
+		m.finalized.Store(n)
+	}
 }

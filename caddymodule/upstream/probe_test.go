@@ -94,6 +94,38 @@ func TestNodeCannotInflateReferenceHead(t *testing.T) {
 	}
 }
 
+// TestFinalizedTagFromProvidersOnly: on a chain whose finality is its
+// "finalized" tag, the pool's finalized head is the highest providers
+// report, capped at the best head; a node's claim never counts (it would
+// let the cache keep answers that may still change).
+func TestFinalizedTagFromProvidersOnly(t *testing.T) {
+	a, b := newFakeRPC(t, "a", 137, 1000), newFakeRPC(t, "b", 137, 1000)
+	a.finalized.Store(900)
+	b.finalized.Store(950)
+	liar := newFakeRPC(t, "liar", 137, 1000)
+	liar.finalized.Store(1000)
+	cfg := testConfig(provider(a), provider(b))
+	cfg.FinalizedTag = true
+	p := newTestPool(t, cfg)
+	setNodes(t, p, node(liar))
+	p.ProbeNow(t.Context())
+	if got := p.FinalizedHead(); got != 950 {
+		t.Fatalf("finalized head %d, want 950", got)
+	}
+	b.finalized.Store(5000) // ahead of every head: capped
+	p.ProbeNow(t.Context())
+	if got := p.FinalizedHead(); got != 1000 {
+		t.Fatalf("finalized head %d, want the best head 1000", got)
+	}
+	// Without the tag the pool never asks.
+	plain := newTestPool(t, testConfig(provider(newFakeRPC(t, "c", 137, 1000))))
+	untagged := cfg
+	untagged.FinalizedTag = false
+	if plain.FinalizedHead() != 0 || untagged.Key() == cfg.Key() {
+		t.Fatal("a pool without FinalizedTag reports a finalized head, or the tag is not part of the key")
+	}
+}
+
 func TestProbeHysteresis(t *testing.T) {
 	a := newFakeRPC(t, "a", 137, 1000)
 	a.setProbeMode(mode502)

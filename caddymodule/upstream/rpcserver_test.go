@@ -42,6 +42,7 @@ type fakeRPC struct {
 	delay     atomic.Int64  // added to every answer, ns
 	noBatch   atomic.Bool   // answer batches with a single error object
 	logsLimit atomic.Uint64 // eth_getLogs: widest range served (0: the method does not exist)
+	finalized atomic.Uint64 // eth_getBlockByNumber("finalized"): this block's number (0: not served)
 	calls     atomic.Int64  // non-probe requests that reached the server
 	probes    atomic.Int64
 	mu        sync.Mutex
@@ -182,6 +183,10 @@ func (f *fakeRPC) answer(q rpcReq, mode srvMode) string {
 		return ok(`"0xde0b6b3a7640000"`)
 	case "eth_sendRawTransaction":
 		return ok(`"0x` + strings.Repeat("ab", 32) + `"`)
+	case "eth_getBlockByNumber":
+		if fin := f.finalized.Load(); fin != 0 && strings.Contains(string(q.Params), `"finalized"`) {
+			return ok(fmt.Sprintf(`{"number":"0x%x","hash":"0x%s"}`, fin, strings.Repeat("cd", 32)))
+		}
 	case "eth_getLogs":
 		limit := f.logsLimit.Load()
 		if limit == 0 {

@@ -131,3 +131,7 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // BestHead is the pool's reference head (0 until a probe has seen one); cheap
 // enough for every request, unlike Snapshot.
 func (p *Pool) BestHead() uint64 { return p.refHead.Load() }
+
+// FinalizedHead is the highest "finalized" block the pool's healthy
+// providers report, never above BestHead (0 unless Config.FinalizedTag).
+func (p *Pool) FinalizedHead() uint64 { return p.finalHead.Load() }

@@ -24,6 +24,8 @@ import uPlot from 'uplot';
 const CHAIN_ID = 137;
 const PRICE_PER_CALL_UNITS = 30n; // 0.00003 USDT
 const LOW_CREDIT_CALLS = 1000;
+// Chain names for the charts: the built-in chains', and those the gateway serves by configuration,
+// read from its chain table as service.json lists it (loadChainNames).
 const CHAIN_NAMES: Record<number, string> = { 137: 'Polygon', 1: 'Ethereum', 42161: 'Arbitrum', 8453: 'Base', 80002: 'Amoy' };
 const EXPLORER = 'https://polygonscan.com';
 const claimAbi = parseAbi(['function claim(bytes signature, uint256 amount, uint256 deadline)']);
@@ -754,6 +756,23 @@ async function withdraw() {
   refreshButtons();
 }
 
+// loadChainNames adds the gateway's configured chains to CHAIN_NAMES. Without the gateway in front
+// (settlementd reached directly) service.json is not there, and the built-in names stay.
+async function loadChainNames() {
+  try {
+    const resp = await fetch('/.well-known/service.json');
+    if (!resp.ok) return;
+    const doc = await resp.json();
+    for (const s of doc.services ?? []) {
+      if (s.type === 'json-rpc' && typeof s.chain_id === 'number' && typeof s.name === 'string' && !(s.chain_id in CHAIN_NAMES)) {
+        CHAIN_NAMES[s.chain_id] = s.name;
+      }
+    }
+  } catch {
+    // the built-in names stay
+  }
+}
+
 // ---- wiring
 
 function init() {
@@ -784,6 +803,7 @@ function init() {
     refreshButtons();
   });
   refreshButtons();
+  void loadChainNames();
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

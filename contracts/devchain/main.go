@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,6 +60,7 @@ func serve(args []string) error {
 	adminPort := fs.Int("admin-port", 0, "admin JSON-RPC port on 127.0.0.1, 0 for a free one, -1 for none; the manifest's admin_url names it. devchain_reorg(chainId, depth) replaces the last depth (1-16) blocks of chain 137 or 8453 with a new branch one block longer, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"devchain_reorg\",\"params\":[137,2]}")
 	reorgEvery := fs.Duration("reorg-every", 0, "reorganise both chains this often (0: only on demand, through devchain_reorg); each reorganisation also moves the chain clock about -reorg-depth seconds further ahead of real time")
 	reorgDepth := fs.Int("reorg-depth", 2, fmt.Sprintf("blocks each -reorg-every reorganisation replaces (1-%d)", devnet.MaxReorgDepth))
+	extra := fs.String("extra-chains", "", "comma-separated chain ids of more plain chains to start (e.g. 31337: no contracts, dev accounts funded; free ports, in the manifest's extra_chains), to try a chain added by configuration")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,10 +78,19 @@ func serve(args []string) error {
 	if bi == 0 {
 		bi = -1 // devnet: negative disables, zero means default
 	}
+	var extraIDs []uint64
+	for _, f := range strings.FieldsFunc(*extra, func(r rune) bool { return r == ',' || r == ' ' }) {
+		id, err := strconv.ParseUint(f, 10, 64)
+		if err != nil || id == 0 {
+			return fmt.Errorf("-extra-chains: %q is not a chain id", f)
+		}
+		extraIDs = append(extraIDs, id)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	d, err := devnet.Start(ctx, devnet.Config{PolygonPort: *polyPort, BasePort: *basePort, BlockInterval: bi, MinDeposit: min, TokensOnly: *tokensOnly})
+	d, err := devnet.Start(ctx, devnet.Config{PolygonPort: *polyPort, BasePort: *basePort, BlockInterval: bi, MinDeposit: min, TokensOnly: *tokensOnly,
+		ExtraChains: extraIDs})
 	if err != nil {
 		return err
 	}
@@ -102,6 +114,9 @@ func serve(args []string) error {
 		defer close(reorgs)
 		reorgLoop(ctx, d, *reorgEvery, *reorgDepth)
 	}()
+	for _, c := range d.Manifest.Extra {
+		fmt.Fprintf(os.Stderr, "devchain: chain %d at %s (%s)\n", c.ChainID, c.RPCURL, c.WSURL)
+	}
 	<-ctx.Done()
 	<-reorgs
 	fmt.Fprintln(os.Stderr, "devchain: shutting down")

@@ -40,6 +40,10 @@ type Config struct {
 	// manifest names none): the chain as an operator finds a real one, with
 	// the tokens and funded accounts, for the deploy command to start from.
 	TokensOnly bool
+	// ExtraChains are more chains to start, by chain id (e.g. 31337): plain
+	// EVM chains with the dev accounts funded and no contracts, for chains
+	// the gateway serves by configuration only (issue 34).
+	ExtraChains []uint64
 }
 
 // Funding of the dev accounts.
@@ -51,8 +55,10 @@ var (
 
 // Devnet is the running pair of chains.
 type Devnet struct {
-	Polygon  *simchain.Chain
-	Base     *simchain.Chain
+	Polygon *simchain.Chain
+	Base    *simchain.Chain
+	// Extra are the Config.ExtraChains, in that order.
+	Extra    []*simchain.Chain
 	Manifest *Manifest
 
 	sealers map[uint64]*sealer // by chain ID; nil until the set-up is done
@@ -97,6 +103,20 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 	maps.Copy(baseAlloc, alloc)
 	if d.Base, err = simchain.New(simchain.Config{ChainID: 8453, Alloc: baseAlloc, HTTPPort: cfg.BasePort}); err != nil {
 		return nil, fmt.Errorf("devnet: chain 8453: %w", err)
+	}
+	for _, id := range cfg.ExtraChains {
+		if id == 137 || id == 8453 {
+			return nil, fmt.Errorf("devnet: extra chain %d is one of the devnet's own", id)
+		}
+		port, err := simchain.FreePort()
+		if err != nil {
+			return nil, fmt.Errorf("devnet: pick a port: %w", err)
+		}
+		c, err := simchain.New(simchain.Config{ChainID: id, Alloc: alloc, HTTPPort: port})
+		if err != nil {
+			return nil, fmt.Errorf("devnet: chain %d: %w", id, err)
+		}
+		d.Extra = append(d.Extra, c)
 	}
 	byName := map[string]common.Address{}
 	for _, a := range accts {
@@ -151,7 +171,7 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 	}
 
 	d.sealers = map[uint64]*sealer{}
-	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
+	for _, c := range append([]*simchain.Chain{d.Polygon, d.Base}, d.Extra...) {
 		s := &sealer{c: c, interval: cfg.BlockInterval}
 		s.start()
 		d.sealers[c.ChainID().Uint64()] = s
@@ -168,6 +188,7 @@ func Start(ctx context.Context, cfg Config) (_ *Devnet, err error) {
 		Base: Base{ChainID: 8453, RPCURL: d.Base.HTTPURL(), WSURL: d.Base.WSURL(), USDC: usdc.Hex(),
 			BatchSettlement: deploy.BatchSettlementAddress.Hex(), DepositCollector: deploy.ERC3009CollectorAddress.Hex()},
 		Accounts: accts,
+		Extra:    extraManifest(d.Extra),
 		Note:     "development chains and keys only; the keys are derived from public strings",
 	}
 	return d, nil
@@ -237,6 +258,14 @@ func (s *sealer) stop() {
 	}
 }
 
+func extraManifest(cs []*simchain.Chain) []Chain {
+	var out []Chain
+	for _, c := range cs {
+		out = append(out, Chain{ChainID: c.ChainID().Uint64(), RPCURL: c.HTTPURL(), WSURL: c.WSURL()})
+	}
+	return out
+}
+
 // pendingPoll is how often pending transactions are looked for: a
 // transaction sent over HTTP is mined within about this delay.
 const pendingPoll = 25 * time.Millisecond
@@ -272,7 +301,7 @@ func (d *Devnet) Close() error {
 		s.closed = true
 		s.mu.Unlock()
 	}
-	for _, c := range []*simchain.Chain{d.Polygon, d.Base} {
+	for _, c := range append([]*simchain.Chain{d.Polygon, d.Base}, d.Extra...) {
 		if c != nil {
 			errs = append(errs, c.Close())
 		}

@@ -221,3 +221,30 @@ func TestDevnetTokensOnly(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestExtraChain: a chain id the devnet does not know starts as a plain
+// EVM chain with the dev accounts funded, served over HTTP and WebSocket.
+func TestExtraChain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := Start(ctx, Config{BlockInterval: 50 * time.Millisecond, ExtraChains: []uint64{31337}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if len(d.Manifest.Extra) != 1 || d.Manifest.Extra[0].ChainID != 31337 || d.Manifest.Extra[0].WSURL == "" {
+		t.Fatalf("manifest %+v", d.Manifest.Extra)
+	}
+	c, err := ethclient.DialContext(ctx, d.Manifest.Extra[0].RPCURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if id, err := c.ChainID(ctx); err != nil || id.Uint64() != 31337 {
+		t.Fatalf("chain id %v %v", id, err)
+	}
+	dev, _ := d.Manifest.Account("developer-1")
+	if bal, err := c.BalanceAt(ctx, common.HexToAddress(dev.Address), nil); err != nil || bal.Sign() <= 0 {
+		t.Fatalf("developer-1 balance %v %v", bal, err)
+	}
+}

@@ -15,9 +15,19 @@ type Manifest struct {
 	Polygon         Polygon   `json:"polygon"`
 	Base            Base      `json:"base"`
 	Accounts        []Account `json:"accounts"`
-	Note            string    `json:"note"`
 	// AdminURL is the admin JSON-RPC endpoint (devchain_reorg), when served (Devnet.ServeAdmin).
 	AdminURL string `json:"admin_url,omitempty"`
+	// Extra are the chains started by Config.ExtraChains (none by default).
+	Extra []Chain `json:"extra_chains,omitempty"`
+	Note  string  `json:"note"`
+}
+
+// Chain is a plain chain started by Config.ExtraChains: no contracts, the
+// dev accounts funded with ETH.
+type Chain struct {
+	ChainID uint64 `json:"chain_id"`
+	RPCURL  string `json:"rpc_url"`
+	WSURL   string `json:"ws_url"`
 }
 
 // Polygon is the chain-137 part. RevenueVault, ClaimsContract and

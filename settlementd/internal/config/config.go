@@ -28,6 +28,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
 // Config is every setting of settlementd.
@@ -77,6 +78,12 @@ type Config struct {
 	Force bool // reconcile: run although the stream is not fully ingested
 
 	ConfigFile string
+	// ChainsFile (TOLLGATE_CHAINS_FILE) is the chains file (shared/chains
+	// File, JSON): chains served beyond the built-in five, as in the
+	// gateway's configuration. Chains is the table it gives (the built-in
+	// one without a file); SIGHUP reads the file again (ReloadChains).
+	ChainsFile string
+	Chains     *chains.Table
 
 	// Environment-only settings (env.go): read here once and passed down,
 	// never from flags or files.
@@ -160,6 +167,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	boo := func(p *bool, name, env string, def bool, help string) { fs.BoolVar(p, name, def, help+add(name, env)) }
 
 	str(&c.ConfigFile, "config", "TOLLGATE_CONFIG", "", "config file, JSON or YAML (.yaml/.yml); keys are these flag names")
+	str(&c.ChainsFile, "chains-file", "TOLLGATE_CHAINS_FILE", "",
+		"chains file (JSON): chains served beyond the built-in ones, as in the gateway's configuration; SIGHUP re-reads it")
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (required)")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL")
 	str(&c.Prefix, "prefix", "TOLLGATE_PREFIX", "tollgate:", "Redis key prefix shared with the gateway; the event stream is <prefix>events")
@@ -248,7 +257,18 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 		c.Consumer = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	envErr := c.readEnv(getenv)
-	return c, errors.Join(c.validate(), envErr)
+	var chainsErr error
+	c.Chains, chainsErr = c.ReloadChains()
+	return c, errors.Join(c.validate(), envErr, chainsErr)
+}
+
+// ReloadChains reads the chains file (the built-in table without one). Its
+// errors name the file and the chain.
+func (c *Config) ReloadChains() (*chains.Table, error) {
+	if c.ChainsFile == "" {
+		return chains.Builtin(), nil
+	}
+	return chains.LoadFile(c.ChainsFile)
 }
 
 func (c *Config) validate() error {
@@ -345,7 +365,15 @@ func (c *Config) Describe() map[string]string {
 		"evidence-lookback": c.EvidenceLookback.String(),
 		"settlement-hold":   c.Chain.SettlementHold.String(),
 		"config-file":       c.ConfigFile,
+		"chains":            c.chainIDs(),
 	}
+}
+
+func (c *Config) chainIDs() string {
+	if c.Chains == nil {
+		return chains.Builtin().IDs()
+	}
+	return c.Chains.IDs()
 }
 
 func describeDB(dsn string) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,5 +150,34 @@ func TestGCPercent(t *testing.T) {
 		if err != nil || c.GCPercent != tc.percent || c.GOGCFromEnv != tc.fromEnv {
 			t.Errorf("%v: gc-percent %d, GOGC from env %v, %v", tc.env, c.GCPercent, c.GOGCFromEnv, err)
 		}
+	}
+}
+
+// The chains file is read at Load: a good one adds its chains, a bad one
+// stops settlementd with an error naming the file and the chain.
+func TestChainsFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "chains.json")
+	if err := os.WriteFile(good, []byte(`{"chains":[{"id":31337,"name":"devchain","block_time":"1s","finality":2}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(nil, env(map[string]string{"DATABASE_URL": dsn, "TOLLGATE_CHAINS_FILE": good}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Chains.ByID(31337); !ok || c.Chains.Default().ID != 137 || c.Describe()["chains"] != "137, 1, 42161, 8453, 80002, 31337" {
+		t.Fatalf("chains %s", c.Chains.IDs())
+	}
+	c, err = Load(nil, env(map[string]string{"DATABASE_URL": dsn}), io.Discard)
+	if err != nil || c.Chains.Len() != 5 {
+		t.Fatalf("without a file: %v %v", c.Chains, err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"chains":[{"id":10,"name":"optimism","block_time":"2s","finality":"tag","explorer":"http://x.io"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load([]string{"-chains-file", bad}, env(map[string]string{"DATABASE_URL": dsn}), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "bad.json: chain 10 (optimism): explorer \"http://x.io\" must be an https:// URL") {
+		t.Fatalf("bad file: %v", err)
 	}
 }

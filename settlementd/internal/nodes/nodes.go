@@ -62,6 +62,10 @@ type Config struct {
 	ProbeTimeout time.Duration  // per eth_chainId probe
 	MaxFailures  int            // consecutive failed probes before a node is offline
 	Log          *zap.Logger
+	// Chains is the chain table in force (settlementd's chains file,
+	// swapped on SIGHUP); nil: the built-in chains. A node may register
+	// only chains it lists.
+	Chains *chains.Live
 }
 
 // Service registers and probes nodes.
@@ -179,9 +183,10 @@ func (s *Service) validate(ctx context.Context, req *RegisterRequest) (*url.URL,
 	}
 	slices.Sort(req.ChainIDs)
 	req.ChainIDs = slices.Compact(req.ChainIDs)
+	table := s.cfg.Chains.Load()
 	for _, id := range req.ChainIDs {
-		if _, ok := chains.ByID(id); !ok {
-			return nil, bad("unsupported_chain", "chain %d is not supported", id)
+		if _, ok := table.ByID(id); !ok {
+			return nil, bad("unsupported_chain", "chain %d is not supported (configured: %s)", id, table.IDs())
 		}
 	}
 	u, err := url.Parse(strings.TrimSpace(req.RPCURL))
