@@ -70,6 +70,9 @@ http://127.0.0.1:{PORT} {
 			probe_interval 100ms
 			breaker_failures 1000
 			finality_depth 2
+			upstreams {
+				hedge off # metering tests count upstream calls exactly (hedge_test.go turns hedges on)
+			}
 			free_daily_limit @FREE@
 			free_subnet_limit @SUBNET@
 			rate_limit_ip @IPRATE@

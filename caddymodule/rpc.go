@@ -237,6 +237,10 @@ func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []j
 // forward it, so the verifier's evidence names the caller's request.
 type requestIDKey struct{}
 
+// maxHedgedCalls is the largest part hedged: a hedge of a big batch would
+// double a big chunk of work to save the wait of its slowest call.
+const maxHedgedCalls = 16
+
 // subBatchConcurrency bounds the sub-batches of one caller's batch in
 // flight at once.
 const subBatchConcurrency = 4
@@ -309,7 +313,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		return nil
 	}
 	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
-		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK, NoHedge: noHedge})
+		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK, NoHedge: noHedge || len(calls) > maxHedgedCalls})
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {
