@@ -87,6 +87,10 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	switch draw.code {
 	case 1:
 		d.Outcome, d.BundleLeft = Bundle, toInt(res[1])
+		if len(res) > 2 {
+			xid, _ := res[2].(string)
+			m.cfg.Retain.keep(ws, fact{xid: xid, data: data, typ: events.TypeDebit, kind: factBundleDebit, payer: wallet, n: int64(req.Calls)})
+		}
 	case 3:
 		d.Outcome, d.Reason, d.BundleLeft = PaymentRequired, ReasonBundleExhausted, toInt(res[1])
 	case 7:

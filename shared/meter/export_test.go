@@ -8,3 +8,7 @@ func AsUnanswered(d Decision) Decision {
 	d.Outcome, d.amount, d.Balance, d.Account = 0, 0, 0, ""
 	return d
 }
+
+// SeenRun makes p believe it last saw shard s on the Redis process run
+// (a test plays a promoted replica without restarting Redis).
+func (p *Replayer) SeenRun(s int, run string) { p.state[s].run = run }

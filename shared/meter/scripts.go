@@ -39,12 +39,12 @@ end
 // meterScript decides who pays for one request (all calls of a batch at
 // once) and books it. Outcomes, as the first element of the reply:
 //
-//	1 paid by credits      {1, balance after, account}
-//	2 free tier            {2, free calls left for the IP today, account or "", IP limit, subnet limit}
+//	1 paid by credits      {1, balance after, account, debit's stream id}
+//	2 free tier            {2, free calls left for the IP today, account or "", IP limit, subnet limit, debit's stream id}
 //	3 payment required     {3, 1 = IP allowance exhausted | 2 = subnet cap reached, account or "", IP limit, subnet limit}
 //	4 rate limited         {4, retry after ms}
 //	5 unauthorized key     {5, 1 = unknown | 2 = revoked}
-//	6 paid by an x402 bundle {6, bundle calls left, account, wallet} (a bundle key)
+//	6 paid by an x402 bundle {6, bundle calls left, account, wallet, debit's stream id} (a bundle key)
 //	8 recovering             {8, 0}: the key is unknown, or its bundle is missing,
 //	                         and Redis has no generation marker (it lost its data
 //	                         and settlementd has not rebuilt it yet)
@@ -116,7 +116,9 @@ local function book(payload)
     count(acct .. ':day:' .. ARGV[13], n)
   end
   count(KEYS[2], n)
-  redis.call('XADD', KEYS[1], '*', 't', ARGV[14], 'v', ARGV[15], 'd', payload)
+  -- The entry's id goes back to the gateway, which keeps the fact until
+  -- settlementd has stored it (retain.go).
+  return redis.call('XADD', KEYS[1], '*', 't', ARGV[14], 'v', ARGV[15], 'd', payload)
 end
 
 -- recovering: Redis lost its data (no generation marker), so a key that
@@ -163,16 +165,16 @@ if mode ~= 'ip' and #KEYS >= 4 and (ipk == 0 or ipk > 4) then
     if left >= n then
       left = redis.call('HINCRBY', b, 'calls', -n)
       redis.call('HINCRBY', b, 'used', n)
-      book(subst(ARGV[20], ARGV[21], w))
-      return {6, left, id, w}
+      local xid = book(subst(ARGV[20], ARGV[21], w))
+      return {6, left, id, w, xid}
     end
   end
   local cost = n * tonumber(ARGV[4])
   if cost > 0 and bal >= cost then
     bal = redis.call('HINCRBY', acct, 'bal', -cost)
     redis.call('HINCRBY', acct, 'spent', cost)
-    book(ARGV[16])
-    return {1, bal, id}
+    local xid = book(ARGV[16])
+    return {1, bal, id, xid}
   end
   if ipk == 0 then
     -- The free tier on the address's shard is expected to serve the call:
@@ -205,8 +207,8 @@ count(knet, n)
 if redis.call('HINCRBY', kstats, 'calls', n) == n then redis.call('EXPIRE', kstats, ttl) end
 if ipu == 0 then redis.call('HINCRBY', kstats, 'ips', 1) end
 if ipu < near and ipu + n >= near then redis.call('HINCRBY', kstats, 'near', 1) end
-book(ARGV[17])
-return {2, iplim - ipu - n, id or '', iplim, netlim}
+local xid = book(ARGV[17])
+return {2, iplim - ipu - n, id or '', iplim, netlim, xid}
 `)
 
 // refundScript gives back what a request was charged for calls the upstream
@@ -217,6 +219,7 @@ return {2, iplim - ipu - n, id or '', iplim, netlim}
 // counter, 5 free stats (free tier).
 // ARGV: 1 "credits" | "bundle" | "free", 2 units, 3 calls, 4 event type, 5 event
 // version, 6 refund payload, 7 near-limit threshold, 8 guard TTL s.
+// Reply: the Refund's stream id, or 0 when the request was refunded before.
 var refundScript = redis.NewScript(`
 if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[8]) then return 0 end
 local k = tonumber(ARGV[3])
@@ -243,8 +246,7 @@ else
     end
   end
 end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'v', ARGV[5], 'd', ARGV[6])
-return 1
+return redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'v', ARGV[5], 'd', ARGV[6])
 `)
 
 // createLimitScript records a key creation against the creation limit of
@@ -320,7 +322,7 @@ return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or ''}
 // 5 generation marker.
 // ARGV: 1 calls, 2 nonce TTL s, 3 event type, 4 event version, 5 debit
 // payload, 6 daily key TTL s.
-// Reply: {1, calls left} served, {3, calls left} too few calls left,
+// Reply: {1, calls left, debit's stream id} served, {3, calls left} too few calls left,
 // {7, 0} nonce already used, {8, 0} the bundle is missing and Redis is not
 // rebuilt yet (the nonce stays unused, so the same message works once it is).
 var siwxScript = redis.NewScript(`
@@ -333,8 +335,8 @@ redis.call('SET', KEYS[3], '1', 'EX', ARGV[2])
 left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
 redis.call('HINCRBY', KEYS[2], 'used', n)
 if redis.call('INCRBY', KEYS[4], n) == n then redis.call('EXPIRE', KEYS[4], ARGV[6]) end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'd', ARGV[5])
-return {1, left}
+local xid = redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'd', ARGV[5])
+return {1, left, xid}
 `)
 
 // grantScript books a settled x402 payment: the wallet's bundle grows by the

@@ -33,6 +33,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/crashhook"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/evidence"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
@@ -540,12 +541,19 @@ func (w *worker) mark(ctx context.Context, idle bool) {
 	if !idle && time.Since(w.lastMark) < in.cfg.WatermarkEvery {
 		return
 	}
+	// The Redis process before and after the watermark: an
+	// acknowledgement names the process whose group state it read, and is
+	// published only if that did not change meanwhile (a failover).
+	run, runErr := meter.RunID(ctx, in.rdb, in.cfg.Stream)
 	wm, err := GroupWatermark(ctx, in.rdb, in.cfg.Stream, in.cfg.Group)
 	if err != nil {
 		if ctx.Err() == nil {
 			in.log.Warn("reading the stream watermark", zap.Error(err))
 		}
 		return
+	}
+	if runErr == nil {
+		in.acknowledge(ctx, wm, run)
 	}
 	if err := RecordWatermark(ctx, in.pool, in.cfg.Stream, wm, w.markEvent, w.markID); err != nil {
 		if ctx.Err() == nil {
@@ -557,6 +565,21 @@ func (w *worker) mark(ctx context.Context, idle bool) {
 	w.markEvent, w.markID = 0, ""
 	in.m.watermarkLag.Set(float64(time.Now().UnixMilli()-wm.LowMs) / 1000)
 	in.m.pending.Set(float64(wm.Pending))
+}
+
+// acknowledge publishes wm to the gateways (balances.Layout.Ingested of
+// the stream's shard): they let go of the money facts they keep for replay
+// below it (meter.Retention). Several consumers may publish out of order;
+// an older value only makes the gateways keep facts a little longer.
+func (in *Ingester) acknowledge(ctx context.Context, wm Watermark, run string) {
+	again, err := meter.RunID(ctx, in.rdb, in.cfg.Stream)
+	if err != nil || again != run {
+		return
+	}
+	key := strings.TrimSuffix(in.cfg.Stream, "events") + "ingested"
+	if err := in.rdb.Set(ctx, key, meter.FormatAck(wm.LowMs, run), 0).Err(); err != nil && ctx.Err() == nil {
+		in.log.Warn("publishing the stream watermark to the gateways", zap.Error(err))
+	}
 }
 
 // linger waits d (or until ctx ends).
