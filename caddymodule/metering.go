@@ -212,14 +212,15 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	stream := layout.Stream(0)
 	h.writerKey = "events/" + h.redisKey + "/" + stream + "/" + strconv.Itoa(layout.N())
 	v, _, err := writers.LoadOrNew(h.writerKey, func() (caddy.Destructor, error) {
-		wc := meter.WriterConfig{Stream: stream, Layout: layout, Logger: h.logger.Named("events")}
+		kept := newRetained(h.redis, layout, h.logger)
+		wc := meter.WriterConfig{Stream: stream, Layout: layout, Logger: h.logger.Named("events"), Retain: kept.ret}
 		if n := h.Metering.EventPack; n != nil {
 			wc.MaxPack = *n
 		}
 		if ap, ok := h.scripts.(meter.Carrier); ok {
 			wc.Carrier = ap // events ride the metering calls' round trips
 		}
-		return writerHandle{meter.NewEventWriter(h.redis, wc), newRetained(h.redis, layout, h.logger)}, nil
+		return writerHandle{meter.NewEventWriter(h.redis, wc), kept}, nil
 	})
 	if err != nil {
 		return err

@@ -264,7 +264,7 @@ func (p *Replayer) replay(ctx context.Context, s int, mode string) (int, error) 
 					target = l.BundlePrefix() + f.payer + "}"
 				}
 				cmds[i] = replayScript.EvalSha(ctx, pl, []string{stream, target}, mode, f.xid, f.typ, events.Version,
-					f.payload(), f.kind, f.n)
+					f.payload(), f.kind, f.n, f.count)
 			}
 			return nil
 		})
@@ -304,7 +304,8 @@ func (p *Replayer) replay(ctx context.Context, s int, mode string) (int, error) 
 // KEYS: 1 stream, 2 the account hash (credits) or the wallet's bundle hash.
 // ARGV: 1 mode (append | rebook | late), 2 the entry's id when booked,
 // 3 event type, 4 event version, 5 payload, 6 fact kind (1 credits debit,
-// 2 bundle debit, 3 credits refund, 4 bundle refund), 7 units or calls.
+// 2 bundle debit, 3 credits refund, 4 bundle refund, 0 none: revenue),
+// 7 units or calls, 8 a revenue pack's event count ("": one event).
 // Reply: {0, id} the entry is there, {1, new id} appended.
 var replayScript = redis.NewScript(`
 if ARGV[1] ~= 'append' then
@@ -331,6 +332,9 @@ if ARGV[1] == 'rebook' and redis.call('EXISTS', KEYS[2]) == 1 then
     redis.call('HINCRBY', KEYS[2], 'calls', n)
     redis.call('HINCRBY', KEYS[2], 'used', -n)
   end
+end
+if ARGV[8] ~= '' then
+  return {1, redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'n', ARGV[8], 'd', ARGV[5])}
 end
 return {1, redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'd', ARGV[5])}
 `)

@@ -10,7 +10,8 @@ import (
 )
 
 // Retention keeps every money fact this gateway booked — a paid call's
-// Debit (credits or an x402 bundle), a Refund of one — until settlementd's
+// Debit (credits or an x402 bundle), a Refund of one, the revenue entries
+// its event writer wrote — until settlementd's
 // acknowledgement (balances.Layout.Ingested) shows it stored in PostgreSQL,
 // so that a Redis that lost it (restarted empty, flushed, a replica
 // promoted without the last writes) gets it again (Replayer). The metering
@@ -45,6 +46,25 @@ const (
 // its ring slot and the strings' headers (measured by BenchmarkRetention).
 const factOverhead = 96
 
+// keepEntry keeps a revenue entry the event writer wrote (xid its id): a
+// revenue event, or a pack of them. Other entries the writer may carry are
+// not money facts.
+func (r *Retention) keepEntry(q queued, xid string) {
+	if r == nil || len(q.vals) < 6 || q.vals[1] != events.TypeRevenue {
+		return
+	}
+	f := fact{xid: xid, typ: events.TypeRevenue}
+	for i := 0; i+1 < len(q.vals); i += 2 {
+		switch q.vals[i] {
+		case "d":
+			f.data, _ = q.vals[i+1].(string)
+		case "n":
+			f.count, _ = q.vals[i+1].(string)
+		}
+	}
+	r.keep(q.shard, f)
+}
+
 // fact kinds: what replaying the fact onto a Redis that lost it changes
 // besides appending it (Replayer, replayScript).
 const (
@@ -66,7 +86,8 @@ type fact struct {
 	typ   string // event type
 	payer string // account id (credits) or wallet (bundle)
 	n     int64  // units (credits) or calls (bundle)
-	kind  uint8
+	kind  uint8  // 0: no balance change (a revenue entry)
+	count string // a revenue pack's event count (its n field; "" one event)
 }
 
 // payload is the entry's d field as the script wrote it.
