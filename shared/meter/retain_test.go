@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/shared/events"
@@ -26,6 +27,7 @@ func TestRetentionReplaysWhatRedisLost(t *testing.T) {
 	f.m.SetRetention(ret)
 	l := f.layout()
 	rep := meter.NewReplayer(f.rdb, l, ret, "gw-test", 0, nil)
+	rep.SetHold(-time.Minute) // no hold, whatever the clocks say
 	secret, id := f.newKey(t)
 	f.credit(t, id, 100*money.PricePerCall)
 	req := meter.Request{IP: ip("10.1.1.1"), KeyHash: meter.HashKey(secret), Calls: 1, Method: "eth_blockNumber"}
