@@ -271,8 +271,15 @@ func (p *Replayer) replay(ctx context.Context, s int, mode string) (int, error) 
 			for i := range facts {
 				f := &facts[i]
 				target := l.AccountPrefix() + f.payer + "}"
-				if f.kind == factBundleDebit || f.kind == factBundleRefund {
+				switch f.kind {
+				case factBundleDebit, factBundleRefund:
 					target = l.BundlePrefix() + f.payer + "}"
+				case factChannelState:
+					target = l.Channel(f.payer)
+				case 0:
+					if f.typ == events.TypeDebit && f.payer != "" {
+						target = l.Channel(f.payer) // a voucher draw's Debit: on its channel's shard
+					}
 				}
 				cmds[i] = replayScript.EvalSha(ctx, pl, []string{stream, target}, mode, f.xid, f.typ, events.Version,
 					f.payload(), f.kind, f.n, f.count)
@@ -315,7 +322,8 @@ func (p *Replayer) replay(ctx context.Context, s int, mode string) (int, error) 
 // KEYS: 1 stream, 2 the account hash (credits) or the wallet's bundle hash.
 // ARGV: 1 mode (append | rebook | late), 2 the entry's id when booked,
 // 3 event type, 4 event version, 5 payload, 6 fact kind (1 credits debit,
-// 2 bundle debit, 3 credits refund, 4 bundle refund, 0 none: revenue),
+// 2 bundle debit, 3 credits refund, 4 bundle refund, 5 a voucher draw's
+// channel state, 0 none: revenue, a voucher draw's Debit),
 // 7 units or calls, 8 a revenue pack's event count ("": one event).
 // Reply: {0, id} the entry is there, {1, new id} appended.
 var replayScript = redis.NewScript(`
@@ -342,6 +350,15 @@ if ARGV[1] == 'rebook' and redis.call('EXISTS', KEYS[2]) == 1 then
   elseif k == '4' then
     redis.call('HINCRBY', KEYS[2], 'calls', n)
     redis.call('HINCRBY', KEYS[2], 'used', -n)
+  elseif k == '5' then
+    -- A voucher draw's channel state: the hash takes it unless it holds
+    -- a newer one (its change counter).
+    local ev = cjson.decode(ARGV[5])
+    if tonumber(ev.seq) > tonumber(redis.call('HGET', KEYS[2], 'seq') or '0') then
+      redis.call('HSET', KEYS[2], 'w', ev.w, 'bal', ev.bal, 'claimed', ev.claimed, 'charged', ev.charged,
+        'signed', ev.signed, 'sig', ev.sig, 'cfg', ev.cfg, 'seq', ev.seq)
+      if ev.closed then redis.call('HSET', KEYS[2], 'closed', '1') else redis.call('HDEL', KEYS[2], 'closed') end
+    end
   end
 end
 if ARGV[8] ~= '' then

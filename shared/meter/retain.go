@@ -72,6 +72,7 @@ const (
 	factBundleDebit                    // calls −n, used +n of wallet payer's bundle
 	factCreditsRefund                  // bal +n, spent −n
 	factBundleRefund                   // calls +n, used −n
+	factChannelState                   // the channel hash becomes the state, unless it holds a newer one (seq)
 )
 
 // fact is one money fact as the gateway booked it. data is the payload the

@@ -459,7 +459,8 @@ return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 
 // ARGV: 1 now ms, 2 calls, 3 price, 4 cumulative, 5 signature, 6 wallet,
 // 7 event type, 8 event version, 9 debit payload, 10 daily key TTL s,
 // 11 channel id.
-// Reply: {code, 0, channel fields}: 1 served, 8 recovering, 9 unknown
+// Reply: {code, 0, channel fields}, served with the Debit's entry id, the
+// ChannelState's and its payload after them: 1 served, 8 recovering, 9 unknown
 // channel, 10 cumulative mismatch, 11 over the deposit, 12 closed by a
 // cooperative refund.
 var voucherScript = redis.NewScript(channelEmitLua + `
@@ -473,9 +474,9 @@ if cum ~= tonumber(st[4] or '0') + tonumber(ARGV[3]) then return {10, 0, st} end
 if cum > tonumber(st[2] or '0') then return {11, 0, st} end
 redis.call('HSET', KEYS[2], 'charged', ARGV[4], 'signed', ARGV[4], 'sig', ARGV[5], 'ts', ARGV[1])
 if redis.call('INCRBY', KEYS[3], n) == n then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[7], 'v', ARGV[8], 'd', ARGV[9])
-emitChannel(KEYS[1], KEYS[2], ARGV[11], nil, ARGV[1])
-return {1, 0, redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')}
+local dxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[7], 'v', ARGV[8], 'd', ARGV[9])
+local cxid, cdata = emitChannel(KEYS[1], KEYS[2], ARGV[11], nil, ARGV[1])
+return {1, 0, redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg'), dxid, cxid, cdata}
 `)
 
 // claimedScript raises a known channel's totalClaimed (KEYS[1] the channel
@@ -551,7 +552,9 @@ return 1
 // channelEmitLua defines emitChannel(stream, hash, id, tx, ms): it counts a
 // change of the channel hash (field seq) and appends the channel's state
 // after it to the stream as a ChannelState event (tx: the deposit
-// transaction the change recorded, or nil; ms the gateway's time). settlementd keeps the newest
+// transaction the change recorded, or nil; ms the gateway's time) and
+// returns the entry's id and payload (the gateway keeps a voucher draw's,
+// retain.go). settlementd keeps the newest
 // state per channel in PostgreSQL and rebuilds the hash from it after a
 // Redis loss (the latest voucher's signature exists nowhere else). The
 // amounts travel as the hash's own strings, never through Lua numbers.
@@ -563,6 +566,7 @@ local function emitChannel(stream, ch, id, tx, ms)
     w = f[1] or '', bal = f[2] or '0', claimed = f[3] or '0', charged = f[4] or '0', signed = f[5] or '0',
     sig = f[6] or '', cfg = f[7] or '', closed = f[8] == '1'}
   if tx then ev.tx = tx end
-  redis.call('XADD', stream, '*', 't', '` + events.TypeChannelState + `', 'v', '` + events.Version + `', 'd', cjson.encode(ev))
+  local d = cjson.encode(ev)
+  return redis.call('XADD', stream, '*', 't', '` + events.TypeChannelState + `', 'v', '` + events.Version + `', 'd', d), d
 end
 `
