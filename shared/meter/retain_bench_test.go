@@ -78,3 +78,22 @@ func TestRetentionMemory(t *testing.T) {
 }
 
 func benchSize(b *testing.B) int64 { f := benchFact(b, 0); return f.size() }
+
+// BenchmarkRetentionKeepAtBound is keeping a fact once the bound is
+// reached (settlementd down): each new fact lets the oldest go.
+func BenchmarkRetentionKeepAtBound(b *testing.B) {
+	f := benchFact(b, 0)
+	r := NewRetention(6, 10_000, 0)
+	for i := range 10_000 {
+		r.keep(i%6, f)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r.keep(i%6, f)
+	}
+	b.StopTimer()
+	if st := r.Stats(); st.Facts != 10_000 || st.Dropped < uint64(b.N) {
+		b.Fatalf("at the bound: %+v", st)
+	}
+}
