@@ -136,3 +136,41 @@ func TestRetentionReplaysWhatRedisLost(t *testing.T) {
 		t.Fatalf("%d facts kept after their acknowledgement", n)
 	}
 }
+
+// TestRetentionKeepsAGrant: an x402 payment's grant, its bundle key and the
+// paying call's draw are kept, and appended again as they were to a Redis
+// that lost them (the rebuild then finds the grant in PostgreSQL: the
+// wallet paid on chain and keeps its calls).
+func TestRetentionKeepsAGrant(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, meter.Config{Shards: 1})
+	ret := meter.NewRetention(1, 0, 0)
+	f.m.SetRetention(ret)
+	rep := meter.NewReplayer(f.rdb, f.layout(), ret, "gw-grant", 0, nil)
+	if err := rep.Tick(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	req := meter.Request{ChainID: 8453, IP: ip("10.2.2.2"), Calls: 1, Method: "eth_blockNumber"}
+	pg, err := f.m.PrepareGrant(req, grant("0xbbb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := f.m.GrantBundle(ctx, pg); err != nil || d.Outcome != meter.Bundle {
+		t.Fatalf("grant: %v %v", d.Outcome, err)
+	}
+	if n := ret.Facts(0); n != 3 {
+		t.Fatalf("kept %d facts, want the grant, its key and the draw", n)
+	}
+	keys, _ := f.rdb.Keys(ctx, f.prefix+"*").Result()
+	f.rdb.Del(ctx, keys...)
+	if err := rep.Tick(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range f.stream(t) {
+		types = append(types, e.EventType())
+	}
+	if got := strings.Join(types, ","); got != events.TypeBundleGrant+","+events.TypeKeyCreated+","+events.TypeDebit {
+		t.Fatalf("appended to the empty Redis: %s", got)
+	}
+}

@@ -351,8 +351,9 @@ return {1, left, xid}
 // 6 key label, 7 wallet, 8 event version, 9 bundle_granted type, 10 its
 // payload, 11 key_created type, 12 its payload, 13 debit type, 14 its
 // payload, 15 daily key TTL s.
-// Reply: {1, calls left, granted 0|1} served, {3, calls left, granted 0|1}
-// too few calls left, {5, calls left} the transaction was granted to an
+// Reply: {1, calls left, granted 0|1, grant's entry id, key's, debit's}
+// served, {3, calls left, granted 0|1, grant's entry id, key's, ""} too few
+// calls left (entry ids "" when not written by this call), {5, calls left} the transaction was granted to an
 // earlier request (a replayed payment: nothing drawn), {-1} the key's hash
 // is taken (a fresh key is tried).
 //
@@ -361,7 +362,7 @@ return {1, left, xid}
 // the draw included, so it answers {1, calls left, 1} and draws nothing.
 var grantScript = redis.NewScript(`
 local n = tonumber(ARGV[3])
-local granted = 0
+local granted, gxid, kxid = 0, '', ''
 if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then
   local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
   if redis.call('GET', KEYS[4]) == ARGV[5] then return {1, left, 1} end
@@ -372,17 +373,17 @@ else
   redis.call('HINCRBY', KEYS[2], 'calls', ARGV[2])
   redis.call('HINCRBY', KEYS[2], 'granted', ARGV[2])
   redis.call('HSET', KEYS[5], 'st', 'active', 'tier', 'free', 'kind', 'bundle', 'label', ARGV[6], 'ts', ARGV[4], 'w', ARGV[7])
-  redis.call('XADD', KEYS[1], '*', 't', ARGV[9], 'v', ARGV[8], 'd', ARGV[10])
-  redis.call('XADD', KEYS[1], '*', 't', ARGV[11], 'v', ARGV[8], 'd', ARGV[12])
+  gxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[9], 'v', ARGV[8], 'd', ARGV[10])
+  kxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[11], 'v', ARGV[8], 'd', ARGV[12])
   granted = 1
 end
 local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
-if left < n then return {3, left, granted} end
+if left < n then return {3, left, granted, gxid, kxid, ''} end
 left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
 redis.call('HINCRBY', KEYS[2], 'used', n)
 if redis.call('INCRBY', KEYS[6], n) == n then redis.call('EXPIRE', KEYS[6], ARGV[15]) end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[13], 'v', ARGV[8], 'd', ARGV[14])
-return {1, left, granted}
+local dxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[13], 'v', ARGV[8], 'd', ARGV[14])
+return {1, left, granted, gxid, kxid, dxid}
 `)
 
 // gateScript is the IP rate check of a request that carries an x402
