@@ -526,8 +526,13 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	inWindow := func(at, kill time.Time) bool { return !at.After(kill) && kill.Sub(at) <= clusterLossWindow }
 	// A call answered by the killed gateway process in its last moments
 	// (the client may read the answer a little after the SIGKILL).
+	// Or one it served just before the master's kill, whose revenue event
+	// its writer was still retrying against the failed master's shard (the
+	// test only waits for the writer's queue to shrink below 64): revenue
+	// a gateway crash loses, not a Redis loss (revenue of calls served by
+	// the other gateways in that window is complete).
 	lostWithGateway := func(a *clusterAnswer) bool {
-		return a.gw == 1 && a.gen == 0 && a.done.After(gwKilledAt.Add(-clusterLossWindow))
+		return a.gw == 1 && a.gen == 0 && (a.done.After(gwKilledAt.Add(-clusterLossWindow)) || inWindow(a.decided(t), masterKilledAt))
 	}
 	// Not fatal when it times out: the checks below then say which call
 	// or stream is missing.

@@ -257,9 +257,6 @@ const replayBatch = 256
 func (p *Replayer) replay(ctx context.Context, s int, mode string) (int, error) {
 	l := p.layout.Shard(s)
 	stream := l.Stream(0)
-	if err := replayScript.Load(ctx, p.rdb).Err(); err != nil {
-		return 0, err
-	}
 	appended := 0
 	for next := uint64(0); ; {
 		facts, from := p.ret.read(s, next, replayBatch)
@@ -281,7 +278,10 @@ func (p *Replayer) replay(ctx context.Context, s int, mode string) (int, error) 
 						target = l.Channel(f.payer) // a voucher draw's Debit: on its channel's shard
 					}
 				}
-				cmds[i] = replayScript.EvalSha(ctx, pl, []string{stream, target}, mode, f.xid, f.typ, events.Version,
+				// EVAL, not EVALSHA after a SCRIPT LOAD: on a Redis Cluster
+				// the load goes to every node the client knows, and fails
+				// while the master that just died is still among them.
+				cmds[i] = replayScript.Eval(ctx, pl, []string{stream, target}, mode, f.xid, f.typ, events.Version,
 					f.payload(), f.kind, f.n, f.count)
 			}
 			return nil

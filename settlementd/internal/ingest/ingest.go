@@ -625,8 +625,10 @@ func masterOf(ctx context.Context, rdb redis.UniversalClient, key string) (*redi
 }
 
 // replicasOf is how many replicas the master has: on a Redis Cluster every
-// replica the cluster lists for it, connected or not (one cut off must hold
-// acknowledgements back); otherwise those connected.
+// replica the cluster lists for it, connected, cut off or flagged failing
+// (any may be promoted later, and must hold acknowledgements back until it
+// has the writes; one gone for good holds them back until an operator
+// removes it, CLUSTER FORGET); otherwise those connected.
 func replicasOf(ctx context.Context, node *redis.Client) (int, error) {
 	if id, err := node.ClusterMyID(ctx).Result(); err == nil {
 		nodes, err := node.ClusterNodes(ctx).Result()
@@ -636,7 +638,9 @@ func replicasOf(ctx context.Context, node *redis.Client) (int, error) {
 		n := 0
 		for line := range strings.SplitSeq(nodes, "\n") {
 			f := strings.Fields(line)
-			if len(f) > 3 && f[3] == id && strings.Contains(f[2], "slave") && !strings.Contains(f[2], "fail") {
+			// A replica flagged failing counts too: a busy one is flagged
+			// and cleared again, and may then be promoted.
+			if len(f) > 3 && f[3] == id && strings.Contains(f[2], "slave") {
 				n++
 			}
 		}
