@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -29,12 +30,49 @@ const writerFlushTimeout = 5 * time.Second
 // a reload neither loses queued events nor stalls on a flush.
 var writers = caddy.NewUsagePool()
 
-type writerHandle struct{ *meter.EventWriter }
+type writerHandle struct {
+	*meter.EventWriter
+	retained *retained
+}
 
 func (w writerHandle) Destruct() error {
+	w.retained.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), writerFlushTimeout)
 	defer cancel()
 	return w.Close(ctx)
+}
+
+// retained is this process's money facts kept until settlementd has stored
+// them (meter.Retention) and the replayer that gives them to a Redis that
+// lost them (meter.Replayer). It lives as long as the event writer: across
+// config reloads, so a reload forgets nothing.
+type retained struct {
+	ret    *meter.Retention
+	rep    *meter.Replayer
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newRetained(rdb redis.UniversalClient, layout balances.Layout, log *zap.Logger) *retained {
+	host, _ := os.Hostname()
+	id := fmt.Sprintf("%s-%d-%s", host, os.Getpid(), meter.NewRequestID())
+	ret := meter.NewRetention(layout.N(), 0, 0)
+	r := &retained{ret: ret, rep: meter.NewReplayer(rdb, layout, ret, id, 0, log.Named("replay")), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() {
+		defer close(r.done)
+		r.rep.Run(ctx)
+	}()
+	return r
+}
+
+func (r *retained) stop() {
+	if r == nil {
+		return
+	}
+	r.cancel()
+	<-r.done
 }
 
 // redisOptions are the connection settings of the metering Redis. Retries
@@ -174,19 +212,22 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	stream := layout.Stream(0)
 	h.writerKey = "events/" + h.redisKey + "/" + stream + "/" + strconv.Itoa(layout.N())
 	v, _, err := writers.LoadOrNew(h.writerKey, func() (caddy.Destructor, error) {
-		wc := meter.WriterConfig{Stream: stream, Layout: layout, Logger: h.logger.Named("events")}
+		kept := newRetained(h.redis, layout, h.logger)
+		wc := meter.WriterConfig{Stream: stream, Layout: layout, Logger: h.logger.Named("events"), Retain: kept.ret}
 		if n := h.Metering.EventPack; n != nil {
 			wc.MaxPack = *n
 		}
 		if ap, ok := h.scripts.(meter.Carrier); ok {
 			wc.Carrier = ap // events ride the metering calls' round trips
 		}
-		return writerHandle{meter.NewEventWriter(h.redis, wc)}, nil
+		return writerHandle{meter.NewEventWriter(h.redis, wc), kept}, nil
 	})
 	if err != nil {
 		return err
 	}
-	h.writer = v.(writerHandle).EventWriter
+	h.writer, h.retained = v.(writerHandle).EventWriter, v.(writerHandle).retained
+	// Every paid debit and refund is kept until settlementd has stored it.
+	h.meter.SetRetention(h.retained.ret)
 	h.payers = payment.New(h.meter, h.writer, &h.pay, h.logger)
 	h.accounts = accounts.New(h.meter, &h.pay, time.Duration(h.BodyTimeout), h.logger)
 	conc := config.DefaultIPConcurrency

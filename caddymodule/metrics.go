@@ -19,6 +19,12 @@ func (h *Handler) registerMetrics(reg prometheus.Registerer) error {
 		}
 		return out
 	}
-	extra := append(metrics.WebSocketCollectors(), metrics.Pools(pools), metrics.Writer(func() *meter.EventWriter { return h.writer }))
+	extra := append(metrics.WebSocketCollectors(), metrics.Pools(pools), metrics.Writer(func() *meter.EventWriter { return h.writer }),
+		metrics.Retained(func() (meter.RetentionStats, meter.ReplayStats, bool) {
+			if h.retained == nil {
+				return meter.RetentionStats{}, meter.ReplayStats{}, false
+			}
+			return h.retained.ret.Stats(), h.retained.rep.Stats(), true
+		}))
 	return metrics.Register(reg, extra...)
 }

@@ -59,6 +59,7 @@ type Handler struct {
 	meter     *meter.Meter
 	writer    *meter.EventWriter
 	writerKey string
+	retained  *retained // the money facts kept for replay (shared with the writer's lifetime)
 	conc      *concurrency
 	admin     *admin.Handler
 	pay       payment.Settings

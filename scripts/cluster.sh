@@ -104,12 +104,14 @@ start() {
 		mkdir -p "$DIR/$p"
 		fresh=$((fresh + 1))
 		# cluster-replica-validity-factor 0: a replica is promoted however long
-		# it was cut off (the tests kill masters on purpose); no persistence.
+		# it was cut off (the tests kill masters on purpose); no persistence;
+		# a replica's first sync starts at once (Redis waits 5 s by default, and
+		# a test may fail a master over sooner: its replica would be empty).
 		redis-server --port "$p" --bind 127.0.0.1 --protected-mode no \
 			--cluster-enabled yes --cluster-config-file nodes.conf \
 			--cluster-node-timeout "$NODE_TIMEOUT" --cluster-replica-validity-factor 0 \
 			--dir "$DIR/$p" --daemonize yes --pidfile "$DIR/$p/redis.pid" --logfile "$DIR/$p/redis.log" \
-			--save '' --appendonly no 9>&- >&2
+			--save '' --appendonly no --repl-diskless-sync-delay 0 9>&- >&2
 	done
 	for p in $(ports); do
 		wait_for "redis on port $p answering" up "$p"

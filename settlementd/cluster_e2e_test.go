@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,7 +55,14 @@ const (
 	// this long before the kill may have its revenue event lost with the
 	// gateway's event writer buffer.
 	clusterLossWindow = 2 * time.Second
+	// clusterLagged: paid calls booked while the victim's replica receives
+	// nothing (LagReplica), before the master's SIGKILL.
+	clusterLagged = 90
 )
+
+// rebookedRe reads a gateway's log line of facts booked again on a Redis
+// that came back without them.
+var rebookedRe = regexp.MustCompile(`money facts booked again.*?"facts":\s*(\d+)`)
 
 // clusterPrefix: with one shard the prefix itself is the hash tag (every key
 // in one slot); sharded, each shard's keys carry their own tag.
@@ -133,10 +142,15 @@ type sdProc struct {
 // many keys, SIWX bundle calls and free calls go through all three gateways
 // at once while a master is SIGKILLed (its replica is promoted), a gateway
 // is SIGKILLed and started again, and the settlementd leader is SIGKILLed.
-// Then: no call served unpaid, nobody charged twice, debits = served paid
-// calls = revenue events per key and wallet (up to the loss the design
-// states, measured and bounded here), every closed epoch sums exactly, and
-// reconcile finds Redis and PostgreSQL equal.
+// Issue 33: the master's replica is made to miss its last writes for
+// certain (rediscluster.LagReplica: the master stops replicating; the load
+// books clusterLagged paid calls before the kill), and the gateways book
+// the money facts it lacks again on the promoted replica.
+// Then: no call served unpaid, nobody charged twice, every served paid call
+// has its debit (none lost with the master) and its revenue event (but those
+// the SIGKILLed gateway's event writer held), every closed epoch sums
+// exactly, and reconcile finds Redis and PostgreSQL equal but for a 503
+// whose script ran as the master died and whose debit was ingested first.
 func TestClusterFailoverUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a Redis Cluster, three gateways, two settlementd replicas and a dev chain")
@@ -323,6 +337,22 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its replica is made to miss the master's last writes for certain
+	// (rediscluster.LagReplica: the master stops replicating), and the load
+	// books clusterLagged more paid calls — about a third of them on this
+	// master — that the master alone has when it dies.
+	if err := cl.LagReplica(ctx, victim); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range []int{victim, replica} {
+				b, _ := os.ReadFile(filepath.Join(cl.Dir, strconv.Itoa(p), "redis.log"))
+				t.Logf("redis :%d log (tail):\n%s", p, tail(string(b), 3000))
+			}
+		}
+	})
+	waitPaid(clusterLagged, "that the replica does not receive")
 	masterKilledAt := time.Now()
 	if err := cl.KillMaster(victim); err != nil {
 		t.Fatal(err)
@@ -334,6 +364,21 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	promotedAt := time.Now()
+	// The gateways find the promoted replica without the master's last
+	// money facts and book them again (meter.Replayer): proof that the
+	// replica lacked writes, and of what was rebooked.
+	var rebooked int
+	settletest.Eventually(t, 30*time.Second, "the gateways rebook the money facts the promoted replica lacks", func() (bool, error) {
+		rebooked = 0
+		for i := range gws {
+			g, _ := gateway(i)
+			for _, m := range rebookedRe.FindAllStringSubmatch(g.Output(), -1) {
+				n, _ := strconv.Atoi(m[1])
+				rebooked += n
+			}
+		}
+		return rebooked > 0, nil
+	})
 	// Every key served paid again after the promotion.
 	keyBack := make([]time.Time, clusterKeys)
 	settletest.Eventually(t, clusterFailoverBound, "every key served paid after the failover", func() (bool, error) {
@@ -359,8 +404,10 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	for _, at := range keyBack {
 		slowest = max(slowest, at.Sub(masterKilledAt))
 	}
-	t.Logf("master :%d SIGKILLed after %d paid calls; replica :%d promoted %v later; every key paid again %v after the kill (bound %v)",
-		victim, paid.Load(), replica, promotedAt.Sub(masterKilledAt).Round(time.Millisecond), slowest.Round(time.Millisecond), clusterFailoverBound)
+	t.Logf("master :%d SIGKILLed after %d paid calls, the last %d of them withheld from its replica; replica :%d promoted %v later; "+
+		"%d money facts it lacked booked again by the gateways; every key paid again %v after the kill (bound %v)",
+		victim, paid.Load(), clusterLagged, replica, promotedAt.Sub(masterKilledAt).Round(time.Millisecond), rebooked,
+		slowest.Round(time.Millisecond), clusterFailoverBound)
 	waitPaid(clusterPaid, "after the failover")
 
 	// 2. A gateway dies and is started again (on a new port). First its
@@ -479,8 +526,13 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	inWindow := func(at, kill time.Time) bool { return !at.After(kill) && kill.Sub(at) <= clusterLossWindow }
 	// A call answered by the killed gateway process in its last moments
 	// (the client may read the answer a little after the SIGKILL).
+	// Or one it served just before the master's kill, whose revenue event
+	// its writer was still retrying against the failed master's shard (the
+	// test only waits for the writer's queue to shrink below 64): revenue
+	// a gateway crash loses, not a Redis loss (revenue of calls served by
+	// the other gateways in that window is complete).
 	lostWithGateway := func(a *clusterAnswer) bool {
-		return a.gw == 1 && a.gen == 0 && a.done.After(gwKilledAt.Add(-clusterLossWindow))
+		return a.gw == 1 && a.gen == 0 && (a.done.After(gwKilledAt.Add(-clusterLossWindow)) || inWindow(a.decided(t), masterKilledAt))
 	}
 	// Not fatal when it times out: the checks below then say which call
 	// or stream is missing.
@@ -492,8 +544,12 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 			}
 		}
 		rev := idSet(t, pool, `SELECT id FROM revenue_events`)
+		deb := idSet(t, pool, `SELECT id FROM debits`)
 		for id, a := range served {
-			if !rev[id] && !inWindow(a.decided(t), masterKilledAt) && !(lostWithGateway(a)) {
+			if !deb[id] {
+				return "debit of " + id + " not ingested"
+			}
+			if !rev[id] && !lostWithGateway(a) {
 				return "revenue of " + id + " not ingested"
 			}
 		}
@@ -566,18 +622,18 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 		t.Errorf("%d debits of calls nobody was served or refused, but only %d paid requests were in flight at the gateway's kill: %v",
 			len(inFlight), inFlightClients, inFlight)
 	}
-	// Every served paid call has its debit and its revenue event, except in
-	// the loss windows the design states.
+	// Every served paid call has its debit, the ones the master took with
+	// it included (the gateways booked them again on the promoted
+	// replica), and its revenue event, except those the SIGKILLed gateway
+	// held in its event writer.
 	var lostDebit, lostRevenue []string
 	for id, a := range served {
 		if _, ok := debits[id]; !ok {
-			if !inWindow(a.decided(t), masterKilledAt) {
-				t.Errorf("%s call %s (decided %v after the master's kill) served without a debit", a.kind, id, a.decided(t).Sub(masterKilledAt))
-			}
+			t.Errorf("%s call %s (decided %v after the master's kill) served without a debit", a.kind, id, a.decided(t).Sub(masterKilledAt))
 			lostDebit = append(lostDebit, id)
 		}
 		if !revenue[id] {
-			if !inWindow(a.decided(t), masterKilledAt) && !(lostWithGateway(a)) {
+			if !lostWithGateway(a) {
 				t.Errorf("%s call %s (gateway %d gen %d, decided %v after the master's kill, answered %v after the gateway's) served without a revenue event",
 					a.kind, id, a.gw, a.gen, a.decided(t).Sub(masterKilledAt), a.done.Sub(gwKilledAt))
 			}
@@ -585,7 +641,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 		}
 	}
 	sort.Strings(inFlight)
-	t.Logf("PostgreSQL: %d debits, %d revenue events, %d served paid calls; %d debits of 503s given back, %d not (their Redis debit died with the master); %d debits of requests in flight at the gateway's kill (%d paid requests unanswered); lost: %d debits (master failover), %d revenue events (master failover or gateway kill)",
+	t.Logf("PostgreSQL: %d debits, %d revenue events, %d served paid calls; %d debits of 503s given back, %d not (their Redis debit died with the master); %d debits of requests in flight at the gateway's kill (%d paid requests unanswered); lost: %d debits, %d revenue events (gateway kill)",
 		len(debits), len(revenue), len(served), len(gaveBack), len(orphan), len(inFlight), inFlightClients, len(lostDebit), len(lostRevenue))
 
 	// Per key and wallet: debits (net of refunds) = served paid calls +
@@ -603,7 +659,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 			account).Scan(&debitN); err != nil {
 			t.Fatal(err)
 		}
-		if debitN < servedN-len(lostDebit) || debitN > servedN+len(inFlight)+len(orphan) {
+		if debitN < servedN || debitN > servedN+len(inFlight)+len(orphan) {
 			t.Errorf("%s %d: %d debits for %d served calls (lost %d, in flight %d, 503s not given back %d)", kind, who, debitN, servedN,
 				len(lostDebit), len(inFlight), len(orphan))
 		}
@@ -658,26 +714,18 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	erows.Close()
 
 	// Reconcile: Redis and PostgreSQL agree on every key and bundle, except
-	// where the failover lost a debit from Redis whose event PostgreSQL had
-	// already ingested: Redis is then ahead by exactly those debits, all
-	// decided in the loss window before the master's kill.
-	windowDebits := func(account string) int {
-		n := 0
-		rows, err := pool.Query(ctx, `SELECT id FROM debits WHERE account = $1`, account)
-		if err != nil {
+	// for a 503 whose script ran on the master as it died and whose debit
+	// PostgreSQL ingested first (an orphan above): Redis, without that
+	// debit, is then ahead by exactly it. Every other debit the master
+	// took with it was booked again on the promoted replica.
+	orphanUnits := map[string]int64{}
+	for _, id := range orphan {
+		var account string
+		var units int64
+		if err := pool.QueryRow(ctx, `SELECT account, amount_units FROM debits WHERE id = $1`, id).Scan(&account, &units); err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			if inWindow(ulid.Time(ulid.MustParse(id).Time()), masterKilledAt) {
-				n++
-			}
-		}
-		return n
+		orphanUnits[account] += units
 	}
 	explained, lostUnits := 0, int64(0)
 	for i, id := range ids {
@@ -696,14 +744,14 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 		}
 		explained++
 		lostUnits += diff
-		if diff < 0 || diff%int64(money.PricePerCall) != 0 || diff/int64(money.PricePerCall) > int64(windowDebits(id)) {
-			t.Errorf("key %d: Redis balance %d, PostgreSQL says %d: not explained by debits of the failover's loss window (%d)",
-				i, bal, deposit-money.Units(spent), windowDebits(id))
+		if diff != orphanUnits[id] {
+			t.Errorf("key %d: Redis balance %d, PostgreSQL says %d: not explained by debits of 503s the master took with it (%d units)",
+				i, bal, deposit-money.Units(spent), orphanUnits[id])
 		}
 	}
 	walletsInWindow := 0
 	for _, w := range walletAddr {
-		if windowDebits(w) > 0 {
+		if orphanUnits[w] > 0 {
 			walletsInWindow++
 		}
 	}
@@ -715,7 +763,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 		t.Errorf("reconcile: %d accounts and %d wallets differ (%v); the failover explains %d accounts and at most %d wallets",
 			rep.Changed, rep.WalletsChanged, rep.Fields, explained, walletsInWindow)
 	}
-	t.Logf("%d epochs closed and sum exactly; reconcile: %d accounts, %d wallets, %d accounts and %d wallets differ, all by debits Redis lost in the failover (%d units on keys); load ran %v, test took %v",
+	t.Logf("%d epochs closed and sum exactly; reconcile: %d accounts, %d wallets, %d accounts and %d wallets differ, all by debits of 503s the master took with it (%d units on keys); load ran %v, test took %v",
 		closed, rep.Accounts, rep.Wallets, rep.Changed, rep.WalletsChanged, lostUnits, loadEnded.Sub(began).Round(time.Second), time.Since(began).Round(time.Second))
 }
 

@@ -187,3 +187,46 @@ func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(eventsDroppedDesc, prometheus.CounterValue, float64(dropped))
 	ch <- prometheus.MustNewConstMetric(eventsPendingDesc, prometheus.GaugeValue, float64(pending))
 }
+
+// Retained is a collector of the money facts kept for replay
+// (meter.Retention, meter.Replayer); stats returns ok false when metering
+// is off.
+func Retained(stats func() (meter.RetentionStats, meter.ReplayStats, bool)) prometheus.Collector {
+	return retainedCollector{stats}
+}
+
+var (
+	retainedFactsDesc = prometheus.NewDesc("tollgate_meter_retained_facts",
+		"Money facts (paid debits, refunds) this gateway keeps until settlementd has stored them.", nil, nil)
+	retainedBytesDesc = prometheus.NewDesc("tollgate_meter_retained_bytes",
+		"Accounted size of the money facts kept.", nil, nil)
+	retainedDroppedDesc = prometheus.NewDesc("tollgate_meter_retained_dropped_total",
+		"Money facts let go at the retention's bound before settlementd acknowledged them (a Redis loss then could lose them).", nil, nil)
+	replayedDesc = prometheus.NewDesc("tollgate_meter_replayed_total",
+		"Money facts appended again to a Redis that lost them, by how: append (Redis restarted empty), rebook (with their balance change: a promoted replica, an AOF restart), late (after a rebuild that did not wait for this gateway).",
+		[]string{"how"}, nil)
+)
+
+type retainedCollector struct {
+	stats func() (meter.RetentionStats, meter.ReplayStats, bool)
+}
+
+func (c retainedCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- retainedFactsDesc
+	ch <- retainedBytesDesc
+	ch <- retainedDroppedDesc
+	ch <- replayedDesc
+}
+
+func (c retainedCollector) Collect(ch chan<- prometheus.Metric) {
+	r, p, ok := c.stats()
+	if !ok {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(retainedFactsDesc, prometheus.GaugeValue, float64(r.Facts))
+	ch <- prometheus.MustNewConstMetric(retainedBytesDesc, prometheus.GaugeValue, float64(r.Bytes))
+	ch <- prometheus.MustNewConstMetric(retainedDroppedDesc, prometheus.CounterValue, float64(r.Dropped))
+	ch <- prometheus.MustNewConstMetric(replayedDesc, prometheus.CounterValue, float64(p.Replayed-p.Rebooked-p.Late), "append")
+	ch <- prometheus.MustNewConstMetric(replayedDesc, prometheus.CounterValue, float64(p.Rebooked), "rebook")
+	ch <- prometheus.MustNewConstMetric(replayedDesc, prometheus.CounterValue, float64(p.Late), "late")
+}

@@ -232,6 +232,62 @@ func (c *Cluster) KillMaster(port int) error {
 	return syscall.Kill(pid, syscall.SIGKILL)
 }
 
+// LagReplica makes the replica of the master on port provably miss the
+// master's next writes: the master refuses to replicate to anyone (ACL:
+// the default user, which replicas connect as, loses PSYNC and SYNC) and
+// drops its replication link (CLIENT KILL TYPE replica). The replica keeps
+// its data and retries in vain; clients are not affected. Killed then, the
+// master takes every write since with it, and the promoted replica lacks
+// them: the failover that loses acknowledged writes, made certain instead of
+// left to a few microseconds of replication lag. (Stopping the replica
+// instead, SIGSTOP, made the cluster hand it a fresh, empty dataset.)
+//
+// It first waits until the replica holds everything the master wrote so
+// far (its link up, its offset at the master's), so what it lacks is
+// exactly what comes after.
+func (c *Cluster) LagReplica(ctx context.Context, port int) error {
+	m := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+	defer m.Close()
+	rport, err := c.ReplicaOf(ctx, port)
+	if err != nil {
+		return err
+	}
+	r := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", rport)})
+	defer r.Close()
+	field := func(info, name string) string {
+		for line := range strings.SplitSeq(info, "\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	for {
+		mi, err := m.Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		ri, err := r.Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		mo, _ := strconv.ParseInt(field(mi, "master_repl_offset"), 10, 64)
+		ro, _ := strconv.ParseInt(field(ri, "slave_repl_offset"), 10, 64)
+		if field(ri, "master_link_status") == "up" && ro > 0 && ro >= mo-64<<10 && field(ri, "master_sync_in_progress") == "0" {
+			break // within the writes of the last instant: they stream on until the cut
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("replica :%d never caught up with master :%d: %w", rport, port, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := m.Do(ctx, "ACL", "SETUSER", "default", "-psync", "-sync").Err(); err != nil {
+		return err
+	}
+	return m.ClientKillByFilter(ctx, "TYPE", "replica").Err()
+}
+
 // ReplicaOf is the port of the replica of the master on port.
 func (c *Cluster) ReplicaOf(ctx context.Context, port int) (int, error) {
 	nodes, err := c.Nodes(ctx)

@@ -251,6 +251,25 @@ func (l Layout) Generation() string { return l.Shard(0).Prefix + "generation" }
 // second loss (the token vanished with the data) never declares Redis whole.
 func (l Layout) Rebuilding() string { return l.Shard(0).Prefix + "rebuilding" }
 
+// Ingested is settlementd's acknowledgement of a shard's stream: "<low ms>
+// <run id>", every entry of the stream with an id below <low ms> is stored
+// in PostgreSQL, as the consumer group on the Redis process <run id> (INFO
+// server) says. Gateways read it to let go of the money facts they keep for
+// replay (meter.Retention); an acknowledgement made on another process (a
+// replica promoted since) is not used.
+func (l Layout) Ingested() string { return l.Shard(0).Prefix + "ingested" }
+
+// Gateways is the sorted set of the gateways keeping money facts for replay
+// (meter.Retention), scored by their last heartbeat (unix ms). settlementd's
+// rebuild after a loss waits for the ones alive to have replayed
+// (Replayed).
+func (l Layout) Gateways() string { return l.Shard(0).Prefix + "gateways" }
+
+// Replayed is the set of gateways that appended the money facts they keep
+// to this Redis since it last lost its data: a Redis that comes back empty
+// has none, and each gateway adds itself once it has replayed.
+func (l Layout) Replayed() string { return l.Shard(0).Prefix + "replayed" }
+
 // DateOf is the UTC day a counter is kept under: daily counters are keyed
 // by it, so they reset at UTC midnight without any job running, and expire
 // on their own.

@@ -87,6 +87,10 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	switch draw.code {
 	case 1:
 		d.Outcome, d.BundleLeft = Bundle, toInt(res[1])
+		if len(res) > 2 {
+			xid, _ := res[2].(string)
+			m.cfg.Retain.keep(ws, fact{xid: xid, data: data, typ: events.TypeDebit, kind: factBundleDebit, payer: wallet, n: int64(req.Calls)})
+		}
 	case 3:
 		d.Outcome, d.Reason, d.BundleLeft = PaymentRequired, ReasonBundleExhausted, toInt(res[1])
 	case 7:
@@ -224,6 +228,18 @@ func (m *Meter) GrantBundle(ctx context.Context, pg *PendingGrant) (Decision, *C
 			continue
 		}
 		d.BundleLeft = toInt(res[1])
+		if len(res) >= 6 {
+			// The grant, its key and the draw are kept until stored: a
+			// payment is on chain, and a Redis that lost its grant before
+			// ingest would lose the wallet's calls (retain.go). Appended
+			// again as they were; on a promoted replica without them the
+			// bundle stays short until reconcile (they are not rebooked).
+			for i, typ := range []string{events.TypeBundleGrant, events.TypeKeyCreated, events.TypeDebit} {
+				xid, _ := res[3+i].(string)
+				data, _ := gr.args[9+2*i].(string)
+				m.cfg.Retain.keep(d.shard, fact{xid: xid, data: data, typ: typ})
+			}
+		}
 		var created *CreatedKey
 		if len(res) > 2 && toInt(res[2]) == 1 {
 			created = &CreatedKey{Secret: pg.secret, ID: pg.id, Created: d.time}

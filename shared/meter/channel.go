@@ -173,6 +173,16 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 	case 1:
 		d.Outcome = Bundle
 		d.BundleLeft = int64((st.Balance - st.Charged) / money.BundleCallRevenue)
+		if len(res) >= 6 {
+			// The draw's Debit and the channel's new state (the voucher's
+			// amount and signature exist nowhere else) are kept until
+			// settlementd has them (retain.go).
+			dxid, _ := res[3].(string)
+			cxid, _ := res[4].(string)
+			cdata, _ := res[5].(string)
+			m.cfg.Retain.keep(d.shard, fact{xid: dxid, data: data, typ: events.TypeDebit, payer: v.ChannelID})
+			m.cfg.Retain.keep(d.shard, fact{xid: cxid, data: cdata, typ: events.TypeChannelState, kind: factChannelState, payer: v.ChannelID})
+		}
 	case 4:
 		d.Outcome, d.RetryAfter = RateLimited, time.Duration(toInt(res[1]))*time.Millisecond
 	case 8:

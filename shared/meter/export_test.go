@@ -1,5 +1,7 @@
 package meter
 
+import "time"
+
 // AsUnanswered is d as a caller holds it when the metering script's reply
 // was lost (Authorize returned an error): the request's id, time and calls,
 // but no outcome and no charge. VoidIfBooked must price the refund from the
@@ -8,3 +10,10 @@ func AsUnanswered(d Decision) Decision {
 	d.Outcome, d.amount, d.Balance, d.Account = 0, 0, 0, ""
 	return d
 }
+
+// SeenRun makes p believe it last saw shard s on the Redis process run
+// (a test plays a promoted replica without restarting Redis).
+func (p *Replayer) SeenRun(s int, run string) { p.state[s].run = run }
+
+// SetHold changes how long p keeps facts settlementd has stored (AckHold).
+func (p *Replayer) SetHold(d time.Duration) { p.hold = d }

@@ -91,6 +91,9 @@ type Config struct {
 	ReplicaWait time.Duration
 	// OnUnreplicated, if set, is called for each such decision (a metric).
 	OnUnreplicated func()
+	// Retain, if set, keeps every money fact booked (paid debits, their
+	// refunds) until settlementd has stored it, for Replayer (retain.go).
+	Retain *Retention
 	// Now is the clock; nil means time.Now. Tests move it across midnight.
 	Now func() time.Time
 }
@@ -523,10 +526,16 @@ func (m *Meter) Refund(ctx context.Context, d *Decision, failed int) error {
 	default:
 		keys = append(keys, l.FreeIP(d.date, d.ipKey), l.FreeNet(d.date, d.netKey), l.FreeStats(d.date))
 	}
-	err = refundScript.Run(ctx, m.rdb, keys, mode, int64(units), failed, events.TypeRefund, events.Version,
-		data, nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
+	xid, err := refundScript.Run(ctx, m.rdb, keys, mode, int64(units), failed, events.TypeRefund, events.Version,
+		data, nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Result()
 	if err != nil {
 		return fmt.Errorf("%w: refund: %v", ErrUnavailable, err)
+	}
+	switch d.Outcome {
+	case Paid:
+		m.keepRefund(shard, xid, data, factCreditsRefund, d.Account, int64(units))
+	case Bundle:
+		m.keepRefund(shard, xid, data, factBundleRefund, d.Wallet, int64(failed))
 	}
 	return nil
 }

@@ -81,10 +81,11 @@ func (m *Meter) RefundMetric(ctx context.Context, d *Decision) error {
 	}
 	l := m.layout.Shard(d.shard)
 	keys := []string{l.Stream(0), l.RefundGuard(d.ID), l.AccountPrefix() + d.Account + "}"}
-	err = refundScript.Run(ctx, m.rdb, keys, "credits", int64(d.amount), 1, events.TypeRefund, events.Version,
-		data, nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Err()
+	xid, err := refundScript.Run(ctx, m.rdb, keys, "credits", int64(d.amount), 1, events.TypeRefund, events.Version,
+		data, nearThreshold(d.Limits.DailyPerIP), int64(refundGuardTTL/time.Second)).Result()
 	if err != nil {
 		return fmt.Errorf("%w: refund: %v", ErrUnavailable, err)
 	}
+	m.keepRefund(d.shard, xid, data, factCreditsRefund, d.Account, int64(d.amount))
 	return nil
 }

@@ -39,12 +39,12 @@ end
 // meterScript decides who pays for one request (all calls of a batch at
 // once) and books it. Outcomes, as the first element of the reply:
 //
-//	1 paid by credits      {1, balance after, account}
-//	2 free tier            {2, free calls left for the IP today, account or "", IP limit, subnet limit}
+//	1 paid by credits      {1, balance after, account, debit's stream id}
+//	2 free tier            {2, free calls left for the IP today, account or "", IP limit, subnet limit, debit's stream id}
 //	3 payment required     {3, 1 = IP allowance exhausted | 2 = subnet cap reached, account or "", IP limit, subnet limit}
 //	4 rate limited         {4, retry after ms}
 //	5 unauthorized key     {5, 1 = unknown | 2 = revoked}
-//	6 paid by an x402 bundle {6, bundle calls left, account, wallet} (a bundle key)
+//	6 paid by an x402 bundle {6, bundle calls left, account, wallet, debit's stream id} (a bundle key)
 //	8 recovering             {8, 0}: the key is unknown, or its bundle is missing,
 //	                         and Redis has no generation marker (it lost its data
 //	                         and settlementd has not rebuilt it yet)
@@ -116,7 +116,9 @@ local function book(payload)
     count(acct .. ':day:' .. ARGV[13], n)
   end
   count(KEYS[2], n)
-  redis.call('XADD', KEYS[1], '*', 't', ARGV[14], 'v', ARGV[15], 'd', payload)
+  -- The entry's id goes back to the gateway, which keeps the fact until
+  -- settlementd has stored it (retain.go).
+  return redis.call('XADD', KEYS[1], '*', 't', ARGV[14], 'v', ARGV[15], 'd', payload)
 end
 
 -- recovering: Redis lost its data (no generation marker), so a key that
@@ -163,16 +165,16 @@ if mode ~= 'ip' and #KEYS >= 4 and (ipk == 0 or ipk > 4) then
     if left >= n then
       left = redis.call('HINCRBY', b, 'calls', -n)
       redis.call('HINCRBY', b, 'used', n)
-      book(subst(ARGV[20], ARGV[21], w))
-      return {6, left, id, w}
+      local xid = book(subst(ARGV[20], ARGV[21], w))
+      return {6, left, id, w, xid}
     end
   end
   local cost = n * tonumber(ARGV[4])
   if cost > 0 and bal >= cost then
     bal = redis.call('HINCRBY', acct, 'bal', -cost)
     redis.call('HINCRBY', acct, 'spent', cost)
-    book(ARGV[16])
-    return {1, bal, id}
+    local xid = book(ARGV[16])
+    return {1, bal, id, xid}
   end
   if ipk == 0 then
     -- The free tier on the address's shard is expected to serve the call:
@@ -205,8 +207,8 @@ count(knet, n)
 if redis.call('HINCRBY', kstats, 'calls', n) == n then redis.call('EXPIRE', kstats, ttl) end
 if ipu == 0 then redis.call('HINCRBY', kstats, 'ips', 1) end
 if ipu < near and ipu + n >= near then redis.call('HINCRBY', kstats, 'near', 1) end
-book(ARGV[17])
-return {2, iplim - ipu - n, id or '', iplim, netlim}
+local xid = book(ARGV[17])
+return {2, iplim - ipu - n, id or '', iplim, netlim, xid}
 `)
 
 // refundScript gives back what a request was charged for calls the upstream
@@ -217,6 +219,7 @@ return {2, iplim - ipu - n, id or '', iplim, netlim}
 // counter, 5 free stats (free tier).
 // ARGV: 1 "credits" | "bundle" | "free", 2 units, 3 calls, 4 event type, 5 event
 // version, 6 refund payload, 7 near-limit threshold, 8 guard TTL s.
+// Reply: the Refund's stream id, or 0 when the request was refunded before.
 var refundScript = redis.NewScript(`
 if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[8]) then return 0 end
 local k = tonumber(ARGV[3])
@@ -243,8 +246,7 @@ else
     end
   end
 end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'v', ARGV[5], 'd', ARGV[6])
-return 1
+return redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'v', ARGV[5], 'd', ARGV[6])
 `)
 
 // createLimitScript records a key creation against the creation limit of
@@ -320,7 +322,7 @@ return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or ''}
 // 5 generation marker.
 // ARGV: 1 calls, 2 nonce TTL s, 3 event type, 4 event version, 5 debit
 // payload, 6 daily key TTL s.
-// Reply: {1, calls left} served, {3, calls left} too few calls left,
+// Reply: {1, calls left, debit's stream id} served, {3, calls left} too few calls left,
 // {7, 0} nonce already used, {8, 0} the bundle is missing and Redis is not
 // rebuilt yet (the nonce stays unused, so the same message works once it is).
 var siwxScript = redis.NewScript(`
@@ -333,8 +335,8 @@ redis.call('SET', KEYS[3], '1', 'EX', ARGV[2])
 left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
 redis.call('HINCRBY', KEYS[2], 'used', n)
 if redis.call('INCRBY', KEYS[4], n) == n then redis.call('EXPIRE', KEYS[4], ARGV[6]) end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'd', ARGV[5])
-return {1, left}
+local xid = redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'd', ARGV[5])
+return {1, left, xid}
 `)
 
 // grantScript books a settled x402 payment: the wallet's bundle grows by the
@@ -349,8 +351,9 @@ return {1, left}
 // 6 key label, 7 wallet, 8 event version, 9 bundle_granted type, 10 its
 // payload, 11 key_created type, 12 its payload, 13 debit type, 14 its
 // payload, 15 daily key TTL s.
-// Reply: {1, calls left, granted 0|1} served, {3, calls left, granted 0|1}
-// too few calls left, {5, calls left} the transaction was granted to an
+// Reply: {1, calls left, granted 0|1, grant's entry id, key's, debit's}
+// served, {3, calls left, granted 0|1, grant's entry id, key's, ""} too few
+// calls left (entry ids "" when not written by this call), {5, calls left} the transaction was granted to an
 // earlier request (a replayed payment: nothing drawn), {-1} the key's hash
 // is taken (a fresh key is tried).
 //
@@ -359,7 +362,7 @@ return {1, left}
 // the draw included, so it answers {1, calls left, 1} and draws nothing.
 var grantScript = redis.NewScript(`
 local n = tonumber(ARGV[3])
-local granted = 0
+local granted, gxid, kxid = 0, '', ''
 if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then
   local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
   if redis.call('GET', KEYS[4]) == ARGV[5] then return {1, left, 1} end
@@ -370,17 +373,17 @@ else
   redis.call('HINCRBY', KEYS[2], 'calls', ARGV[2])
   redis.call('HINCRBY', KEYS[2], 'granted', ARGV[2])
   redis.call('HSET', KEYS[5], 'st', 'active', 'tier', 'free', 'kind', 'bundle', 'label', ARGV[6], 'ts', ARGV[4], 'w', ARGV[7])
-  redis.call('XADD', KEYS[1], '*', 't', ARGV[9], 'v', ARGV[8], 'd', ARGV[10])
-  redis.call('XADD', KEYS[1], '*', 't', ARGV[11], 'v', ARGV[8], 'd', ARGV[12])
+  gxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[9], 'v', ARGV[8], 'd', ARGV[10])
+  kxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[11], 'v', ARGV[8], 'd', ARGV[12])
   granted = 1
 end
 local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
-if left < n then return {3, left, granted} end
+if left < n then return {3, left, granted, gxid, kxid, ''} end
 left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
 redis.call('HINCRBY', KEYS[2], 'used', n)
 if redis.call('INCRBY', KEYS[6], n) == n then redis.call('EXPIRE', KEYS[6], ARGV[15]) end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[13], 'v', ARGV[8], 'd', ARGV[14])
-return {1, left, granted}
+local dxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[13], 'v', ARGV[8], 'd', ARGV[14])
+return {1, left, granted, gxid, kxid, dxid}
 `)
 
 // gateScript is the IP rate check of a request that carries an x402
@@ -457,7 +460,8 @@ return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 
 // ARGV: 1 now ms, 2 calls, 3 price, 4 cumulative, 5 signature, 6 wallet,
 // 7 event type, 8 event version, 9 debit payload, 10 daily key TTL s,
 // 11 channel id.
-// Reply: {code, 0, channel fields}: 1 served, 8 recovering, 9 unknown
+// Reply: {code, 0, channel fields}, served with the Debit's entry id, the
+// ChannelState's and its payload after them: 1 served, 8 recovering, 9 unknown
 // channel, 10 cumulative mismatch, 11 over the deposit, 12 closed by a
 // cooperative refund.
 var voucherScript = redis.NewScript(channelEmitLua + `
@@ -471,9 +475,9 @@ if cum ~= tonumber(st[4] or '0') + tonumber(ARGV[3]) then return {10, 0, st} end
 if cum > tonumber(st[2] or '0') then return {11, 0, st} end
 redis.call('HSET', KEYS[2], 'charged', ARGV[4], 'signed', ARGV[4], 'sig', ARGV[5], 'ts', ARGV[1])
 if redis.call('INCRBY', KEYS[3], n) == n then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
-redis.call('XADD', KEYS[1], '*', 't', ARGV[7], 'v', ARGV[8], 'd', ARGV[9])
-emitChannel(KEYS[1], KEYS[2], ARGV[11], nil, ARGV[1])
-return {1, 0, redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')}
+local dxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[7], 'v', ARGV[8], 'd', ARGV[9])
+local cxid, cdata = emitChannel(KEYS[1], KEYS[2], ARGV[11], nil, ARGV[1])
+return {1, 0, redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg'), dxid, cxid, cdata}
 `)
 
 // claimedScript raises a known channel's totalClaimed (KEYS[1] the channel
@@ -549,7 +553,9 @@ return 1
 // channelEmitLua defines emitChannel(stream, hash, id, tx, ms): it counts a
 // change of the channel hash (field seq) and appends the channel's state
 // after it to the stream as a ChannelState event (tx: the deposit
-// transaction the change recorded, or nil; ms the gateway's time). settlementd keeps the newest
+// transaction the change recorded, or nil; ms the gateway's time) and
+// returns the entry's id and payload (the gateway keeps a voucher draw's,
+// retain.go). settlementd keeps the newest
 // state per channel in PostgreSQL and rebuilds the hash from it after a
 // Redis loss (the latest voucher's signature exists nowhere else). The
 // amounts travel as the hash's own strings, never through Lua numbers.
@@ -561,6 +567,7 @@ local function emitChannel(stream, ch, id, tx, ms)
     w = f[1] or '', bal = f[2] or '0', claimed = f[3] or '0', charged = f[4] or '0', signed = f[5] or '0',
     sig = f[6] or '', cfg = f[7] or '', closed = f[8] == '1'}
   if tx then ev.tx = tx end
-  redis.call('XADD', stream, '*', 't', '` + events.TypeChannelState + `', 'v', '` + events.Version + `', 'd', cjson.encode(ev))
+  local d = cjson.encode(ev)
+  return redis.call('XADD', stream, '*', 't', '` + events.TypeChannelState + `', 'v', '` + events.Version + `', 'd', d), d
 end
 `

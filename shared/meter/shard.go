@@ -325,6 +325,7 @@ func (m *Meter) decide(d *Decision, r *run, decode decodeFunc) (Decision, error)
 		if err := decode(d, res, r.code); err != nil {
 			return *d, err
 		}
+		m.keepDecision(d, r)
 	}
 	return *d, nil
 }

@@ -42,6 +42,7 @@ import (
 type EventWriter struct {
 	rdb     redis.Cmdable
 	carrier Carrier
+	retain  *Retention
 	stream  string
 	layout  balances.Layout // sharded: events go to their payer's shard's stream
 	log     *zap.Logger
@@ -80,6 +81,7 @@ type queued struct {
 	stream string
 	vals   []any
 	n      int
+	shard  int
 }
 
 // openPack is a pack of revenue events still taking more.
@@ -91,7 +93,7 @@ type openPack struct {
 }
 
 func (p *openPack) entry() queued {
-	return queued{stream: p.stream, vals: events.EncodePack(events.TypeRevenue, p.payloads), n: len(p.payloads)}
+	return queued{stream: p.stream, vals: events.EncodePack(events.TypeRevenue, p.payloads), n: len(p.payloads), shard: p.shard}
 }
 
 // WriterConfig tunes an EventWriter.
@@ -111,6 +113,9 @@ type WriterConfig struct {
 	MaxPack    int
 	PackWindow time.Duration
 	Logger     *zap.Logger
+	// Retain, if set, keeps each revenue entry written until settlementd
+	// has stored it, for a Redis that loses it (Replayer; retain.go).
+	Retain *Retention
 }
 
 // NewEventWriter starts a writer.
@@ -131,7 +136,7 @@ func NewEventWriter(rdb redis.Cmdable, cfg WriterConfig) *EventWriter {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	w := &EventWriter{rdb: rdb, carrier: cfg.Carrier, stream: cfg.Stream, layout: cfg.Layout, log: cfg.Logger, max: cfg.MaxBatch,
+	w := &EventWriter{rdb: rdb, carrier: cfg.Carrier, retain: cfg.Retain, stream: cfg.Stream, layout: cfg.Layout, log: cfg.Logger, max: cfg.MaxBatch,
 		cap: cfg.Capacity, pack: cfg.MaxPack, window: cfg.PackWindow, abort: make(chan struct{}), open: map[string]*openPack{}}
 	n := 1
 	if w.layout.Sharded() {
@@ -173,7 +178,7 @@ func (w *EventWriter) Enqueue(e events.Event) bool {
 		w.addToPack(stream, shard, vals[5].(string)) // Encode's "d": the payload
 		return true
 	}
-	return w.send(queued{stream: stream, vals: vals, n: 1}, shard)
+	return w.send(queued{stream: stream, vals: vals, n: 1, shard: shard}, shard)
 }
 
 // addToPack adds a revenue event's payload to its stream's open pack,
@@ -254,6 +259,7 @@ func (w *EventWriter) carry(q queued, shard int) {
 		defer w.carried.Done()
 		if err == nil {
 			w.landed(q.n)
+			w.retain.keepEntry(q, cmd.Val())
 			return
 		}
 		w.retries.Add(1)
@@ -398,6 +404,7 @@ func (w *EventWriter) flush(batch []queued) {
 				}
 			} else {
 				w.landed(batch[i].n)
+				w.retain.keepEntry(batch[i], c.Val())
 			}
 		}
 		if len(failed) == 0 {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/crashhook"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/evidence"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
@@ -540,12 +542,19 @@ func (w *worker) mark(ctx context.Context, idle bool) {
 	if !idle && time.Since(w.lastMark) < in.cfg.WatermarkEvery {
 		return
 	}
+	// The Redis process before and after the watermark: an
+	// acknowledgement names the process whose group state it read, and is
+	// published only if that did not change meanwhile (a failover).
+	run, runErr := meter.RunID(ctx, in.rdb, in.cfg.Stream)
 	wm, err := GroupWatermark(ctx, in.rdb, in.cfg.Stream, in.cfg.Group)
 	if err != nil {
 		if ctx.Err() == nil {
 			in.log.Warn("reading the stream watermark", zap.Error(err))
 		}
 		return
+	}
+	if runErr == nil {
+		in.acknowledge(ctx, wm, run)
 	}
 	if err := RecordWatermark(ctx, in.pool, in.cfg.Stream, wm, w.markEvent, w.markID); err != nil {
 		if ctx.Err() == nil {
@@ -557,6 +566,96 @@ func (w *worker) mark(ctx context.Context, idle bool) {
 	w.markEvent, w.markID = 0, ""
 	in.m.watermarkLag.Set(float64(time.Now().UnixMilli()-wm.LowMs) / 1000)
 	in.m.pending.Set(float64(wm.Pending))
+}
+
+// acknowledge publishes wm to the gateways (balances.Layout.Ingested of
+// the stream's shard): they let go of the money facts they keep for replay
+// below it (meter.Retention). Several consumers may publish out of order;
+// an older value only makes the gateways keep facts a little longer.
+//
+// A fact is let go only when a failover cannot take it either: on a master
+// with replicas the acknowledgement waits (WAIT) until every replica the
+// master has holds everything written so far — the stored entries and the
+// balance changes their scripts made. A replica that does not answer holds
+// the acknowledgements back, and the gateways keep their facts (up to
+// their bound) until it does or it is promoted: then the facts it lacks
+// are booked again.
+func (in *Ingester) acknowledge(ctx context.Context, wm Watermark, run string) {
+	node, err := masterOf(ctx, in.rdb, in.cfg.Stream)
+	if err != nil {
+		return
+	}
+	prefix := strings.TrimSuffix(in.cfg.Stream, "events")
+	if want, err := replicasOf(ctx, node); err != nil {
+		return
+	} else if want > 0 {
+		var wait *redis.Cmd
+		_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+			// A write of this connection, so WAIT covers every write the
+			// master made before it.
+			p.Set(ctx, prefix+"ingest-fence", wm.LowMs, 0)
+			wait = p.Do(ctx, "WAIT", want, ackReplicaWait.Milliseconds())
+			return nil
+		})
+		if n, _ := wait.Int(); err != nil || n < want {
+			return
+		}
+	}
+	again, err := meter.RunID(ctx, in.rdb, in.cfg.Stream)
+	if err != nil || again != run {
+		return
+	}
+	if err := in.rdb.Set(ctx, prefix+"ingested", meter.FormatAck(wm.LowMs, run), 0).Err(); err != nil && ctx.Err() == nil {
+		in.log.Warn("publishing the stream watermark to the gateways", zap.Error(err))
+	}
+}
+
+// ackReplicaWait bounds how long an acknowledgement waits for the replicas.
+const ackReplicaWait = 500 * time.Millisecond
+
+// masterOf is the client of the Redis process holding key.
+func masterOf(ctx context.Context, rdb redis.UniversalClient, key string) (*redis.Client, error) {
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.MasterForKey(ctx, key)
+	case *redis.Client:
+		return c, nil
+	}
+	return nil, errors.New("ingest: unknown Redis client")
+}
+
+// replicasOf is how many replicas the master has: on a Redis Cluster every
+// replica the cluster lists for it, connected, cut off or flagged failing
+// (any may be promoted later, and must hold acknowledgements back until it
+// has the writes; one gone for good holds them back until an operator
+// removes it, CLUSTER FORGET); otherwise those connected.
+func replicasOf(ctx context.Context, node *redis.Client) (int, error) {
+	if id, err := node.ClusterMyID(ctx).Result(); err == nil {
+		nodes, err := node.ClusterNodes(ctx).Result()
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for line := range strings.SplitSeq(nodes, "\n") {
+			f := strings.Fields(line)
+			// A replica flagged failing counts too: a busy one is flagged
+			// and cleared again, and may then be promoted.
+			if len(f) > 3 && f[3] == id && strings.Contains(f[2], "slave") {
+				n++
+			}
+		}
+		return n, nil
+	}
+	info, err := node.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(line, "connected_slaves:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, nil
 }
 
 // linger waits d (or until ctx ends).

@@ -197,10 +197,13 @@ func MarkersPresent(ctx context.Context, rdb redis.UniversalClient, prefix strin
 
 // markScript sets the generation marker if the run's token is still the
 // rebuild token (nothing wiped Redis, no later run started), and clears it.
+// A shard that kept its marker keeps its value: gateways take a new value on
+// a shard without having seen it missing for a rebuild they missed
+// (meter.Replayer), so only a shard that lost its data gets a new one.
 // KEYS: 1 rebuild token, 2 generation marker. ARGV: 1 token, 2 marker value.
 var markScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[2], ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[2]) end
 redis.call('DEL', KEYS[1])
 return 1`)
 

@@ -28,6 +28,7 @@ package recovery
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,9 +37,18 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/ingest"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
+
+// DefaultReplayWait is ReplayWait's default.
+const DefaultReplayWait = 15 * time.Second
+
+// gatewayAlive is how recent a gateway's heartbeat must be for a rebuild to
+// wait for its replay (gateways beat every 200 ms).
+const gatewayAlive = 3 * time.Second
 
 // DefaultInterval is how often the leader checks the marker: one EXISTS
 // (config.DefaultRedisWatchInterval; TOLLGATE_REDIS_WATCH_INTERVAL).
@@ -58,8 +68,22 @@ type Watcher struct {
 	// balances high by those debits. The gateway answers "recovering"
 	// meanwhile, so waiting costs callers a Retry-After, not money.
 	Grace time.Duration
+	// ReplayWait bounds how long, after Grace, a rebuild waits for the
+	// gateways alive to have appended the money facts they keep
+	// (meter.Replayer) and for ingest to have stored everything appended
+	// until then (default DefaultReplayWait). The rebuild reads PostgreSQL
+	// after that, so the balances it writes include every replayed debit
+	// and refund exactly once. Past the bound it rebuilds anyway (logged):
+	// a gateway that replays later has its facts stored, and the balances
+	// of those payers differ from PostgreSQL's until `settlementd
+	// reconcile -apply`.
+	ReplayWait time.Duration
+	// Group is the ingest consumer group whose progress shows the replayed
+	// facts stored (default "settlementd").
+	Group string
 
 	missingSince time.Time // runs of the job never overlap (jobs.Scheduler)
+	replayedAt   int64     // Redis time (ms) at which every gateway alive had replayed; 0 not yet
 	channelsSeen bool      // this watcher found every channel Redis holds recorded in PostgreSQL
 
 	rebuilds *prometheus.CounterVec
@@ -104,7 +128,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	if present {
 		w.missing.Set(0)
-		w.missingSince = time.Time{}
+		w.missingSince, w.replayedAt = time.Time{}, 0
 		if !w.channelsSeen {
 			if err := w.recordChannels(ctx); err != nil {
 				return err
@@ -122,11 +146,22 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if time.Since(w.missingSince) < w.Grace {
 		return nil
 	}
+	if done, err := w.replaysStored(ctx); err != nil {
+		return err
+	} else if !done {
+		waited := time.Since(w.missingSince) - w.Grace
+		if waited < w.replayWait() {
+			return nil
+		}
+		w.Log.Warn("rebuilding without every gateway's replayed money facts stored: the balances of their payers may differ from PostgreSQL's until `settlementd reconcile -apply`",
+			zap.Duration("waited", waited))
+	}
 	start := time.Now()
 	rep, err := reconcile.Run(ctx, w.Pool, w.Redis, reconcile.Options{Prefix: w.Prefix, Shards: w.Shards, Rebuild: true}, w.Log)
 	took := time.Since(start)
 	switch {
 	case errors.Is(err, reconcile.ErrLostDuringRun):
+		w.replayedAt = 0
 		w.rebuilds.WithLabelValues("lost").Inc()
 		w.Log.Warn("Redis was lost again (or another rebuild started) during the rebuild; running it again", zap.Duration("took", took))
 		return nil
@@ -137,7 +172,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.rebuilds.WithLabelValues("ok").Inc()
 	w.duration.Set(took.Seconds())
 	w.missing.Set(0)
-	w.missingSince = time.Time{}
+	w.missingSince, w.replayedAt = time.Time{}, 0
 	w.Log.Info("Redis rebuilt from PostgreSQL; generation marker set, metering resumes",
 		zap.Duration("took", took), zap.Int("accounts", rep.Accounts), zap.Int("accounts_written", rep.Changed),
 		zap.Int("wallets", rep.Wallets), zap.Int("wallets_written", rep.WalletsChanged), zap.Int("live_left_alone", rep.Live),
@@ -193,4 +228,76 @@ func (w *Watcher) recordChannels(ctx context.Context) error {
 		w.Log.Info("recorded the state of x402 channels PostgreSQL had none of", zap.Int("channels", recorded))
 	}
 	return nil
+}
+
+func (w *Watcher) replayWait() time.Duration {
+	if w.ReplayWait > 0 {
+		return w.ReplayWait
+	}
+	return DefaultReplayWait
+}
+
+// replaysStored reports whether every gateway alive (a heartbeat in
+// balances.Layout.Gateways in the last gatewayAlive) has appended its kept
+// money facts to every shard that lost its marker (balances.Layout.Replayed),
+// and the ingest group has stored every entry appended until then. Both
+// sets are in the Redis that lost its data: a gateway beats and replays
+// within its next tick after the loss. A second loss meanwhile takes the
+// sets with it, and the wait starts again.
+func (w *Watcher) replaysStored(ctx context.Context) (bool, error) {
+	layout := balances.Layout{Prefix: w.Prefix, Shards: w.Shards}
+	group := w.Group
+	if group == "" {
+		group = ingest.DefaultGroup
+	}
+	var lost []balances.Layout
+	for i := range layout.N() {
+		l := layout.Shard(i)
+		if n, err := w.Redis.Exists(ctx, l.Generation()).Result(); err != nil {
+			return false, err
+		} else if n == 0 {
+			lost = append(lost, l)
+		}
+	}
+	for _, l := range lost {
+		since := strconv.FormatInt(time.Now().Add(-gatewayAlive).UnixMilli(), 10)
+		alive, err := w.Redis.ZRangeByScore(ctx, l.Gateways(), &redis.ZRangeBy{Min: since, Max: "+inf"}).Result()
+		if err != nil {
+			return false, err
+		}
+		for _, gw := range alive {
+			ok, err := w.Redis.SIsMember(ctx, l.Replayed(), gw).Result()
+			if err != nil || !ok {
+				w.replayedAt = 0
+				return false, err
+			}
+		}
+	}
+	if w.replayedAt == 0 {
+		// Every entry appended so far has an id at or below Redis's clock.
+		now, err := w.Redis.Time(ctx).Result()
+		if err != nil {
+			return false, err
+		}
+		w.replayedAt = now.UnixMilli() + 1
+	}
+	for _, l := range lost {
+		stream := l.Stream(0)
+		if n, err := w.Redis.Exists(ctx, stream).Result(); err != nil {
+			return false, err
+		} else if n == 0 {
+			continue // nothing appended
+		}
+		wm, err := ingest.GroupWatermark(ctx, w.Redis, stream, group)
+		if errors.Is(err, ingest.ErrNoGroup) {
+			return false, nil // ingest has not found the new stream yet
+		}
+		if err != nil {
+			return false, err
+		}
+		if wm.LowMs < w.replayedAt {
+			return false, nil
+		}
+	}
+	return true, nil
 }
