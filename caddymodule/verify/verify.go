@@ -1,18 +1,21 @@
 // Package verify checks registered nodes' answers off the hot path. A share
-// of the requests a node serves (and every one of a node's first answers)
-// is handed to a worker after the caller has been answered; the worker asks
-// a configured provider the same deterministic questions — calls whose
-// answers the edge cache would keep as immutable: blocks, receipts,
-// transactions, state at a final block, lookups by hash — and compares the
-// answers canonically. A node that answered differently is quarantined in
-// the pool at once (no more traffic on this gateway) and the evidence, both
-// answers included, goes to settlementd as an events.NodeMismatch, which
-// quarantines the node everywhere and withholds its share.
+// of the requests a node serves — its check rate, which starts at 1 after
+// probation and falls with its verified history to a floor
+// (upstream.TrustConfig) — is handed to a worker after the caller has been
+// answered; the worker asks a configured provider the same questions, as
+// the gateway pinned them (caddymodule/trust), and compares the answers
+// canonically (Compare): final answers and lookups by hash as the cache
+// would keep them, state reads replayed at the block hash they were pinned
+// to, blocks by number with their own hash telling a reorg from a lie,
+// eth_blockNumber against the provider's head, sends against keccak256 of
+// their bytes and, after a grace, their inclusion (sends.go). A node that
+// answered differently is quarantined in the pool at once and the evidence,
+// both answers included, goes to settlementd as an events.NodeMismatch,
+// which quarantines the node everywhere and withholds its share.
 //
-// What is never judged: answers about a moving head (they are not
-// immutable), calls the provider could not answer or answered with null or
-// an error (a lagging node, a pruned provider), and object fields only one
-// of the two answers has (clients differ in the fields they add).
+// What is never judged: an error, a null or "not found" (lag, pruning, a
+// fork), calls the provider could not answer, and object fields only one of
+// the two answers has (clients differ in the fields they add).
 package verify
 
 import (
