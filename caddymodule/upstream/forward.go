@@ -104,7 +104,8 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 	// the same request cleanly (blame).
 	var pending []tried
 	var held *tried // the latest error answer, served if nothing better comes
-	suspects := 0   // error answers that may be the upstream's fault
+	answers := 0    // error answers another upstream may not share
+	suspects := 0   // of them, those that may be the upstream's fault
 	hedge := !opts.NoRetry && !opts.NoHedge && opts.Only == "" && !p.cfg.Hedge.Off
 	if hedge {
 		p.hedges.reads.Add(1)
@@ -116,7 +117,7 @@ attempts:
 			uerr.Cause = err
 			break
 		}
-		m, done := p.acquire(exclude, opts)
+		m, done := p.acquire(exclude, opts, false)
 		if m == nil {
 			break
 		}
@@ -145,6 +146,7 @@ attempts:
 			uerr.Attempts = append(uerr.Attempts, Attempt{Upstream: m.ref, Err: o.reason, Sent: o.x.sent})
 			if o.answer() {
 				held = &t
+				answers++
 				if o.verdict == VerdictFault {
 					suspects++
 				}
@@ -165,7 +167,7 @@ attempts:
 		// One second opinion is evidence enough: an error two upstreams
 		// both give is the call's own outcome, and asking a third would let
 		// a poisoned call multiply upstream load.
-		if suspects > 0 && countAnswers(pending) >= 2 {
+		if suspects > 0 && answers >= 2 {
 			break
 		}
 	}
@@ -175,9 +177,8 @@ attempts:
 	return Result{}, uerr
 }
 
-// finish tells m's breaker and statistics how an attempt went; it returns
-// whether blame held it against m at once.
-func (p *Pool) finish(m *member, done func(error), o outcome) bool {
+// finish tells m's breaker and statistics how an attempt went.
+func (p *Pool) finish(m *member, done func(error), o outcome) {
 	now := blame(o, false)
 	switch {
 	case o.served:
@@ -188,7 +189,6 @@ func (p *Pool) finish(m *member, done func(error), o outcome) bool {
 		done(errNotCounted)
 	}
 	p.record(m, o, now)
-	return now
 }
 
 // hedged runs a read's first attempt on m and, if m has not answered after
@@ -243,15 +243,12 @@ func (p *Pool) hedged(ctx context.Context, m *member, done func(error), body []b
 				}
 				return append(out, tried{m: r.m, o: r.o, n: r.n})
 			}
-			if r.o.cause != nil && errors.Is(r.o.cause, context.Canceled) && ctx.Err() == nil {
-				continue // the loser, after a winner was chosen (cannot happen before)
-			}
 			out = append(out, tried{m: r.m, o: r.o, n: r.n})
 		case <-timer.C:
 			if sent || !p.hedgeBudget.take() {
 				continue
 			}
-			m2, done2 := p.acquireHedge(exclude, opts)
+			m2, done2 := p.acquire(exclude, opts, true)
 			if m2 == nil {
 				continue
 			}
@@ -274,16 +271,6 @@ type tried struct {
 
 func (t tried) result() Result {
 	return Result{Body: t.o.x.body, Upstream: t.m.ref, Status: t.o.x.status, Attempts: t.n, Latency: t.o.x.latency}
-}
-
-func countAnswers(ts []tried) int {
-	n := 0
-	for _, t := range ts {
-		if t.o.answer() {
-			n++
-		}
-	}
-	return n
 }
 
 // blame is the gateway's one rule for "does this attempt count against its
@@ -331,8 +318,11 @@ func (p *Pool) countAgainst(m *member, reason string) {
 
 // acquire picks an upstream and reserves it with its breaker. An upstream
 // the breaker refuses (it opened since the pick, or its half-open trial
-// slots are taken) is excluded and the next one picked.
-func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions) (*member, func(error)) {
+// slots are taken) is excluded and the next one picked. A hedge takes only
+// an upstream as good as a first choice — in the ideal tier, with every
+// capability the read needs: a retry after a failure may fall back to an
+// incapable or lagging upstream, a hedge racing a working one must not.
+func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions, hedge bool) (*member, func(error)) {
 	if only := opts.Only; only != "" {
 		if exclude[only] {
 			return nil, nil
@@ -346,10 +336,14 @@ func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions) (*member, f
 		}
 		return nil, nil
 	}
+	prefer := opts.Prefer
+	if hedge {
+		prefer = "" // the fastest of the rest, not the first part's upstream
+	}
 	for {
 		need := opts.needs()
-		m := p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly, need: need, logsSpan: opts.LogsSpan})
-		if m == nil && (len(need) > 0 || opts.LogsSpan > 0) {
+		m := p.pick(exclude, opts.NoRetry, prefer, filter{providersOnly: opts.ProvidersOnly, need: need, logsSpan: opts.LogsSpan, idealOnly: hedge})
+		if m == nil && !hedge && (len(need) > 0 || opts.LogsSpan > 0) {
 			// No capable upstream left: another may still answer (a young
 			// chain's full node has block 1) or says it cannot.
 			m = p.pick(exclude, opts.NoRetry, opts.Prefer, filter{providersOnly: opts.ProvidersOnly})
@@ -359,25 +353,6 @@ func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions) (*member, f
 		}
 		done, err := m.br.Load().Allow()
 		if err == nil {
-			return m, done
-		}
-		exclude[m.up.Name] = true
-	}
-}
-
-// acquireHedge picks the upstream a hedge goes to: only one as good as a
-// first choice — in the ideal tier, with every capability the read needs
-// (no fallback to an incapable or lagging upstream, which a retry after a
-// failure may take but a hedge racing a working upstream must not) — and
-// reserves it with its breaker.
-func (p *Pool) acquireHedge(exclude map[string]bool, opts ForwardOptions) (*member, func(error)) {
-	f := filter{providersOnly: opts.ProvidersOnly, need: opts.needs(), logsSpan: opts.LogsSpan, idealOnly: true}
-	for {
-		m := p.pick(exclude, false, "", f)
-		if m == nil {
-			return nil, nil
-		}
-		if done, err := m.br.Load().Allow(); err == nil {
 			return m, done
 		}
 		exclude[m.up.Name] = true

@@ -371,13 +371,21 @@ var ErrUnknownUpstream = errors.New("upstream: no such upstream")
 // the state the breaker was in. Health, back-off and statistics are left
 // alone: the probe loop still decides whether the upstream is healthy.
 func (p *Pool) ResetBreaker(name string) (BreakerState, error) {
-	for _, m := range p.list() {
-		if m.up.Name != name {
-			continue
-		}
-		prev := breakerState(m.br.Swap(m.newBreaker()).State())
-		p.log.Info("upstream breaker reset by operator", zap.Object("upstream", m.up), zap.String("from", string(prev)))
-		return prev, nil
+	m := p.member(name)
+	if m == nil {
+		return "", fmt.Errorf("%w: %q", ErrUnknownUpstream, name)
 	}
-	return "", fmt.Errorf("%w: %q", ErrUnknownUpstream, name)
+	prev := breakerState(m.br.Swap(m.newBreaker()).State())
+	p.log.Info("upstream breaker reset by operator", zap.Object("upstream", m.up), zap.String("from", string(prev)))
+	return prev, nil
+}
+
+// member is the pool's member named name (nil if none).
+func (p *Pool) member(name string) *member {
+	for _, m := range p.list() {
+		if m.up.Name == name {
+			return m
+		}
+	}
+	return nil
 }

@@ -222,12 +222,3 @@ func (p *Pool) HasNodes() bool {
 	}
 	return false
 }
-
-func (p *Pool) member(name string) *member {
-	for _, m := range p.list() {
-		if m.up.Name == name {
-			return m
-		}
-	}
-	return nil
-}
