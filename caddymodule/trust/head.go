@@ -106,7 +106,7 @@ func (h *Head) Poll(ctx context.Context) {
 		return
 	}
 	top := blocks[0]
-	n, ok := quantity(top.Number)
+	n, ok := hexNumber(top.Number)
 	if !ok || top.Hash == "" {
 		return
 	}
@@ -137,7 +137,7 @@ func (h *Head) Poll(ctx context.Context) {
 	got := h.fetch(ctx, want)
 	h.mu.Lock()
 	for _, b := range got {
-		if num, ok := quantity(b.Number); ok && num < n {
+		if num, ok := hexNumber(b.Number); ok && num < n {
 			h.hashes[num] = b.Hash
 		}
 	}
@@ -196,12 +196,4 @@ func (h *Head) fetch(ctx context.Context, blocks []string) []blockHeader {
 		out = append(out, b)
 	}
 	return out
-}
-
-func quantity(s string) (uint64, bool) {
-	if len(s) < 3 || s[:2] != "0x" {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[2:], 16, 64)
-	return n, err == nil
 }

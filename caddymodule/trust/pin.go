@@ -115,7 +115,7 @@ func pinState(c *jsonrpc.Item, head *Head, finalized, chainID uint64) (verify.Pi
 	} else {
 		params = append(params, byHash)
 	}
-	return verify.Pin{Judge: evm.JudgeState, Block: ref.n, Hash: h}, joinParams(params), true
+	return verify.Pin{Judge: evm.JudgeState, Block: ref.n}, joinParams(params), true
 }
 
 // pinBlock pins eth_getBlockByNumber's latest to the providers' head

@@ -42,7 +42,8 @@ type Shadower struct {
 	wg     sync.WaitGroup
 }
 
-// NewShadower makes a Shadower; Close waits for its calls to end.
+// NewShadower makes a Shadower convicting through v (required: without
+// checks there is nothing to judge shadows by); Close waits for its calls.
 func NewShadower(v *verify.Verifier, log *zap.Logger) *Shadower {
 	if log == nil {
 		log = zap.NewNop()
@@ -133,11 +134,7 @@ func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, requestID, truste
 			}
 		case verify.Mismatch:
 			metrics.Verifications.WithLabelValues("shadow_mismatch").Inc()
-			if s.verifier != nil {
-				s.verifier.Convict(job, &calls[k], pins[k], answers[k].Result, trusted[k].Result, trustedBy)
-			} else {
-				pool.Quarantine(node.Name, "answered "+calls[k].Method+" unlike a provider in probation")
-			}
+			s.verifier.Convict(job, &calls[k], pins[k], answers[k].Result, trusted[k].Result, trustedBy)
 			return
 		default:
 			metrics.Verifications.WithLabelValues("shadow_unjudged").Inc()

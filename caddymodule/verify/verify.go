@@ -79,7 +79,6 @@ type Job struct {
 type Pin struct {
 	Judge evm.Judge
 	Block uint64 // the block number the call is about, when known
-	Hash  string // the block hash a state read was pinned to
 }
 
 // Verifier samples node answers and checks them in the background.
