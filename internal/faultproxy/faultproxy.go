@@ -227,6 +227,15 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// setMember sets one member of an object result (a block), if it is one.
+func setMember(r *reply, key string, val json.RawMessage) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(r.Result, &obj) == nil && obj != nil {
+		obj[key] = val
+		r.Result, _ = json.Marshal(obj)
+	}
+}
+
 // rewrite changes the eth_chainId, eth_blockNumber, balance or block answers
 // in out.
 func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
@@ -244,24 +253,21 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 	}
 	fix := func(r *reply) {
 		m := methodOf[string(r.ID)]
-		if p.ExtraFields.Load() && (m == "eth_getBlockByNumber" || m == "eth_getBlockByHash") {
-			var block map[string]json.RawMessage
-			if json.Unmarshal(r.Result, &block) == nil && block != nil {
-				block["clientExtra"] = json.RawMessage(`"0x1"`)
-				r.Result, _ = json.Marshal(block)
-			}
+		block := m == "eth_getBlockByNumber" || m == "eth_getBlockByHash"
+		if p.ExtraFields.Load() && block {
+			setMember(r, "clientExtra", json.RawMessage(`"0x1"`))
 		}
+		lie := mode == Lie
 		if mode == LieSometimes && (m == "eth_getBalance" || m == "eth_getBlockByNumber") && r.Error == nil && string(r.Result) != "null" {
 			n := p.Answered.Add(1)
-			every := max(p.LieEvery.Load(), 1)
-			if p.LieEvery.Load() == 0 {
+			every := p.LieEvery.Load()
+			if every <= 0 {
 				every = 5
 			}
 			if after := n - p.LieAfter.Load(); after > 0 && after%every == 0 {
 				p.Lies.Add(1)
 				p.FirstLieAt.CompareAndSwap(0, n)
-				mode = Lie // this answer only: lie as Lie does
-				defer func() { mode = LieSometimes }()
+				lie = true // this answer only, as Lie does
 			}
 		}
 		switch {
@@ -270,14 +276,10 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 			r.Error = json.RawMessage(`{"code":-32000,"message":"missing trie node 0000000000000000000000000000000000000000000000000000000000000000 (path ) state 0x0 is not available, not found"}`)
 		case mode == WrongChain && m == "eth_chainId":
 			r.Result = json.RawMessage(`"0x1"`)
-		case mode == Lie && m == "eth_getBalance":
+		case lie && m == "eth_getBalance":
 			r.Result = json.RawMessage(strconv.Quote(LieBalance))
-		case mode == Lie && (m == "eth_getBlockByNumber" || m == "eth_getBlockByHash"):
-			var block map[string]json.RawMessage
-			if json.Unmarshal(r.Result, &block) == nil && block != nil {
-				block["hash"] = json.RawMessage(strconv.Quote(LieHash))
-				r.Result, _ = json.Marshal(block)
-			}
+		case lie && block:
+			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))
 		case mode == Lag && m == "eth_blockNumber":
 			var hex string
 			_ = json.Unmarshal(r.Result, &hex)
