@@ -204,8 +204,24 @@ func TestX402BatchChannelSurvivesRedisLoss(t *testing.T) {
 
 	// Until the channel is rebuilt, the last voucher replayed is answered
 	// 503 metering_recovering (never "unknown channel", which would send the
-	// client to a new deposit); then 402 cumulative mismatch: the gateway
-	// holds the channel again, at exactly the 500 vouchers drawn.
+	// client to a new deposit); then 402 cumulative mismatch with the
+	// channel's state (what the official client would adopt): the gateway
+	// holds the channel again at exactly the 500 vouchers drawn, the last
+	// one's amount and signature (what a claim pays from), the deposit.
+	var lastVoucher struct {
+		Payload struct {
+			Voucher struct {
+				MaxClaimableAmount string `json:"maxClaimableAmount"`
+				Signature          string `json:"signature"`
+			} `json:"voucher"`
+		} `json:"payload"`
+	}
+	if raw, err := base64.StdEncoding.DecodeString(paused.LastPaid); err != nil || json.Unmarshal(raw, &lastVoucher) != nil ||
+		lastVoucher.Payload.Voucher.MaxClaimableAmount != strconv.Itoa(before*perCall) || lastVoucher.Payload.Voucher.Signature == "" {
+		t.Fatalf("the last voucher before the pause %q: want one of %d units (%v)", paused.LastPaid, before*perCall, err)
+	}
+	wantState := fmt.Sprintf("charged %d, balance %d, signed %d by %s", before*perCall, deposit, before*perCall,
+		strings.ToLower(lastVoucher.Payload.Voucher.Signature))
 	statuses := map[string]int{}
 	var markerAt time.Time
 	settletest.Eventually(t, recoveringBound, "the gateway refusing the replayed last voucher as already used", func() (bool, error) {
@@ -227,6 +243,9 @@ func TestX402BatchChannelSurvivesRedisLoss(t *testing.T) {
 		statuses[fmt.Sprintf("%d %s", a.status, reason)]++
 		switch {
 		case a.status == http.StatusPaymentRequired && reason == meter.ReasonCumulativeMismatch:
+			if got := correctiveState(t, a); got != wantState {
+				t.Fatalf("the gateway's channel after the rebuild: %s; want %s", got, wantState)
+			}
 			return true, nil
 		case a.status == http.StatusServiceUnavailable:
 			return false, nil
@@ -332,6 +351,41 @@ func TestX402BatchChannelSurvivesRedisLoss(t *testing.T) {
 	t.Logf("totals: %d calls, %d units charged, claimed on chain and received by payTo, %d revenue calls, %d channel debits in PostgreSQL; "+
 		"%d claim transactions; the gateway appended %d kept money facts to the empty Redis; took %v",
 		calls, calls*perCall, revCalls, debits, claimTxs, replayed, time.Since(began).Round(time.Millisecond))
+}
+
+// correctiveState is the channel state a corrective 402 gives the client:
+// charged total, balance, and the last voucher's amount and signature.
+func correctiveState(t *testing.T, a x402Answer) string {
+	t.Helper()
+	raw, _ := base64.StdEncoding.DecodeString(a.header.Get("PAYMENT-REQUIRED"))
+	var v struct {
+		Accepts []struct {
+			Scheme string `json:"scheme"`
+			Extra  struct {
+				ChannelState struct {
+					Charged string `json:"chargedCumulativeAmount"`
+					Balance string `json:"balance"`
+				} `json:"channelState"`
+				VoucherState struct {
+					Signed    string `json:"signedMaxClaimable"`
+					Signature string `json:"signature"`
+				} `json:"voucherState"`
+			} `json:"extra"`
+		} `json:"accepts"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("corrective 402 (%v): %s", err, raw)
+	}
+	for _, acc := range v.Accepts {
+		if acc.Scheme != batchsettle.Scheme {
+			continue
+		}
+		x := acc.Extra
+		return fmt.Sprintf("charged %s, balance %s, signed %s by %s", x.ChannelState.Charged, x.ChannelState.Balance,
+			x.VoucherState.Signed, strings.ToLower(x.VoucherState.Signature))
+	}
+	t.Fatalf("corrective 402 without a %s offer: %s", batchsettle.Scheme, raw)
+	return ""
 }
 
 // requiredError is the error of a 402's PAYMENT-REQUIRED header.
