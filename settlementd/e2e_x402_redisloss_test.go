@@ -47,8 +47,9 @@ type pausedOut struct {
 // The official client (tests/x402/pay.mjs MODE=batch, @x402/evm
 // BatchSettlementEvmScheme) deposits once and pays 500 calls with vouchers
 // through our Caddy, on a redis-server of the test's own; it then pauses
-// (PAUSE_AFTER) with its channel state in memory. Redis is SIGKILLed at
-// once — the last vouchers' facts not yet ingested — and restarted empty.
+// (PAUSE_AFTER) with its channel state in memory. Ingest is held back
+// meanwhile (the test locks x402_channels), so PostgreSQL has no state of
+// the channel when Redis is SIGKILLed and restarted empty.
 // The gateway answers the replayed last voucher 503 metering_recovering
 // until settlementd has rebuilt the channel from PostgreSQL (after the
 // gateway appended the facts it kept), then 402 cumulative mismatch: the
