@@ -135,6 +135,7 @@ fuzz:
 	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzDecodePayment -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzVerifySIWX -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/trust -run '^$$' -fuzz FuzzPinCalls -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/mcp -run '^$$' -fuzz FuzzToolArguments -fuzztime $(FUZZTIME)
 
 devchain:
 	$(GO) run ./contracts/devchain

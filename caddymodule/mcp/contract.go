@@ -181,6 +181,11 @@ func splitSignature(sig string) (name, types string, err error) {
 	if i := strings.Index(sig, " returns"); i >= 0 {
 		sig = strings.TrimSpace(sig[:i])
 	}
+	// Modifiers after the parameter list ("view", "external") say nothing
+	// the calldata needs.
+	if i := strings.LastIndexByte(sig, ')'); i >= 0 {
+		sig = sig[:i+1]
+	}
 	open := strings.IndexByte(sig, '(')
 	if open <= 0 || !strings.HasSuffix(sig, ")") {
 		return "", "", fmt.Errorf("function %q is not a signature such as balanceOf(address)", clip(sig))
@@ -196,7 +201,7 @@ func splitSignature(sig string) (name, types string, err error) {
 // parameter names and the words memory/calldata are dropped).
 func parseTypes(list string) (abi.Arguments, error) {
 	list = strings.TrimSpace(list)
-	if !strings.HasPrefix(list, "(") {
+	if len(list) < 2 || list[0] != '(' || list[len(list)-1] != ')' {
 		list = "(" + list + ")"
 	}
 	parts, err := topLevel(list[1 : len(list)-1])
@@ -309,14 +314,19 @@ func goValue(t abi.Type, v any) (any, error) {
 		if (t.T == abi.UintTy && bits > t.Size) || (t.T == abi.IntTy && bits > t.Size-1) {
 			return nil, fmt.Errorf("%s does not fit %s", n, t.String())
 		}
-		if t.Size > 64 {
-			return n, nil
+		if t.Size%8 != 0 || t.Size == 0 || t.Size > 256 {
+			return nil, fmt.Errorf("%s is not an ABI integer type", t.String())
 		}
+		// abi packs uint8..uint64 (int8..int64) from those Go types only,
+		// and every other size from a *big.Int.
 		out := reflect.New(t.GetType()).Elem()
-		if t.T == abi.UintTy {
+		switch out.Kind() {
+		case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 			out.SetUint(n.Uint64())
-		} else {
+		case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			out.SetInt(n.Int64())
+		default:
+			return n, nil
 		}
 		return out.Interface(), nil
 	case abi.SliceTy, abi.ArrayTy:
