@@ -17,13 +17,14 @@
 //   MAX_UNITS        the most this client pays per payment, in atomic units (default 100000)
 //
 // It prints one JSON line:
-//   {protocol_version, server, tools, resources, calls: [{name, isError, structuredContent,
+//   {client_latest_protocol, protocol_version, server, tools, resources, calls: [{name, isError, structuredContent,
 //    _meta, text, required, paid, error}], payments: [{call, payload}], error}
 // where a paid call's `required` is the PaymentRequired it was first answered
 // with and the rest is the retried call's answer. It exits 1 when a call
 // threw (2 on a usage error). Every request is checked to go to a loopback address.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
@@ -103,7 +104,7 @@ const transportOpts = apiKey ? { requestInit: { headers: { "X-API-Key": apiKey }
 const transport = new StreamableHTTPClientTransport(new URL(url), transportOpts);
 const client = new Client({ name: "tollgate-mcp-test", version: "1.0.0" });
 
-const out = { protocol_version: null, server: null, session_id: null, tools: [], resources: [], calls: [], payments: [], wire };
+const out = { client_latest_protocol: LATEST_PROTOCOL_VERSION, protocol_version: null, server: null, session_id: null, tools: [], resources: [], calls: [], payments: [], wire };
 let failed = false;
 try {
   await client.connect(transport);
