@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
+	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
@@ -78,6 +79,7 @@ type Handler struct {
 	reviewed map[string]bool
 	intel    intelConfig
 	sockets  *wsrpc.Server // JSON-RPC over WebSocket (socket.go)
+	mcp      *mcp.Server   // the MCP server at /mcp (caddymodule/mcp)
 }
 
 // CaddyModule returns the Caddy module information.

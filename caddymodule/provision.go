@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
+	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
@@ -209,6 +210,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache, WS: func() map[string]subscribe.UpstreamState { return h.hub.Upstreams(id) }}
 	}
 	h.health = health.New(table, views)
+	h.mcp = mcp.New(mcpBackend{h}, moduleVersion(), h.logger.Named("mcp"))
 	if !h.Upstreams.VerifyOff {
 		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify"),
 			SendGrace: time.Duration(h.Upstreams.SendGrace)}

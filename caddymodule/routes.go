@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
@@ -92,6 +93,11 @@ func routeTable() []route {
 		{doc(http.MethodPost, "/rpc/{chain}", web.AuthKeyOrFree, "JSON-RPC 2.0 on another supported chain (1, 42161, 8453, 80002, 137)"),
 			prefixed("/rpc/"), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 				return h.rpcChain(w, r)
+			}},
+		{doc(http.MethodPost, mcp.Path, web.AuthKeyOrFree, "MCP server (Streamable HTTP, stateless): chain tools for agents, paid like /rpc (x402 in params._meta)"),
+			exact(mcp.Path), func(h *Handler, w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+				h.mcp.ServeHTTP(w, r)
+				return nil
 			}},
 		{doc(http.MethodPost, "/api/keys", web.AuthNone, "create an API key (returned once)"),
 			exact("/api/keys"), metered(func(h *Handler, w http.ResponseWriter, r *http.Request) error {

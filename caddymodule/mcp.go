@@ -1,0 +1,66 @@
+package caddymodule
+
+import (
+	"net/http"
+	"runtime/debug"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
+)
+
+// mcpBackend is what the MCP room (caddymodule/mcp) reaches of the hall: a
+// tool's calls are served by the very path of POST /rpc/{chain}.
+type mcpBackend struct{ h *Handler }
+
+var _ mcp.Backend = mcpBackend{}
+
+func (b mcpBackend) Chains() *chains.Table { return b.h.table }
+
+func (b mcpBackend) Method(chainID uint64, method string) evm.Method {
+	if cs := b.h.chains[chainID]; cs != nil {
+		return cs.methods.Lookup(method)
+	}
+	return evm.Lookup(method)
+}
+
+func (b mcpBackend) ServeRPC(w http.ResponseWriter, r *http.Request, chainID uint64) error {
+	cs := b.h.chains[chainID]
+	return b.h.meteredEntry(w, r, true, func(w http.ResponseWriter, r *http.Request) error { return b.h.serveRPC(w, r, cs) })
+}
+
+func (b mcpBackend) Head(chainID uint64) uint64 {
+	if cs := b.h.chains[chainID]; cs != nil {
+		return cs.pool.BestHead()
+	}
+	return 0
+}
+
+func (b mcpBackend) Meter() *meter.Meter { return b.h.meter }
+
+func (b mcpBackend) Document(w http.ResponseWriter, r *http.Request, path string) error {
+	g := r.Clone(r.Context())
+	g.Method, g.Body, g.ContentLength = http.MethodGet, http.NoBody, 0
+	g.URL.Path = path
+	switch path {
+	case "/llms.txt":
+		return b.h.discovery.LLMsTxt(w, g)
+	default:
+		return b.h.discovery.ServiceJSON(w, g)
+	}
+}
+
+// moduleVersion is the gateway module's version as the binary was built
+// ("(devel)" for a build of the working tree).
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/tollgate-rpc/tollgate" {
+				return d.Version
+			}
+		}
+		return bi.Main.Version
+	}
+	return "(devel)"
+}

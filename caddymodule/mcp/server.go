@@ -1,0 +1,193 @@
+// Package mcp is the gateway's MCP server: POST /mcp speaks the Model
+// Context Protocol (Streamable HTTP, official Go SDK) and offers chain
+// access as tools an agent calls, paid exactly like /rpc.
+//
+// A tool builds the JSON-RPC calls it needs and hands them to the hall as
+// one JSON-RPC batch on the chain's /rpc path (Backend.ServeRPC): the same
+// payers in the same order read the same headers, so a tool call is one
+// metering decision however many calls it makes, is refunded when an
+// upstream fails and records revenue like any request. This room only
+// translates: MCP arguments into calls (checked first, so a wrong argument
+// is a tool error that costs nothing), an x402 payment in
+// params._meta["x402/payment"] into the payment header, and the answer —
+// results, a 402 challenge, a refusal — into a tool result
+// (shared/research/mcp-x402.md: the tool-result binding).
+//
+// The server is stateless (no Mcp-Session-Id): any gateway instance serves
+// any request, as for /rpc, and nothing lives between two requests.
+package mcp
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
+)
+
+// Path is where the server answers.
+const Path = "/mcp"
+
+// Limits of one MCP HTTP request. Tool arguments are small (the largest is
+// a raw transaction for rpc's eth_sendRawTransaction); a client that sends
+// more is refused before the SDK decodes anything.
+const (
+	MaxBodyBytes = 256 << 10
+	// MaxBatch bounds a JSON-RPC batch of MCP messages (revision 2025-03-26
+	// allows batches; later ones refuse them, which the SDK enforces). Each
+	// tool call in a batch is its own paid decision.
+	MaxBatch = 16
+)
+
+// Backend is what the room needs of the gateway; the hall implements it.
+type Backend interface {
+	// Chains is the configured chain table.
+	Chains() *chains.Table
+	// Method is the method table's entry for method on the chain.
+	Method(chainID uint64, method string) evm.Method
+	// ServeRPC answers r — a POST whose body is a JSON-RPC batch — exactly
+	// as POST /rpc/{chain} answers it: payers, metering, cache, upstreams,
+	// refunds, revenue.
+	ServeRPC(w http.ResponseWriter, r *http.Request, chainID uint64) error
+	// Head is the chain's best head the gateway knows (0 when unknown),
+	// read without an upstream call.
+	Head(chainID uint64) uint64
+	// Meter is the metering store (nil when the gateway runs unmetered).
+	Meter() *meter.Meter
+	// Document writes one of the gateway's discovery documents (its GET
+	// path) to w as the caller of r would get it.
+	Document(w http.ResponseWriter, r *http.Request, path string) error
+}
+
+// Server is the /mcp handler.
+type Server struct {
+	backend Backend
+	logger  *zap.Logger
+	sdk     *sdk.Server
+	handler http.Handler
+	// requests maps the token the handler stamps on a request to the
+	// request: a tool handler sees only the headers (RequestExtra), and the
+	// payers need the whole request (its address, Caddy's variables).
+	requests sync.Map
+}
+
+// originHeader carries the token of the HTTP request a tool call came in;
+// whatever a client sends under this name is dropped first.
+const originHeader = "X-Tollgate-Mcp-Origin"
+
+// New builds the server and registers its tools and resources.
+func New(b Backend, version string, logger *zap.Logger) *Server {
+	s := &Server{backend: b, logger: logger}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "tollgate", Title: "Tollgate RPC gateway", Version: version}, &sdk.ServerOptions{
+		Instructions: instructions,
+	})
+	s.addTools()
+	s.addResources()
+	s.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		// The endpoint is a public service whose credentials are headers
+		// the caller sets (no cookies): a DNS-rebinding page gains nothing
+		// a direct request does not have, and a gateway behind a local
+		// reverse proxy sees every request arrive on loopback.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        MaxBodyBytes,
+	})
+	return s
+}
+
+// instructions is what the server tells a model about itself at initialize.
+const instructions = `Tollgate is a metered JSON-RPC gateway to EVM chains. Every tool takes an optional "chain" (a name such as "base" or an id such as "8453"; chain_info lists them). Paid tools cost the JSON-RPC calls they make at the gateway's price per call; chain_info and account are free. Pay with an X-API-Key header (prepaid credits), a SIGN-IN-WITH-X header (a wallet's x402 bundle), an x402 payment in params._meta["x402/payment"] after a tool result that asks for one, or the free tier of your IP address.`
+
+// ServeHTTP answers one MCP HTTP request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(originHeader)
+	if r.Method == http.MethodPost {
+		body, err := web.ReadLimited(r.Body, MaxBodyBytes)
+		switch {
+		case errors.Is(err, web.ErrTooLarge):
+			protocolError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, "request body over "+strconv.Itoa(MaxBodyBytes)+" bytes")
+			return
+		case err != nil:
+			protocolError(w, http.StatusBadRequest, codeParseError, "the request body could not be read")
+			return
+		}
+		if msg := checkMessage(body); msg != "" {
+			code := codeInvalidRequest
+			if !json.Valid(body) {
+				code = codeParseError
+			}
+			protocolError(w, http.StatusBadRequest, code, msg)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		tok := hex.EncodeToString(b[:])
+		r.Header.Set(originHeader, tok)
+		s.requests.Store(tok, r)
+		defer s.requests.Delete(tok)
+	}
+	s.handler.ServeHTTP(w, r)
+}
+
+// JSON-RPC error codes of the protocol's own errors.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
+// checkMessage refuses, before the SDK sees it, a body that is not JSON or
+// a batch larger than MaxBatch: "" when the body may go on.
+func checkMessage(body []byte) string {
+	if !json.Valid(body) {
+		return "the body is not valid JSON"
+	}
+	b := bytes.TrimLeft(body, " \t\r\n")
+	if len(b) == 0 || b[0] != '[' {
+		return ""
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return "the batch is not a JSON array"
+	}
+	if len(items) == 0 {
+		return "empty batch"
+	}
+	if len(items) > MaxBatch {
+		return "a batch of " + strconv.Itoa(len(items)) + " messages; at most " + strconv.Itoa(MaxBatch) + " (send tool calls one by one)"
+	}
+	return ""
+}
+
+// protocolError answers a request the server cannot take with a JSON-RPC
+// error object (id null: the request was not read).
+func protocolError(w http.ResponseWriter, status, code int, msg string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	web.Raw(w, status, body)
+}
+
+// origin is the HTTP request a tool call came in.
+func (s *Server) origin(extra *sdk.RequestExtra) (*http.Request, bool) {
+	if extra == nil || extra.Header == nil {
+		return nil, false
+	}
+	v, ok := s.requests.Load(extra.Header.Get(originHeader))
+	if !ok {
+		return nil, false
+	}
+	return v.(*http.Request), true
+}
