@@ -264,3 +264,146 @@ func TestMCPToolsPaidLikeRPC(t *testing.T) {
 		}
 	}
 }
+
+// mcpPost sends one raw MCP HTTP request (a message or a batch) as a
+// client would, at protocol version 2025-03-26 (the last that allows
+// batches) unless version says otherwise.
+func (e *meterEnv) mcpPost(t *testing.T, body, version string) answer {
+	t.Helper()
+	if version == "" {
+		version = "2025-03-26"
+	}
+	return e.do(t, http.MethodPost, "/mcp", body, "Accept: application/json, text/event-stream", "Mcp-Protocol-Version: "+version)
+}
+
+func callMsg(id int, name, args string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args)
+}
+
+// TestMCPHostileInputs: what a stranger can send /mcp gets the protocol's
+// error or a tool error that says what is wrong — never a 500, a hang or
+// a charge: a body over the limit, a thousand tool calls in one batch,
+// unknown tools and methods, bodies that are not JSON, arguments of the
+// wrong type, a payment in _meta that is not one; and a batch within the
+// limit is answered call by call, each its own paid decision.
+func TestMCPHostileInputs(t *testing.T) {
+	e := startMetered(t, meterOpts{free: 20})
+	freeLeft := func() string {
+		t.Helper()
+		a := e.mcpPost(t, callMsg(1, "account", `{}`), "")
+		var m struct {
+			Result struct {
+				StructuredContent map[string]any `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if a.status != http.StatusOK || json.Unmarshal(a.body, &m) != nil {
+			t.Fatalf("account: %d %s", a.status, a.body)
+		}
+		return fmt.Sprint(m.Result.StructuredContent["free_calls_left_today"])
+	}
+	debits := func() int {
+		n := 0
+		for _, ev := range e.stream(t) {
+			if _, ok := ev.(*events.Debit); ok {
+				n++
+			}
+		}
+		return n
+	}
+	protocolErr := func(what string, a answer, status, code int) {
+		t.Helper()
+		var m struct {
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if a.status != status || json.Unmarshal(a.body, &m) != nil || m.Error == nil || m.Error.Code != code || m.Error.Message == "" {
+			t.Fatalf("%s: %d %s, want %d with JSON-RPC error %d", what, a.status, a.body, status, code)
+		}
+	}
+	toolErr := func(what string, a answer, contains string) {
+		t.Helper()
+		var m struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if a.status != http.StatusOK || json.Unmarshal(a.body, &m) != nil || m.Result == nil || !m.Result.IsError ||
+			len(m.Result.Content) == 0 || !strings.Contains(m.Result.Content[0].Text, contains) {
+			t.Fatalf("%s: %d %s, want a tool error saying %q", what, a.status, a.body, contains)
+		}
+	}
+	before, debits0 := freeLeft(), debits()
+
+	huge := callMsg(1, "rpc", `{"method":"eth_call","params":[{"data":"0x`+strings.Repeat("ab", 300<<10)+`"}]}`)
+	protocolErr("a 600 KiB tool call", e.mcpPost(t, huge, ""), http.StatusRequestEntityTooLarge, -32600)
+
+	calls := make([]string, 1000)
+	for i := range calls {
+		calls[i] = callMsg(i, "rpc", `{"method":"eth_blockNumber"}`)
+	}
+	protocolErr("a thousand tool calls in a batch", e.mcpPost(t, "["+strings.Join(calls, ",")+"]", ""), http.StatusBadRequest, -32600)
+	protocolErr("an empty batch", e.mcpPost(t, "[]", ""), http.StatusBadRequest, -32600)
+	protocolErr("not JSON", e.mcpPost(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`, ""), http.StatusBadRequest, -32700)
+	protocolErr("an unknown tool", e.mcpPost(t, callMsg(1, "drain_wallet", `{}`), ""), http.StatusOK, -32602)
+	protocolErr("an unknown MCP method", e.mcpPost(t, `{"jsonrpc":"2.0","id":1,"method":"tools/explode","params":{}}`, ""), http.StatusBadRequest, -32601)
+
+	toolErr("a number for an address", e.mcpPost(t, callMsg(1, "get_balance", `{"address":12}`), ""), "address")
+	toolErr("a missing required argument", e.mcpPost(t, callMsg(1, "get_receipt", `{}`), ""), "hash")
+	toolErr("an unknown argument", e.mcpPost(t, callMsg(1, "rpc", `{"method":"eth_blockNumber","steal":true}`), ""), "steal")
+	toolErr("params that are not an array", e.mcpPost(t, callMsg(1, "rpc", `{"method":"eth_blockNumber","params":"all"}`), ""), "params")
+	toolErr("a denied method", e.mcpPost(t, callMsg(1, "rpc", `{"method":"admin_peers"}`), ""), "admin_peers")
+	toolErr("an unsupported chain", e.mcpPost(t, callMsg(1, "rpc", `{"method":"eth_blockNumber","chain":"99999"}`), ""), "unknown chain")
+	toolErr("an integer too large", e.mcpPost(t, callMsg(1, "call_contract",
+		`{"to":"0x0000000000000000000000000000000000000001","function":"f(uint8)","args":["256"]}`), ""), "does not fit uint8")
+	toolErr("a tuple signature", e.mcpPost(t, callMsg(1, "call_contract",
+		`{"to":"0x0000000000000000000000000000000000000001","function":"f((uint8,bool))","args":[[1,true]]}`), ""), "raw calldata")
+
+	// A payment in _meta that is not an x402 payload is refused with the
+	// payment-required result (the reason in its error), nothing served.
+	bogus := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rpc","arguments":{"method":"eth_blockNumber"},"_meta":{"x402/payment":{"x402Version":2,"payload":"nope"}}}}`)
+	var pr struct {
+		Result struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if a := e.mcpPost(t, bogus, ""); a.status != http.StatusOK || json.Unmarshal(a.body, &pr) != nil || !pr.Result.IsError ||
+		pr.Result.StructuredContent["x402Version"] != float64(2) || pr.Result.StructuredContent["error"] == "" {
+		t.Fatalf("a bogus payment in _meta: %d %s", a.status, a.body)
+	}
+
+	if after := freeLeft(); after != before || debits() != debits0 {
+		t.Fatalf("hostile inputs were charged: %s free calls left before, %s after; %d debits before, %d after", before, after, debits0, debits())
+	}
+
+	// A batch within the limit (2025-03-26) is answered call by call: each
+	// tool call its own decision, so 3 calls draw 3 free calls.
+	a := e.mcpPost(t, "["+callMsg(1, "rpc", `{"method":"eth_blockNumber"}`)+","+callMsg(2, "rpc", `{"method":"eth_chainId"}`)+","+
+		callMsg(3, "rpc", `{"method":"eth_blockNumber"}`)+"]", "")
+	var batch []map[string]any
+	if a.status != http.StatusOK || json.Unmarshal(a.body, &batch) != nil || len(batch) != 3 {
+		t.Fatalf("a batch of 3 tool calls: %d %s", a.status, a.body)
+	}
+	// eth_chainId is the chain's own fact, answered free (as on /rpc).
+	if after := freeLeft(); after != fmt.Sprint(mustInt(t, before)-2) {
+		t.Fatalf("a batch of 3 tool calls (one free): %s free calls left, want %d", after, mustInt(t, before)-2)
+	}
+	// Revisions from 2025-06-18 on have no batches: the SDK refuses them.
+	if a := e.mcpPost(t, "["+callMsg(1, "rpc", `{"method":"eth_blockNumber"}`)+"]", "2025-06-18"); a.status != http.StatusBadRequest {
+		t.Fatalf("a batch at 2025-06-18: %d %s", a.status, a.body)
+	}
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatalf("%q is not an integer", s)
+	}
+	return n
+}

@@ -26,6 +26,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,13 +142,67 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.requests.Store(tok, r)
 		defer s.requests.Delete(tok)
 	}
-	s.handler.ServeHTTP(w, r)
+	pw := &plainErrors{ResponseWriter: w}
+	s.handler.ServeHTTP(pw, r)
+	pw.flush()
+}
+
+// plainErrors turns the SDK's plain-text refusals (a method it does not
+// handle, a batch in a revision without batches, a wrong Accept header)
+// into the protocol's shape, a JSON-RPC error object with the same status
+// and text, so every error a client gets from /mcp is one it can parse.
+type plainErrors struct {
+	http.ResponseWriter
+	status int          // a plain-text error's status, held back
+	text   bytes.Buffer // and its text
+}
+
+func (p *plainErrors) WriteHeader(status int) {
+	if status >= 400 && p.status == 0 && strings.HasPrefix(p.Header().Get("Content-Type"), "text/plain") {
+		p.status = status
+		return
+	}
+	p.ResponseWriter.WriteHeader(status)
+}
+
+func (p *plainErrors) Write(b []byte) (int, error) {
+	if p.status != 0 {
+		if p.text.Len() < 1024 {
+			p.text.Write(b)
+		}
+		return len(b), nil
+	}
+	return p.ResponseWriter.Write(b)
+}
+
+// Flush lets the SDK stream (an SSE answer) through the wrapper.
+func (p *plainErrors) Flush() {
+	if f, ok := p.ResponseWriter.(http.Flusher); ok && p.status == 0 {
+		f.Flush()
+	}
+}
+
+func (p *plainErrors) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+func (p *plainErrors) flush() {
+	if p.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(p.text.String())
+	code := codeInvalidRequest
+	if strings.Contains(msg, "not handled") || strings.Contains(msg, "unsupported") {
+		code = codeMethodNotFound
+	}
+	p.Header().Del("Content-Length")
+	p.Header().Del("X-Content-Type-Options")
+	protocolError(p.ResponseWriter, p.status, code, msg)
 }
 
 // JSON-RPC error codes of the protocol's own errors.
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
 )
 
 // checkMessage refuses, before the SDK sees it, a body that is not JSON or
