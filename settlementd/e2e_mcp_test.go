@@ -348,6 +348,32 @@ func TestMCPOfficialClients(t *testing.T) {
 			e.wantDebit(r.served(t, "credits", want[i]), "credits", keyID, want[i], int64(money.PricePerCall)*int64(want[i]))
 		}
 		checkValues(t, out.Calls)
+
+		// account and chain_info are free: they report, and charge nothing.
+		left, err := balances.Balance(e.ctx, e.rdb, e.prefix, keyID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = mcpRun(t, node, dir, url, []mcpCall{{Name: "account", Arguments: map[string]any{}},
+			{Name: "chain_info", Arguments: map[string]any{"chain": "base"}}}, "API_KEY="+key)
+		acct, info := out.Calls[0], out.Calls[1]
+		k, _ := acct.StructuredContent["api_key"].(map[string]any)
+		if acct.IsError || acct.Error != "" || k["key_id"] != keyID || fmt.Sprint(k["credits_remaining_usdt"]) != left.Decimal() ||
+			acct.StructuredContent["free_calls_left_today"] != 0.0 || acct.StructuredContent["price_per_call_usdt"] != money.PricePerCall.Decimal() {
+			t.Errorf("account with the key: %+v, want key %s with %s USDT left, no free calls left", acct, keyID, left.Decimal())
+		}
+		if info.IsError || info.Error != "" {
+			t.Errorf("chain_info: %+v", info)
+		}
+		for _, r := range out.Calls {
+			if _, charged := r.Meta["tollgate/calls"]; charged {
+				t.Errorf("%s was charged: %v", r.Name, r.Meta)
+			}
+		}
+		if after, err := balances.Balance(e.ctx, e.rdb, e.prefix, keyID); err != nil || after != left {
+			t.Errorf("account and chain_info moved the key's balance %s → %s (%v)", left.Decimal(), after.Decimal(), err)
+		}
+		t.Logf("account: %v", acct.StructuredContent)
 	}) {
 		return
 	}
@@ -355,7 +381,7 @@ func TestMCPOfficialClients(t *testing.T) {
 	// Keyless past the free tier: the PaymentRequired tool result, then the
 	// paid retry. The payments the x402 phase made, for the replay.
 	var payments []map[string]any
-	var settledTx string
+	var settledTx, bundleKey string
 	if !t.Run("x402 in _meta", func(t *testing.T) {
 		e := e.at(t)
 		// Unpaid: every paid tool answers PaymentRequired, offering what
@@ -404,8 +430,8 @@ func TestMCPOfficialClients(t *testing.T) {
 					len(settledTx) != 66 {
 					t.Fatalf("%s: x402/payment-response %v, want success on %s by %s with a transaction", r.Name, pr, x402NetworkV2, payer.Hex())
 				}
-				if k, _ := r.Meta["tollgate/bundle-key"].(string); !strings.HasPrefix(k, "tg_") {
-					t.Errorf("%s: tollgate/bundle-key %q, want the bundle's key", r.Name, k)
+				if bundleKey, _ = r.Meta["tollgate/bundle-key"].(string); !strings.HasPrefix(bundleKey, "tg_") {
+					t.Errorf("%s: tollgate/bundle-key %q, want the bundle's key", r.Name, bundleKey)
 				}
 				continue
 			}
@@ -443,6 +469,27 @@ func TestMCPOfficialClients(t *testing.T) {
 	}) {
 		return
 	}
+
+	// The bundle key the payment returned, as the MCP session's X-API-Key,
+	// draws on the same bundle (as on /rpc).
+	t.Run("bundle key", func(t *testing.T) {
+		e := e.at(t)
+		b0 := e.bundle(payer)
+		out := mcpRun(t, node, dir, url, []mcpCall{calls[3], {Name: "account", Arguments: map[string]any{}}}, "API_KEY="+bundleKey)
+		r := out.Calls[0]
+		e.wantDebit(r.served(t, "bundle", mcpRPCWeight), "bundle", strings.ToLower(payer.Hex()), mcpRPCWeight,
+			int64(money.BundleCallRevenue)*mcpRPCWeight)
+		b := e.bundle(payer)
+		if fmt.Sprint(atoi(b0[balances.BundleCalls])-atoi(b[balances.BundleCalls])) != fmt.Sprint(mcpRPCWeight) ||
+			fmt.Sprint(metaInt(t, r, "tollgate/bundle-remaining")) != b[balances.BundleCalls] {
+			t.Errorf("rpc with the bundle key: bundle %v → %v, bundle-remaining %v; want −%d", b0, b, r.Meta["tollgate/bundle-remaining"], mcpRPCWeight)
+		}
+		acct := out.Calls[1]
+		if acct.IsError || acct.Error != "" {
+			t.Errorf("account with the bundle key: %+v", acct)
+		}
+		t.Logf("account with the bundle key: %v %s", acct.StructuredContent, acct.Text)
+	})
 
 	t.Run("replayed payment", func(t *testing.T) {
 		e := e.at(t)
@@ -625,6 +672,12 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	b, _ = json.Marshal(x) // maps marshal with sorted keys
 	return string(b)
+}
+
+func atoi(s string) int64 {
+	var n int64
+	fmt.Sscan(s, &n)
+	return n
 }
 
 // ethBlockNumber asks url for its head directly.
