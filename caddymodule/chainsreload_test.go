@@ -133,7 +133,7 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 
 	// Add the chain: it is served without a restart.
 	gw.Reload(config(true, false))
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(readyWithin)
 	for {
 		r := postNew(gw.URL()+"/rpc/devchain", getBalance)
 		if r.status == http.StatusOK && strings.Contains(string(r.body), `"result"`) {
@@ -147,7 +147,7 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 
 	// Its finality (2 blocks, not the default 64) reaches its cache: a block
 	// 5 below the head is final, and its second read is the cache's.
-	for deadline := time.Now().Add(15 * time.Second); ; {
+	for deadline := time.Now().Add(readyWithin); ; {
 		var head struct {
 			Result hexutil.Uint64 `json:"result"`
 		}

@@ -174,7 +174,7 @@ func (e *env) bestHead(t *testing.T) uint64 {
 // waitFor polls the stats endpoint until cond holds.
 func (e *env) waitFor(t *testing.T, what string, cond func(stats) bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(readyWithin)
 	for {
 		s := e.stats(t)
 		if cond(s) {
@@ -333,7 +333,7 @@ func TestFailoverOn502AndTimeout(t *testing.T) {
 // deliberately do not feed it).
 func (e *env) driveUntilClosed(t *testing.T, name string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(readyWithin)
 	for e.stats(t).breaker(name) != "closed" {
 		post(t, e.gw.URL()+"/rpc", getBalance)
 		if time.Now().After(deadline) {

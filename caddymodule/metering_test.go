@@ -189,9 +189,15 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 	return e
 }
 
+// readyWithin bounds the waits for a stack to become ready (providers
+// probed healthy, a reloaded pool serving). It is generous on purpose: on a
+// busy machine (a laptop compiling while the suite runs) a first probe can
+// take many seconds; every wait ends as soon as its condition holds.
+const readyWithin = 2 * time.Minute
+
 func (e *meterEnv) waitHealthy(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(readyWithin)
 	for {
 		resp, err := http.Get(e.gw.URL() + "/rpc/stats/polygon")
 		if err != nil {

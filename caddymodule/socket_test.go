@@ -196,7 +196,7 @@ func startSockets(t *testing.T, o meterOpts) *meterEnv {
 	t.Helper()
 	o.chain137 = "provider gamma @POLYRPC@ {\n\t\t\t\t\tws @POLYWS@\n\t\t\t\t}\n" + o.chain137
 	e := startMetered(t, o)
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(readyWithin)
 	for {
 		resp, err := http.Get(e.gw.URL() + "/rpc/stats/polygon")
 		if err != nil {

@@ -109,7 +109,7 @@ func TestHealthShowsUpstreamWebSocketState(t *testing.T) {
 		}
 		return out
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(readyWithin)
 	got := read()
 	for _, ok := got[nodeID]; !ok; _, ok = got[nodeID] {
 		if time.Now().After(deadline) {

@@ -49,6 +49,7 @@ type payOut struct {
 		SIWxAttempts    int `json:"siwxAttempts"`
 		SIWxOK          int `json:"siwxOk"`
 		PaymentAttempts int `json:"paymentAttempts"`
+		PaymentRefused  int `json:"paymentRefused"` // requests with a payment answered other than 200
 	} `json:"wire"`
 	SIWxError string `json:"siwx_error"`
 	Error     string `json:"error"`
@@ -57,6 +58,8 @@ type payOut struct {
 	Replay      *batchTry `json:"replay"`
 	OverDeposit *batchTry `json:"over_deposit"`
 	ChannelID   string    `json:"channel_id"`
+	// PAUSE_AFTER: the answer to the first payment sent after the pause.
+	Resumed *batchTry `json:"resumed"`
 	// REFUND=1: the official client's refund answer, and a voucher after it.
 	Refund *struct {
 		Success     bool   `json:"success"`

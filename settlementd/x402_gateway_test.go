@@ -98,17 +98,18 @@ const (
 // Postgres, the dev chains (137 upstream, 8453 with TestUSDC), settlementd in
 // process with its facilitator and ingest, and our Caddy build.
 type x402Env struct {
-	t      *testing.T
-	ctx    context.Context
-	rdb    *redis.Client
-	prefix string
-	pool   *pgxpool.Pool
-	net    *devnet.Devnet
-	base   *ethclient.Client
-	usdc   *testusdc.TestUSDC
-	usdcC  *bind.BoundContract
-	asset  common.Address
-	payTo  common.Address
+	t        *testing.T
+	ctx      context.Context
+	rdb      *redis.Client
+	redisURL string // what settlementd and the gateway use
+	prefix   string
+	pool     *pgxpool.Pool
+	net      *devnet.Devnet
+	base     *ethclient.Client
+	usdc     *testusdc.TestUSDC
+	usdcC    *bind.BoundContract
+	asset    common.Address
+	payTo    common.Address
 	// authorizer, when set, is the batch-settlement receiverAuthorizer the gateway offers.
 	authorizer common.Address
 	api        string // settlementd
@@ -131,10 +132,28 @@ func startX402Env(t *testing.T) *x402Env { t.Helper(); return startX402EnvWith(t
 // offer batch-settlement with that key's address.
 func startX402EnvWith(t *testing.T, more map[string]string) *x402Env {
 	t.Helper()
+	return startX402EnvOn(t, "", more)
+}
+
+// startX402EnvOn is startX402EnvWith on the Redis at redisURL, a server of
+// the test's own (the prefix is "tollgate:"); "" is the shared test Redis
+// (REDIS_URL) with a prefix of the test's.
+func startX402EnvOn(t *testing.T, redisURL string, more map[string]string) *x402Env {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the gateway, settlementd and the dev chains")
 	}
-	e := &x402Env{t: t, rdb: testenv.Redis(t), prefix: testenv.KeyPrefix(t), mintMu: &sync.Mutex{}}
+	e := &x402Env{t: t, mintMu: &sync.Mutex{}}
+	if redisURL == "" {
+		e.rdb, e.redisURL, e.prefix = testenv.Redis(t), os.Getenv("REDIS_URL"), testenv.KeyPrefix(t)
+	} else {
+		opts, err := redis.ParseURL(redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.rdb, e.redisURL, e.prefix = redis.NewClient(opts), redisURL, "tollgate:"
+		t.Cleanup(func() { _ = e.rdb.Close() })
+	}
 	var dsn string
 	dsn, e.pool = settletest.DB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -165,7 +184,7 @@ func startX402EnvWith(t *testing.T, more map[string]string) *x402Env {
 	}
 	e.api = fmt.Sprintf("http://127.0.0.1:%d", caddyrun.FreePort(t))
 	env := map[string]string{
-		"DATABASE_URL": dsn, "REDIS_URL": os.Getenv("REDIS_URL"), "TOLLGATE_PREFIX": e.prefix,
+		"DATABASE_URL": dsn, "REDIS_URL": e.redisURL, "TOLLGATE_PREFIX": e.prefix,
 		"TOLLGATE_HTTP_ADDR": strings.TrimPrefix(e.api, "http://"), "TOLLGATE_INGEST_BLOCK": "100ms", "TOLLGATE_LOG_LEVEL": "warn",
 		"TOLLGATE_X402_RPC_URL": m.Base.RPCURL, "TOLLGATE_X402_RELAYER_KEY": relayer.PrivateKey,
 	}
@@ -230,7 +249,7 @@ func (e *x402Env) startGateway(facilitatorURL string) *caddyrun.Server {
 	}
 	cf := strings.NewReplacer("@PREFIX@", e.prefix, "@VAULT@", m.Polygon.RevenueVault, "@USDT@", m.Polygon.USDT,
 		"@USDC@", m.Base.USDC, "@PAYTO@", payTo, "@FACILITATOR@", facilitatorURL, "@POLYGON@", m.Polygon.RPCURL).Replace(x402Caddyfile)
-	gw := caddyrun.Start(e.t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL")) // prints its output when the test fails
+	gw := caddyrun.Start(e.t, cf, "TG_REDIS_URL="+e.redisURL) // prints its output when the test fails
 	settletest.Eventually(e.t, 15*time.Second, "chain 137 healthy on the gateway", func() (bool, error) { return gw.ChainHealthy(137) })
 	return gw
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
@@ -28,7 +29,9 @@ import (
 func (h *Handler) x402Resources(base string) []string {
 	var out []string
 	for _, rt := range h.routes {
-		if rt.Auth != web.AuthKeyOrFree {
+		// /mcp is paid through tool results, not a 402: its tools are
+		// listed under "mcp".
+		if rt.Auth != web.AuthKeyOrFree || rt.Path == mcp.Path {
 			continue
 		}
 		if !strings.Contains(rt.Path, "{chain}") {
@@ -50,6 +53,7 @@ func (h *Handler) WellKnownX402(w http.ResponseWriter, r *http.Request) error {
 		"resources":    h.x402Resources(base),
 		"instructions": h.agentGuide(base),
 	}
+	doc["mcp"] = h.mcpService(base)
 	if h.meter != nil {
 		doc["accepts"] = map[string]any{"scheme": paycheck.Scheme, "network": paycheck.NetworkV2, "asset": h.pay.Asset,
 			"payTo": h.pay.PayTo, "amount": money.BundlePrice.String(), "calls": money.BundleCalls}
@@ -66,6 +70,7 @@ func (h *Handler) LLMsTxt(w http.ResponseWriter, r *http.Request) error {
 	b.WriteString("> A metered blockchain JSON-RPC gateway. POST JSON-RPC 2.0 to " + base + "/rpc (Polygon, chain 137) or " +
 		base + "/rpc/{chainId}. Pay per call: a daily free tier per IP, prepaid USDT credits on an API key, or keyless x402 USDC payments.\n\n")
 	b.WriteString(h.agentGuide(base))
+	b.WriteString(h.mcpGuide(base))
 	b.WriteString("\n## Endpoints\n\n")
 	for _, rt := range h.routes {
 		if rt.Auth == web.AuthAdminToken {
@@ -112,5 +117,40 @@ func (h *Handler) agentGuide(base string) string {
 		money.BundlePrice.Decimal(), paycheck.NetworkV2, paycheck.Scheme, money.BundleCalls)
 	fmt.Fprintf(&b, "- API key: POST %s/v1/machine/register, then deposit USDT on chain %d (GET %s/credits/initiate?amount_units=…), "+
 		"then send X-API-Key.\n", base, chains.Default, base)
+	return b.String()
+}
+
+// mcpService describes the MCP server (caddymodule/mcp) for service.json
+// and /.well-known/x402: its endpoint, tools and what each costs.
+func (h *Handler) mcpService(base string) map[string]any {
+	tools := make([]map[string]any, len(mcp.Tools))
+	for i, t := range mcp.Tools {
+		tools[i] = map[string]any{"name": t.Name, "description": t.Description, "calls": t.Calls}
+		if t.Calls != "0" {
+			tools[i]["x402_resource"] = "mcp://tool/" + t.Name
+		}
+	}
+	return map[string]any{"id": "mcp", "type": "mcp", "transport": "streamable-http", "stateless": true,
+		"method": http.MethodPost, "path": mcp.Path, "url": base + mcp.Path, "auth": web.AuthKeyOrFree,
+		"price": priceOf(money.PricePerCall), "price_unit": "per JSON-RPC call a tool makes (method weights apply)",
+		"payment": map[string]any{"api_key": "X-API-Key header", "siwx": "SIGN-IN-WITH-X header",
+			"x402": `params._meta["x402/payment"] after a tool result with isError and the PaymentRequired object; the receipt in result._meta["x402/payment-response"]`,
+			"free_tier": "per IP, shared with /rpc"},
+		"tools": tools}
+}
+
+// mcpGuide is the llms.txt section on the MCP server.
+func (h *Handler) mcpGuide(base string) string {
+	var b strings.Builder
+	b.WriteString("\n## Agents over MCP\n\n")
+	fmt.Fprintf(&b, "- MCP server (Streamable HTTP, stateless): %s%s. Every tool takes an optional `chain` (name or id).\n", base, mcp.Path)
+	b.WriteString("- Paid like /rpc, from the same credentials: X-API-Key or SIGN-IN-WITH-X on the HTTP requests, the free tier of your IP, " +
+		"or x402: an unpaid call returns a tool result with isError and the x402 PaymentRequired object; send the same call again " +
+		"with the payment in `params._meta[\"x402/payment\"]`; the receipt is in `result._meta[\"x402/payment-response\"]`.\n")
+	b.WriteString("- Tools (cost in calls):")
+	for _, t := range mcp.Tools {
+		fmt.Fprintf(&b, " `%s` (%s);", t.Name, t.Calls)
+	}
+	b.WriteString("\n")
 	return b.String()
 }

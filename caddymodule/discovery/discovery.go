@@ -156,6 +156,7 @@ func (h *Handler) ServiceJSON(w http.ResponseWriter, r *http.Request) error {
 			"path": "/v1/intelligence/" + m.id, "url": base + "/v1/intelligence/" + m.id, "price": priceOf(m.price(h)),
 			"auth": web.AuthAPIKey, "description": m.description})
 	}
+	services = append(services, h.mcpService(base))
 	var endpoints []map[string]string
 	for _, rt := range h.routes {
 		endpoints = append(endpoints, map[string]string{"method": rt.Method, "path": rt.Path, "auth": rt.Auth, "summary": rt.Summary})

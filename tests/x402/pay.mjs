@@ -21,6 +21,11 @@
 //                    channel, every later one signs a cumulative voucher. After the calls it
 //                    replays the last voucher and sends one over the deposit, with plain fetch,
 //                    and reports the answers (replay, over_deposit)
+//   PAUSE_AFTER      n (0 < n < CALLS): after n calls, print one JSON line {"paused": {calls, ok,
+//                    wire, last_paid, channel_id}} and wait for a line on stdin, then make the
+//                    other calls with the same client, scheme and channel state (a test breaks
+//                    something in between, e.g. wipes Redis); "resumed" in the report is the
+//                    answer to the first payment sent after the pause
 //   METHOD           JSON-RPC method (default eth_blockNumber); PARAMS: its JSON params (default [])
 //   MAX_UNITS        the most this client pays per payment, in atomic units (default 100000)
 //
@@ -52,6 +57,10 @@ const mode = process.env.MODE ?? "siwx";
 if (!["siwx", "key", "plain", "batch"].includes(mode)) usage(`MODE must be siwx, key, plain or batch, got ${mode}`);
 const maxUnits = process.env.MAX_UNITS ?? "100000";
 if (!/^\d+$/.test(maxUnits)) usage("MAX_UNITS must be an integer");
+const pauseAfter = Number(process.env.PAUSE_AFTER ?? "0");
+if (!Number.isInteger(pauseAfter) || pauseAfter < 0 || (pauseAfter > 0 && pauseAfter >= calls)) {
+  usage(`PAUSE_AFTER must be an integer in [0, CALLS), got ${process.env.PAUSE_AFTER}`);
+}
 const method = process.env.METHOD ?? "eth_blockNumber";
 const params = JSON.parse(process.env.PARAMS ?? "[]");
 
@@ -71,7 +80,13 @@ const guardedFetch = async (input, init) => {
 globalThis.fetch = guardedFetch;
 
 // --- What went over the wire (the wrappers hide their intermediate answers).
-const wire = { requests: 0, status402: 0, siwxAttempts: 0, siwxOk: 0, paymentAttempts: 0 };
+// paymentRefused: requests carrying a payment made by the CALLS calls (not the
+// batch probes after them) answered other than 200 (the wrappers may recover
+// from a refusal by themselves, e.g. the batch client's corrective 402, so the
+// final answers alone do not show one).
+const wire = { requests: 0, status402: 0, siwxAttempts: 0, siwxOk: 0, paymentAttempts: 0, paymentRefused: 0 };
+let resumed = null; // PAUSE_AFTER: {} until the first payment after the pause is answered
+let inCalls = true;
 let lastRequired = null; // the last PAYMENT-REQUIRED seen, for the SIWX diagnostic
 let lastPaid = null; // the last PAYMENT-SIGNATURE that was served (batch mode replays it)
 const observedFetch = async (input, init) => {
@@ -87,7 +102,19 @@ const observedFetch = async (input, init) => {
     wire.siwxAttempts++;
     if (res.status === 200) wire.siwxOk++;
   }
-  if (req.headers.has("PAYMENT-SIGNATURE") || req.headers.has("X-PAYMENT")) wire.paymentAttempts++;
+  if (req.headers.has("PAYMENT-SIGNATURE") || req.headers.has("X-PAYMENT")) {
+    wire.paymentAttempts++;
+    if (res.status !== 200 && inCalls) wire.paymentRefused++;
+    if (resumed && resumed.status === undefined) {
+      const h = res.headers.get("PAYMENT-REQUIRED");
+      resumed.status = res.status;
+      try {
+        resumed.error = h ? decodePaymentRequiredHeader(h).error ?? null : null;
+      } catch (e) {
+        resumed.error = `undecodable PAYMENT-REQUIRED: ${e}`;
+      }
+    }
+  }
   if (req.headers.has("PAYMENT-SIGNATURE") && res.status === 200) lastPaid = req.headers.get("PAYMENT-SIGNATURE");
   return res;
 };
@@ -138,7 +165,50 @@ async function rpcCall(i) {
   return fetchWithPay(url, init);
 }
 
+// waitForLine resolves with the next line on stdin.
+function waitForLine() {
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    const onData = (chunk) => {
+      buf += chunk;
+      if (buf.includes("\n")) done(null);
+    };
+    const onEnd = () => done(new Error("stdin closed before the line to resume"));
+    const done = (err) => {
+      process.stdin.off("data", onData);
+      process.stdin.off("end", onEnd);
+      process.stdin.pause();
+      err ? reject(err) : resolve(buf);
+    };
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", onData);
+    process.stdin.on("end", onEnd);
+    process.stdin.resume();
+  });
+}
+
+function channelOf(header) {
+  if (!header) return null;
+  try {
+    return JSON.parse(Buffer.from(header, "base64").toString()).payload?.voucher?.channelId ?? null;
+  } catch {
+    return null;
+  }
+}
+
 for (let i = 0; i < calls; i++) {
+  if (pauseAfter > 0 && i === pauseAfter) {
+    const paused = { calls: out.calls, ok: out.ok, wire: { ...wire }, last_paid: lastPaid, channel_id: channelOf(lastPaid) };
+    process.stdout.write(JSON.stringify({ paused }) + "\n");
+    try {
+      await waitForLine();
+    } catch (e) {
+      lastError = `pause: ${e.message}`;
+      break;
+    }
+    resumed = {};
+    out.resumed = resumed;
+  }
   let res;
   try {
     res = await rpcCall(i);
@@ -191,6 +261,8 @@ for (let i = 0; i < calls; i++) {
     break;
   }
 }
+
+inCalls = false;
 
 // batch: a voucher used once is refused when replayed, and so is one for
 // more than the channel holds (the client itself would top up instead).
