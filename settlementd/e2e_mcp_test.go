@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
@@ -318,9 +320,10 @@ func TestMCPOfficialClients(t *testing.T) {
 		return
 	}
 
+	var key, keyID string // the credited key
 	if !t.Run("API key", func(t *testing.T) {
 		e := e.at(t)
-		key, keyID := e.creditedKey(gw, money.Scale)
+		key, keyID = e.creditedKey(gw, money.Scale)
 		before := money.Scale
 		for i, c := range calls { // one client run per tool: the balance read between them
 			out := mcpRun(t, node, dir, url, []mcpCall{c}, "API_KEY="+key)
@@ -524,7 +527,90 @@ func TestMCPOfficialClients(t *testing.T) {
 		}
 		e.wantSettlements(settledTx, payer)
 	})
+
+	// The README's client snippet (between its mcp-snippet markers) is
+	// tests/x402/readme-mcp.mjs, and works: with an API key, and keyless
+	// past the free tier, paying with x402 from a fresh wallet. X402_ASSET
+	// names the token the gateway is paid in (the dev chain's TestUSDC, which
+	// is not @x402/evm's default USDC), for the snippet's spend controls.
+	t.Run("README snippet", func(t *testing.T) {
+		e := e.at(t)
+		readme, err := os.ReadFile("../README.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		snippet, ok := between(string(readme), "<!-- mcp-snippet -->\n```js\n", "```\n<!-- /mcp-snippet -->")
+		file, err := os.ReadFile(filepath.Join(dir, "readme-mcp.mjs"))
+		if err != nil || !ok || snippet != string(file) {
+			t.Fatalf("README.md's mcp-snippet (found %v) is not tests/x402/readme-mcp.mjs (%v)", ok, err)
+		}
+		run := func(env ...string) (tools []string, result, meta map[string]any) {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, "readme-mcp.mjs")
+			cmd.Dir = dir
+			cmd.Env = append(append(os.Environ(), "TOLLGATE_MCP="+url, "ADDRESS="+payer.Hex(), "X402_ASSET="+usdc), env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			runErr := cmd.Run()
+			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+			var out struct {
+				Result map[string]any `json:"result"`
+				Meta   map[string]any `json:"meta"`
+			}
+			if runErr != nil || len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &out) != nil {
+				hint := ""
+				if strings.Contains(stderr.String(), "rejected by spendControls") {
+					// @x402/core's default spend controls pay only @x402/evm's
+					// default assets (Base's real USDC); a gateway paid in any other
+					// token (the dev chain's TestUSDC here) is refused by the client.
+					hint = "\nthe snippet's x402Client refuses the offer's asset: it must allow a non-default token, e.g. " +
+						"if (process.env.X402_ASSET) payer.setSpendControls({ allowedAssets: [{ network: \"eip155:8453\", " +
+						"asset: process.env.X402_ASSET, maxAmountPerPayment: \"100000\" }] }); (this test sets X402_ASSET)"
+				}
+				t.Fatalf("readme-mcp.mjs: %v%s\nstdout: %s\nstderr: %s", runErr, hint, stdout.String(), stderr.String())
+			}
+			tools = strings.Fields(lines[0])
+			sort.Strings(tools)
+			return tools, out.Result, out.Meta
+		}
+		wei, err := e.base.BalanceAt(e.ctx, payer, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := balances.Balance(e.ctx, e.rdb, e.prefix, keyID)
+		tools, res, meta := run("TOLLGATE_API_KEY=" + key)
+		after, _ := balances.Balance(e.ctx, e.rdb, e.prefix, keyID)
+		if !reflect.DeepEqual(tools, mcpTools) || res["wei"] != wei.String() || meta["tollgate/payer"] != "credits" || meta["tollgate/calls"] != 1.0 ||
+			before-after != money.PricePerCall {
+			t.Errorf("README snippet with a key: tools %v, result %v, meta %v, the key paid %s", tools, res, meta, (before - after).Decimal())
+		}
+
+		w := e.wallet("readme", 1_000_000)
+		from := crypto.PubkeyToAddress(w.PublicKey)
+		_, res, meta = run("EVM_PRIVATE_KEY=" + hexutil.Encode(crypto.FromECDSA(w)))
+		pr, _ := meta["x402/payment-response"].(map[string]any)
+		tx, _ := pr["transaction"].(string)
+		if res["wei"] != wei.String() || meta["tollgate/payer"] != "bundle" || pr["success"] != true || len(tx) != 66 {
+			t.Fatalf("README snippet paying with x402: result %v, meta %v", res, meta)
+		}
+		e.checkSettled(tx, from)
+		if got := e.balance(from); got != 1_000_000-x402Price {
+			t.Errorf("the README client's wallet holds %d TestUSDC after paying, want %d", got, 1_000_000-x402Price)
+		}
+	})
 	t.Logf("end to end in %v", time.Since(began).Round(time.Millisecond))
+}
+
+// between is the text of s between the first start and the next end.
+func between(s, start, end string) (string, bool) {
+	_, after, ok := strings.Cut(s, start)
+	if !ok {
+		return "", false
+	}
+	in, _, ok := strings.Cut(after, end)
+	return in, ok
 }
 
 // inspectorTools runs the MCP Inspector CLI's tools/list against url and
