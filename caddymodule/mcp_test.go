@@ -339,6 +339,12 @@ func TestMCPHostileInputs(t *testing.T) {
 	}
 	before, debits0 := freeLeft(), debits()
 
+	// A browser's preflight is answered without a charge.
+	if a := e.do(t, http.MethodOptions, "/mcp", ""); a.status != http.StatusNoContent || a.header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(a.header.Get("Access-Control-Allow-Headers"), "X-API-Key") {
+		t.Fatalf("preflight: %d %v", a.status, a.header)
+	}
+
 	huge := callMsg(1, "rpc", `{"method":"eth_call","params":[{"data":"0x`+strings.Repeat("ab", 300<<10)+`"}]}`)
 	protocolErr("a 600 KiB tool call", e.mcpPost(t, huge, ""), http.StatusRequestEntityTooLarge, -32600)
 

@@ -84,6 +84,11 @@ type Server struct {
 	requests sync.Map
 }
 
+// corsHeaders are the request headers a browser may send to /mcp: the
+// protocol's and the payers'.
+const corsHeaders = "Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, " +
+	"X-API-Key, SIGN-IN-WITH-X, PAYMENT-SIGNATURE, X-PAYMENT"
+
 // originHeader carries the token of the HTTP request a tool call came in;
 // whatever a client sends under this name is dropped first.
 const originHeader = "X-Tollgate-Mcp-Origin"
@@ -115,6 +120,18 @@ const instructions = `Tollgate is a metered JSON-RPC gateway to EVM chains. Ever
 // ServeHTTP answers one MCP HTTP request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(originHeader)
+	// CORS: like /rpc, /mcp takes no cookies (credentials are headers the
+	// caller sets), so a browser agent on any origin may call it.
+	hdr := w.Header()
+	hdr.Set("Access-Control-Allow-Origin", "*")
+	hdr.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version")
+	if r.Method == http.MethodOptions {
+		hdr.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		hdr.Set("Access-Control-Allow-Headers", corsHeaders)
+		hdr.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if r.Method == http.MethodPost {
 		body, err := web.ReadLimited(r.Body, MaxBodyBytes)
 		switch {
