@@ -15,6 +15,8 @@ let res = await client.callTool(call);
 if (res.isError && res.structuredContent?.x402Version === 2 && process.env.EVM_PRIVATE_KEY) {
   // Payment required: sign an x402 payment for the offer and send the same call again.
   const payer = new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(process.env.EVM_PRIVATE_KEY)));
+  // The client pays in Base's real USDC by default; a gateway paid in another token names it (a dev chain's TestUSDC).
+  if (process.env.X402_ASSET) payer.setSpendControls({ allowedAssets: [{ network: "eip155:8453", asset: process.env.X402_ASSET, maxAmountPerPayment: "100000" }] });
   const payment = await payer.createPaymentPayload(res.structuredContent);
   res = await client.callTool({ ...call, _meta: { "x402/payment": payment } });
 }
