@@ -200,7 +200,7 @@ func TestMCPToolsPaidLikeRPC(t *testing.T) {
 	// offer is /rpc's 402 offer.
 	refused := tool(t, cs, "rpc", map[string]any{"method": "eth_blockNumber"}, nil)
 	pr := structured(t, refused)
-	if !refused.IsError || pr["x402Version"] != float64(2) || pr["resource"].(map[string]any)["url"] != "mcp://tool/rpc" {
+	if !refused.IsError || pr["x402Version"] != float64(2) || pr["resource"].(map[string]any)["url"] != "mcp://tool/rpc" || pr["onboarding"] == nil {
 		t.Fatalf("past the free tier: %v %s", refused.IsError, text(refused))
 	}
 	var fromText map[string]any

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -22,6 +24,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
@@ -238,7 +241,7 @@ func TestMCPOfficialClients(t *testing.T) {
 		"@BASE@", m.Base.RPCURL, "@FREE@", fmt.Sprint(free), "@WEIGHT@", fmt.Sprint(mcpRPCWeight)).Replace(mcpCaddyfile)
 	gw := caddyrun.Start(t, cf, "TG_REDIS_URL="+os.Getenv("REDIS_URL"))
 	for _, id := range []uint64{137, 8453} {
-		settletest.Eventually(t, 15*time.Second, fmt.Sprintf("chain %d healthy on the gateway", id), func() (bool, error) { return gw.ChainHealthy(id) })
+		settletest.Eventually(t, 2*time.Minute, fmt.Sprintf("chain %d healthy on the gateway", id), func() (bool, error) { return gw.ChainHealthy(id) })
 	}
 	url := gw.URL() + "/mcp"
 	t.Logf("set-up in %v", time.Since(began).Round(time.Millisecond))
@@ -362,7 +365,7 @@ func TestMCPOfficialClients(t *testing.T) {
 		acct, info := out.Calls[0], out.Calls[1]
 		k, _ := acct.StructuredContent["api_key"].(map[string]any)
 		if acct.IsError || acct.Error != "" || k["key_id"] != keyID || fmt.Sprint(k["credits_remaining_usdt"]) != left.Decimal() ||
-			acct.StructuredContent["free_calls_left_today"] != 0.0 || acct.StructuredContent["price_per_call_usdt"] != money.PricePerCall.Decimal() {
+			acct.StructuredContent["free_calls_left_today"] != 0.0 || acct.StructuredContent["price_per_call_units"] != money.PricePerCall.String() {
 			t.Errorf("account with the key: %+v, want key %s with %s USDT left, no free calls left", acct, keyID, left.Decimal())
 		}
 		if info.IsError || info.Error != "" {
@@ -492,6 +495,30 @@ func TestMCPOfficialClients(t *testing.T) {
 			t.Errorf("account with the bundle key: %+v", acct)
 		}
 		t.Logf("account with the bundle key: %v %s", acct.StructuredContent, acct.Text)
+	})
+
+	// Sign-In-With-X in _meta: the paying wallet signs in per tool call (a
+	// sign-in's nonce is good for one request) and draws on its bundle
+	// without paying again; the same proof a second time is refused.
+	t.Run("sign-in-with-x in _meta", func(t *testing.T) {
+		e := e.at(t)
+		b0 := e.bundle(payer)
+		c := calls[0]
+		c.Meta = map[string]any{"x402/sign-in-with-x": siwxProof(t, gw.URL()+"/mcp", payerAcct.PrivateKey)}
+		out := mcpRun(t, node, dir, url, []mcpCall{c, c})
+		r := out.Calls[0]
+		e.wantDebit(r.served(t, "bundle", want[0]), "bundle", strings.ToLower(payer.Hex()), want[0], int64(money.BundleCallRevenue)*int64(want[0]))
+		b := e.bundle(payer)
+		if atoi(b0[balances.BundleCalls])-atoi(b[balances.BundleCalls]) != int64(want[0]) {
+			t.Errorf("get_balance signed in: bundle %v → %v, want −%d", b0, b, want[0])
+		}
+		again := out.Calls[1]
+		if !again.IsError || again.StructuredContent == nil || !strings.Contains(fmt.Sprint(again.StructuredContent["error"]), meter.ReasonNonceUsed) {
+			t.Errorf("the same sign-in again: want the PaymentRequired result naming %s, got %+v", meter.ReasonNonceUsed, again)
+		}
+		if got := e.bundle(payer); fmt.Sprint(got) != fmt.Sprint(b) {
+			t.Errorf("the refused sign-in changed the bundle: %v → %v", b, got)
+		}
 	})
 
 	t.Run("replayed payment", func(t *testing.T) {
@@ -788,4 +815,30 @@ func hexQty(s string) uint64 {
 		return 1<<64 - 1
 	}
 	return n
+}
+
+// siwxProof is a SIGN-IN-WITH-X header value for the wallet of key on the
+// gateway whose URL is uri, signed now: the EIP-4361 text the x402 client's
+// SIWE library signs, with an EIP-191 personal signature.
+func siwxProof(t *testing.T, uri, key string) string {
+	t.Helper()
+	k, err := crypto.HexToECDSA(strings.TrimPrefix(key, "0x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := crypto.PubkeyToAddress(k.PublicKey)
+	host := strings.TrimPrefix(strings.TrimPrefix(uri, "http://"), "https://")
+	host = host[:strings.IndexByte(host, '/')]
+	nonce := fmt.Sprintf("mcp%d", time.Now().UnixNano())
+	issued := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	msg := host + " wants you to sign in with your Ethereum account:\n" + addr.Hex() + "\n\n" +
+		"\nURI: " + uri + "\nVersion: 1\nChain ID: 8453\nNonce: " + nonce + "\nIssued At: " + issued
+	sig, err := crypto.Sign(accounts.TextHash([]byte(msg)), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig[64] += 27
+	raw, _ := json.Marshal(map[string]any{"domain": host, "address": addr.Hex(), "uri": uri, "version": "1", "chainId": "eip155:8453",
+		"type": "eip191", "nonce": nonce, "issuedAt": issued, "signature": hexutil.Encode(sig)})
+	return base64.StdEncoding.EncodeToString(raw)
 }

@@ -133,7 +133,8 @@ func (h *Handler) mcpService(base string) map[string]any {
 	return map[string]any{"id": "mcp", "type": "mcp", "transport": "streamable-http", "stateless": true,
 		"method": http.MethodPost, "path": mcp.Path, "url": base + mcp.Path, "auth": web.AuthKeyOrFree,
 		"price": priceOf(money.PricePerCall), "price_unit": "per JSON-RPC call a tool makes (method weights apply)",
-		"payment": map[string]any{"api_key": "X-API-Key header", "siwx": "SIGN-IN-WITH-X header",
+		"payment": map[string]any{"api_key": "X-API-Key header",
+			"siwx": `SIGN-IN-WITH-X header, or per call in params._meta["x402/sign-in-with-x"] (a sign-in's nonce pays one request)`,
 			"x402": `params._meta["x402/payment"] after a tool result with isError and the PaymentRequired object; the receipt in result._meta["x402/payment-response"]`,
 			"free_tier": "per IP, shared with /rpc"},
 		"tools": tools}
@@ -144,7 +145,8 @@ func (h *Handler) mcpGuide(base string) string {
 	var b strings.Builder
 	b.WriteString("\n## Agents over MCP\n\n")
 	fmt.Fprintf(&b, "- MCP server (Streamable HTTP, stateless): %s%s. Every tool takes an optional `chain` (name or id).\n", base, mcp.Path)
-	b.WriteString("- Paid like /rpc, from the same credentials: X-API-Key or SIGN-IN-WITH-X on the HTTP requests, the free tier of your IP, " +
+	b.WriteString("- Paid like /rpc, from the same credentials: X-API-Key or SIGN-IN-WITH-X on the HTTP requests (a sign-in also per call in " +
+		"`params._meta[\"x402/sign-in-with-x\"]`: its nonce pays one request), the free tier of your IP, " +
 		"or x402: an unpaid call returns a tool result with isError and the x402 PaymentRequired object; send the same call again " +
 		"with the payment in `params._meta[\"x402/payment\"]`; the receipt is in `result._meta[\"x402/payment-response\"]`.\n")
 	b.WriteString("- Tools (cost in calls):")

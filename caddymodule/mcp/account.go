@@ -25,7 +25,7 @@ func (s *Server) account(ctx context.Context, req *sdk.CallToolRequest, _ noIn) 
 	for _, t := range Tools {
 		prices[t.Name] = t.Calls
 	}
-	out := map[string]any{"price_per_call_usdt": money.PricePerCall.Decimal(), "tool_calls": prices}
+	out := map[string]any{"price_per_call_usdt": money.USDT(money.PricePerCall), "price_per_call_units": money.PricePerCall.String(), "tool_calls": prices}
 	m := s.backend.Meter()
 	if m == nil {
 		out["metering"] = "off: calls are not charged on this gateway"

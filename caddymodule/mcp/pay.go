@@ -17,6 +17,7 @@ import (
 // Meta keys of a tool result (x402's MCP binding, and ours).
 const (
 	metaPayment         = "x402/payment"          // params._meta: the x402 v2 PaymentPayload
+	metaSIWX            = "x402/sign-in-with-x"   // params._meta: a SIGN-IN-WITH-X payload (object or its header value)
 	metaPaymentResponse = "x402/payment-response" // result._meta: the SettlementResponse
 	metaPayer           = "tollgate/payer"
 	metaCalls           = "tollgate/calls"
@@ -28,6 +29,7 @@ const (
 const (
 	hdrPaymentSignature = "PAYMENT-SIGNATURE"
 	hdrPaymentV1        = "X-PAYMENT"
+	hdrSIWX             = "SIGN-IN-WITH-X"
 	hdrPaymentRequired  = "PAYMENT-REQUIRED"
 	hdrPaymentResponse  = "PAYMENT-RESPONSE"
 	hdrBundleKey        = "X-Tollgate-Bundle-Key"
@@ -107,6 +109,20 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 		}
 		r.Header.Set(hdrPaymentSignature, base64.StdEncoding.EncodeToString(raw))
 		r.Header.Del(hdrPaymentV1)
+	}
+	// A sign-in's nonce is good for one request, so a session's fixed
+	// SIGN-IN-WITH-X header pays one tool call; an agent that signs in per
+	// call puts the proof in _meta, where it replaces the header.
+	if v, ok := req.Params.Meta[metaSIWX]; ok && v != nil {
+		hv, isString := v.(string)
+		if !isString {
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return paid{refused: toolError("_meta." + metaSIWX + " is not a SIGN-IN-WITH-X payload")}
+			}
+			hv = base64.StdEncoding.EncodeToString(raw)
+		}
+		r.Header.Set(hdrSIWX, hv)
 	}
 	rec := newRecorder()
 	if err := s.backend.ServeRPC(rec, r, chainID); err != nil {
@@ -191,6 +207,14 @@ func paymentRequired(rec *recorder, tool string, meta sdk.Meta) *sdk.CallToolRes
 	}
 	res["url"] = "mcp://tool/" + tool
 	obj["resource"] = res
+	// The 402's body carries the onboarding its error text points to (the
+	// key-and-credits path as data); the tool result carries it too.
+	var body struct {
+		Onboarding json.RawMessage `json:"onboarding"`
+	}
+	if json.Unmarshal(rec.body.Bytes(), &body) == nil && len(body.Onboarding) > 0 {
+		obj["onboarding"] = body.Onboarding
+	}
 	text, _ := json.Marshal(obj)
 	out := &sdk.CallToolResult{IsError: true, StructuredContent: obj, Content: []sdk.Content{&sdk.TextContent{Text: string(text)}}}
 	if len(meta) > 0 {
