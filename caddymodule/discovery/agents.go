@@ -134,8 +134,8 @@ func (h *Handler) mcpService(base string) map[string]any {
 		"method": http.MethodPost, "path": mcp.Path, "url": base + mcp.Path, "auth": web.AuthKeyOrFree,
 		"price": priceOf(money.PricePerCall), "price_unit": "per JSON-RPC call a tool makes (method weights apply)",
 		"payment": map[string]any{"api_key": "X-API-Key header",
-			"siwx": `SIGN-IN-WITH-X header, or per call in params._meta["x402/sign-in-with-x"] (a sign-in's nonce pays one request)`,
-			"x402": `params._meta["x402/payment"] after a tool result with isError and the PaymentRequired object; the receipt in result._meta["x402/payment-response"]`,
+			"siwx":      `SIGN-IN-WITH-X header, or per call in params._meta["x402/sign-in-with-x"] (a sign-in's nonce pays one request)`,
+			"x402":      `params._meta["x402/payment"] after a tool result with isError and the PaymentRequired object; the receipt in result._meta["x402/payment-response"]`,
 			"free_tier": "per IP, shared with /rpc"},
 		"tools": tools}
 }
