@@ -72,15 +72,15 @@ func (s *Server) addResources() {
 				if !ok {
 					return nil, errors.New("the request is gone")
 				}
-				rec := newRecorder()
+				rec := web.NewRecorder()
 				if err := s.backend.Document(rec, r, path); err != nil {
 					return nil, err
 				}
-				if rec.status != 0 && rec.status != http.StatusOK {
-					return nil, fmt.Errorf("%s answered HTTP %d", path, rec.status)
+				if rec.Status() != http.StatusOK {
+					return nil, fmt.Errorf("%s answered HTTP %d", path, rec.Status())
 				}
 				return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI,
-					MIMEType: rec.header.Get("Content-Type"), Text: rec.body.String()}}}, nil
+					MIMEType: rec.Header().Get("Content-Type"), Text: rec.Body.String()}}}, nil
 			})
 	}
 }

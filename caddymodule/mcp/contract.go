@@ -35,23 +35,16 @@ func (s *Server) getBalance(_ context.Context, req *sdk.CallToolRequest, in bala
 		return toolError("block: " + err.Error())
 	}
 	if in.Token == "" {
-		c := call{"eth_getBalance", []any{in.Address, block}}
-		p := s.pay(req, "get_balance", ch.ID, []call{c})
-		if p.refused != nil {
-			return p.refused
-		}
-		p.meta[metaCalls] = s.units(ch.ID, c)
-		a := p.answers[0]
-		if a.Error != nil {
-			return nodeError(a.Error, p.meta)
-		}
-		wei, ok := quantityBig(a.Result)
-		if !ok {
-			return toolErrorf("the node's balance %s is not a quantity", clip(string(a.Result)))
-		}
 		dec := int(ch.Currency.Decimals)
-		return served(map[string]any{"chain_id": ch.ID, "address": in.Address, "block": block, "wei": wei.String(),
-			"formatted": formatUnits(wei, dec), "symbol": ch.Currency.Symbol, "decimals": dec}, p.meta)
+		return s.one(req, "get_balance", ch, call{"eth_getBalance", []any{in.Address, block}}, func(r json.RawMessage) any {
+			out := map[string]any{"chain_id": ch.ID, "address": in.Address, "block": block, "symbol": ch.Currency.Symbol, "decimals": dec}
+			if wei, ok := quantityBig(r); ok {
+				out["wei"], out["formatted"] = wei.String(), formatUnits(wei, dec)
+			} else {
+				out["result"] = r // not a quantity: the node's answer as it came
+			}
+			return out
+		})
 	}
 	if !isAddress(in.Token) {
 		return toolErrorf("token %q is not a contract address: 0x followed by 40 hex digits", clip(in.Token))

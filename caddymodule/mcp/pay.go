@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
 // Meta keys of a tool result (x402's MCP binding, and ours).
@@ -124,7 +126,7 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 		}
 		r.Header.Set(hdrSIWX, hv)
 	}
-	rec := newRecorder()
+	rec := web.NewRecorder()
 	if err := s.backend.ServeRPC(rec, r, chainID); err != nil {
 		return paid{refused: toolError("the gateway could not serve the call: " + err.Error())}
 	}
@@ -132,10 +134,10 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 }
 
 // read turns /rpc's answer into answers and meta, or a refusal.
-func (s *Server) read(rec *recorder, tool string) paid {
+func (s *Server) read(rec *web.Recorder, tool string) paid {
 	meta := sdk.Meta{}
 	for h, k := range remaining {
-		if v := rec.header.Get(h); v != "" {
+		if v := rec.Header().Get(h); v != "" {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && k != metaRequestID {
 				meta[k] = n
 			} else {
@@ -143,31 +145,31 @@ func (s *Server) read(rec *recorder, tool string) paid {
 			}
 		}
 	}
-	if v := rec.header.Get(hdrPaymentResponse); v != "" {
+	if v := rec.Header().Get(hdrPaymentResponse); v != "" {
 		if obj, err := decodeHeader(v); err == nil {
 			meta[metaPaymentResponse] = obj
 		}
 	}
-	if v := rec.header.Get(hdrBundleKey); v != "" {
+	if v := rec.Header().Get(hdrBundleKey); v != "" {
 		meta[metaBundleKey] = v
 	}
-	switch rec.status {
+	switch rec.Status() {
 	case http.StatusOK:
 	case http.StatusPaymentRequired:
 		return paid{refused: paymentRequired(rec, tool, meta)}
 	default:
 		// A refusal (401, 429, 503...) or a request none of whose calls an
 		// upstream answered (503: refunded).
-		msg := "the gateway refused the call (HTTP " + strconv.Itoa(rec.status) + ")"
+		msg := "the gateway refused the call (HTTP " + strconv.Itoa(rec.Status()) + ")"
 		var whole struct {
 			Error *rpcError `json:"error"`
 		}
-		if json.Unmarshal(rec.body.Bytes(), &whole) == nil && whole.Error != nil {
+		if json.Unmarshal(rec.Body.Bytes(), &whole) == nil && whole.Error != nil {
 			msg = whole.Error.Message
-		} else if rec.status == http.StatusServiceUnavailable {
+		} else if rec.Status() == http.StatusServiceUnavailable {
 			msg = "no upstream could answer; nothing was charged"
 		}
-		if ra := rec.header.Get(hdrRetryAfter); ra != "" {
+		if ra := rec.Header().Get(hdrRetryAfter); ra != "" {
 			msg += " (retry after " + ra + " s)"
 		}
 		res := toolError(msg)
@@ -179,7 +181,7 @@ func (s *Server) read(rec *recorder, tool string) paid {
 		Result json.RawMessage `json:"result"`
 		Error  *rpcError       `json:"error"`
 	}
-	if err := json.Unmarshal(rec.body.Bytes(), &items); err != nil {
+	if err := json.Unmarshal(rec.Body.Bytes(), &items); err != nil {
 		return paid{refused: toolError("the gateway's answer could not be read: " + err.Error())}
 	}
 	answers := make([]answer, len(items))
@@ -196,8 +198,8 @@ func (s *Server) read(rec *recorder, tool string) paid {
 // PaymentRequired object (the same offer as /rpc's PAYMENT-REQUIRED
 // header) as structuredContent and as the text content, its resource the
 // tool's mcp:// URL.
-func paymentRequired(rec *recorder, tool string, meta sdk.Meta) *sdk.CallToolResult {
-	obj, err := decodeHeader(rec.header.Get(hdrPaymentRequired))
+func paymentRequired(rec *web.Recorder, tool string, meta sdk.Meta) *sdk.CallToolResult {
+	obj, err := decodeHeader(rec.Header().Get(hdrPaymentRequired))
 	if err != nil {
 		return toolError("payment required, but the gateway's offer could not be read")
 	}
@@ -212,7 +214,7 @@ func paymentRequired(rec *recorder, tool string, meta sdk.Meta) *sdk.CallToolRes
 	var body struct {
 		Onboarding json.RawMessage `json:"onboarding"`
 	}
-	if json.Unmarshal(rec.body.Bytes(), &body) == nil && len(body.Onboarding) > 0 {
+	if json.Unmarshal(rec.Body.Bytes(), &body) == nil && len(body.Onboarding) > 0 {
 		obj["onboarding"] = body.Onboarding
 	}
 	text, _ := json.Marshal(obj)
@@ -247,28 +249,4 @@ func toolError(msg string) *sdk.CallToolResult {
 // toolErrorf is toolError with formatting.
 func toolErrorf(format string, args ...any) *sdk.CallToolResult {
 	return toolError(fmt.Sprintf(format, args...))
-}
-
-// recorder is the ResponseWriter the hall answers a tool's batch into.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func newRecorder() *recorder { return &recorder{header: http.Header{}} }
-
-func (r *recorder) Header() http.Header { return r.header }
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
 }

@@ -9,39 +9,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 )
 
-// recorder is the response writer a socket message is served into: the HTTP
-// path writes its status, headers and body here and the socket sends the
-// body (or a JSON-RPC error made of it).
-type recorder struct {
-	hdr    http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func newRecorder() *recorder { return &recorder{hdr: http.Header{}} }
-
-func (r *recorder) Header() http.Header { return r.hdr }
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
-}
-
-func (r *recorder) code() int {
-	if r.status == 0 {
-		return http.StatusOK
-	}
-	return r.status
-}
-
 // answered reports whether the HTTP path's answer is itself the JSON-RPC
 // answer to send as it is: a success (200), nothing to answer (204), or a
 // batch's array (per-call answers, e.g. every call failed upstream: 503).

@@ -10,6 +10,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
@@ -42,13 +43,13 @@ func (c *conn) handle(data []byte) {
 	}
 	if !local {
 		// The common case: the message goes to the HTTP path as it is.
-		rec := newRecorder()
+		rec := web.NewRecorder()
 		_ = c.s.cfg.Call(rec, c.request(data))
-		if answered(rec.code(), rec.body.Bytes()) {
-			c.reply(rec.body.Bytes())
+		if answered(rec.Status(), rec.Body.Bytes()) {
+			c.reply(rec.Body.Bytes())
 			return
 		}
-		out, _ := jsonrpc.EncodeAnswer(msg, answersFor(msg, rec.code(), rec.hdr, rec.body.Bytes()))
+		out, _ := jsonrpc.EncodeAnswer(msg, answersFor(msg, rec.Status(), rec.Header(), rec.Body.Bytes()))
 		c.reply(out)
 		return
 	}
@@ -76,10 +77,10 @@ func (c *conn) handle(data []byte) {
 		}
 	}
 	if len(fwd) > 0 {
-		rec := newRecorder()
+		rec := web.NewRecorder()
 		_ = c.s.cfg.Call(rec, c.request(encodeCalls(fwd)))
 		sub := &jsonrpc.Message{Batch: true, Items: fwd}
-		for k, r := range answersFor(sub, rec.code(), rec.hdr, rec.body.Bytes()) {
+		for k, r := range answersFor(sub, rec.Status(), rec.Header(), rec.Body.Bytes()) {
 			resps[at[k]] = r
 		}
 	}
@@ -142,11 +143,11 @@ func (c *conn) subscribe(it *jsonrpc.Item) (jsonrpc.Response, *clientSub) {
 		return fail(&jsonrpc.Error{Code: jsonrpc.CodeLimitExceeded,
 			Message: "this address holds " + strconv.Itoa(lim.MaxSubscriptionsPerIP) + " subscriptions, the most one address may hold"})
 	}
-	rec := newRecorder()
+	rec := web.NewRecorder()
 	ticket := c.s.cfg.Charge(rec, c.request(nil), c.chain, methodSubscribe)
 	if ticket == nil {
 		c.s.giveSub(c.ip)
-		return fail(refusalError(rec.code(), rec.hdr, rec.body.Bytes()))
+		return fail(refusalError(rec.Status(), rec.Header(), rec.Body.Bytes()))
 	}
 	sub, err := c.s.cfg.Subscribe(c.chain, kind, filter, lim.SendBuffer)
 	if err != nil {
@@ -259,12 +260,12 @@ func (c *conn) pump(cs *clientSub) {
 			c.slow()
 			return
 		}
-		rec := newRecorder()
+		rec := web.NewRecorder()
 		ticket := c.s.cfg.Charge(rec, c.request(nil), c.chain, methodNotification)
 		if ticket == nil {
 			c.unreserve()
-			status := rec.code()
-			e := refusalError(status, rec.hdr, rec.body.Bytes())
+			status := rec.Status()
+			e := refusalError(status, rec.Header(), rec.Body.Bytes())
 			code := closeFor(status)
 			metrics.WSNotifications.WithLabelValues("refused").Inc()
 			c.shutdown(code, reasonWord(status), closing(code, reasonWord(status), e), true)

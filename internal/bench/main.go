@@ -23,6 +23,7 @@
 // threads, default nproc),
 // BENCH_OUT (results directory, default .run/bench), BENCH_PROFILE=1 (take
 // a 10 s CPU profile of the gateway under load at the highest concurrency,
+// of setup (c) or BENCH_PROFILE_SETUP's,
 // from Caddy's admin /debug/pprof), BENCH_UPDATE_DOCS=1 (replace the
 // results block of docs/benchmarks.md), BENCH_BASELINE_BIN (another caddy
 // build, e.g. of an earlier commit: its gateway is measured too, as (c0) and
@@ -39,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -86,6 +88,7 @@ type config struct {
 	conc               []int
 	threads, rounds    int
 	profile, docs      bool
+	profileSetup       string // the setup profiled (BENCH_PROFILE_SETUP, default c)
 	redisURL           string
 	only               map[string]bool // BENCH_SETUPS: the setups measured (nil: all)
 }
@@ -102,7 +105,7 @@ func env(name, def string) string {
 
 func loadConfig() (config, error) {
 	c := config{caddyBin: env("CADDY_BIN", "bin/caddy"), wrk: env("WRK", "wrk"), out: env("BENCH_OUT", ".run/bench"),
-		profile: env("BENCH_PROFILE", "") == "1", docs: env("BENCH_UPDATE_DOCS", "") == "1", redisURL: os.Getenv("REDIS_URL")}
+		profile: env("BENCH_PROFILE", "") == "1", profileSetup: env("BENCH_PROFILE_SETUP", "c"), docs: env("BENCH_UPDATE_DOCS", "") == "1", redisURL: os.Getenv("REDIS_URL")}
 	var err error
 	if c.duration, err = time.ParseDuration(env("BENCH_DURATION", "10s")); err != nil {
 		return c, fmt.Errorf("BENCH_DURATION: %w", err)
@@ -297,6 +300,10 @@ func run() error {
 		{id: "b", name: "plain Caddy reverse_proxy", url: plain.url + "/", pid: plain.cmd.Process.Pid},
 		{id: "c", name: "gateway, funded API key", url: gw.url + "/rpc", key: key, pid: gw.cmd.Process.Pid},
 		{id: "d", name: "gateway, anonymous free tier", url: gw.url + "/rpc", pid: gw.cmd.Process.Pid},
+		// The same call as an MCP tool call (caddymodule/mcp): what the
+		// protocol and the translation add to a paid /rpc call.
+		{id: "m", name: "gateway, funded API key, MCP tool call (rpc eth_blockNumber)", url: gw.url + "/mcp", key: key, body: mcpBody,
+			headers: map[string]string{"Accept": "application/json, text/event-stream"}, pid: gw.cmd.Process.Pid},
 	}
 	if unixGW != nil {
 		setups = append(setups, setup{id: "c-unix", name: "gateway, funded API key, Redis over a Unix socket", url: unixGW.url + "/rpc", key: key, pid: unixGW.cmd.Process.Pid})
@@ -349,7 +356,7 @@ func run() error {
 					return fmt.Errorf("warm-up %s c=%d: %w", s.id, c, err)
 				}
 				var prof chan error
-				if cfg.profile && round == 1 && s.id == "c" && c == cfg.conc[len(cfg.conc)-1] {
+				if cfg.profile && round == 1 && s.id == cfg.profileSetup && c == cfg.conc[len(cfg.conc)-1] {
 					prof = gw.cpuProfile(filepath.Join(cfg.out, "gateway-cpu.pprof"), cfg.duration)
 				}
 				rpids := s.redisPIDs
@@ -989,8 +996,9 @@ func dropPrefix(rdb *redis.Client, prefix string) {
 type setup struct {
 	redisPIDs          []int // the Redis processes whose CPU is counted (nil: the single Redis)
 	id, name, url, key string
-	body               string // the call; "" is eth_blockNumber
-	pid                int    // the proxy process whose CPU is counted (0: none, the upstream directly)
+	body               string            // the call; "" is eth_blockNumber
+	headers            map[string]string // more request headers
+	pid                int               // the proxy process whose CPU is counted (0: none, the upstream directly)
 }
 
 // result is what the wrk script's done() prints (latencies in µs).
@@ -1088,6 +1096,9 @@ func redisPID(ctx context.Context, rdb *redis.Client) (int, error) {
 	return 0, errors.New("redis INFO server has no process_id")
 }
 
+// mcpBody is eth_blockNumber as an MCP tools/call of the rpc tool.
+const mcpBody = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rpc","arguments":{"method":"eth_blockNumber"}}}`
+
 // wrkScript POSTs the JSON-RPC call and reports the summary as one JSON
 // line (wrk's --latency table rounds; its Lua API gives exact figures).
 const wrkScript = `wrk.method = "POST"
@@ -1106,6 +1117,9 @@ func (cfg config) runWrk(ctx context.Context, s setup, conc int, d time.Duration
 	hdr := ""
 	if s.key != "" {
 		hdr = fmt.Sprintf(`wrk.headers["X-API-Key"] = %q`, s.key)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.headers)) {
+		hdr += fmt.Sprintf("\nwrk.headers[%q] = %q", k, s.headers[k])
 	}
 	script := filepath.Join(cfg.out, "post-"+s.id+".lua")
 	b := body
