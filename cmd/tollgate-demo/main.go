@@ -215,8 +215,8 @@ func printURLs(w io.Writer, st *walkthrough.Stack, dir string) {
 }
 
 func printVerdict(w io.Writer, s walkthrough.Summary) {
-	fmt.Fprintf(w, "\nsummary: %d free calls, deposit %s USDT credited, %d metered + %d paid calls after probation (%d node-served), ", s.FreeCalls,
-		s.Deposit.Decimal(), s.PaidCalls, s.NodeStepCalls, s.NodeCalls)
+	fmt.Fprintf(w, "\nsummary: %d free calls, deposit %s USDT credited, %d metered + %d by MCP tools + %d paid calls after probation (%d node-served), ", s.FreeCalls,
+		s.Deposit.Decimal(), s.PaidCalls, s.MCPCalls, s.NodeStepCalls, s.NodeCalls)
 	if s.X402.Ran {
 		fmt.Fprintf(w, "x402: %d calls for one %s USDC payment, ", s.X402.OK, s.X402.PayerPaid.Decimal())
 	} else {

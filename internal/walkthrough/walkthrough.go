@@ -7,7 +7,8 @@
 // The steps: anonymous calls until the free tier runs out → the 402
 // onboarding body → machine registration → deposit instructions → approve +
 // deposit from a dev wallet → credited after 25 confirmations → metered
-// calls and the usage endpoint → a keyless x402 payment by the Node client
+// calls and the usage endpoint → an agent over MCP with the same key → a
+// keyless x402 payment by the Node client
 // and SIWX reuse → a node operator logs in (SIWE), registers a node, serves
 // traffic → the epoch closes with the 50/30/20 split → earnings → claim
 // signature → claim() on chain → the USDT arrives → /api/status, /health,
@@ -47,6 +48,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/revenuevault"
@@ -104,6 +106,7 @@ type Summary struct {
 	DepositTx string
 	Credited  money.Units
 	PaidCalls int // metered calls before the node (provider-served)
+	MCPCalls  int // calls the MCP tool calls made with the key
 	NodeCalls int // paid calls served by the node
 	// NodeStepCalls: the paid calls made until the node had served
 	// NodeCalls (on its rung of the ladder the providers serve the rest).
@@ -188,7 +191,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Summary, error) {
 		cfg.DeveloperIP = fmt.Sprintf("198.%d.%d.%d", 18+mrand.IntN(2), mrand.IntN(256), 1+mrand.IntN(250))
 	}
 	sum := &Summary{}
-	r := &run{cfg: cfg, out: out, ctx: ctx, http: &http.Client{Timeout: 30 * time.Second}, m: cfg.Manifest, sum: sum, steps: 19}
+	r := &run{cfg: cfg, out: out, ctx: ctx, http: &http.Client{Timeout: 30 * time.Second}, m: cfg.Manifest, sum: sum, steps: 20}
 	var err error
 	if r.poly, err = ethclient.DialContext(ctx, r.m.Polygon.RPCURL); err != nil {
 		return *sum, err
@@ -677,6 +680,13 @@ func (r *run) walk() error {
 	}
 	r.say("each call 0.00003 USDT (X-Tollgate-Payer: credits); usage: %s", strings.TrimSpace(string(a.body)))
 
+	// 8b. The same key from an agent, over MCP.
+	r.header("An agent over MCP (POST /mcp, official Go SDK client) with the same key")
+	if err := r.mcp(keyHdr); err != nil {
+		return err
+	}
+	spent += money.Units(s.MCPCalls) * money.PricePerCall
+
 	// 9. x402.
 	r.header("A keyless x402 payment by the Node client, then SIWX reuse")
 	if err := r.x402(); err != nil {
@@ -917,7 +927,7 @@ func (r *run) walk() error {
 	r.say("/stats/free-tier: %s active IPs, %s free calls today, limit %s per IP and %s per /24",
 		str(ft, "active_ips_today"), str(ft, "total_calls_today"), str(ft, "daily_limit_per_ip"), str(ft, "subnet_limit"))
 
-	// 19. Balances.
+	// 20. Balances.
 	r.header("Balances before and after")
 	after, err := r.readBalances(tracked)
 	if err != nil {
@@ -1057,7 +1067,7 @@ func (r *run) checkBalances() error {
 	for _, b := range s.Balances {
 		k := b.Who + "/" + b.Asset
 		if b.Asset == "credits" {
-			if b.After != s.Deposit-money.Units(s.PaidCalls+s.NodeStepCalls)*money.PricePerCall {
+			if b.After != s.Deposit-money.Units(s.PaidCalls+s.MCPCalls+s.NodeStepCalls)*money.PricePerCall {
 				return r.fail("credits left %s", b.After.Decimal())
 			}
 			continue
@@ -1260,4 +1270,64 @@ func (n *opNode) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = n.srv.Shutdown(ctx)
+}
+
+// mcp is the agent's view: the MCP server lists its tools, and two tool
+// calls with the developer's key (a native balance: 1 call; an ERC-20
+// balance: 3 calls in one paid decision) are charged exactly their calls.
+func (r *run) mcp(keyHdr string) error {
+	s := r.sum
+	k, v, _ := strings.Cut(keyHdr, ": ")
+	hdr := http.Header{k: {v}, "X-Forwarded-For": {r.cfg.DeveloperIP}}
+	client := sdk.NewClient(&sdk.Implementation{Name: "tollgate-walkthrough", Version: "1"}, nil)
+	cs, err := client.Connect(r.ctx, &sdk.StreamableClientTransport{Endpoint: r.cfg.Gateway + "/mcp",
+		HTTPClient: &http.Client{Transport: headerTransport{hdr}}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return r.fail("MCP connect: %v", err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(r.ctx, nil)
+	if err != nil || len(tools.Tools) != 9 {
+		return r.fail("MCP tools/list: %v (%v)", tools, err)
+	}
+	names := make([]string, len(tools.Tools))
+	for i, t := range tools.Tools {
+		names[i] = t.Name
+	}
+	r.say("protocol %s; tools: %s", cs.InitializeResult().ProtocolVersion, strings.Join(names, ", "))
+	dev, _, err := r.account("developer-1")
+	if err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		args  map[string]any
+		calls int
+	}{
+		{map[string]any{"chain": "polygon", "address": dev.Hex()}, 1},
+		{map[string]any{"chain": "polygon", "address": dev.Hex(), "token": r.m.Polygon.USDT}, 3},
+	} {
+		res, err := cs.CallTool(r.ctx, &sdk.CallToolParams{Name: "get_balance", Arguments: c.args})
+		if err != nil || res.IsError {
+			return r.fail("MCP get_balance %v: %v %v", c.args, res, err)
+		}
+		s.MCPCalls += c.calls
+		want := s.Deposit - money.Units(s.PaidCalls+s.MCPCalls)*money.PricePerCall
+		if res.Meta["tollgate/payer"] != "credits" || fmt.Sprint(res.Meta["tollgate/credits-remaining"]) != want.Decimal() {
+			return r.fail("MCP get_balance %v: _meta %v, want %s USDT left", c.args, res.Meta, want.Decimal())
+		}
+		out, _ := json.Marshal(res.StructuredContent)
+		r.say("get_balance → %s (%d call(s), %s USDT left)", out, c.calls, want.Decimal())
+	}
+	return nil
+}
+
+// headerTransport adds fixed headers to every request of the MCP client.
+type headerTransport struct{ h http.Header }
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.h {
+		req.Header[k] = v
+	}
+	return http.DefaultTransport.RoundTrip(req)
 }

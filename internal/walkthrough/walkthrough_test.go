@@ -189,13 +189,13 @@ func checkSummary(t *testing.T, sum Summary) {
 	t.Helper()
 	const price = money.PricePerCall
 	deposit := 5 * money.Scale
-	if sum.FreeCalls != 500 || sum.Deposit != deposit || sum.Credited != deposit || sum.PaidCalls != 10 || sum.NodeCalls != 20 ||
+	if sum.FreeCalls != 500 || sum.Deposit != deposit || sum.Credited != deposit || sum.PaidCalls != 10 || sum.MCPCalls != 4 || sum.NodeCalls != 20 ||
 		sum.NodeStepCalls < sum.NodeCalls {
 		t.Fatalf("summary %+v", sum)
 	}
 	// Paid calls: 10 before the node, then as many as it took the node,
 	// on the first rung of the trust ladder, to serve 20.
-	paid := money.Units(sum.PaidCalls + sum.NodeStepCalls)
+	paid := money.Units(sum.PaidCalls + sum.MCPCalls + sum.NodeStepCalls)
 	x402Revenue := money.Units(0)
 	if sum.X402.Ran {
 		if sum.X402.Payments != 1 || sum.X402.OK != 3 || sum.X402.PayerPaid != money.BundlePrice {
