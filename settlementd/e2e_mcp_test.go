@@ -491,8 +491,11 @@ func TestMCPOfficialClients(t *testing.T) {
 			t.Errorf("rpc with the bundle key: bundle %v → %v, bundle-remaining %v; want −%d", b0, b, r.Meta["tollgate/bundle-remaining"], mcpRPCWeight)
 		}
 		acct := out.Calls[1]
-		if acct.IsError || acct.Error != "" {
-			t.Errorf("account with the bundle key: %+v", acct)
+		k, _ := acct.StructuredContent["api_key"].(map[string]any)
+		bundle, _ := k["bundle"].(map[string]any)
+		if acct.IsError || acct.Error != "" || fmt.Sprint(bundle["calls_remaining"]) != b[balances.BundleCalls] ||
+			!strings.EqualFold(fmt.Sprint(bundle["wallet"]), payer.Hex()) {
+			t.Errorf("account with the bundle key: %+v, want the wallet's bundle with %s calls left", acct, b[balances.BundleCalls])
 		}
 		t.Logf("account with the bundle key: %v %s", acct.StructuredContent, acct.Text)
 	})

@@ -50,8 +50,17 @@ func (s *Server) account(ctx context.Context, req *sdk.CallToolRequest, _ noIn) 
 		case st == meter.KeyRevoked:
 			return toolError(web.MsgRevokedKey)
 		}
-		out["api_key"] = map[string]any{"key_id": u.KeyID, "tier": u.Tier, "credits_remaining_usdt": money.USDT(u.Balance),
+		key := map[string]any{"key_id": u.KeyID, "tier": u.Tier, "credits_remaining_usdt": money.USDT(u.Balance),
 			"credits_remaining_calls": int64(u.Balance / money.PricePerCall), "requests_today": u.RequestsToday}
+		if u.Wallet != "" {
+			// A bundle key: its calls are the wallet's x402 bundle's.
+			left, err := m.BundleLeft(ctx, u.Wallet)
+			if err != nil {
+				return toolError("the metering store is unavailable; retry shortly")
+			}
+			key["bundle"] = map[string]any{"wallet": u.Wallet, "calls_remaining": left}
+		}
+		out["api_key"] = key
 	}
 	return served(out, nil)
 }

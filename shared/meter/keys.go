@@ -181,6 +181,9 @@ type Usage struct {
 	// DailyLimit is the free-tier limit per IP in force (the key falls back
 	// on its caller's free allowance when its balance runs out).
 	DailyLimit int64
+	// Wallet is the wallet whose x402 bundle a bundle key draws on ("" for
+	// a credits key).
+	Wallet string
 }
 
 // KeyStatus says why a key lookup failed.
@@ -227,7 +230,11 @@ func (m *Meter) Usage(ctx context.Context, keyHash string) (Usage, KeyStatus, er
 	if len(res) > 6 && s(6) != "" {
 		limit = n(6)
 	}
-	return Usage{KeyID: s(1), Tier: s(2), Balance: money.Units(n(3)), Spent: money.Units(n(4)), RequestsToday: n(5), DailyLimit: limit}, KeyActive, nil
+	u := Usage{KeyID: s(1), Tier: s(2), Balance: money.Units(n(3)), Spent: money.Units(n(4)), RequestsToday: n(5), DailyLimit: limit}
+	if len(res) > 7 {
+		u.Wallet = s(7)
+	}
+	return u, KeyActive, nil
 }
 
 // AccountStatus reports whether an account id names an active account

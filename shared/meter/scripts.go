@@ -291,7 +291,7 @@ return {1, 0}
 // Reply: {0} unknown, {2} revoked, {3} unknown while Redis is not rebuilt
 // (no generation marker), {4, shard} the lookup points to the account's
 // home shard (balances.KeyPointer), {1, id, tier, bal, spent, calls today,
-// runtime IP limit or ""}.
+// runtime IP limit or "", the bundle key's wallet or ""}.
 var usageScript = redis.NewScript(`
 local function unknown()
   if redis.call('EXISTS', KEYS[3]) == 0 then return {3} end
@@ -301,14 +301,14 @@ local id = redis.call('GET', KEYS[1])
 if not id then return unknown() end
 if string.sub(id, 1, 1) == '@' then return {4, tonumber(string.sub(id, 2))} end
 local acct = ARGV[1] .. id .. '}'
-local f = redis.call('HMGET', acct, 'st', 'tier', 'bal', 'spent')
+local f = redis.call('HMGET', acct, 'st', 'tier', 'bal', 'spent', 'w')
 if f[1] ~= 'active' then
   if f[1] then return {2} end
   return unknown()
 end
 local day = redis.call('GET', acct .. ':day:' .. ARGV[2])
 local lim = redis.call('HGET', KEYS[2], 'ip')
-return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or ''}
+return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or '', f[5] or ''}
 `)
 
 // siwxScript serves a request from a wallet's x402 bundle for a verified
