@@ -30,6 +30,9 @@ type member struct {
 	// finalized is the "finalized" block this provider last reported
 	// (pools with Config.FinalizedTag).
 	finalized atomic.Uint64
+	// probed is set once a probe of the member has begun: the round that
+	// SetNodes kicks probes only members no round has reached yet.
+	probed atomic.Bool
 
 	// br is swapped whole by an operator's reset (gobreaker has no reset);
 	// a call in flight reports to the breaker it was allowed by.

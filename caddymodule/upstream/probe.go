@@ -45,13 +45,20 @@ const (
 func (p *Pool) probeLoop() {
 	t := time.NewTicker(p.cfg.ProbeInterval)
 	defer t.Stop()
+	newOnly := false
 	for {
-		p.probeRound(p.ctx)
+		p.probeRound(p.ctx, newOnly)
 		select {
 		case <-p.ctx.Done():
 			return
 		case <-t.C:
-		case <-p.kick: // SetNodes added nodes: do not leave them unprobed for a whole interval
+			newOnly = false
+		case <-p.kick:
+			// SetNodes added nodes: do not leave them unprobed for a whole
+			// interval. Only they are probed: the others keep their rhythm,
+			// and a node a caller has probed meanwhile (ProbeNow) is not
+			// probed a second time by a round that started before it.
+			newOnly = true
 		}
 	}
 }
@@ -65,13 +72,18 @@ func (p *Pool) ProbeNow(ctx context.Context) {
 	defer cancel()
 	stop := context.AfterFunc(p.ctx, cancel)
 	defer stop()
-	p.probeRound(ctx)
+	p.probeRound(ctx, false)
 }
 
-func (p *Pool) probeRound(ctx context.Context) {
+// probeRound probes the members (only those never probed when newOnly)
+// and waits for the answers.
+func (p *Pool) probeRound(ctx context.Context, newOnly bool) {
 	sem := make(chan struct{}, probeConcurrency)
 	var wg sync.WaitGroup
 	for _, m := range p.list() {
+		if newOnly && !m.probed.CompareAndSwap(false, true) {
+			continue
+		}
 		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
@@ -97,6 +109,7 @@ type probeResult struct {
 }
 
 func (p *Pool) probeOne(ctx context.Context, m *member) {
+	m.probed.Store(true)
 	pctx, cancel := context.WithTimeout(ctx, p.cfg.ProbeTimeout)
 	defer cancel()
 	r := p.probeCall(pctx, m)
