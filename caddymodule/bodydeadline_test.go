@@ -66,4 +66,21 @@ func TestAdminBodyLimits(t *testing.T) {
 	if a := e.do(t, http.MethodGet, "/api/keys/usage", "", "X-API-Key: "+secret); a.status == http.StatusOK {
 		t.Fatalf("a revoked key's usage: %d %s", a.status, a.body)
 	}
+
+	// /mcp too: half an MCP message is cut at body_timeout with the
+	// protocol's error (a JSON-RPC error object), 408, connection closed.
+	conn = rawRequest(t, addr, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Content-Length: 80\r\n\r\n{\"jsonrpc\":\"2.0\",")
+	began = time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("/mcp: no answer: %v", err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	took = time.Since(began)
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), `"code":-32600`) || !resp.Close ||
+		took < 800*time.Millisecond || took > 3*time.Second {
+		t.Fatalf("half an MCP message: %d %s after %v, connection closed: %v", resp.StatusCode, body, took, resp.Close)
+	}
 }

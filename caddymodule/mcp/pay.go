@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
@@ -128,7 +129,8 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 	}
 	rec := web.NewRecorder()
 	if err := s.backend.ServeRPC(rec, r, chainID); err != nil {
-		return paid{refused: toolError("the gateway could not serve the call: " + err.Error())}
+		s.logger.Error("a tool's calls could not be served", zap.String("tool", tool), zap.Error(err))
+		return paid{refused: toolError("the gateway could not serve the call; retry shortly")}
 	}
 	return s.read(rec, tool)
 }

@@ -138,6 +138,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, web.ErrTooLarge):
 			protocolError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, "request body over "+strconv.Itoa(MaxBodyBytes)+" bytes")
 			return
+		case errors.Is(err, web.ErrBodyTimeout):
+			// As on /rpc: a body that trickles in is cut at body_timeout.
+			w.Header().Set("Connection", "close")
+			protocolError(w, http.StatusRequestTimeout, codeInvalidRequest, "the request body did not arrive in time")
+			return
 		case err != nil:
 			protocolError(w, http.StatusBadRequest, codeParseError, "the request body could not be read")
 			return
