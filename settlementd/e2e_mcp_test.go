@@ -497,6 +497,25 @@ func TestMCPOfficialClients(t *testing.T) {
 			!strings.EqualFold(fmt.Sprint(bundle["wallet"]), payer.Hex()) {
 			t.Errorf("account with the bundle key: %+v, want the wallet's bundle with %s calls left", acct, b[balances.BundleCalls])
 		}
+		// GET /api/keys/usage says the same of the bundle key.
+		req, _ := http.NewRequestWithContext(e.ctx, http.MethodGet, gw.URL()+"/api/keys/usage", nil)
+		req.Header.Set("X-API-Key", bundleKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var usage struct {
+			Bundle struct {
+				Wallet         string `json:"wallet"`
+				CallsRemaining int64  `json:"calls_remaining"`
+			} `json:"bundle"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&usage)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || fmt.Sprint(usage.Bundle.CallsRemaining) != b[balances.BundleCalls] ||
+			!strings.EqualFold(usage.Bundle.Wallet, payer.Hex()) {
+			t.Errorf("usage of the bundle key: %d %+v (%v), want the wallet's bundle with %s calls left", resp.StatusCode, usage, err, b[balances.BundleCalls])
+		}
 		t.Logf("account with the bundle key: %v %s", acct.StructuredContent, acct.Text)
 	})
 

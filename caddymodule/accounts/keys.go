@@ -104,7 +104,7 @@ func (h *Handler) Usage(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return nil
 	}
-	web.JSON(w, http.StatusOK, map[string]any{
+	out := map[string]any{
 		"key_id":                  u.KeyID,
 		"tier":                    u.Tier,
 		"daily_limit":             u.DailyLimit,
@@ -114,7 +114,17 @@ func (h *Handler) Usage(w http.ResponseWriter, r *http.Request) error {
 		"credits_remaining_calls": int64(u.Balance / money.PricePerCall),
 		// A weighted method's call draws its weight in calls.
 		"method_weights": h.pay.AllWeights(),
-	})
+	}
+	if u.Wallet != "" {
+		// A bundle key has no credits: its calls are its wallet's x402 bundle's.
+		left, err := h.meter.BundleLeft(r.Context(), u.Wallet)
+		if err != nil {
+			web.Unavailable(w, h.logger, err)
+			return nil
+		}
+		out["bundle"] = map[string]any{"wallet": u.Wallet, "calls_remaining": left}
+	}
+	web.JSON(w, http.StatusOK, out)
 	return nil
 }
 
