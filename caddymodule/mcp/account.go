@@ -43,7 +43,7 @@ func (s *Server) account(ctx context.Context, req *sdk.CallToolRequest, _ noIn) 
 		}
 		u, st, err := m.Usage(ctx, meter.HashKey(key))
 		switch {
-		case errors.Is(err, meter.ErrUnavailable) || err != nil:
+		case err != nil:
 			return toolError("the metering store is unavailable; retry shortly")
 		case st == meter.KeyUnknown:
 			return toolError(web.MsgUnknownKey)

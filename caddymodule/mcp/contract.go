@@ -27,13 +27,14 @@ func (s *Server) getBalance(_ context.Context, req *sdk.CallToolRequest, in bala
 	if bad != nil {
 		return bad
 	}
-	if !isAddress(in.Address) {
-		return toolErrorf("address %q is not an address: 0x followed by 40 hex digits", clip(in.Address))
+	if bad := checkAddress("address", in.Address, "an address"); bad != nil {
+		return bad
 	}
-	block, err := blockRef(in.Block, false)
+	b, err := blockRef(in.Block, false)
 	if err != nil {
 		return toolError("block: " + err.Error())
 	}
+	block := b.ref
 	if in.Token == "" {
 		dec := int(ch.Currency.Decimals)
 		return s.one(req, "get_balance", ch, call{"eth_getBalance", []any{in.Address, block}}, func(r json.RawMessage) any {
@@ -46,8 +47,8 @@ func (s *Server) getBalance(_ context.Context, req *sdk.CallToolRequest, in bala
 			return out
 		})
 	}
-	if !isAddress(in.Token) {
-		return toolErrorf("token %q is not a contract address: 0x followed by 40 hex digits", clip(in.Token))
+	if bad := checkAddress("token", in.Token, "a contract address"); bad != nil {
+		return bad
 	}
 	at := func(data string) call {
 		return call{"eth_call", []any{map[string]any{"to": in.Token, "data": data}, block}}
@@ -83,16 +84,19 @@ func (s *Server) callContract(_ context.Context, req *sdk.CallToolRequest, in ca
 	if bad != nil {
 		return bad
 	}
-	if !isAddress(in.To) {
-		return toolErrorf("to %q is not a contract address: 0x followed by 40 hex digits", clip(in.To))
+	if bad := checkAddress("to", in.To, "a contract address"); bad != nil {
+		return bad
 	}
-	if in.From != "" && !isAddress(in.From) {
-		return toolErrorf("from %q is not an address: 0x followed by 40 hex digits", clip(in.From))
+	if in.From != "" {
+		if bad := checkAddress("from", in.From, "an address"); bad != nil {
+			return bad
+		}
 	}
-	block, err := blockRef(in.Block, true)
+	b, err := blockRef(in.Block, true)
 	if err != nil {
 		return toolError("block: " + err.Error())
 	}
+	block := b.ref
 	data := in.Data
 	switch {
 	case in.Function != "" && in.Data != "":

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,13 +66,14 @@ func selector(sig string) string { return hex.EncodeToString(crypto.Keccak256([]
 
 func TestBlockRef(t *testing.T) {
 	for in, want := range map[string]string{"": "latest", "latest": "latest", "finalized": "finalized", "0": "0x0", "255": "0xff", "0x10": "0x10"} {
-		if got, err := blockRef(in, false); err != nil || got != want {
-			t.Errorf("blockRef(%q) = %q, %v; want %q", in, got, err, want)
+		if got, err := blockRef(in, false); err != nil || got.ref != want || got.numbered != strings.HasPrefix(want, "0x") ||
+			(got.numbered && "0x"+strconv.FormatUint(got.num, 16) != want) {
+			t.Errorf("blockRef(%q) = %+v, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"yesterday", "-1", "0x", "1e3", "pending", "18446744073709551616", "010"} {
 		if got, err := blockRef(in, false); err == nil {
-			t.Errorf("blockRef(%q) = %q, want an error", in, got)
+			t.Errorf("blockRef(%q) = %+v, want an error", in, got)
 		}
 	}
 }
@@ -104,6 +106,6 @@ func FuzzToolArguments(f *testing.F) {
 			_, _ = outs.Unpack(make([]byte, 64))
 		}
 		_, _ = blockRef(block, true)
-		_ = checkMessage([]byte(args))
+		_, _ = checkMessage([]byte(args))
 	})
 }

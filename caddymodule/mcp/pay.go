@@ -50,8 +50,8 @@ var remaining = map[string]string{
 
 // call is one JSON-RPC call a tool makes.
 type call struct {
-	Method string `json:"method"`
-	Params []any  `json:"params"`
+	Method string
+	Params []any
 }
 
 // answer is one call's answer.
@@ -103,27 +103,23 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 	r.ContentLength = int64(len(body))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Del(originHeader)
-	if p, ok := req.Params.Meta[metaPayment]; ok && p != nil {
-		// The payment goes where /rpc reads it. A client that also sent it
-		// as a header (some do) sent the same object; _meta wins.
-		raw, err := json.Marshal(p)
+	// Credentials in _meta go where /rpc reads them. A client that also
+	// sent the payment as a header (some do) sent the same object; _meta
+	// wins. A sign-in's nonce is good for one request, so a session's fixed
+	// SIGN-IN-WITH-X header pays one tool call; an agent that signs in per
+	// call puts the proof in _meta, where it replaces the header.
+	if v, ok := req.Params.Meta[metaPayment]; ok && v != nil {
+		hv, err := headerValue(v, false)
 		if err != nil {
 			return paid{refused: toolError("_meta." + metaPayment + " is not a JSON object")}
 		}
-		r.Header.Set(hdrPaymentSignature, base64.StdEncoding.EncodeToString(raw))
+		r.Header.Set(hdrPaymentSignature, hv)
 		r.Header.Del(hdrPaymentV1)
 	}
-	// A sign-in's nonce is good for one request, so a session's fixed
-	// SIGN-IN-WITH-X header pays one tool call; an agent that signs in per
-	// call puts the proof in _meta, where it replaces the header.
 	if v, ok := req.Params.Meta[metaSIWX]; ok && v != nil {
-		hv, isString := v.(string)
-		if !isString {
-			raw, err := json.Marshal(v)
-			if err != nil {
-				return paid{refused: toolError("_meta." + metaSIWX + " is not a SIGN-IN-WITH-X payload")}
-			}
-			hv = base64.StdEncoding.EncodeToString(raw)
+		hv, err := headerValue(v, true)
+		if err != nil {
+			return paid{refused: toolError("_meta." + metaSIWX + " is not a SIGN-IN-WITH-X payload")}
 		}
 		r.Header.Set(hdrSIWX, hv)
 	}
@@ -225,6 +221,19 @@ func paymentRequired(rec *web.Recorder, tool string, meta sdk.Meta) *sdk.CallToo
 		out.Meta = meta
 	}
 	return out
+}
+
+// headerValue encodes a _meta credential as its header carries it: base64
+// of its JSON; a string is taken as the header's value itself when asIs.
+func headerValue(v any, asIs bool) (string, error) {
+	if s, ok := v.(string); ok && asIs {
+		return s, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(raw), nil
 }
 
 // decodeHeader decodes an x402 header: base64 of a JSON object.

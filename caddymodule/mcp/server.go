@@ -147,11 +147,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			protocolError(w, http.StatusBadRequest, codeParseError, "the request body could not be read")
 			return
 		}
-		if msg := checkMessage(body); msg != "" {
-			code := codeInvalidRequest
-			if !json.Valid(body) {
-				code = codeParseError
-			}
+		if code, msg := checkMessage(body); msg != "" {
 			protocolError(w, http.StatusBadRequest, code, msg)
 			return
 		}
@@ -227,27 +223,28 @@ const (
 	codeMethodNotFound = -32601
 )
 
-// checkMessage refuses, before the SDK sees it, a body that is not JSON or
-// a batch larger than MaxBatch: "" when the body may go on.
-func checkMessage(body []byte) string {
+// checkMessage refuses, before the SDK sees it, a body that is not JSON
+// (codeParseError) or a batch that is empty or larger than MaxBatch
+// (codeInvalidRequest): msg is "" when the body may go on.
+func checkMessage(body []byte) (code int, msg string) {
 	if !json.Valid(body) {
-		return "the body is not valid JSON"
+		return codeParseError, "the body is not valid JSON"
 	}
 	b := bytes.TrimLeft(body, " \t\r\n")
 	if len(b) == 0 || b[0] != '[' {
-		return ""
+		return 0, ""
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(b, &items); err != nil {
-		return "the batch is not a JSON array"
+		return codeInvalidRequest, "the batch is not a JSON array"
 	}
 	if len(items) == 0 {
-		return "empty batch"
+		return codeInvalidRequest, "empty batch"
 	}
 	if len(items) > MaxBatch {
-		return "a batch of " + strconv.Itoa(len(items)) + " messages; at most " + strconv.Itoa(MaxBatch) + " (send tool calls one by one)"
+		return codeInvalidRequest, "a batch of " + strconv.Itoa(len(items)) + " messages; at most " + strconv.Itoa(MaxBatch) + " (send tool calls one by one)"
 	}
-	return ""
+	return 0, ""
 }
 
 // protocolError answers a request the server cannot take with a JSON-RPC

@@ -209,8 +209,8 @@ func (s *Server) byHash(req *sdk.CallToolRequest, tool, method string, in hashIn
 	if bad != nil {
 		return bad
 	}
-	if !isHash(in.Hash) {
-		return toolErrorf("hash %q is not a transaction hash: 0x followed by 64 hex digits", clip(in.Hash))
+	if bad := checkHash("hash", in.Hash, "a transaction hash"); bad != nil {
+		return bad
 	}
 	return s.one(req, tool, ch, call{method, []any{in.Hash}}, func(r json.RawMessage) any {
 		return map[string]any{"chain_id": ch.ID, "hash": in.Hash, strings.TrimPrefix(tool, "get_"): r}
@@ -228,7 +228,7 @@ func (s *Server) getBlock(_ context.Context, req *sdk.CallToolRequest, in blockI
 		if err != nil {
 			return toolError("block: " + err.Error())
 		}
-		c = call{"eth_getBlockByNumber", []any{b, in.FullTransactions}}
+		c = call{"eth_getBlockByNumber", []any{b.ref, in.FullTransactions}}
 	}
 	return s.one(req, "get_block", ch, c, func(r json.RawMessage) any {
 		return map[string]any{"chain_id": ch.ID, "block": r}
@@ -242,8 +242,8 @@ func (s *Server) getLogs(_ context.Context, req *sdk.CallToolRequest, in logsIn)
 	}
 	filter := map[string]any{}
 	if in.Address != "" {
-		if !isAddress(in.Address) {
-			return toolErrorf("address %q is not an address: 0x followed by 40 hex digits", clip(in.Address))
+		if bad := checkAddress("address", in.Address, "an address"); bad != nil {
+			return bad
 		}
 		filter["address"] = in.Address
 	}
@@ -262,8 +262,8 @@ func (s *Server) getLogs(_ context.Context, req *sdk.CallToolRequest, in logsIn)
 		if in.FromBlock != "" || in.ToBlock != "" {
 			return toolError("give block_hash or from_block/to_block, not both")
 		}
-		if !isHash(*in.BlockHash) {
-			return toolErrorf("block_hash %q is not a block hash: 0x followed by 64 hex digits", clip(*in.BlockHash))
+		if bad := checkHash("block_hash", *in.BlockHash, "a block hash"); bad != nil {
+			return bad
 		}
 		filter["blockHash"] = *in.BlockHash
 	} else {
@@ -277,17 +277,15 @@ func (s *Server) getLogs(_ context.Context, req *sdk.CallToolRequest, in logsIn)
 		}
 		// The method table's range limit, checked before anything is paid
 		// when both ends are numbers (the gateway checks tags itself).
-		if lo, ok := quantity(from); ok {
-			if hi, ok := quantity(to); ok {
-				if hi < lo {
-					return toolErrorf("to_block %d is below from_block %d", hi, lo)
-				}
-				if max := s.backend.Method(ch.ID, "eth_getLogs").MaxBlockRange; max > 0 && hi-lo+1 > max {
-					return toolErrorf("a range of %d blocks; eth_getLogs takes at most %d on %s: split it", hi-lo+1, max, ch.Name)
-				}
+		if lo, hi := from.num, to.num; from.numbered && to.numbered {
+			if hi < lo {
+				return toolErrorf("to_block %d is below from_block %d", hi, lo)
+			}
+			if max := s.backend.Method(ch.ID, "eth_getLogs").MaxBlockRange; max > 0 && hi-lo+1 > max {
+				return toolErrorf("a range of %d blocks; eth_getLogs takes at most %d on %s: split it", hi-lo+1, max, ch.Name)
 			}
 		}
-		filter["fromBlock"], filter["toBlock"] = from, to
+		filter["fromBlock"], filter["toBlock"] = from.ref, to.ref
 	}
 	return s.one(req, "get_logs", ch, call{"eth_getLogs", []any{filter}}, func(r json.RawMessage) any {
 		return map[string]any{"chain_id": ch.ID, "logs": r}
@@ -351,34 +349,50 @@ var (
 func isAddress(s string) bool { return hexAddress.MatchString(s) }
 func isHash(s string) bool    { return hexHash.MatchString(s) }
 
-// blockRef is a block argument as JSON-RPC takes it: a tag, or a number
-// (decimal or 0x) as a 0x quantity; "" is latest.
-func blockRef(s string, pending bool) (string, error) {
+// checkAddress is the tool error of an argument (field) that is not an
+// address (what: how the error names it), nil when it is one.
+func checkAddress(field, v, what string) *sdk.CallToolResult {
+	if isAddress(v) {
+		return nil
+	}
+	return toolErrorf("%s %q is not %s: 0x followed by 40 hex digits", field, clip(v), what)
+}
+
+// checkHash is checkAddress for 32-byte hashes.
+func checkHash(field, v, what string) *sdk.CallToolResult {
+	if isHash(v) {
+		return nil
+	}
+	return toolErrorf("%s %q is not %s: 0x followed by 64 hex digits", field, clip(v), what)
+}
+
+// blockArg is a block argument as JSON-RPC takes it: a tag, or a number
+// (ref as a 0x quantity, num the number itself, numbered set).
+type blockArg struct {
+	ref      string
+	num      uint64
+	numbered bool
+}
+
+// blockRef reads a block argument: a tag, or a number (decimal or 0x); ""
+// is latest.
+func blockRef(s string, pending bool) (blockArg, error) {
 	s = strings.TrimSpace(s)
 	switch s {
 	case "":
-		return "latest", nil
+		return blockArg{ref: "latest"}, nil
 	case "latest", "earliest", "safe", "finalized":
-		return s, nil
+		return blockArg{ref: s}, nil
 	case "pending":
 		if pending {
-			return s, nil
+			return blockArg{ref: s}, nil
 		}
 	}
 	n, ok := new(big.Int).SetString(s, 0)
 	if !ok || n.Sign() < 0 || !n.IsUint64() || (strings.HasPrefix(s, "0") && len(s) > 1 && !strings.HasPrefix(s, "0x")) {
-		return "", fmt.Errorf("%q is neither a block number nor a tag (latest, finalized, safe, earliest)", clip(s))
+		return blockArg{}, fmt.Errorf("%q is neither a block number nor a tag (latest, finalized, safe, earliest)", clip(s))
 	}
-	return "0x" + strconv.FormatUint(n.Uint64(), 16), nil
-}
-
-// quantity reads a 0x quantity blockRef made.
-func quantity(s string) (uint64, bool) {
-	if !strings.HasPrefix(s, "0x") {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[2:], 16, 64)
-	return n, err == nil
+	return blockArg{ref: "0x" + strconv.FormatUint(n.Uint64(), 16), num: n.Uint64(), numbered: true}, nil
 }
 
 // clip keeps an echoed argument short.
