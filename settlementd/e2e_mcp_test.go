@@ -20,6 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/tollgate-rpc/tollgate/internal/caddyrun"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
@@ -137,26 +138,13 @@ func mcpClient(t *testing.T) (node, dir string) {
 // when the client exits non-zero.
 func mcpRun(t *testing.T, node, dir, url string, calls []mcpCall, env ...string) mcpOut {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	js, err := json.Marshal(calls)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, node, "mcp.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "URL="+url, "CALLS="+string(js)), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	began := time.Now()
-	runErr := cmd.Run()
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var out mcpOut
-	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &out); jerr != nil || runErr != nil {
-		t.Fatalf("mcp.mjs %s: %v (%v)\nstdout: %s\nstderr: %s", js, runErr, jerr, stdout.String(), stderr.String())
-	}
-	t.Logf("mcp.mjs, %d call(s): %v, %d HTTP requests %v, %d payment(s)", len(calls), time.Since(began).Round(time.Millisecond),
-		out.Wire.Requests, out.Wire.Statuses, len(out.Payments))
+	took := runClient(t, node, dir, "mcp.mjs", string(js), 2*time.Minute, append([]string{"URL=" + url, "CALLS=" + string(js)}, env...), &out)
+	t.Logf("mcp.mjs, %d call(s): %v, %d HTTP requests %v, %d payment(s)", len(calls), took, out.Wire.Requests, out.Wire.Statuses, len(out.Payments))
 	return out
 }
 
@@ -271,11 +259,17 @@ func TestMCPOfficialClients(t *testing.T) {
 		if d, _ := call["decoded"].([]any); len(d) != 1 || d[0] != tokens || !strings.HasPrefix(fmt.Sprint(call["data"]), "0x") {
 			t.Errorf("call_contract balanceOf: %v, want decoded [%s]", call, tokens)
 		}
-		head, err := ethBlockNumber(m.Polygon.RPCURL)
+		polygon, err := ethclient.DialContext(e.ctx, m.Polygon.RPCURL)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, ok := rpc["result"].(string); !ok || rpc["chain_id"] != 137.0 || rpc["method"] != "eth_blockNumber" || hexQty(got) > head {
+		defer polygon.Close()
+		head, err := polygon.BlockNumber(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := rpc["result"].(string)
+		if n, err := hexutil.DecodeUint64(got); err != nil || rpc["chain_id"] != 137.0 || rpc["method"] != "eth_blockNumber" || n > head {
 			t.Errorf("rpc eth_blockNumber: %v, want a block number on 137 ≤ %d", rpc, head)
 		}
 	}
@@ -812,30 +806,6 @@ func jsonOf(t *testing.T, v any) string {
 func atoi(s string) int64 {
 	var n int64
 	fmt.Sscan(s, &n)
-	return n
-}
-
-// ethBlockNumber asks url for its head directly.
-func ethBlockNumber(url string) (uint64, error) {
-	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Result string `json:"result"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return 0, err
-	}
-	return hexQty(r.Result), nil
-}
-
-func hexQty(s string) uint64 {
-	var n uint64
-	if _, err := fmt.Sscanf(s, "0x%x", &n); err != nil {
-		return 1<<64 - 1
-	}
 	return n
 }
 

@@ -97,24 +97,34 @@ func x402Client(t *testing.T) (node, dir string) {
 // fails the test when the client exits non-zero.
 func pay(t *testing.T, node, dir string, gw *caddyrun.Server, key, mode string, calls int, env ...string) payOut {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	var out payOut
+	took := runClient(t, node, dir, "pay.mjs", fmt.Sprintf("MODE=%s CALLS=%d", mode, calls), 3*time.Minute,
+		append([]string{"URL=" + gw.URL() + "/rpc", "EVM_PRIVATE_KEY=" + key, "MODE=" + mode, fmt.Sprintf("CALLS=%d", calls)}, env...), &out)
+	t.Logf("pay.mjs MODE=%s CALLS=%d: %v, %d HTTP requests, %d payments", mode, calls, took, out.Wire.Requests, out.Payments)
+	return out
+}
+
+// runClient runs a node client of tests/x402 (script, in dir) with env
+// added to ours, within timeout, and decodes the JSON line it prints last
+// into out; it fails the test, naming what it asked (never the env: it
+// holds keys), when the client exits non-zero or prints no such line. It
+// returns how long the client ran.
+func runClient(t *testing.T, node, dir, script, what string, timeout time.Duration, env []string, out any) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "pay.mjs")
+	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "URL="+gw.URL()+"/rpc", "EVM_PRIVATE_KEY="+key, "MODE="+mode, fmt.Sprintf("CALLS=%d", calls))
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	began := time.Now()
 	err := cmd.Run()
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	var out payOut
-	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &out); jerr != nil || err != nil {
-		t.Fatalf("pay.mjs MODE=%s CALLS=%d: %v (%v)\nstdout: %s\nstderr: %s", mode, calls, err, jerr, stdout.String(), stderr.String())
+	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), out); jerr != nil || err != nil {
+		t.Fatalf("%s %s: %v (%v)\nstdout: %s\nstderr: %s", script, what, err, jerr, stdout.String(), stderr.String())
 	}
-	t.Logf("pay.mjs MODE=%s CALLS=%d: %v, %d HTTP requests, %d payments", mode, calls, time.Since(began).Round(time.Millisecond),
-		out.Wire.Requests, out.Payments)
-	return out
+	return time.Since(began).Round(time.Millisecond)
 }
 
 // left is Remaining, -1 when no answer carried it.
