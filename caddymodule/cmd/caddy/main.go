@@ -8,8 +8,9 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	_ "github.com/tollgate-rpc/tollgate/caddymodule"
-	_ "github.com/tollgate-rpc/tollgate/caddymodule/connlimit"
+	// The module root registers every Tollgate module, exactly as the
+	// xcaddy recipe's --with github.com/tollgate-rpc/tollgate does.
+	_ "github.com/tollgate-rpc/tollgate"
 )
 
 func main() { caddycmd.Main() }
