@@ -152,6 +152,15 @@ var voidSlots = make(chan struct{}, 1024)
 // run (meter.MaybeBooked): the request was answered 503, so once Redis
 // answers again whatever the script booked for it is refunded
 // (meter.VoidIfBooked, idempotent). It retries for up to voidPatience.
+// Every payer that books in one script uses it: a key's credits, the free
+// tier, a Sign-In-With-X draw, an x402 bundle reuse and the draw of a
+// new grant. Only the calls are given back. A Sign-In-With-X nonce or an
+// x402 authorization's nonce the lost script marked used stays used: the
+// void lands seconds to minutes after the 503, so releasing it would make
+// the same retry a 402 now and a 200 later; a message that may have been
+// seen on the way stays single-use; and the client's only cost is a new
+// signature, which the 402 its retry gets asks for (a fresh challenge, or
+// an authorization that is never settled, so no money moved).
 func (h *Handler) voidLater(d meter.Decision) {
 	select {
 	case voidSlots <- struct{}{}:

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/events"
+)
+
+// TestLostReplyVoidsBundleDraws: Redis runs a Sign-In-With-X draw, and an
+// x402 bundle reuse, and then stalls mid-reply past the metering timeout
+// (faultproxy.Stall holds the reply of the connection that carried the
+// wallet's keys; the script has run and booked). Each payer gets 503 with
+// its request id, and ends with its charge given back: the wallet's bundle
+// is what it was, PostgreSQL holds exactly one debit and one refund of the
+// same calls and amount under that id, and the stream one Refund. The
+// signed nonce stays spent (payment/payers.go, voidLater): the same SIWX
+// message again is a 402 siwx_nonce_used, the same x402 authorization a 402
+// that is never settled on chain — a fresh one of each is served.
+func TestLostReplyVoidsBundleDraws(t *testing.T) {
+	e := startX402Env(t)
+	opts, err := redis.ParseURL(os.Getenv("REDIS_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stall := faultproxy.NewStall(t, opts.Addr)
+	u, err := url.Parse(os.Getenv("REDIS_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = stall.Addr()
+	pe := *e
+	pe.redisURL = u.String()
+	gw := pe.startGateway(e.api + "/x402") // this gateway reaches Redis through the stall
+
+	l := balances.Layout{Prefix: e.prefix}
+	key := e.wallet("void", 1_000_000)
+	payer := crypto.PubkeyToAddress(key.PublicKey)
+	wallet := strings.ToLower(payer.Hex())
+	resource, acc := e.issued(gw)
+	a := e.auth(key)
+	e.expectPaid(e.rpc(gw, "PAYMENT-SIGNATURE", v2Header(a, a.sign(8453, e.asset), resource, acc)), false, payer)
+	calls := func() string { return e.bundle(payer)[balances.BundleCalls] }
+	if got := calls(); got != "999" {
+		t.Fatalf("bundle calls after the payment: %s, want 999", got)
+	}
+
+	// lost sends the request with the wallet's draw stalled mid-reply and
+	// checks the 503; it returns the request id.
+	lost := func(t *testing.T, headers ...string) string {
+		t.Helper()
+		stall.Arm([]byte(wallet))
+		defer stall.Release()
+		held := stall.Stalled.Load()
+		began := time.Now()
+		ans := e.at(t).rpc(gw, headers...)
+		id := ans.header.Get("X-Tollgate-Request-Id")
+		if ans.status != http.StatusServiceUnavailable || ans.header.Get("Retry-After") == "" || id == "" ||
+			!strings.Contains(string(ans.body), "metering unavailable") {
+			t.Fatalf("a draw whose reply stalled: want 503 metering unavailable with Retry-After and a request id, got %s", ans)
+		}
+		if stall.Stalled.Load() == held {
+			t.Fatal("no connection carried the wallet's draw: the stall did not happen")
+		}
+		t.Logf("503 after %v (request %s)", time.Since(began).Round(time.Millisecond), id)
+		return id
+	}
+	// voided waits for the books of request id: one debit of payer bundle
+	// on the wallet, one refund of the same calls and amount, in PostgreSQL
+	// and one Refund in the stream; and the bundle back at want calls.
+	voided := func(t *testing.T, id, want string) {
+		t.Helper()
+		settletest.Eventually(t, 60*time.Second, "the lost draw "+id+" refunded in Redis and PostgreSQL", func() (bool, error) {
+			if calls() != want {
+				return false, nil
+			}
+			var n int
+			err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM refunds WHERE id = $1`, id).Scan(&n)
+			return err == nil && n == 1, err
+		})
+		var dPayer, dAccount, rPayer, rAccount string
+		var dUnits, dCalls, rUnits, rCalls int64
+		if err := e.pool.QueryRow(e.ctx, `SELECT payer, account, amount_units, calls FROM debits WHERE id = $1`, id).
+			Scan(&dPayer, &dAccount, &dUnits, &dCalls); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				t.Fatalf("request %s was refunded without a debit", id)
+			}
+			t.Fatal(err)
+		}
+		if err := e.pool.QueryRow(e.ctx, `SELECT payer, account, amount_units, calls FROM refunds WHERE id = $1`, id).
+			Scan(&rPayer, &rAccount, &rUnits, &rCalls); err != nil {
+			t.Fatal(err)
+		}
+		if dPayer != "bundle" || dAccount != wallet || dCalls != 1 || dUnits <= 0 ||
+			rPayer != dPayer || rAccount != dAccount || rCalls != dCalls || rUnits != dUnits {
+			t.Fatalf("request %s: debit %s %s %d units %d calls, refund %s %s %d units %d calls: want the same, payer bundle, 1 call",
+				id, dPayer, dAccount, dUnits, dCalls, rPayer, rAccount, rUnits, rCalls)
+		}
+		msgs, err := e.rdb.XRange(e.ctx, l.Stream(0), "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		refunds := 0
+		for _, m := range msgs {
+			if ev, err := events.Decode(m.Values); err == nil {
+				if r, ok := ev.(*events.Refund); ok && r.ID == id {
+					refunds++
+				}
+			}
+		}
+		if refunds != 1 {
+			t.Fatalf("request %s: %d Refund events in the stream, want exactly 1", id, refunds)
+		}
+		// Every call granted is either left or used: the void took back
+		// the draw's use too.
+		if b := e.bundle(payer); b[balances.BundleGranted] != "1000" || len(b[balances.BundleUsed]) == 0 ||
+			atoi(b[balances.BundleCalls])+atoi(b[balances.BundleUsed]) != 1000 {
+			t.Fatalf("bundle %v: calls left + used ≠ granted", b)
+		}
+	}
+
+	t.Run("SIWX", func(t *testing.T) {
+		hdr := e.siwx(t, gw, key, nil)
+		id := lost(t, "SIGN-IN-WITH-X", hdr)
+		voided(t, id, "999")
+		// The message's nonce stays spent: the same message is refused and
+		// draws nothing; a fresh one is served.
+		e.at(t).expectRefused(e.rpc(gw, "SIGN-IN-WITH-X", hdr), reasonSIWXNonceUsed)
+		if got := calls(); got != "999" {
+			t.Fatalf("a refused replay drew: %s calls left", got)
+		}
+		ok := e.rpc(gw, "SIGN-IN-WITH-X", e.siwx(t, gw, key, nil))
+		if ok.status != http.StatusOK || ok.header.Get("X-Tollgate-Bundle-Remaining") != "998" {
+			t.Fatalf("a fresh sign-in after the void: %s", ok)
+		}
+		voided(t, id, "998") // still one refund, now 998 left after the fresh call
+	})
+
+	t.Run("bundle reuse", func(t *testing.T) {
+		left := calls()
+		before, payToBefore := e.balance(payer), e.balance(e.payTo)
+		a := e.auth(key)
+		hdr := v2Header(a, a.sign(8453, e.asset), resource, acc)
+		id := lost(t, "PAYMENT-SIGNATURE", hdr)
+		voided(t, id, left)
+		// The authorization stays used and is never settled: the same
+		// header again is a 402, and no money moves.
+		e.at(t).expectRefused(e.rpc(gw, "PAYMENT-SIGNATURE", hdr), "invalid_exact_evm_payload_authorization_nonce_used")
+		if e.authUsed(payer, a.nonce) || e.balance(payer) != before || e.balance(e.payTo) != payToBefore {
+			t.Fatalf("the voided authorization moved money: used %v, payer %d → %d, payTo %d → %d",
+				e.authUsed(payer, a.nonce), before, e.balance(payer), payToBefore, e.balance(e.payTo))
+		}
+		if got := calls(); got != left {
+			t.Fatalf("a refused replay drew: %s calls left, want %s", got, left)
+		}
+		a2 := e.auth(key)
+		ok := e.rpc(gw, "PAYMENT-SIGNATURE", v2Header(a2, a2.sign(8453, e.asset), resource, acc))
+		if ok.status != http.StatusOK || ok.header.Get("X-Tollgate-Payer") != "bundle" || e.authUsed(payer, a2.nonce) {
+			t.Fatalf("a fresh authorization after the void: want 200 from the bundle, not settled; got %s", ok)
+		}
+	})
+}
