@@ -17,7 +17,7 @@ GOFLAGS_BIN  := -trimpath -tags $(BUILD_TAGS)
 NORACE_PKGS  := ./contracts/...
 RACE_PKGS     = $(shell $(GO) list ./... | grep -v '/contracts')
 
-.PHONY: help services services-stop tools node-deps browser-deps systemd-deps monitoring-deps contracts contracts-check build test test-go vet tidy-check clean-check fuzz demo demo-up demo-down devchain clean
+.PHONY: help services services-stop tools node-deps browser-deps systemd-deps monitoring-deps nginx-deps contracts contracts-check build test test-go vet tidy-check clean-check fuzz demo demo-up demo-down devchain clean
 
 help:
 	@echo "make demo          run the local stack (services + dev chains) and walk it"
@@ -75,6 +75,13 @@ monitoring-deps:
 	  echo "installing prometheus (for promtool) with apt-get" >&2; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
+# The client-address test puts Debian's nginx in front of our Caddy as a
+# load balancer that appends X-Forwarded-For.
+nginx-deps:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { \
+	  echo "installing nginx with apt-get" >&2; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null; }
+
 contracts: node-deps
 	cd contracts && node build.js
 	$(GO) generate ./contracts/bindings
@@ -112,7 +119,7 @@ clean-check:
 # missing Redis/PostgreSQL into a failure, TOLLGATE_REQUIRE_NODE does the same
 # for the Solidity freshness check, so nothing is silently skipped.
 # The gateway's integration tests run the real bin/caddy built here.
-test: node-deps browser-deps systemd-deps monitoring-deps tidy-check build
+test: node-deps browser-deps systemd-deps monitoring-deps nginx-deps tidy-check build
 	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
 	@source $(RUN_DIR)/services.env.sh && \
 	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_REQUIRE_BROWSER=1 \

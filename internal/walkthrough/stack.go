@@ -295,6 +295,10 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		"TOLLGATE_X402_ASSET=" + m.Base.USDC, "TOLLGATE_X402_PAY_TO=" + addr("treasury"),
 		"SETTLEMENTD_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"),
 		"TOLLGATE_ALLOW_PRIVATE_NODES=1", // the walkthrough's node runs on loopback
+		// The demo's own setting, explicit: its front proxy (startFront)
+		// runs on loopback and names the developer's address in
+		// X-Forwarded-For, so loopback is the one trusted proxy.
+		"TOLLGATE_TRUSTED_PROXIES=127.0.0.1/32 ::1/128",
 	}
 	if cfg.Settings == "" {
 		caddyEnv = append(caddyEnv, "TOLLGATE_VAULT_ADDRESS="+m.Polygon.RevenueVault, "TOLLGATE_USDT_ADDRESS="+m.Polygon.USDT)
