@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -148,6 +149,27 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 		voided(t, id, "998") // still one refund, now 998 left after the fresh call
 	})
 
+	// Redis itself stops answering (a long script holds it, as a slow
+	// command or a fork can): the draw waits in its socket past the
+	// metering timeout, the gateway answers 503, and Redis runs the draw
+	// when it is free again — in the same turn as the void's first look,
+	// in either order. The charge is given back all the same.
+	t.Run("SIWX, Redis busy", func(t *testing.T) {
+		left := calls()
+		hdr := e.siwx(t, gw, key, nil)
+		done := busyRedis(t, opts, 4*time.Second)
+		ans := e.at(t).rpc(gw, "SIGN-IN-WITH-X", hdr)
+		id := ans.header.Get("X-Tollgate-Request-Id")
+		if ans.status != http.StatusServiceUnavailable || id == "" {
+			t.Fatalf("a draw while Redis is busy: want 503 with a request id, got %s", ans)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		voided(t, id, left)
+		e.at(t).expectRefused(e.rpc(gw, "SIGN-IN-WITH-X", hdr), reasonSIWXNonceUsed)
+	})
+
 	t.Run("bundle reuse", func(t *testing.T) {
 		left := calls()
 		before, payToBefore := e.balance(payer), e.balance(e.payTo)
@@ -171,4 +193,38 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 			t.Fatalf("a fresh authorization after the void: want 200 from the bundle, not settled; got %s", ok)
 		}
 	})
+}
+
+// busyRedis holds the Redis at opts busy for d with a Lua loop (Redis
+// answers no one meanwhile) and returns once it is; the channel gets the
+// loop's outcome when Redis is free again. d must stay under Redis's
+// busy-reply threshold (lua-time-limit, 5 s).
+func busyRedis(t *testing.T, opts *redis.Options, d time.Duration) <-chan error {
+	t.Helper()
+	o := *opts
+	o.ReadTimeout = d + 10*time.Second
+	long := redis.NewClient(&o)
+	p := *opts
+	p.ReadTimeout, p.MaxRetries = 200*time.Millisecond, -1
+	probe := redis.NewClient(&p)
+	t.Cleanup(func() { _ = long.Close(); _ = probe.Close() })
+	done := make(chan error, 1)
+	go func() {
+		done <- long.Eval(context.Background(), `
+local t = redis.call('TIME')
+local start = tonumber(t[1]) * 1000000 + tonumber(t[2])
+while true do
+  local n = redis.call('TIME')
+  if tonumber(n[1]) * 1000000 + tonumber(n[2]) - start >= tonumber(ARGV[1]) then return 1 end
+end`, nil, d.Microseconds()).Err()
+	}()
+	// Busy once a PING goes unanswered.
+	deadline := time.Now().Add(30 * time.Second)
+	for probe.Ping(context.Background()).Err() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Redis never became busy")
+		}
+		time.Sleep(10 * time.Millisecond) // polling until the loop runs
+	}
+	return done
 }

@@ -176,10 +176,20 @@ func (h *Handler) voidLater(d meter.Decision) {
 		// slow Redis: give it time to run before looking for its debit.
 		time.Sleep(voidFirstLook)
 		wait := 100 * time.Millisecond
+		looked := false
 		for deadline := time.Now().Add(voidPatience); ; {
 			ctx, cancel := context.WithTimeout(context.Background(), MeterTimeout)
 			found, err := m.VoidIfBooked(ctx, &d)
 			cancel()
+			if err == nil && !found && !looked {
+				// A Redis busy past the timeout (a long script, a fork)
+				// runs the queued script and this look in the same turn of
+				// its event loop, in either order: a second look, sent
+				// after the first one was answered, comes after the script.
+				looked = true
+				time.Sleep(voidFirstLook)
+				continue
+			}
 			if err == nil {
 				if found {
 					metrics.MeterRefunds.WithLabelValues("unsettled", "ok").Inc()
