@@ -157,7 +157,7 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 	t.Run("SIWX, Redis busy", func(t *testing.T) {
 		left := calls()
 		hdr := e.siwx(t, gw, key, nil)
-		done := busyRedis(t, opts, 4*time.Second)
+		done := busyRedis(t, opts, 3*time.Second)
 		ans := e.at(t).rpc(gw, "SIGN-IN-WITH-X", hdr)
 		id := ans.header.Get("X-Tollgate-Request-Id")
 		if ans.status != http.StatusServiceUnavailable || id == "" {
