@@ -133,7 +133,8 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 // also draws this request's calls. This is the one request in a thousand
 // that waits on the chain; everything else about it is refused with 402
 // (the payment's fault) or 503 (the facilitator's or Redis's), and in
-// neither case is anything charged or granted.
+// neither case does anything stay charged (a draw whose reply Redis lost is
+// given back, voidLater) or is anything granted that was not paid.
 func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Request) (meter.Decision, error) {
 	name, value := paymentHeader(r)
 	if name == "" {
