@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
@@ -58,33 +59,35 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 		t.Fatalf("bundle calls after the payment: %s, want 999", got)
 	}
 
-	// lost sends the request with the wallet's draw stalled mid-reply and
-	// checks the 503; it returns the request id.
-	lost := func(t *testing.T, headers ...string) string {
+	// lost sends the request with the replies of Redis connections that
+	// carry pattern (the wallet's keys, a script's argument) stalled, and
+	// checks the 503 (its body says says); it returns the request id.
+	lost := func(t *testing.T, pattern, says string, headers ...string) string {
 		t.Helper()
-		stall.Arm([]byte(wallet))
+		stall.Arm([]byte(pattern))
 		defer stall.Release()
 		held := stall.Stalled.Load()
 		began := time.Now()
 		ans := e.at(t).rpc(gw, headers...)
 		id := ans.header.Get("X-Tollgate-Request-Id")
 		if ans.status != http.StatusServiceUnavailable || ans.header.Get("Retry-After") == "" || id == "" ||
-			!strings.Contains(string(ans.body), "metering unavailable") {
-			t.Fatalf("a draw whose reply stalled: want 503 metering unavailable with Retry-After and a request id, got %s", ans)
+			!strings.Contains(string(ans.body), says) {
+			t.Fatalf("a draw whose reply stalled: want 503 %q with Retry-After and a request id, got %s", says, ans)
 		}
 		if stall.Stalled.Load() == held {
 			t.Fatal("no connection carried the wallet's draw: the stall did not happen")
 		}
-		t.Logf("503 after %v (request %s)", time.Since(began).Round(time.Millisecond), id)
+		t.Logf("503 after %v (request %s); %d connections stalled", time.Since(began).Round(time.Millisecond), id, stall.Stalled.Load()-held)
 		return id
 	}
 	// voided waits for the books of request id: one debit of payer bundle
 	// on the wallet, one refund of the same calls and amount, in PostgreSQL
 	// and one Refund in the stream; and the bundle back at want calls.
-	voided := func(t *testing.T, id, want string) {
+	voided := func(t *testing.T, who common.Address, id, want string) {
 		t.Helper()
+		wallet := strings.ToLower(who.Hex())
 		settletest.Eventually(t, 60*time.Second, "the lost draw "+id+" refunded in Redis and PostgreSQL", func() (bool, error) {
-			if calls() != want {
+			if e.bundle(who)[balances.BundleCalls] != want {
 				return false, nil
 			}
 			var n int
@@ -126,7 +129,7 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 		}
 		// Every call granted is either left or used: the void took back
 		// the draw's use too.
-		if b := e.bundle(payer); b[balances.BundleGranted] != "1000" || len(b[balances.BundleUsed]) == 0 ||
+		if b := e.bundle(who); b[balances.BundleGranted] != "1000" || len(b[balances.BundleUsed]) == 0 ||
 			atoi(b[balances.BundleCalls])+atoi(b[balances.BundleUsed]) != 1000 {
 			t.Fatalf("bundle %v: calls left + used ≠ granted", b)
 		}
@@ -134,8 +137,8 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 
 	t.Run("SIWX", func(t *testing.T) {
 		hdr := e.siwx(t, gw, key, nil)
-		id := lost(t, "SIGN-IN-WITH-X", hdr)
-		voided(t, id, "999")
+		id := lost(t, wallet, "metering unavailable", "SIGN-IN-WITH-X", hdr)
+		voided(t, payer, id, "999")
 		// The message's nonce stays spent: the same message is refused and
 		// draws nothing; a fresh one is served.
 		e.at(t).expectRefused(e.rpc(gw, "SIGN-IN-WITH-X", hdr), reasonSIWXNonceUsed)
@@ -146,7 +149,7 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 		if ok.status != http.StatusOK || ok.header.Get("X-Tollgate-Bundle-Remaining") != "998" {
 			t.Fatalf("a fresh sign-in after the void: %s", ok)
 		}
-		voided(t, id, "998") // still one refund, now 998 left after the fresh call
+		voided(t, payer, id, "998") // still one refund, now 998 left after the fresh call
 	})
 
 	// Redis itself stops answering (a long script holds it, as a slow
@@ -166,8 +169,72 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		voided(t, id, left)
+		voided(t, payer, id, left)
 		e.at(t).expectRefused(e.rpc(gw, "SIGN-IN-WITH-X", hdr), reasonSIWXNonceUsed)
+	})
+
+	// A new payment settles, and its grant's reply (the grant, the bundle
+	// key and this request's draw, one script) is lost on every attempt:
+	// 503, the grant stays (the money moved on chain), the draw is given
+	// back. The wallet signs in and draws from its bundle.
+	t.Run("grant", func(t *testing.T) {
+		key := e.wallet("void grant", 1_000_000)
+		payer := crypto.PubkeyToAddress(key.PublicKey)
+		before, payToBefore := e.balance(payer), e.balance(e.payTo)
+		a := e.auth(key)
+		hdr := v2Header(a, a.sign(8453, e.asset), resource, acc)
+		id := lost(t, "x402 bundle", "may not have been recorded", "PAYMENT-SIGNATURE", hdr)
+		voided(t, payer, id, "1000")
+		if !e.authUsed(payer, a.nonce) || e.balance(payer) != before-x402Price || e.balance(e.payTo) != payToBefore+x402Price {
+			t.Fatalf("the payment did not settle once: used %v, payer %d → %d, payTo %d → %d",
+				e.authUsed(payer, a.nonce), before, e.balance(payer), payToBefore, e.balance(e.payTo))
+		}
+		var granted int
+		if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM bundle_grants WHERE wallet = $1`, strings.ToLower(payer.Hex())).Scan(&granted); err != nil {
+			t.Fatal(err)
+		}
+		if granted != 1 {
+			t.Fatalf("%d bundle grants in PostgreSQL for the wallet, want 1", granted)
+		}
+		// The same payment again buys nothing twice.
+		e.at(t).expectRefused(e.rpc(gw, "PAYMENT-SIGNATURE", hdr), "invalid_exact_evm_payload_authorization_nonce_used")
+		if e.balance(payer) != before-x402Price {
+			t.Fatal("the replayed payment moved money again")
+		}
+		ok := e.rpc(gw, "SIGN-IN-WITH-X", e.siwx(t, gw, key, nil))
+		if ok.status != http.StatusOK || ok.header.Get("X-Tollgate-Bundle-Remaining") != "999" {
+			t.Fatalf("signing in with the paying wallet after the lost grant: %s", ok)
+		}
+	})
+
+	// Only the grant's first attempt is lost (it booked the grant and the
+	// draw): the retry finds the grant its own and draws nothing more, so
+	// the request is served from one draw and nothing is given back.
+	t.Run("grant retried", func(t *testing.T) {
+		key := e.wallet("void grant retried", 1_000_000)
+		payer := crypto.PubkeyToAddress(key.PublicKey)
+		a := e.auth(key)
+		stall.ArmFirst([]byte("x402 bundle"))
+		defer stall.Release()
+		held := stall.Stalled.Load()
+		ans := e.at(t).rpc(gw, "PAYMENT-SIGNATURE", v2Header(a, a.sign(8453, e.asset), resource, acc))
+		if stall.Stalled.Load() != held+1 {
+			t.Fatalf("%d connections stalled, want the first attempt's", stall.Stalled.Load()-held)
+		}
+		e.at(t).expectPaid(ans, false, payer)
+		id := ans.header.Get("X-Tollgate-Request-Id")
+		settletest.Eventually(t, 60*time.Second, "the served grant's debit ingested", func() (bool, error) {
+			var n int
+			err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM debits WHERE id = $1`, id).Scan(&n)
+			return err == nil && n == 1, err
+		})
+		var refunds int
+		if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM refunds WHERE id = $1`, id).Scan(&refunds); err != nil || refunds != 0 {
+			t.Fatalf("a served request has %d refunds (%v)", refunds, err)
+		}
+		if b := e.bundle(payer); b[balances.BundleCalls] != "999" || b[balances.BundleUsed] != "1" || b[balances.BundleGranted] != "1000" {
+			t.Fatalf("bundle %v after a retried grant: want 999 left, 1 used, 1000 granted", b)
+		}
 	})
 
 	t.Run("bundle reuse", func(t *testing.T) {
@@ -175,8 +242,8 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 		before, payToBefore := e.balance(payer), e.balance(e.payTo)
 		a := e.auth(key)
 		hdr := v2Header(a, a.sign(8453, e.asset), resource, acc)
-		id := lost(t, "PAYMENT-SIGNATURE", hdr)
-		voided(t, id, left)
+		id := lost(t, wallet, "metering unavailable", "PAYMENT-SIGNATURE", hdr)
+		voided(t, payer, id, left)
 		// The authorization stays used and is never settled: the same
 		// header again is a 402, and no money moves.
 		e.at(t).expectRefused(e.rpc(gw, "PAYMENT-SIGNATURE", hdr), "invalid_exact_evm_payload_authorization_nonce_used")

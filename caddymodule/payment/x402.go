@@ -280,7 +280,9 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 	)
 	pg, err := h.meter.PrepareGrant(req, g)
 	maybeBooked := false // an attempt whose reply was lost may have booked
-	for attempt := 1; err == nil; attempt++ {
+	// The loop runs while PrepareGrant succeeded; a failed attempt goes
+	// round again (the condition must not read the attempt's own error).
+	for attempt := 1; pg != nil; attempt++ {
 		gctx, cancel := context.WithTimeout(ctx, MeterTimeout)
 		d, key, err = h.meter.GrantBundle(gctx, pg)
 		cancel()

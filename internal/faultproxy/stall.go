@@ -22,6 +22,7 @@ type Stall struct {
 
 	mu      sync.Mutex
 	pattern []byte
+	left    int           // connections the armed pattern may still hold; <0: any number
 	gate    chan struct{} // closed: replies flow
 	// Stalled counts the connections held by the armed pattern.
 	Stalled atomic.Int64
@@ -46,10 +47,16 @@ func (s *Stall) Addr() string { return s.ln.Addr().String() }
 
 // Arm makes the next connection that sends pattern stall its replies (the
 // reply to the command carrying it included) until Release.
-func (s *Stall) Arm(pattern []byte) {
+func (s *Stall) Arm(pattern []byte) { s.arm(pattern, -1) }
+
+// ArmFirst is Arm for the first connection that sends pattern only: a
+// client's retry on another connection passes.
+func (s *Stall) ArmFirst(pattern []byte) { s.arm(pattern, 1) }
+
+func (s *Stall) arm(pattern []byte, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pattern = bytes.Clone(pattern)
+	s.pattern, s.left = bytes.Clone(pattern), n
 	s.gate = make(chan struct{})
 }
 
@@ -71,8 +78,11 @@ func (s *Stall) Release() {
 func (s *Stall) match(chunk []byte) (bool, chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pattern) == 0 || !bytes.Contains(chunk, s.pattern) {
+	if len(s.pattern) == 0 || s.left == 0 || !bytes.Contains(chunk, s.pattern) {
 		return false, nil
+	}
+	if s.left > 0 {
+		s.left--
 	}
 	return true, s.gate
 }
