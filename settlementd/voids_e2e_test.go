@@ -30,7 +30,10 @@ import (
 // same calls and amount under that id, and the stream one Refund. The
 // signed nonce stays spent (payment/payers.go, voidLater): the same SIWX
 // message again is a 402 siwx_nonce_used, the same x402 authorization a 402
-// that is never settled on chain — a fresh one of each is served.
+// that is never settled on chain — a fresh one of each is served. Also:
+// Redis busy rather than its reply held, and a new payment whose grant's
+// reply is lost on every attempt (the grant stays, the draw is given back)
+// or on the first only (the retry serves it from one draw).
 func TestLostReplyVoidsBundleDraws(t *testing.T) {
 	e := startX402Env(t)
 	opts, err := redis.ParseURL(os.Getenv("REDIS_URL"))
