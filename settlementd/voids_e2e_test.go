@@ -176,6 +176,41 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 		e.at(t).expectRefused(e.rpc(gw, "SIGN-IN-WITH-X", hdr), reasonSIWXNonceUsed)
 	})
 
+	// Redis stalls for longer than the void's old search window (5 s
+	// after the decision): a fsync on a slow disk, a paused VM or a
+	// SIGSTOP hold its event loop as long as they last, and the draw
+	// queued in its socket runs when it is free — 8 s after the decision
+	// here. Its stream entry is stamped with Redis's clock then, so a
+	// void that only looked up to 5 s after the decision never found it
+	// and the 503 stayed charged. Redis's busy-reply threshold is raised
+	// so the Lua loop can hold it that long (past it, Redis would answer
+	// the queued draw BUSY instead of running it).
+	t.Run("SIWX, Redis stalled past 5 s", func(t *testing.T) {
+		admin := redis.NewClient(opts)
+		defer admin.Close()
+		prev, err := admin.ConfigGet(e.ctx, "busy-reply-threshold").Result()
+		if err != nil || prev["busy-reply-threshold"] == "" {
+			t.Fatalf("busy-reply-threshold: %v %v", prev, err)
+		}
+		if err := admin.ConfigSet(e.ctx, "busy-reply-threshold", "30000").Err(); err != nil {
+			t.Fatal(err)
+		}
+		defer admin.ConfigSet(context.Background(), "busy-reply-threshold", prev["busy-reply-threshold"])
+		left := calls()
+		hdr := e.siwx(t, gw, key, nil)
+		done := busyRedis(t, opts, 8*time.Second)
+		ans := e.at(t).rpc(gw, "SIGN-IN-WITH-X", hdr)
+		id := ans.header.Get("X-Tollgate-Request-Id")
+		if ans.status != http.StatusServiceUnavailable || id == "" {
+			t.Fatalf("a draw while Redis is stalled: want 503 with a request id, got %s", ans)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		voided(t, payer, id, left)
+		e.at(t).expectRefused(e.rpc(gw, "SIGN-IN-WITH-X", hdr), reasonSIWXNonceUsed)
+	})
+
 	// A new payment settles, and its grant's reply (the grant, the bundle
 	// key and this request's draw, one script) is lost on every attempt:
 	// 503, the grant stays (the money moved on chain), the draw is given
@@ -268,7 +303,7 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 // busyRedis holds the Redis at opts busy for d with a Lua loop (Redis
 // answers no one meanwhile) and returns once it is; the channel gets the
 // loop's outcome when Redis is free again. d must stay under Redis's
-// busy-reply threshold (lua-time-limit, 5 s).
+// busy-reply threshold (busy-reply-threshold, 5 s by default).
 func busyRedis(t *testing.T, opts *redis.Options, d time.Duration) <-chan error {
 	t.Helper()
 	o := *opts

@@ -178,7 +178,10 @@ func (h *Handler) voidLater(d meter.Decision) {
 		wait := 100 * time.Millisecond
 		looked := false
 		for deadline := time.Now().Add(voidPatience); ; {
-			ctx, cancel := context.WithTimeout(context.Background(), MeterTimeout)
+			// A look reads the stream from the decision to its newest
+			// entry, which after a long stall is more than one page: it is
+			// not on the hot path, so it gets longer than a decision.
+			ctx, cancel := context.WithTimeout(context.Background(), voidLookTimeout)
 			found, err := m.VoidIfBooked(ctx, &d)
 			cancel()
 			if err == nil && !found && !looked {
@@ -212,6 +215,9 @@ func (h *Handler) voidLater(d meter.Decision) {
 // voidPatience is how long voidLater keeps trying to reach Redis;
 // voidFirstLook is when it first looks.
 const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
+
+// voidLookTimeout bounds one look of voidLater (every page of it).
+const voidLookTimeout = 30 * time.Second
 
 // payerValues are the X-Tollgate-Payer values, built once (web.Const).
 var payerValues = map[events.Payer][]string{
