@@ -14,10 +14,13 @@ import (
 // MaybeBooked reports whether a failed Authorize (err wraps ErrUnavailable)
 // may still have booked its request: the script was sent and Redis died (or
 // the reply timed out) before the answer came back. A connection that was
-// never made booked nothing. Such a request was answered 503, so its debit,
+// never made booked nothing, nor did a call the auto-pipeline never sent
+// (its caller's deadline came while it was queued): under load a stalled
+// Redis leaves thousands of those, and a void started for each would take
+// the void slots (payment.voidLater) the calls that did run need. Such a request was answered 503, so its debit,
 // if any, must be given back: see VoidIfBooked.
 func MaybeBooked(err error) bool {
-	if err == nil || !errors.Is(err, ErrUnavailable) {
+	if err == nil || !errors.Is(err, ErrUnavailable) || errors.Is(err, errNeverSent) {
 		return false
 	}
 	var op *net.OpError
