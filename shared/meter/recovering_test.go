@@ -210,4 +210,7 @@ func TestVoidIfBooked(t *testing.T) {
 	if !meter.MaybeBooked(fmt.Errorf("%w: %w", meter.ErrUnavailable, io.EOF)) {
 		t.Fatal("a connection lost mid-call is not treated as maybe booked")
 	}
+	if meter.MaybeBooked(fmt.Errorf("%w: %w", meter.ErrUnavailable, redis.ErrPoolTimeout)) {
+		t.Fatal("a call that never got a connection is treated as maybe booked")
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
@@ -17,10 +19,11 @@ import (
 // never made booked nothing, nor did a call the auto-pipeline never sent
 // (its caller's deadline came while it was queued): under load a stalled
 // Redis leaves thousands of those, and a void started for each would take
-// the void slots (payment.voidLater) the calls that did run need. Such a request was answered 503, so its debit,
+// the void slots (payment.voidLater) the calls that did run need; nor did
+// one that found no free connection in the pool. Such a request was answered 503, so its debit,
 // if any, must be given back: see VoidIfBooked.
 func MaybeBooked(err error) bool {
-	if err == nil || !errors.Is(err, ErrUnavailable) || errors.Is(err, errNeverSent) {
+	if err == nil || !errors.Is(err, ErrUnavailable) || errors.Is(err, errNeverSent) || errors.Is(err, redis.ErrPoolTimeout) {
 		return false
 	}
 	var op *net.OpError
