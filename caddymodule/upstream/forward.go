@@ -31,6 +31,9 @@ type ForwardOptions struct {
 	// Only names the one upstream the call may go to (a filter lives on the
 	// upstream that created it); none other is tried.
 	Only string
+	// Exclude names upstreams not to try (a second opinion on some items
+	// of a batch goes to another upstream than the first answer's).
+	Exclude []string
 	// ProvidersOnly keeps the call to the configured providers (the
 	// answer verifier asks them, never another stranger's node).
 	ProvidersOnly bool
@@ -99,13 +102,15 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 	}
 	uerr := &UnavailableError{ChainID: p.cfg.ChainID}
 	exclude := map[string]bool{}
+	for _, name := range opts.Exclude {
+		exclude[name] = true
+	}
 	// pending are attempts whose blame waits for evidence: a timeout or an
 	// error answer counts against its upstream only if a provider serves
 	// the same request cleanly (blame).
 	var pending []tried
 	var held *tried // the latest error answer, served if nothing better comes
 	answers := 0    // error answers another upstream may not share
-	suspects := 0   // of them, those that may be the upstream's fault
 	hedge := !opts.NoRetry && !opts.NoHedge && opts.Only == "" && !p.cfg.Hedge.Off
 	if hedge {
 		p.hedges.reads.Add(1)
@@ -147,9 +152,6 @@ attempts:
 			if o.answer() {
 				held = &t
 				answers++
-				if o.verdict == VerdictFault {
-					suspects++
-				}
 			} else if o.jsonRPC {
 				uerr.LastReply, uerr.LastUpstream, uerr.LastVerdict = o.x.body, m.ref, o.verdict
 			}
@@ -166,8 +168,9 @@ attempts:
 		}
 		// One second opinion is evidence enough: an error two upstreams
 		// both give is the call's own outcome, and asking a third would let
-		// a poisoned call multiply upstream load.
-		if suspects > 0 && answers >= 2 {
+		// a poisoned call (or a crafted message, see DefaultClassifier)
+		// multiply upstream load.
+		if answers >= 2 {
 			break
 		}
 	}
@@ -367,6 +370,7 @@ type outcome struct {
 	jsonRPC    bool   // x.body is a well-formed JSON-RPC reply matching the request
 	timeout    bool   // no reply in time (the attempt's own deadline, or HTTP 504)
 	served     bool
+	platform   bool  // an HTTP 5xx: never an answer, whatever its body
 	cause      error // ends the Forward: the caller's context, ErrReplyTooLarge
 	retryAfter time.Duration
 }
@@ -375,7 +379,7 @@ type outcome struct {
 // upstream may not share: relayable as the upstream's own word (and billed
 // as its work), worth a second opinion.
 func (o outcome) answer() bool {
-	return !o.served && o.jsonRPC && (o.verdict == VerdictFault || o.verdict == VerdictSkip)
+	return !o.served && o.jsonRPC && !o.platform && (o.verdict == VerdictFault || o.verdict == VerdictSkip)
 }
 
 func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time.Duration, validate func([]byte) error) outcome {
@@ -402,7 +406,7 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 		o.reason = fmt.Sprintf("reply larger than %d bytes", p.cfg.MaxReplyBytes)
 	default:
 		j := classifyReply(x.status, x.body, p.cfg.Classifier)
-		o.verdict, o.reason, o.jsonRPC, o.timeout = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout
+		o.verdict, o.reason, o.jsonRPC, o.timeout, o.platform = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout, j.platform
 		if o.jsonRPC && validate != nil {
 			if err := validate(x.body); err != nil {
 				// Well-formed, but not an answer to what we asked (ids
@@ -412,10 +416,22 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 				o.reason = m.red.redact("reply does not match the request: " + err.Error())
 			}
 		}
-		o.served = o.verdict == VerdictOK
-		if o.verdict == VerdictRateLimited {
+		switch {
+		case o.verdict != VerdictRateLimited:
+		case !j.claimed: // HTTP 429
 			o.retryAfter = p.backoffFor(x.header)
+		default:
+			// A limit claimed in the reply's error code: the code is also
+			// "query too large" at some providers, so only the gateway's
+			// own call, limited too, makes it the upstream's. Otherwise the
+			// answer is the caller's, served and billed.
+			if limited, retryAfter := p.confirmLimited(ctx, m, timeout); limited {
+				o.retryAfter = retryAfter
+			} else {
+				o.verdict = VerdictOK
+			}
 		}
+		o.served = o.verdict == VerdictOK
 	}
 	return o
 }

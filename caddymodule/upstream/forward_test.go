@@ -228,6 +228,7 @@ func TestUnavailableWhenAllFail(t *testing.T) {
 	}
 
 	fakes[3].setMode(modeRPCLimited)
+	fakes[3].setProbeMode(modeRPCLimited) // the gateway's own call is limited too: a real limit
 	_, err = forward(t, p, balanceCall, ForwardOptions{MaxAttempts: 4})
 	var ue *UnavailableError
 	if !errors.Is(err, ErrUnavailable) || !errors.As(err, &ue) {
