@@ -203,6 +203,11 @@ type judgement struct {
 	// code, not by HTTP 429; Forward believes it only when its own probe
 	// call reproduces it.
 	claimed bool
+	// provoked: a 4xx refusal without a JSON-RPC answer (413 body too
+	// large, 400, 414, 431…) that the caller's request may have provoked
+	// (its size, its shape): not served (refunded), and counted against the
+	// upstream only with evidence, like a timeout.
+	provoked bool
 	// batch: the reply is a JSON array. Its items' errors are not folded
 	// into the verdict: each item is judged on its own (Pool.Classify) by
 	// whoever bills it, so one item never decides for the others.
@@ -241,7 +246,14 @@ func classifyReply(status int, body []byte, cls ErrorClassifier) judgement {
 	}
 	// 2xx, or another 4xx that may carry the upstream's JSON-RPC answer
 	// to the caller's request (some servers send errors with 400).
-	return classifyBody(status, body, cls)
+	j := classifyBody(status, body, cls)
+	if status >= 400 && !j.jsonRPC {
+		// A refusal of the request itself (too large, malformed for this
+		// server): a caller who can provoke it must not be able to open
+		// an upstream's breaker with it.
+		j.provoked = true
+	}
+	return j
 }
 
 // classifyBody judges a reply body: whether it is a JSON-RPC reply and, for

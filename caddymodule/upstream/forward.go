@@ -293,6 +293,8 @@ func (t tried) result() Result {
 //	any other error answer (VerdictFault: -32603,   only with evidence
 //	  server-side -32000, 5xx with a JSON-RPC body)
 //	timeout (the attempt's own, or HTTP 504)        only with evidence
+//	a 4xx refusal without a JSON-RPC answer (413,   only with evidence (the caller's request
+//	  400, 414, 431…)                                 may have provoked it: its size, its shape)
 //	transport failure, bare 5xx, redirect, our      always
 //	  credentials refused, not JSON, not JSON-RPC,
 //	  a reply that does not match the request
@@ -300,7 +302,7 @@ func blame(o outcome, evidence bool) bool {
 	switch {
 	case o.served, o.cause != nil, o.verdict == VerdictRateLimited:
 		return false
-	case o.timeout:
+	case o.timeout, o.provoked:
 		return evidence
 	case !o.jsonRPC:
 		return o.verdict == VerdictFault
@@ -371,6 +373,7 @@ type outcome struct {
 	timeout    bool   // no reply in time (the attempt's own deadline, or HTTP 504)
 	served     bool
 	platform   bool  // an HTTP 5xx: never an answer, whatever its body
+	provoked   bool  // a 4xx refusal without a JSON-RPC answer: counted only with evidence
 	cause      error // ends the Forward: the caller's context, ErrReplyTooLarge
 	retryAfter time.Duration
 }
@@ -406,7 +409,7 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 		o.reason = fmt.Sprintf("reply larger than %d bytes", p.cfg.MaxReplyBytes)
 	default:
 		j := classifyReply(x.status, x.body, p.cfg.Classifier)
-		o.verdict, o.reason, o.jsonRPC, o.timeout, o.platform = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout, j.platform
+		o.verdict, o.reason, o.jsonRPC, o.timeout, o.platform, o.provoked = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout, j.platform, j.provoked
 		if o.jsonRPC && validate != nil {
 			if err := validate(x.body); err != nil {
 				// Well-formed, but not an answer to what we asked (ids
@@ -418,8 +421,15 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 		}
 		switch {
 		case o.verdict != VerdictRateLimited:
-		case !j.claimed: // HTTP 429
-			o.retryAfter = p.backoffFor(x.header)
+		case !j.claimed:
+			// HTTP 429: this request was not served (tried elsewhere,
+			// refunded if nowhere). The upstream is held rate-limited only
+			// if the gateway's own call is limited too: a caller's big
+			// batch may draw a 429 an ordinary call would not, and a
+			// caller's batch never backs a provider off.
+			if limited, retryAfter := p.confirmLimited(ctx, m, timeout); limited {
+				o.retryAfter = max(retryAfter, p.backoffFor(x.header))
+			}
 		default:
 			// A limit claimed in the reply's error code: the code is also
 			// "query too large" at some providers, so only the gateway's
@@ -446,6 +456,10 @@ func (p *Pool) record(m *member, o outcome, counted bool) {
 		m.stats.success(o.x.latency)
 	case o.cause != nil:
 		// Not the upstream's doing; nothing to hold against it.
+	case o.verdict == VerdictRateLimited && o.retryAfter == 0:
+		// An HTTP 429 to this request that the gateway's own call did not
+		// reproduce: not served, but not a limit on the upstream.
+		m.stats.noteError(o.reason+" (not reproduced by the gateway's own call)", now)
 	case o.verdict == VerdictRateLimited:
 		m.stats.rateLimited(o.reason, now)
 		m.backOff(o.retryAfter, now)

@@ -376,6 +376,7 @@ func TestBlame(t *testing.T) {
 		{"missing state / unknown block answer", outcome{verdict: VerdictSkip, jsonRPC: true}, false, false},
 		{"suspect error answer", outcome{verdict: VerdictFault, jsonRPC: true}, false, true},
 		{"timeout", outcome{verdict: VerdictSkip, timeout: true}, false, true},
+		{"4xx refusal a caller can provoke (413)", outcome{verdict: VerdictFault, provoked: true}, false, true},
 		{"transport failure, bare 5xx, not JSON-RPC, mismatched", outcome{verdict: VerdictFault}, true, true},
 	}
 	for _, c := range cases {

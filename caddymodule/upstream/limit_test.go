@@ -114,6 +114,57 @@ func TestFiveHundredIsNeverServed(t *testing.T) {
 	}
 }
 
+// TestUnconfirmed429BacksNothingOff: an upstream answering HTTP 429 to
+// callers' requests while the gateway's own call is served (a big batch may
+// draw a 429 an ordinary call would not) is not held rate-limited: the
+// request is not served there (tried elsewhere, so refunded if nowhere) and
+// the upstream stays in line for the next one.
+func TestUnconfirmed429BacksNothingOff(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	b := newFakeRPC(t, "b", 137, 1000)
+	p := newTestPool(t, testConfig(provider(a), provider(b)))
+	a.setMode(mode429)
+	for range 5 {
+		if r, err := forward(t, p, batchCall, ForwardOptions{Prefer: "a"}); err != nil || r.Upstream.Name != "b" {
+			t.Fatalf("served by %+v %v", r, err)
+		}
+	}
+	if s := upstreamState(t, p, "a"); s.RateLimited || s.Throttled != 0 || s.Failures != 0 || a.calls.Load() != 5 {
+		t.Fatalf("a after 5 unconfirmed 429s (%d calls): %+v", a.calls.Load(), s)
+	}
+}
+
+// TestProvokedRefusalsNeedEvidence: a 4xx refusal without a JSON-RPC
+// answer (413: the caller's request was too large for this upstream) is
+// not served (refunded) and never opens a breaker by itself: ten in a row
+// on a lone upstream record no failure. With a provider serving the same
+// request cleanly it counts (evidence).
+func TestProvokedRefusalsNeedEvidence(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	cfg := testConfig(provider(a))
+	cfg.Breaker.FailuresToOpen = 3
+	p := newTestPool(t, cfg)
+	a.setMode(mode413)
+	for range 10 {
+		if _, err := forward(t, p, balanceCall, ForwardOptions{}); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("413 served: %v", err)
+		}
+	}
+	if s := upstreamState(t, p, "a"); s.Failures != 0 || s.Breaker != BreakerClosed {
+		t.Fatalf("ten 413s counted without evidence: %+v", s)
+	}
+	b := newFakeRPC(t, "b", 137, 1000)
+	p2 := newTestPool(t, testConfig(provider(a), provider(b)))
+	for range 5 {
+		if r, err := forward(t, p2, balanceCall, ForwardOptions{Prefer: "a"}); err != nil || r.Upstream.Name != "b" {
+			t.Fatalf("with a second provider: %+v %v", r, err)
+		}
+	}
+	if s := upstreamState(t, p2, "a"); s.Failures == 0 {
+		t.Fatalf("413s while b served the same request were not counted: %+v", s)
+	}
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""

@@ -28,6 +28,7 @@ const (
 	modeRPCLimited         // HTTP 200, JSON-RPC -32005 for every call
 	modeNotJSON            // HTTP 200, an HTML page
 	mode503JSON            // HTTP 503 with a well-formed JSON-RPC answer (a platform fault with a body)
+	mode413                // HTTP 413, text body (a refusal the caller's request size may provoke)
 )
 
 // fakeRPC is an in-process Ethereum JSON-RPC server: eth_chainId,
@@ -136,6 +137,9 @@ func (f *fakeRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case mode429:
 		http.Error(w, "slow down", http.StatusTooManyRequests)
+		return
+	case mode413:
+		http.Error(w, "request entity too large", http.StatusRequestEntityTooLarge)
 		return
 	case modeNotJSON:
 		w.Header().Set("Content-Type", "text/html")
