@@ -419,3 +419,59 @@ func TestRevenueNamesWhoServed(t *testing.T) {
 		}
 	})
 }
+
+// TestCraftedErrorsCostAtMostOneSecondOpinion: the words a classifier
+// still reads ("missing trie node", "database", …) only buy a second
+// opinion, once, and the caller pays for every call either way. A batch of
+// 50 calls all answered with such words reaches the providers exactly
+// twice (100 calls), is charged 50 calls and backs no one off; a single such
+// call reaches them twice. A send in a batch is never asked twice,
+// whatever its answer.
+func TestCraftedErrorsCostAtMostOneSecondOpinion(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1})
+	secret, keyID := e.createKey(t)
+	e.credit(t, keyID, 1_000_000)
+	key := "X-API-Key: " + secret
+	crafted := `{"code":-32000,"message":"missing trie node: database is syncing, server busy"}`
+	e.alpha.SetErrorFor("eth_getBalance", crafted)
+	e.beta.SetErrorFor("eth_getBalance", crafted)
+	calls := func() int { return e.alpha.Calls("eth_getBalance") + e.beta.Calls("eth_getBalance") }
+
+	before := calls()
+	a := e.rpc(t, batchOf(50), key)
+	if a.status != http.StatusOK || strings.Count(string(a.body), "missing trie node") != 50 {
+		t.Fatalf("batch: %d %.300s", a.status, a.body)
+	}
+	if got := calls() - before; got != 100 {
+		t.Fatalf("50 crafted calls reached the providers %d times, want 100 (one second opinion each)", got)
+	}
+	left := money.Units(1_000_000) - 50*money.PricePerCall
+	if a.header.Get("X-Tollgate-Credits-Remaining") != left.Decimal() {
+		t.Fatalf("credits %s, want %s (every call charged)", a.header.Get("X-Tollgate-Credits-Remaining"), left.Decimal())
+	}
+	before = calls()
+	a = e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","latest"]}`, key)
+	if got := calls() - before; a.status != http.StatusOK || got != 2 {
+		t.Fatalf("single crafted call: %d, reached the providers %d times, want 2", a.status, got)
+	}
+	left -= money.PricePerCall
+	if a.header.Get("X-Tollgate-Credits-Remaining") != left.Decimal() {
+		t.Fatalf("credits %s, want %s", a.header.Get("X-Tollgate-Credits-Remaining"), left.Decimal())
+	}
+
+	// A send answered with a fault code, in a batch: never replayed.
+	e.alpha.SetErrorFor("eth_sendRawTransaction", `{"code":-32603,"message":"internal error"}`)
+	e.beta.SetErrorFor("eth_sendRawTransaction", `{"code":-32603,"message":"internal error"}`)
+	sends := func() int { return e.alpha.Calls("eth_sendRawTransaction") + e.beta.Calls("eth_sendRawTransaction") }
+	before = sends()
+	a = e.rpc(t, `[{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x02f8"]},`+
+		`{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]}]`, key)
+	if got := sends() - before; a.status != http.StatusOK || got != 1 {
+		t.Fatalf("a send in a batch reached the providers %d times (%d %s), want 1", got, a.status, a.body)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		if u := e.upstreamState(t, name); u["rate_limited"] != false || u["breaker"] != "closed" {
+			t.Fatalf("%s: %v", name, u)
+		}
+	}
+}
