@@ -221,6 +221,9 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 // mainRef is the upstream that served the most of refs (a header, and the
 // upstream the rest of a split batch prefers); none if none served.
 func mainRef(refs []upstream.Ref) upstream.Ref {
+	if len(refs) > 0 && !slices.ContainsFunc(refs[1:], func(r upstream.Ref) bool { return r != refs[0] }) {
+		return refs[0] // one server (or none): the usual case, no map
+	}
 	n := map[upstream.Ref]int{}
 	best := upstream.Ref{}
 	for _, r := range refs {
