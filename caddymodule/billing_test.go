@@ -475,3 +475,41 @@ func TestCraftedErrorsCostAtMostOneSecondOpinion(t *testing.T) {
 		}
 	}
 }
+
+// TestUnservedRepliesDeliverNoResults: a reply that is not served — HTTP
+// 5xx, refunded whatever its body — never hands the caller a result for
+// free. Providers whose proxy answers HTTP 500 while carrying the node's
+// real answers (results included): every call is refunded, and no item of
+// what the caller gets holds a result (else a 5xx would be service no one
+// pays for: a caller who can make a provider answer 5xx, or one poisoned
+// item that does, would get a whole batch free).
+func TestUnservedRepliesDeliverNoResults(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1})
+	secret, keyID := e.createKey(t)
+	e.credit(t, keyID, 10_000)
+	e.alpha.SetMode(faultproxy.Status500Calls)
+	e.beta.SetMode(faultproxy.Status500Calls)
+	for _, body := range []string{`{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","latest"]}`, batchOf(5)} {
+		a := e.rpc(t, body, "X-API-Key: "+secret)
+		if a.header.Get("X-Tollgate-Credits-Remaining") != money.Units(10_000).Decimal() {
+			t.Fatalf("HTTP 500 charged: %d %s, credits %s", a.status, a.body, a.header.Get("X-Tollgate-Credits-Remaining"))
+		}
+		var got []rpcAnswer
+		raw := strings.TrimSpace(string(a.body))
+		if !strings.HasPrefix(raw, "[") {
+			raw = "[" + raw + "]"
+		}
+		if err := json.Unmarshal([]byte(raw), &got); err != nil || len(got) == 0 {
+			t.Fatalf("answer: %d %s", a.status, a.body)
+		}
+		for _, r := range got {
+			if r.Result != nil || r.Error == nil {
+				t.Fatalf("a refunded call delivered a result: %d %s", a.status, a.body)
+			}
+		}
+	}
+	if bal, err := balances.BalanceAt(t.Context(), e.rdb, e.layout, keyID); err != nil || bal != 10_000 {
+		t.Fatalf("Redis balance %d %v, want 10000", bal, err)
+	}
+}
+

@@ -361,14 +361,24 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 			// An upstream replied but did not serve the call (it throttles
 			// us, or its reply does not answer the request): the caller
 			// gets its words rather than a made-up 503, and is not charged.
+			// Only its error objects are relayed: a result in an unserved
+			// reply (an HTTP 5xx carrying the node's answers) would be
+			// service the caller does not pay for.
 			replies, _ := jsonrpc.MatchReplies(calls, uerr.LastReply)
 			untrusted(replies, uerr.LastUpstream)
+			relayed := false
 			for k := range replies {
 				if replies[k].Err == nil {
 					replies[k].Err = err
 				}
+				if replies[k].Error == nil {
+					replies[k].Response = jsonrpc.ErrorResponse(calls[k].ResponseID(),
+						jsonrpc.UpstreamUnavailable("the upstream failed the call; not charged"))
+				} else {
+					relayed = true
+				}
 			}
-			return replies, make([]upstream.Ref, len(calls)), true
+			return replies, make([]upstream.Ref, len(calls)), relayed
 		}
 		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
 		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), make([]upstream.Ref, len(calls)), false

@@ -50,6 +50,10 @@ const (
 	// HTTP 503 with a well-formed JSON-RPC error body (-32603, "upstream
 	// connect error"): a provider's outage that still speaks JSON-RPC.
 	Fail503RPCCalls
+	// Status500Calls: every request but the health probe is passed to the
+	// node and its real answer (results included) sent back with HTTP 500:
+	// a provider's proxy that fails the request yet carries the node's body.
+	Status500Calls
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -261,8 +265,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || len(errorOf) > 0 {
 		out = p.rewrite(calls, out, mode, errorOf)
 	}
+	status := resp.StatusCode
+	if mode == Status500Calls && !healthProbe(calls) {
+		status = http.StatusInternalServerError
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(resp.StatusCode)
+	w.WriteHeader(status)
 	_, _ = w.Write(out)
 }
 
