@@ -513,3 +513,33 @@ func TestUnservedRepliesDeliverNoResults(t *testing.T) {
 	}
 }
 
+// TestConfirmedLimitRefundedBesideASend: a batch holding a send is never
+// replayed, but its other items are still judged on their own facts: an
+// item answered with a rate limit the gateway's own call confirms is
+// refunded (the platform's fault), as in a batch without a send; the send
+// is charged and reaches the providers once.
+func TestConfirmedLimitRefundedBesideASend(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1})
+	secret, keyID := e.createKey(t)
+	const funded money.Units = 1_000_000
+	e.credit(t, keyID, funded)
+	limited := `{"code":-32005,"message":"daily request count exceeded"}`
+	for _, p := range []*faultproxy.Proxy{e.alpha, e.beta} {
+		p.SetErrorFor("eth_blockNumber", limited)
+		p.SetErrorFor("eth_getBalance", limited)
+		p.SetErrorFor("eth_sendRawTransaction", `{"code":-32000,"message":"nonce too low"}`)
+	}
+	sends := func() int { return e.alpha.Calls("eth_sendRawTransaction") + e.beta.Calls("eth_sendRawTransaction") }
+	before := sends()
+	a := e.rpc(t, `[{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x02f8"]},`+
+		`{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000002","latest"]}]`, "X-API-Key: "+secret)
+	if a.status != http.StatusOK || !strings.Contains(string(a.body), "-32005") || !strings.Contains(string(a.body), "nonce too low") {
+		t.Fatalf("batch: %d %s", a.status, a.body)
+	}
+	if got := sends() - before; got != 1 {
+		t.Fatalf("the send reached the providers %d times, want 1", got)
+	}
+	if left := funded - money.PricePerCall; a.header.Get("X-Tollgate-Credits-Remaining") != left.Decimal() {
+		t.Fatalf("credits %s, want %s (the send charged, the confirmed limit refunded)", a.header.Get("X-Tollgate-Credits-Remaining"), left.Decimal())
+	}
+}

@@ -413,7 +413,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		// The verifier and the shadow keep the first upstream's own
 		// answers; the caller's may change below.
 		replies = slices.Clone(replies)
-		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, noRetry, capped)
+		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, capped)
 	}
 	return replies, refs, false
 }
@@ -439,11 +439,12 @@ var errClaimedLimit = errors.New("the upstream rate-limits the gateway (confirme
 // upstream, and the caller pays for every call served. Calls that must not
 // be replayed (sends) are never asked twice.
 func (h *Handler) secondOpinions(ctx context.Context, cs *chainState, calls []jsonrpc.Item, replies []jsonrpc.Reply, refs []upstream.Ref,
-	first upstream.Ref, noRetry, capped bool) {
-	if noRetry {
-		return
-	}
+	first upstream.Ref, capped bool) {
 	var ask []int
+	// A send is never asked twice (it may have gone out), but the other
+	// items of its batch are judged like any batch's: a limit the gateway's
+	// own call confirms is refunded beside a send too.
+	noRetry := func(k int) bool { return cs.methods.Lookup(calls[k].Method).NoRetry }
 	confirmed := 0 // 0: not checked, 1: limited, -1: not
 	for k := range replies {
 		e := replies[k].Error
@@ -460,10 +461,14 @@ func (h *Handler) secondOpinions(ctx context.Context, cs *chainState, calls []js
 			}
 			if confirmed == 1 {
 				replies[k].Err, refs[k] = errClaimedLimit, upstream.Ref{}
-				ask = append(ask, k)
+				if !noRetry(k) {
+					ask = append(ask, k)
+				}
 			}
 		case upstream.VerdictSkip, upstream.VerdictFault:
-			ask = append(ask, k)
+			if !noRetry(k) {
+				ask = append(ask, k)
+			}
 		}
 	}
 	if len(ask) == 0 {
