@@ -543,3 +543,34 @@ func TestConfirmedLimitRefundedBesideASend(t *testing.T) {
 		t.Fatalf("credits %s, want %s (the send charged, the confirmed limit refunded)", a.header.Get("X-Tollgate-Credits-Remaining"), left.Decimal())
 	}
 }
+
+// TestCappedAnswerIsNoLimitClaim: the -32005 the gateway itself puts in
+// place of an answer over max_response_bytes is the caller's answer,
+// served and charged (the upstream did the work), even while the upstream
+// really limits the gateway: it is not an upstream's limit claim, so it is
+// neither refunded nor fetched again from another provider (a second
+// oversized answer, free).
+func TestCappedAnswerIsNoLimitClaim(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, chain137: "method eth_getBlockByNumber max_response_bytes 200"})
+	secret, keyID := e.createKey(t)
+	const funded money.Units = 1_000_000
+	e.credit(t, keyID, funded)
+	// The providers limit the gateway's own call: a limit claim would be
+	// believed.
+	for _, p := range []*faultproxy.Proxy{e.alpha, e.beta} {
+		p.SetErrorFor("eth_blockNumber", `{"code":-32005,"message":"daily request count exceeded"}`)
+	}
+	blocks := func() int { return e.alpha.Calls("eth_getBlockByNumber") + e.beta.Calls("eth_getBlockByNumber") }
+	before := blocks()
+	a := e.rpc(t, `[{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]},`+
+		`{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000002","latest"]}]`, "X-API-Key: "+secret)
+	if a.status != http.StatusOK || !strings.Contains(string(a.body), "returns at most 200 bytes") {
+		t.Fatalf("batch: %d %s", a.status, a.body)
+	}
+	if got := blocks() - before; got != 1 {
+		t.Fatalf("the capped call reached the providers %d times, want 1", got)
+	}
+	if left := funded - 2*money.PricePerCall; a.header.Get("X-Tollgate-Credits-Remaining") != left.Decimal() {
+		t.Fatalf("credits %s, want %s (the capped answer charged)", a.header.Get("X-Tollgate-Credits-Remaining"), left.Decimal())
+	}
+}

@@ -390,8 +390,9 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		replies, _ = jsonrpc.MatchReplies(calls, res.Body)
 	}
 	untrusted(replies, res.Upstream)
-	if capped { // else no reply can be over a cap: no second lookup per call
-		capResponses(cs.methods, calls, replies)
+	var gatewayCapped []bool // replies capResponses replaced: the caller's answer, not an upstream's claim
+	if capped {              // else no reply can be over a cap: no second lookup per call
+		gatewayCapped = capResponses(cs.methods, calls, replies)
 	}
 	rid, _ := ctx.Value(requestIDKey{}).(string)
 	switch {
@@ -413,7 +414,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		// The verifier and the shadow keep the first upstream's own
 		// answers; the caller's may change below.
 		replies = slices.Clone(replies)
-		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, capped)
+		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, capped, gatewayCapped)
 	}
 	return replies, refs, false
 }
@@ -439,7 +440,7 @@ var errClaimedLimit = errors.New("the upstream rate-limits the gateway (confirme
 // upstream, and the caller pays for every call served. Calls that must not
 // be replayed (sends) are never asked twice.
 func (h *Handler) secondOpinions(ctx context.Context, cs *chainState, calls []jsonrpc.Item, replies []jsonrpc.Reply, refs []upstream.Ref,
-	first upstream.Ref, capped bool) {
+	first upstream.Ref, capped bool, gatewayCapped []bool) {
 	var ask []int
 	// A send is never asked twice (it may have gone out), but the other
 	// items of its batch are judged like any batch's: a limit the gateway's
@@ -448,7 +449,9 @@ func (h *Handler) secondOpinions(ctx context.Context, cs *chainState, calls []js
 	confirmed := 0 // 0: not checked, 1: limited, -1: not
 	for k := range replies {
 		e := replies[k].Error
-		if replies[k].Err != nil || e == nil {
+		if replies[k].Err != nil || e == nil || (gatewayCapped != nil && gatewayCapped[k]) {
+			// No error, or the gateway's own cap on a served answer
+			// (capResponses): the caller's, charged, never asked again.
 			continue
 		}
 		switch cs.pool.Classify(upstream.RPCError{Code: e.Code, Message: e.Message}) {
@@ -530,7 +533,11 @@ func (cs *chainState) units(calls []jsonrpc.Item, only []bool) int {
 // served and charged: the upstream did the work the caller asked for, and
 // a free oversized answer would let a stranger make nodes work unpaid at
 // will. It runs before the verifier and the cache see the replies.
-func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) {
+//
+// It returns which replies it capped (nil if none): their -32005 is the
+// gateway's own, never an upstream's limit claim (secondOpinions).
+func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) []bool {
+	var capped []bool
 	for k := range replies {
 		r := &replies[k]
 		if r.Err != nil || r.Error != nil {
@@ -543,7 +550,12 @@ func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) {
 		r.Response = jsonrpc.ErrorResponse(r.ID, &jsonrpc.Error{Code: jsonrpc.CodeLimitExceeded,
 			Message: fmt.Sprintf("the answer to %s is %d bytes; this gateway returns at most %d bytes per %s call: ask for less (a narrower block range or filter)",
 				calls[k].Method, len(r.Result), limit, calls[k].Method)})
+		if capped == nil {
+			capped = make([]bool, len(replies))
+		}
+		capped[k] = true
 	}
+	return capped
 }
 
 // sameBytes reports whether a and b are the same slice (not equal content:
