@@ -574,3 +574,32 @@ func TestCappedAnswerIsNoLimitClaim(t *testing.T) {
 		t.Fatalf("credits %s, want %s (the capped answer charged)", a.header.Get("X-Tollgate-Credits-Remaining"), left.Decimal())
 	}
 }
+
+// TestErrorAnswersInA5xxBlameNoOne: a provider that sends its error
+// answers with HTTP 500 (the node's JSON-RPC error in the body) while
+// serving results normally is not failing: a caller who asks it, again and
+// again, for a method that does not exist must not open its breaker. The
+// other provider answering the same call with the same kind of error is no
+// evidence against it (only a result would be); each call is charged, the
+// other provider's error answer being the caller's answer.
+func TestErrorAnswersInA5xxBlameNoOne(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1})
+	secret, keyID := e.createKey(t)
+	const funded money.Units = 1_000_000
+	e.credit(t, keyID, funded)
+	e.alpha.SetMode(faultproxy.Status500Errors)
+	const n = 40
+	for i := range n {
+		a := e.rpc(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"poison_x","params":[]}`, i), "X-API-Key: "+secret)
+		if !strings.Contains(string(a.body), "-32601") {
+			t.Fatalf("call %d: %d %s", i, a.status, a.body)
+		}
+	}
+	if e.alpha.Calls("poison_x") == 0 {
+		t.Fatalf("alpha was never asked: the test shows nothing")
+	}
+	u := e.upstreamState(t, "alpha")
+	if u == nil || u["breaker"] != "closed" || u["failures"] != float64(0) {
+		t.Fatalf("alpha, blamed for %d error answers sent with HTTP 500 (beta erred the same): %v", e.alpha.Calls("poison_x"), u)
+	}
+}

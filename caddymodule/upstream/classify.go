@@ -212,6 +212,10 @@ type judgement struct {
 	// into the verdict: each item is judged on its own (Pool.Classify) by
 	// whoever bills it, so one item never decides for the others.
 	batch bool
+	// errorsOnly: the JSON-RPC reply answers with error objects only (a
+	// single error, or a batch with no result). Another upstream's reply
+	// like it is no evidence against this one (Forward).
+	errorsOnly bool
 }
 
 // classifyReply judges an HTTP status and body. It parses only the top-level
@@ -233,7 +237,7 @@ func classifyReply(status int, body []byte, cls ErrorClassifier) judgement {
 		// decide nothing.
 		j := judgement{verdict: VerdictFault, reason: fmt.Sprintf("HTTP %d", status), platform: true}
 		if inner := classifyBody(status, body, cls); inner.jsonRPC {
-			j.jsonRPC = true
+			j.jsonRPC, j.errorsOnly = true, inner.errorsOnly
 		}
 		return j
 	case status >= 300 && status < 400:
@@ -280,7 +284,7 @@ func classifyBody(status int, body []byte, cls ErrorClassifier) judgement {
 		if !bool(env.Result) && env.Error == nil {
 			return notJSON("reply is not a JSON-RPC response")
 		}
-		j := judgement{verdict: VerdictOK, jsonRPC: true}
+		j := judgement{verdict: VerdictOK, jsonRPC: true, errorsOnly: env.Error != nil}
 		if e := env.Error; e != nil {
 			if j.verdict = cls(*e); j.verdict != VerdictOK {
 				j.reason = fmt.Sprintf("JSON-RPC error %d: %s", e.Code, truncate(e.Message, 200))
@@ -298,7 +302,11 @@ func classifyBody(status int, body []byte, cls ErrorClassifier) judgement {
 				return notJSON("reply is not a JSON-RPC response")
 			}
 		}
-		return judgement{verdict: VerdictOK, jsonRPC: true, batch: true}
+		errorsOnly := true
+		for i := range envs {
+			errorsOnly = errorsOnly && envs[i].Error != nil
+		}
+		return judgement{verdict: VerdictOK, jsonRPC: true, batch: true, errorsOnly: errorsOnly}
 	}
 	return notJSON("reply is not JSON")
 }

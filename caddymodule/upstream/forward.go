@@ -141,7 +141,14 @@ attempts:
 			if o.served {
 				if m.ref.Kind == KindProvider {
 					for _, q := range pending {
-						if blame(q.o, true) {
+						// An error answer (a fault code, or a 5xx carrying
+						// the node's error) is evidence of nothing when the
+						// provider answered with errors too: the call errs
+						// (a caller's unknown method, a revert), and a
+						// caller who repeats it must not open a breaker.
+						// Only a result shows the upstream should have
+						// served it.
+						if blame(q.o, true) && !(q.o.jsonRPC && q.o.errorsOnly && o.errorsOnly) {
 							p.countAgainst(q.m, q.o.reason)
 						}
 					}
@@ -374,6 +381,7 @@ type outcome struct {
 	served     bool
 	platform   bool  // an HTTP 5xx: never an answer, whatever its body
 	provoked   bool  // a 4xx refusal without a JSON-RPC answer: counted only with evidence
+	errorsOnly bool  // the JSON-RPC reply holds error objects only
 	cause      error // ends the Forward: the caller's context, ErrReplyTooLarge
 	retryAfter time.Duration
 }
@@ -409,7 +417,7 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 		o.reason = fmt.Sprintf("reply larger than %d bytes", p.cfg.MaxReplyBytes)
 	default:
 		j := classifyReply(x.status, x.body, p.cfg.Classifier)
-		o.verdict, o.reason, o.jsonRPC, o.timeout, o.platform, o.provoked = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout, j.platform, j.provoked
+		o.verdict, o.reason, o.jsonRPC, o.timeout, o.platform, o.provoked, o.errorsOnly = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout, j.platform, j.provoked, j.errorsOnly
 		if o.jsonRPC && validate != nil {
 			if err := validate(x.body); err != nil {
 				// Well-formed, but not an answer to what we asked (ids

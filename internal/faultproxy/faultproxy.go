@@ -54,6 +54,10 @@ const (
 	// node and its real answer (results included) sent back with HTTP 500:
 	// a provider's proxy that fails the request yet carries the node's body.
 	Status500Calls
+	// Status500Errors: the node's answers are passed on, but one that is a
+	// JSON-RPC error object (a caller's unknown method, a revert) is sent
+	// with HTTP 500: a provider that maps error answers to a 5xx.
+	Status500Errors
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -267,6 +271,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	status := resp.StatusCode
 	if mode == Status500Calls && !healthProbe(calls) {
+		status = http.StatusInternalServerError
+	}
+	if mode == Status500Errors && !batch && bytes.Contains(out, []byte(`"error":`)) {
 		status = http.StatusInternalServerError
 	}
 	w.Header().Set("Content-Type", "application/json")
