@@ -178,3 +178,30 @@ func checksOf(p *Pool, name string) int64 {
 	defer m.limitCheck.mu.Unlock()
 	return m.limitCheck.checks
 }
+
+// TestErrorAnswerNeedsAResultAsEvidence: an upstream's error answer counts
+// against it only when a provider serves the same request with a result; a
+// provider's error answer is no evidence (the call errs, and a caller who
+// repeats it must not open a breaker).
+func TestErrorAnswerNeedsAResultAsEvidence(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	b := newFakeRPC(t, "b", 137, 1000)
+	p := newTestPool(t, testConfig(provider(a), provider(b)))
+	a.setMode(modeRPCFault)
+	b.setMode(modeRPCLimited) // an error answer: an unconfirmed limit claim, the caller's
+	for range 5 {
+		if r, err := forward(t, p, balanceCall, ForwardOptions{Prefer: "a"}); err != nil || r.Upstream.Name != "b" {
+			t.Fatalf("served by %+v %v", r, err)
+		}
+	}
+	if s := upstreamState(t, p, "a"); s.Failures != 0 || a.calls.Load() == 0 {
+		t.Fatalf("a blamed on another's error answers (%d calls): %+v", a.calls.Load(), s)
+	}
+	b.setMode(modeOK)
+	if r, err := forward(t, p, balanceCall, ForwardOptions{Prefer: "a"}); err != nil || r.Upstream.Name != "b" {
+		t.Fatalf("served by %+v %v", r, err)
+	}
+	if s := upstreamState(t, p, "a"); s.Failures == 0 {
+		t.Fatalf("a's fault answer while b served a result was not counted: %+v", s)
+	}
+}
