@@ -226,15 +226,12 @@ var payerValues = map[events.Payer][]string{
 	events.PayerFree:    {string(events.PayerFree)},
 }
 
-// Settle closes a served request's books (meter.Finish: the refund of the
-// calls the upstream failed — failed is in the units the calls were booked
-// in — synchronously so the answer and the balance
-// agree, and the revenue of the rest, queued) and tells the caller what is
-// left.
-func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, by events.ServedBy, failed int) {
-	if by.Upstream == "" {
-		by = events.ServedByCache // the forwarded part failed; only cached calls were served
-	}
+// Settle closes a served request's books (meter.FinishServed: the refund
+// of the calls the upstream failed — failed is in the units the calls were
+// booked in — synchronously so the answer and the balance agree, and the
+// revenue of the rest, queued, one event per server in served) and tells
+// the caller what is left.
+func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, served []meter.Served, failed int) {
 	// Only a refund talks to Redis; a request served whole costs no timer.
 	ctx := context.Background()
 	if failed > 0 {
@@ -242,7 +239,7 @@ func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
 		defer cancel()
 	}
-	f, err := h.meter.Finish(ctx, d, failed, by, time.Now())
+	f, err := h.meter.FinishServed(ctx, d, failed, served, time.Now())
 	switch {
 	case err != nil:
 		// The debit and its failure are both on record (the Debit event,
@@ -253,8 +250,10 @@ func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 	case f.Refunded:
 		metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "ok").Add(float64(failed))
 	}
-	if f.Revenue != nil && !h.writer.Enqueue(f.Revenue) {
-		h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
+	for _, ev := range f.Revenues {
+		if !h.writer.Enqueue(ev) {
+			h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID), zap.String("revenue_id", ev.ID))
+		}
 	}
 	if v, ok := payerValues[d.Payer()]; ok {
 		web.Const(w.Header(), "X-Tollgate-Payer", v)

@@ -100,7 +100,7 @@ type Revenue struct {
 	Asset    string      `json:"asset"`
 	Amount   money.Units `json:"amount_units,string"`
 	Calls    int         `json:"calls"`
-	Upstream string      `json:"upstream"`          // provider name, node id, or "cache"
+	Upstream string      `json:"upstream"`          // provider name, node id, "cache" or "fanout"
 	NodeID   string      `json:"node_id,omitempty"` // set when a registered node served it
 }
 
@@ -245,10 +245,14 @@ type ServedBy struct {
 	NodeID   string
 }
 
-// Servers that are not upstreams.
+// Servers that are not upstreams. ServedByFanout is the gateway's copy of
+// an upstream's subscription notification to a further subscriber: the
+// upstream (its node) earns once per message it sent, the fan-out is the
+// platform's.
 var (
 	ServedByCache        = ServedBy{Upstream: "cache"}
 	ServedByIntelligence = ServedBy{Upstream: "intelligence"}
+	ServedByFanout       = ServedBy{Upstream: "fanout"}
 )
 
 // Payload is the "d" field of an event's stream entry: the metering scripts
