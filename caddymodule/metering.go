@@ -182,10 +182,16 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 
 	create := rateOf(h.Metering.KeyCreateLimit, meter.Rate{Rate: meter.DefaultCreatePerWindow, Per: meter.DefaultCreateWindow})
 	cfg := meter.Config{
-		Prefix:          h.KeyPrefix,
-		Shards:          h.RedisShards,
-		ReplicaWait:     time.Duration(h.RedisReplicaWait),
-		OnUnreplicated:  metrics.MeterUnreplicated.Inc,
+		Prefix:         h.KeyPrefix,
+		Shards:         h.RedisShards,
+		ReplicaWait:    time.Duration(h.RedisReplicaWait),
+		OnUnreplicated: metrics.MeterUnreplicated.Inc,
+		OnOlderThanLedger: func(shard int) {
+			metrics.MeterOlderThanLedger.Inc()
+			h.logger.Error("ALERT: the metering Redis is older than the ledger (restored from a snapshot or an older RDB/AOF): "+
+				"it serves no money until settlementd has rebuilt it from PostgreSQL; callers get 503 metering_recovering meanwhile",
+				zap.Int("shard", shard))
+		},
 		FreeDailyLimit:  int64Or(h.Metering.FreeDailyLimit, meter.DefaultFreeDailyLimit),
 		FreeSubnetLimit: int64Or(h.Metering.FreeSubnetLimit, meter.DefaultFreeSubnetLimit),
 		IPRate:          rateOf(h.Metering.RateLimitIP, meter.Rate{Rate: meter.DefaultIPRate, Per: time.Second, Burst: meter.DefaultIPBurst}),

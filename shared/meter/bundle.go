@@ -69,7 +69,7 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	draw := &run{script: siwxScript,
 		keys: []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
 		args: []any{req.Calls, int64(max(nonceTTL, time.Second) / time.Second), events.TypeDebit, events.Version, data,
-			int64(dayTTL / time.Second)}, wait: true}
+			int64(dayTTL / time.Second), m.cfg.Retain.Floor(ws)}, wait: true, seqShard: ws + 1, id: d.ID, ms: ms}
 	gate := m.gateRun(d.ipShard, d.ipKey, ms)
 	m.exec(ctx, draw, gate)
 	d.shard = ws

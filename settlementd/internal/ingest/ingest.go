@@ -111,6 +111,7 @@ type Ingester struct {
 	cfg  Config
 	log  *zap.Logger
 	m    *metrics
+	seq  ledgerSeq
 }
 
 // New returns an ingester; metrics go to reg (nil: not registered).
@@ -607,6 +608,14 @@ func (in *Ingester) acknowledge(ctx context.Context, wm Watermark, run string) {
 	}
 	if err := in.rdb.Set(ctx, prefix+"ingested", meter.FormatAck(wm.LowMs, run), 0).Err(); err != nil && ctx.Err() == nil {
 		in.log.Warn("publishing the stream watermark to the gateways", zap.Error(err))
+	}
+	// The state count PostgreSQL has caught up with: the floor the
+	// gateways hold this shard's Redis to (a Redis restored from the past
+	// is below it). The replicas hold it too (the WAIT above).
+	if v := in.seq.advance(ctx, node, prefix, run, wm.LowMs); v > 0 {
+		if err := in.rdb.Set(ctx, prefix+"ledger-seq", v, 0).Err(); err != nil && ctx.Err() == nil {
+			in.log.Warn("publishing the ledger's state count", zap.Error(err))
+		}
 	}
 }
 
