@@ -215,6 +215,16 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	} else if err != nil {
 		h.logger.Warn("could not check the Redis key layout at start", zap.Error(err))
 	}
+	// A Redis that may evict keys may evict money (balances.CheckEviction):
+	// refused. One that does not answer now is checked by settlementd.
+	ectx, ecancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err = balances.CheckEviction(ectx, h.redis)
+	ecancel()
+	if errors.Is(err, balances.ErrEvictionPolicy) {
+		return fmt.Errorf("tollgate: %w", err)
+	} else if err != nil {
+		h.logger.Warn("could not read the Redis eviction policy at start", zap.Error(err))
+	}
 	stream := layout.Stream(0)
 	h.writerKey = "events/" + h.redisKey + "/" + stream + "/" + strconv.Itoa(layout.N())
 	v, _, err := writers.LoadOrNew(h.writerKey, func() (caddy.Destructor, error) {
