@@ -2,6 +2,7 @@ package meter_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,5 +105,50 @@ func TestOlderThanLedgerRefusesMoney(t *testing.T) {
 	}
 	if alerts.Load() != 1 {
 		t.Fatalf("%d alerts after the restart", alerts.Load())
+	}
+}
+
+// An x402 grant on a Redis older than the ledger grants nothing: its grants
+// set is the past's, so a transaction granted since the snapshot would be
+// granted again. The grant fails (ErrUnavailable; the gateway answers 503
+// and the payer retries the same payment once the shard is rebuilt), the
+// alert fires, and the shard is marked for every later decision.
+func TestOlderThanLedgerRefusesGrant(t *testing.T) {
+	var alerts atomic.Int64
+	ret := meter.NewRetention(fixtureShards, 0, 0)
+	f := newFixture(t, meter.Config{FreeDailyLimit: 10, FreeSubnetLimit: 10, Retain: ret,
+		OnOlderThanLedger: func(int) { alerts.Add(1) }})
+	ctx := context.Background()
+	req := meter.Request{ChainID: 137, IP: ip("198.51.100.8"), Calls: 1}
+	pg, err := f.m.PrepareGrant(req, grant("0xddd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := f.m.GrantBundle(ctx, pg); err != nil || d.Outcome != meter.Bundle {
+		t.Fatalf("first grant: %+v %v", d, err)
+	}
+	shard := f.layout().ShardOfPayer(wallet)
+	l := f.layout().Shard(shard)
+	calls, granted, used := f.bundleHash(t)
+	s, err := f.rdb.Get(ctx, l.Seq()).Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret.RaiseFloor(shard, s+1000)
+	pg2, err := f.m.PrepareGrant(req, grant("0xeee"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, key, err := f.m.GrantBundle(ctx, pg2); !errors.Is(err, meter.ErrUnavailable) || key != nil {
+		t.Fatalf("grant on a Redis older than the ledger: key %v, err %v; want ErrUnavailable", key, err)
+	}
+	if c, g, u := f.bundleHash(t); c != calls || g != granted || u != used {
+		t.Fatalf("bundle moved: %d %d %d, was %d %d %d", c, g, u, calls, granted, used)
+	}
+	if alerts.Load() != 1 {
+		t.Fatalf("%d alerts, want 1", alerts.Load())
+	}
+	if v, _ := f.rdb.Get(ctx, l.Seq()).Int64(); v != -1 {
+		t.Fatalf("count %d, want -1", v)
 	}
 }

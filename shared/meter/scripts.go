@@ -36,9 +36,11 @@ local function commit(now, key, new)
 end
 `
 
-// seqLua defines advance(gen, floor), the shard's state counter
-// (balances.Layout.Seq, next to the generation marker gen, same slot): every
-// metering decision, SIWX draw and voucher draw counts one. The gateway
+// seqLua defines advance(p, floor) on the shard whose key prefix is p (the
+// state counter balances.Layout.Seq is p..'seq', the generation marker
+// p..'generation', in the slot of every key of the shard): every metering
+// decision, SIWX draw, voucher draw and x402 grant counts one. shardOf(key,
+// suffix) is the prefix of a shard key the script was given. The gateway
 // sends floor: the highest count settlementd has acknowledged as stored in
 // PostgreSQL (Retention.Floor, from balances.Layout.Ingested), so a Redis
 // holding a lower count is older than the ledger — restored from a snapshot
@@ -53,8 +55,9 @@ end
 // Reply: 0 go on, 1 found older earlier (awaiting the rebuild), 2 found
 // older now.
 const seqLua = `
-local function advance(gen, floor)
-  local k = string.sub(gen, 1, #gen - 10) .. 'seq'
+local function shardOf(key, suffix) return string.sub(key, 1, #key - #suffix) end
+local function advance(p, floor)
+  local k, gen = p .. 'seq', p .. 'generation'
   local s = tonumber(redis.call('GET', k) or '0')
   if s < 0 then return 1 end
   if s == 0 then
@@ -133,7 +136,7 @@ end
 // balance, so with no bundle calls left it falls through to the free tier
 // like any key without credits. Its account lives on its wallet's shard.
 var meterScript = redis.NewScript(gcraLua + seqLua + `
-local older = advance(KEYS[3], tonumber(ARGV[26]) or 0)
+local older = advance(shardOf(KEYS[3], 'generation'), tonumber(ARGV[26]) or 0)
 if older > 0 then return {8, older} end
 local now = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
@@ -369,7 +372,7 @@ return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or '', 
 // rebuilt yet (the nonce stays unused, so the same message works once it is),
 // {8, 1 | 2} this Redis is older than the ledger (seqLua).
 var siwxScript = redis.NewScript(seqLua + `
-local older = advance(KEYS[5], tonumber(ARGV[7]) or 0)
+local older = advance(shardOf(KEYS[5], 'generation'), tonumber(ARGV[7]) or 0)
 if older > 0 then return {8, older} end
 local n = tonumber(ARGV[1])
 if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[5]) == 0 then return {8, 0} end
@@ -395,8 +398,10 @@ return {1, left, xid}
 // ARGV: 1 tx hash, 2 calls granted, 3 calls drawn, 4 now ms, 5 key id,
 // 6 key label, 7 wallet, 8 event version, 9 bundle_granted type, 10 its
 // payload, 11 key_created type, 12 its payload, 13 debit type, 14 its
-// payload, 15 daily key TTL s.
-// Reply: {1, calls left, granted 0|1, grant's entry id, key's, debit's}
+// payload, 15 daily key TTL s, 16 the shard's ledger floor (seqLua).
+// Reply: {8, 1 | 2} this Redis is older than the ledger (nothing granted: a
+// grant checked against a past grants set could grant a transaction twice;
+// the payment is retried once the shard is rebuilt), otherwise {1, calls left, granted 0|1, grant's entry id, key's, debit's}
 // served, {3, calls left, granted 0|1, grant's entry id, key's, ""} too few
 // calls left (entry ids "" when not written by this call), {5, calls left} the transaction was granted to an
 // earlier request (a replayed payment: nothing drawn), {-1} the key's hash
@@ -405,7 +410,9 @@ return {1, left, xid}
 // A retry of this same request (its reply was lost) finds the transaction
 // granted with its own key: that attempt applied everything atomically,
 // the draw included, so it answers {1, calls left, 1} and draws nothing.
-var grantScript = redis.NewScript(`
+var grantScript = redis.NewScript(seqLua + `
+local older = advance(shardOf(KEYS[1], 'events'), tonumber(ARGV[16]) or 0)
+if older > 0 then return {8, older} end
 local n = tonumber(ARGV[3])
 local granted, gxid, kxid = 0, '', ''
 if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then
@@ -510,7 +517,7 @@ return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 
 // channel, 10 cumulative mismatch, 11 over the deposit, 12 closed by a
 // cooperative refund.
 var voucherScript = redis.NewScript(channelEmitLua + seqLua + `
-local older = advance(KEYS[4], tonumber(ARGV[12]) or 0)
+local older = advance(shardOf(KEYS[4], 'generation'), tonumber(ARGV[12]) or 0)
 if older > 0 then return {8, older, {}} end
 if redis.call('EXISTS', KEYS[4]) == 0 then return {8, 0, {}} end
 local n = tonumber(ARGV[2])
