@@ -82,7 +82,7 @@ func (r *Retention) holdVoid(shard int, id string, ms int64) {
 	if h, ok := r.ledger.holds[k]; ok && h.ms <= ms {
 		return
 	}
-	r.ledger.holds[k] = voidHold{shard: shard, ms: ms, expires: time.Now().Add(voidHoldTTL)}
+	r.ledger.holds[k] = voidHold{shard: shard, ms: ms, expires: time.UnixMilli(ms).Add(voidBefore + voidHoldTTL)}
 }
 
 // releaseVoid lets go of request id's hold: its void is settled.

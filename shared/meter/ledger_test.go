@@ -152,3 +152,32 @@ func TestOlderThanLedgerRefusesGrant(t *testing.T) {
 		t.Fatalf("count %d, want -1", v)
 	}
 }
+
+// What a gateway tells settlementd's trim it may still look up: now less
+// the margin when it holds nothing; a request it may still void holds the
+// stream from that request on, on its shard only, until its void is
+// settled.
+func TestKeepFrom(t *testing.T) {
+	ret := meter.NewRetention(2, 0, 0)
+	now := time.UnixMilli(1_800_000_000_000)
+	if got, want := ret.KeepFrom(0, now), now.Add(-5*time.Second).UnixMilli(); got != want {
+		t.Fatalf("nothing kept: %d, want %d", got, want)
+	}
+	old := now.Add(-3 * time.Minute).UnixMilli()
+	ret.HoldVoid(1, "req-1", old)
+	if got := ret.KeepFrom(1, now); got != old {
+		t.Fatalf("a pending void on shard 1: %d, want %d", got, old)
+	}
+	if got := ret.KeepFrom(0, now); got != now.Add(-5*time.Second).UnixMilli() {
+		t.Fatalf("shard 0 held by shard 1's void: %d", got)
+	}
+	ret.ReleaseVoid("req-1")
+	if got := ret.KeepFrom(1, now); got != now.Add(-5*time.Second).UnixMilli() {
+		t.Fatalf("after the void: %d", got)
+	}
+	// A hold nobody settles ends after the void's patience.
+	ret.HoldVoid(0, "req-2", old)
+	if got := ret.KeepFrom(0, now.Add(12*time.Minute)); got != now.Add(12*time.Minute-5*time.Second).UnixMilli() {
+		t.Fatalf("an abandoned hold still holds: %d", got)
+	}
+}
