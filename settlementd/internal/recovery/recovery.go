@@ -318,7 +318,10 @@ func (w *Watcher) replaysStored(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if wm.LowMs < w.replayedAt {
+		// Drained: every entry in the stream is stored, those appended
+		// until replayedAt included (the same millisecond as replayedAt
+		// would otherwise hold a rebuild back a tick for nothing).
+		if !wm.Drained() && wm.LowMs < w.replayedAt {
 			return false, nil
 		}
 	}
