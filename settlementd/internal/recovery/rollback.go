@@ -30,7 +30,7 @@ import (
 
 // keptOnWipe are the keys of a shard a wipe leaves: the stream (its
 // entries not yet stored, and the consumer group), the state counter
-// (deleted last, by clearScript), the gateways' heartbeats and what they
+// (restarted last, by clearScript), the gateways' heartbeats and what they
 // keep, the ledger's count, the layout record and ingest's fence.
 func keptOnWipe(l balances.Layout) map[string]bool {
 	return map[string]bool{l.Stream(0): true, l.Seq(): true, l.Gateways(): true, l.Keep(): true,
@@ -49,11 +49,17 @@ redis.call('DEL', KEYS[2])
 return 1
 `)
 
-// clearScript ends a wipe: the counter is deleted (the next script starts
-// it above every floor), so the shard is a Redis that lost its data.
+// clearScript ends a wipe: the counter starts again above the floor (at
+// Redis's clock in microseconds, as for an empty Redis, or past the floor
+// if that clock is behind, a Redis restored onto another host), so the
+// shard is a Redis that lost its data and no floor takes it for older
+// again. KEYS: 1 seq. ARGV: 1 floor.
 var clearScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == '-1' then redis.call('DEL', KEYS[1]) return 1 end
-return 0
+if redis.call('GET', KEYS[1]) ~= '-1' then return 0 end
+local t = redis.call('TIME')
+local v = math.max(tonumber(t[1]) * 1000000 + tonumber(t[2]), tonumber(ARGV[1]) + 1)
+redis.call('SET', KEYS[1], string.format('%d', v))
+return 1
 `)
 
 // checkLedger finds shards older than the ledger and wipes them. It
@@ -100,7 +106,7 @@ func (w *Watcher) checkLedger(ctx context.Context) (bool, error) {
 		if err != nil {
 			return wiped, err
 		}
-		if _, err := clearScript.Run(ctx, w.Redis, []string{l.Seq()}).Result(); err != nil {
+		if _, err := clearScript.Run(ctx, w.Redis, []string{l.Seq()}, w.floors[i]).Result(); err != nil {
 			return wiped, err
 		}
 		w.Log.Warn("shard older than the ledger wiped: rebuilding it from PostgreSQL as after a loss", zap.Int("shard", i), zap.Int("keys_deleted", n))
