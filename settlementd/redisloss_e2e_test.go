@@ -372,7 +372,7 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 	})
 
 	// Kill Redis under the load and bring it back on the same port, once
-	// with its AOF, three times empty.
+	// with its AOF, lossKills times empty or from an older RDB.
 	// settlementd is paused (SIGSTOP) from each kill until the test has
 	// seen the gateway answer on the restarted Redis without it — so the
 	// answers before a rebuild are observed on every run, not only when the
