@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,6 +27,8 @@ type ledgerSeq struct {
 	run     string
 	samples []seqSample
 	high    int64 // highest count published
+	loaded  bool  // high starts from PostgreSQL's (LoadLedgerSeq)
+	stored  int64 // highest count stored in PostgreSQL by this process
 }
 
 type seqSample struct {
@@ -72,4 +76,64 @@ func (s *ledgerSeq) advance(ctx context.Context, node redis.Cmdable, prefix, run
 	}
 	s.high = max(s.high, out)
 	return s.high
+}
+
+// LoadLedgerSeq is the ledger floor of stream's shard kept in PostgreSQL
+// (ingest_watermark.ledger_seq; 0 none). The floor lives in the memory of
+// the gateways and of settlementd, and in Redis itself; a Redis restored
+// from a snapshot while all of them restart has it nowhere else, so
+// settlementd starts from this: its ingest publishes it to that Redis at
+// the first acknowledgement, and the recovery watcher holds the shard to it
+// at its first tick.
+func LoadLedgerSeq(ctx context.Context, pool *pgxpool.Pool, stream string) (int64, error) {
+	var v int64
+	err := pool.QueryRow(ctx, `SELECT ledger_seq FROM ingest_watermark WHERE stream = $1`, stream).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// StoreLedgerSeq raises the floor PostgreSQL keeps for stream to v (never
+// lowers it). It updates the stream's watermark row only (RecordWatermark
+// makes it): a row of its own would read as a stream stored up to time 0 to
+// whatever reads the watermarks. ok is false while there is no row.
+func StoreLedgerSeq(ctx context.Context, pool *pgxpool.Pool, stream string, v int64) (ok bool, err error) {
+	tag, err := pool.Exec(ctx, `UPDATE ingest_watermark SET ledger_seq = GREATEST(ledger_seq, $2) WHERE stream = $1`, stream, v)
+	return err == nil && tag.RowsAffected() == 1, err
+}
+
+// load starts high from PostgreSQL's floor, once it could be read.
+func (s *ledgerSeq) load(ctx context.Context, pool *pgxpool.Pool, stream string) error {
+	s.mu.Lock()
+	done := s.loaded
+	s.mu.Unlock()
+	if done || pool == nil {
+		return nil
+	}
+	v, err := LoadLedgerSeq(ctx, pool, stream)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.high, s.stored, s.loaded = max(s.high, v), max(s.stored, v), true
+	s.mu.Unlock()
+	return nil
+}
+
+// store keeps v in PostgreSQL when it is above what this process stored.
+func (s *ledgerSeq) store(ctx context.Context, pool *pgxpool.Pool, stream string, v int64) error {
+	s.mu.Lock()
+	skip := v <= s.stored
+	s.mu.Unlock()
+	if skip || pool == nil {
+		return nil
+	}
+	if ok, err := StoreLedgerSeq(ctx, pool, stream, v); err != nil || !ok {
+		return err // no row yet: the next acknowledgement stores it
+	}
+	s.mu.Lock()
+	s.stored = max(s.stored, v)
+	s.mu.Unlock()
+	return nil
 }

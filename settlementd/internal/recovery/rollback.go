@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -68,6 +69,33 @@ func (w *Watcher) checkLedger(ctx context.Context) (bool, error) {
 	layout := balances.Layout{Prefix: w.Prefix, Shards: w.Shards}
 	if len(w.floors) != layout.N() {
 		w.floors = make([]int64, layout.N())
+	}
+	// The floors PostgreSQL keeps (ingest.StoreLedgerSeq): a settlementd
+	// restarted onto a Redis restored from a snapshot has no other memory
+	// of them (the restored Redis holds the snapshot's). Unreadable: the
+	// floors seen so far still hold.
+	if w.Pool != nil {
+		streams := layout.Streams()
+		rows, err := w.Pool.Query(ctx, `SELECT stream, ledger_seq FROM ingest_watermark WHERE stream = ANY($1)`, streams)
+		if err == nil {
+			idx := make(map[string]int, len(streams))
+			for i, s := range streams {
+				idx[s] = i
+			}
+			var (
+				stream string
+				v      int64
+			)
+			_, err = pgx.ForEachRow(rows, []any{&stream, &v}, func() error {
+				if i, ok := idx[stream]; ok {
+					w.floors[i] = max(w.floors[i], v)
+				}
+				return nil
+			})
+		}
+		if err != nil && ctx.Err() == nil {
+			w.Log.Warn("reading the ledger floors from PostgreSQL", zap.Error(err))
+		}
 	}
 	wiped := false
 	for i := range layout.N() {
