@@ -52,6 +52,12 @@ func (m *Meter) VoidIfBooked(ctx context.Context, d *Decision) (found bool, err 
 	if d.ID == "" || d.calls <= 0 {
 		return false, errors.New("meter: not a decision of Authorize")
 	}
+	// A void settled lets go of the stream it held (ledger.go).
+	defer func() {
+		if err == nil {
+			m.cfg.Retain.releaseVoid(d.ID)
+		}
+	}()
 	// The Debit is on the payer's shard or on the address's.
 	for _, shard := range []int{d.shard, d.ipShard} {
 		found, err := m.voidOn(ctx, d, shard)
