@@ -74,6 +74,7 @@ import (
 //	        public_url      https://rpc.example.com # base of the 402 answer's URLs (default: the request's)
 //	        facilitator_url https://rpc.example.com/x402  # the x402 facilitator: verifies and settles payments
 //	        settlementd_url http://127.0.0.1:8081   # settlementd; its /x402 is the facilitator when facilitator_url is unset
+//	        settlementd_secret {env.TOLLGATE_GATEWAY_SECRET} # authenticates the gateway to settlementd (refunds); sent to settlementd_url only
 //	    }
 //	    intelligence {
 //	        heatmap_price   0.001                   # USDT per funding-rate-heatmap call
@@ -179,7 +180,7 @@ func flat(opt string) (section, name string, ok bool) {
 	case "x402_facilitator_url":
 		return "payments", "facilitator_url", true
 	case "vault_address", "usdt_address", "min_deposit", "max_deposit", "explorer_url", "x402_asset", "x402_pay_to", "x402_receiver_authorizer",
-		"public_url", "settlementd_url":
+		"public_url", "settlementd_url", "settlementd_secret":
 		return "payments", opt, true
 	case "heatmap_price":
 		return "intelligence", opt, true
@@ -208,7 +209,7 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		"payments.explorer_url": &p.ExplorerURL, "payments.x402_asset": &p.X402Asset, "payments.x402_pay_to": &p.X402PayTo,
 		"payments.x402_receiver_authorizer": &p.X402ReceiverAuthorizer,
 		"payments.public_url":               &p.PublicURL, "payments.facilitator_url": &p.Facilitator,
-		"payments.settlementd_url":   &p.SettlementdURL,
+		"payments.settlementd_url": &p.SettlementdURL, "payments.settlementd_secret": &p.SettlementdSecret,
 		"intelligence.heatmap_price": &g.Intelligence.HeatmapPrice,
 	}
 	durations := map[string]*caddy.Duration{

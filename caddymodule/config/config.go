@@ -207,6 +207,12 @@ type Payments struct {
 	// facilitator is never derived from a request: a Host header naming
 	// the caller's own "facilitator" would approve any payment.
 	SettlementdURL string `json:"settlementd_url,omitempty"`
+	// SettlementdSecret authenticates the gateway's calls to settlementd
+	// (its TOLLGATE_GATEWAY_SECRET): refunds need it. Give it as a
+	// placeholder ({env.TOLLGATE_GATEWAY_SECRET}), so the config (and the
+	// admin API's copy of it) never holds the secret itself. It is sent to
+	// SettlementdURL only, never to an external Facilitator.
+	SettlementdSecret string `json:"settlementd_secret,omitempty"`
 }
 
 // Intelligence prices the paid metrics.

@@ -46,6 +46,9 @@ type Settings struct {
 	// ("" if not configured); Facilitator the x402 facilitator URL
 	// service.json advertises and payments settle through when set.
 	Settlementd, Facilitator string
+	// SettlementdSecret authenticates the gateway to settlementd (its
+	// TOLLGATE_GATEWAY_SECRET); sent only on requests to Settlementd.
+	SettlementdSecret string
 	// MethodWeights are the methods each chain (by decimal id) weights
 	// other than 1: a call of such a method costs its weight times the
 	// flat price. Shown in the 402, service.json and a key's usage; empty
@@ -114,6 +117,10 @@ func NewSettings(c config.Payments, expand func(string) string) (Settings, error
 	if s.MaxDeposit, err = money.Parse(maxS); err != nil || s.MaxDeposit < s.MinDeposit {
 		return s, fmt.Errorf("tollgate: max_deposit %q must be a USDT amount at least min_deposit", maxS)
 	}
+	s.SettlementdSecret = strings.TrimSpace(expand(c.SettlementdSecret))
+	if s.SettlementdSecret != "" && len(s.SettlementdSecret) < 32 {
+		return s, fmt.Errorf("tollgate: settlementd_secret must be at least 32 characters")
+	}
 	s.Explorer = cmp.Or(strings.TrimRight(expand(c.ExplorerURL), "/"), config.DefaultExplorerURL)
 	for _, u := range []struct {
 		name string
@@ -127,6 +134,33 @@ func NewSettings(c config.Payments, expand func(string) string) (Settings, error
 	}
 	return s, nil
 }
+
+// facilitatorURL is where x402 payments are verified and settled: the
+// configured facilitator_url, else settlementd's /x402 ("" if neither).
+func (s *Settings) facilitatorURL() string {
+	if s.Facilitator != "" {
+		return s.Facilitator
+	}
+	if s.Settlementd != "" {
+		return s.Settlementd + "/x402"
+	}
+	return ""
+}
+
+// authenticate adds the gateway's secret to a request bound for
+// settlementd, and to nothing else: an external facilitator_url never sees
+// it.
+func (s *Settings) authenticate(req *http.Request) {
+	if s.SettlementdSecret == "" || s.Settlementd == "" {
+		return
+	}
+	if u := req.URL.String(); u == s.Settlementd || strings.HasPrefix(u, s.Settlementd+"/") {
+		req.Header.Set(GatewayHeader, s.SettlementdSecret)
+	}
+}
+
+// GatewayHeader carries the secret (settlementd's facilitator.GatewayHeader).
+const GatewayHeader = "X-Tollgate-Gateway-Secret"
 
 // BaseURL is the gateway's external base URL for r.
 func (s *Settings) BaseURL(r *http.Request) string { return web.BaseURL(r, s.PublicURL) }

@@ -110,6 +110,7 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 		return fmt.Errorf("%w: %v", errFacilitatorDown, redactURL(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
+	h.pay.authenticate(req)
 	resp, err := facilitatorClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errFacilitatorDown, redactURL(err))
@@ -150,10 +151,7 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 		metrics.X402Payments.WithLabelValues("invalid").Inc()
 		return meter.Decision{}, paymentRefused(ref, nil)
 	}
-	url := h.pay.Facilitator
-	if url == "" && h.pay.Settlementd != "" {
-		url = h.pay.Settlementd + "/x402"
-	}
+	url := h.pay.facilitatorURL()
 	if url == "" {
 		// Never derived from the request: a Host header naming the caller's
 		// own "facilitator" would approve any payment.

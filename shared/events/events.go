@@ -57,10 +57,13 @@ const (
 	// batch-settlement channel: the wallet's deposit held by the escrow
 	// contract, not its bundle, so it has no ledger row (the channel's
 	// state is kept in x402_channels) and a bundle rebuilt after a Redis
-	// loss does not count it as used. Debits only: the request's Revenue
-	// and a Refund of it are bundle calls of the wallet (a failed call is
-	// given back as a bundle call, as the voucher's cumulative amount
-	// cannot be signed back down).
+	// loss does not count it as used. The request's Revenue and the Refund
+	// of a call the upstream failed are bundle calls of the wallet (a
+	// failed call is given back as a bundle call, as the voucher's
+	// cumulative amount cannot be signed back down). A draw voided after a
+	// lost Redis reply is a Refund of payer "channel": the channel's
+	// charged total goes back down, so it is never claimed
+	// (meter.VoidVoucherIfBooked); it has no ledger row either.
 	PayerChannel Payer = "channel"
 )
 
