@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -92,6 +94,10 @@ func (r redisHandle) Destruct() error { return r.Close() }
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.SetDefaults()
+	h.dev = devProfile(h.Dev)
+	if h.dev {
+		h.logger.Warn("the dev profile is on (dev on / TOLLGATE_DEV): dev chain accounts, whose keys are public, are accepted as money addresses; never in production")
+	}
 	allow, err := netpolicy.ParsePrefixes(h.Upstreams.NodeAllowCIDRs)
 	if err != nil {
 		return fmt.Errorf("tollgate: node_allow_cidrs: %w", err)
@@ -130,7 +136,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if !ok {
 			cc = config.ChainConfig{Spec: chains.Spec{ID: c.ID}}
 		}
-		cfg := h.poolConfig(cc, repl)
+		cfg, err := h.poolConfig(cc, repl)
+		if err != nil {
+			return err
+		}
 		cfg.FinalizedTag = c.Finality.Tag
 		key := cfg.Key()
 		v, _, err := pools.LoadOrNew(key, func() (caddy.Destructor, error) { return upstream.New(cfg) })
@@ -271,4 +280,17 @@ func (h *Handler) Cleanup() error {
 		_, _ = redises.Delete(h.redisKey)
 	}
 	return nil
+}
+
+// devProfile is the Caddyfile's `dev` if written, else TOLLGATE_DEV from the
+// process environment (1, true or on): one switch, also settlementd's.
+func devProfile(set *bool) bool {
+	if set != nil {
+		return *set
+	}
+	switch strings.ToLower(strings.TrimSpace(os.Getenv("TOLLGATE_DEV"))) {
+	case "1", "true", "on":
+		return true
+	}
+	return false
 }

@@ -295,6 +295,7 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		"TOLLGATE_X402_ASSET=" + m.Base.USDC, "TOLLGATE_X402_PAY_TO=" + addr("treasury"),
 		"SETTLEMENTD_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"),
 		"TOLLGATE_ALLOW_PRIVATE_NODES=1", // the walkthrough's node runs on loopback
+		"TOLLGATE_DEV=1",                 // the dev chains' accounts are the money addresses here
 	}
 	if cfg.Settings == "" {
 		caddyEnv = append(caddyEnv, "TOLLGATE_VAULT_ADDRESS="+m.Polygon.RevenueVault, "TOLLGATE_USDT_ADDRESS="+m.Polygon.USDT)
