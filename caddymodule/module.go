@@ -46,6 +46,8 @@ type Handler struct {
 	redisURL string
 	// dev is the dev profile in force (config.Gateway.Dev, else TOLLGATE_DEV).
 	dev bool
+	// ready caches /readyz's Redis PING (ready.go).
+	ready *readiness
 	// table is this config's chain table (shared/chains: the built-in
 	// chains plus the configured ones); chains holds a state per entry.
 	table  *chains.Table

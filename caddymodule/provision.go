@@ -28,6 +28,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/httpx"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
 
@@ -95,6 +96,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.SetDefaults()
 	h.dev = devProfile(h.Dev)
+	h.ready = &readiness{}
 	if h.dev {
 		h.logger.Warn("the dev profile is on (dev on / TOLLGATE_DEV): dev chain accounts, whose keys are public, are accepted as money addresses; never in production")
 	}
@@ -218,7 +220,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for id, cs := range h.chains {
 		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache, WS: func() map[string]subscribe.UpstreamState { return h.hub.Upstreams(id) }}
 	}
-	h.health = health.New(table, views)
+	adminToken := httpx.NewAdminToken(adminTok)
+	h.health = health.New(table, views, func(r *http.Request) bool { return adminToken.Match(r.Header.Get("X-Admin-Token")) })
 	h.mcp = mcp.New(mcpBackend{h}, moduleVersion(), h.logger.Named("mcp"))
 	if !h.Upstreams.VerifyOff {
 		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify"),
