@@ -247,6 +247,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		zap.Int("chains", len(h.chains)),
 		zap.Uint64("default_chain", table.Default().ID),
 		zap.Bool("redis", h.redis != nil),
+		zap.String("version", moduleVersion()),
+		zap.Bool("dev", h.dev),
 		zap.Duration("request_timeout", time.Duration(h.RequestTimeout)))
 	return nil
 }

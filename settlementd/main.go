@@ -28,10 +28,12 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/statemetrics"
 	"github.com/tollgate-rpc/tollgate/settlementd/migrations"
+	tgversion "github.com/tollgate-rpc/tollgate/shared/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=…"; otherwise
-// it comes from the VCS stamp Go embeds.
+// version may be set at build time with -ldflags "-X main.version=…";
+// otherwise it is shared/version's (make build and make release stamp that
+// one from git describe --tags --always).
 var version = ""
 
 func main() {
@@ -209,12 +211,5 @@ func buildVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return s.Value[:12]
-			}
-		}
-	}
-	return "dev"
+	return tgversion.String()
 }
