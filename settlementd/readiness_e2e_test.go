@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -194,6 +195,29 @@ func TestGatewayReadinessForABalancer(t *testing.T) {
 		t.Logf("%s: /readyz %d", what, ready)
 	}
 	expect("all up", http.StatusOK, http.StatusOK)
+
+	// /readyz is public: a flood of probes costs Redis one PING per 500 ms,
+	// not one per probe.
+	pings := func() int64 {
+		info := rdb.Info(ctx, "commandstats").Val()
+		_, rest, ok := strings.Cut(info, "cmdstat_ping:calls=")
+		if !ok {
+			return 0
+		}
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+		return n
+	}
+	p0, began := pings(), time.Now()
+	for range 300 {
+		if st, _ := get("/readyz"); st != http.StatusOK {
+			t.Fatalf("/readyz under a flood: %d", st)
+		}
+	}
+	if n, most := pings()-p0, int64(time.Since(began)/(500*time.Millisecond))+2; n > most {
+		t.Fatalf("300 /readyz probes in %s cost Redis %d PINGs, want at most %d", time.Since(began), n, most)
+	} else {
+		t.Logf("300 /readyz probes in %s: %d PINGs", time.Since(began).Round(time.Millisecond), n)
+	}
 
 	// 1. PostgreSQL refuses settlementd: no new connection to its database,
 	// the open ones ended. settlementd's /health turns 503; the gateway,
