@@ -1,9 +1,12 @@
 package caddymodule_test
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,5 +100,58 @@ func TestConfigurationRefusals(t *testing.T) {
 		case c.want != "":
 			t.Logf("%-28s → %s", c.name, c.want)
 		}
+	}
+}
+
+// reloadSite is an open gateway (no metering) serving chain 137 from a
+// provider the test never needs to reach, and @CHAIN10@.
+const reloadSite = `{
+	admin {ADMIN}
+	persist_config off
+	auto_https off
+}
+http://127.0.0.1:{PORT} {
+	tollgate {
+		metering off
+		chain 137 {
+			provider polygon-primary http://127.0.0.1:9
+		}
+		@CHAIN10@
+	}
+}
+`
+
+// TestReloadWithANewEnvProviderIsRefused is docs/operators.md's "reload or
+// restart", as an operator following the README would do it: a chain added
+// with a provider from {env.TOLLGATE_RPC_10}, the variable exported only to
+// the `caddy reload` command (as systemd's ExecReload would), is refused
+// with the error naming the provider — {env.*} is the running process's
+// environment — and the running configuration keeps serving without it.
+func TestReloadWithANewEnvProviderIsRefused(t *testing.T) {
+	gw := caddyrun.Start(t, strings.ReplaceAll(reloadSite, "@CHAIN10@", ""), "TOLLGATE_DEV=0")
+	chain10 := "chain 10 {\n name optimism\n block_time 2s\n finality tag\n provider optimism-primary {env.TOLLGATE_RPC_10}\n}"
+	path := filepath.Join(t.TempDir(), "Caddyfile")
+	site := strings.NewReplacer("{ADMIN}", gw.AdminAddr, "{PORT}", strconv.Itoa(gw.Port), "@CHAIN10@", chain10).Replace(reloadSite)
+	if err := os.WriteFile(path, []byte(site), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(caddyrun.Binary(t), "reload", "--config", path, "--adapter", "caddyfile", "--address", gw.AdminAddr)
+	cmd.Env = append(os.Environ(), "TOLLGATE_RPC_10=https://optimism.example", "TOLLGATE_DEV=0")
+	out, err := cmd.CombinedOutput()
+	out = unquoteLog(out)
+	// The reload's answer quotes the error twice over; match around the quotes.
+	want := "chain 10: provider optimism-primary: url "
+	if err == nil || !strings.Contains(string(out), want) || !strings.Contains(string(out), "TOLLGATE_RPC_10") ||
+		!strings.Contains(string(out), "is empty after placeholder expansion") {
+		t.Fatalf("caddy reload with a provider only the reload's environment has: %v, output lacks %q:\n%s", err, want, out)
+	}
+	resp, err := http.Get(gw.URL() + "/rpc/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"chain_id":137`) || strings.Contains(string(b), `"chain_id":10,`) {
+		t.Fatalf("after the refused reload: %d %s", resp.StatusCode, b)
 	}
 }
