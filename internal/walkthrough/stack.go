@@ -233,7 +233,7 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 
 	// 2. settlementd: every job on, at a demo pace (epochs stay 60 s).
 	sdEnv := []string{
-		"DATABASE_URL=" + cfg.DatabaseURL, "TOLLGATE_MIGRATE=true", "REDIS_URL=" + cfg.RedisURL, "TOLLGATE_PREFIX=" + prefix,
+		"DATABASE_URL=" + cfg.DatabaseURL, "TOLLGATE_MIGRATE=true", "TOLLGATE_DEV=1", "REDIS_URL=" + cfg.RedisURL, "TOLLGATE_PREFIX=" + prefix,
 		"TOLLGATE_HTTP_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"), "TOLLGATE_CONSUMER=demo",
 		"TOLLGATE_EPOCH_GRACE=1s", "TOLLGATE_EPOCH_CLOSE_SCHEDULE=* * * * * *", "TOLLGATE_INGEST_BLOCK=200ms",
 		"TOLLGATE_LOG_LEVEL=info",
