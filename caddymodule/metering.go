@@ -164,7 +164,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 		return errors.New("tollgate: metering needs redis_url (or `metering off` for an open gateway)")
 	}
 	var err error
-	if h.pay, err = payment.NewSettings(h.Payments, func(v string) string { return repl.ReplaceAll(v, "") }); err != nil {
+	if h.pay, err = payment.NewSettings(h.Payments, func(v string) string { return repl.ReplaceAll(v, "") }, h.dev); err != nil {
 		return err
 	}
 	for id, cs := range h.chains {

@@ -33,6 +33,7 @@ import (
 //	    body_timeout     10s
 //	    cache_size       64MiB
 //	    finality_depth   64                         # blocks below head treated as final by the cache (built-in chains without their own finality)
+//	    dev              off                        # the dev profile (unset: TOLLGATE_DEV); never in production (docs/operators.md)
 //
 //	    upstreams {
 //	        timeout          10s                    # per attempt
@@ -93,6 +94,7 @@ import (
 //	        provider <name> <url> {
 //	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
 //	            ws     <ws-url>                     # its JSON-RPC-over-WebSocket endpoint, for eth_subscribe (wss://…)
+//	            optional                            # an empty <url> (unset {env.*}) switches it off instead of failing
 //	        }
 //	        method eth_getLogs max_block_range 2000 # this chain's changes to the method table
 //	        method debug_traceTransaction deny tracing is not offered on this chain
@@ -287,6 +289,22 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		case "upstreams.breaker_failures":
 			u.BreakerFailures = uint32(n)
 		}
+	case ".dev":
+		// dev [on|off|1|0|true|false]; bare means on. The dev profile: the
+		// dev chains' public-key accounts may be money settings and a
+		// provider with an empty URL is switched off instead of refused.
+		v := "on"
+		if d.NextArg() {
+			v = d.Val()
+		}
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+		on, ok := onOff(v)
+		if !ok {
+			return d.Errf("dev: want on or off, got %q", v)
+		}
+		g.Dev = &on
 	case "upstreams.allow_private_nodes":
 		// allow_private_nodes [on|off|1|0|true|false]; bare means on.
 		// Placeholders such as {$TOLLGATE_ALLOW_PRIVATE_NODES:0} are
@@ -509,8 +527,17 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 				}
 				continue
 			}
+			if d.Val() == "optional" {
+				// An empty URL (an unset {env.*}) switches this provider
+				// off instead of failing the configuration.
+				if d.NextArg() {
+					return c, d.ArgErr()
+				}
+				p.Optional = true
+				continue
+			}
 			if d.Val() != "header" {
-				return c, d.Errf("provider %s: unrecognized option %q (want header or ws)", p.Name, d.Val())
+				return c, d.Errf("provider %s: unrecognized option %q (want header, ws or optional)", p.Name, d.Val())
 			}
 			var k, v string
 			if !d.Args(&k, &v) || d.NextArg() {
@@ -708,4 +735,16 @@ func countOrOff(d *caddyfile.Dispenser, where string, off int, maxN uint64, want
 		return 0, d.Errf("%s: want %s, got %q", where, want, v)
 	}
 	return int(x), nil
+}
+
+// onOff reads a switch: on/1/true, off/0/false or empty (an unset
+// placeholder).
+func onOff(v string) (on, ok bool) {
+	switch v {
+	case "on", "1", "true":
+		return true, true
+	case "off", "0", "false", "":
+		return false, true
+	}
+	return false, false
 }

@@ -96,6 +96,13 @@ type Gateway struct {
 	CacheMaxBytes int64  `json:"cache_max_bytes,omitempty"`
 	FinalityDepth uint64 `json:"finality_depth,omitempty"`
 
+	// Dev is the dev profile (Caddyfile `dev on`; unset: the environment
+	// variable TOLLGATE_DEV, 1/true/on). Only with it may a money setting
+	// name a dev chain account or its contracts (whose keys are public,
+	// on the real chain ids 137 and 8453), and a provider with an empty
+	// URL is switched off rather than refused. Never in production.
+	Dev *bool `json:"dev,omitempty"`
+
 	Upstreams    Upstreams    `json:"upstreams,omitempty"`
 	Metering     Metering     `json:"metering,omitempty"`
 	Payments     Payments     `json:"payments,omitempty"`
@@ -264,6 +271,9 @@ type ProviderConfig struct {
 	// where eth_subscribe goes; empty: the provider serves no
 	// subscriptions. May be a placeholder; an empty expansion turns it off.
 	WS string `json:"ws_url,omitempty"`
+	// Optional: an empty URL after placeholder expansion switches the
+	// provider off (with a warning) instead of failing provisioning.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // SetDefaults fills what the configuration left unset.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -73,15 +74,16 @@ func (s *Settings) AllWeights() map[string]map[string]uint32 {
 }
 
 // NewSettings expands (placeholders through expand) and checks the
-// payments section of the configuration.
-func NewSettings(c config.Payments, expand func(string) string) (Settings, error) {
+// payments section of the configuration. Every address here moves or
+// receives money, so outside the dev profile (dev false) each must be
+// written in its EIP-55 checksummed form (a typo is caught, not paid to),
+// must not be the zero address, and must not be a dev chain account or a
+// contract one of them deployed: their keys are public and the dev chains
+// reuse the real ids 137 and 8453. The error names the setting.
+func NewSettings(c config.Payments, expand func(string) string, dev bool) (Settings, error) {
 	var s Settings
-	addr := func(name, v string) (common.Address, error) {
-		v = expand(v)
-		if !common.IsHexAddress(v) {
-			return common.Address{}, fmt.Errorf("tollgate: %s %q is not an address", name, v)
-		}
-		return common.HexToAddress(v), nil
+	addr := func(name, raw string) (common.Address, error) {
+		return MoneyAddress(name, raw, expand(raw), dev)
 	}
 	var err error
 	if s.Vault, err = addr("vault_address", c.VaultAddress); err != nil {
@@ -161,6 +163,34 @@ func (s *Settings) authenticate(req *http.Request) {
 
 // GatewayHeader carries the secret (settlementd's facilitator.GatewayHeader).
 const GatewayHeader = "X-Tollgate-Gateway-Secret"
+
+// MoneyAddress checks one money setting (name, as written raw, expanded
+// v) by NewSettings' rules.
+func MoneyAddress(name, raw, v string, dev bool) (common.Address, error) {
+	if v == "" {
+		return common.Address{}, fmt.Errorf("tollgate: payments %s is empty (written %q): set it; no money address has a default", name, raw)
+	}
+	if !common.IsHexAddress(v) {
+		return common.Address{}, fmt.Errorf("tollgate: payments %s %q is not an address", name, v)
+	}
+	a := common.HexToAddress(v)
+	if dev {
+		return a, nil
+	}
+	if a == (common.Address{}) {
+		return a, fmt.Errorf("tollgate: payments %s is the zero address", name)
+	}
+	// The checksummed form is not printed: if v has a typo, its checksum
+	// would bless the typo.
+	if v != a.Hex() {
+		return a, fmt.Errorf("tollgate: payments %s %q is not in its EIP-55 checksummed form: copy the address from its source again", name, v)
+	}
+	if what, ok := devaccounts.Lookup(a); ok {
+		return a, fmt.Errorf("tollgate: payments %s %s is the dev chain's %s, whose key is public: "+
+			"only the dev profile (dev on, or TOLLGATE_DEV=1) accepts it", name, v, what)
+	}
+	return a, nil
+}
 
 // BaseURL is the gateway's external base URL for r.
 func (s *Settings) BaseURL(r *http.Request) string { return web.BaseURL(r, s.PublicURL) }

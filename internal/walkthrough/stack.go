@@ -235,7 +235,7 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 	// One secret authenticates the gateway to settlementd (refunds).
 	gatewaySecret := randomHex(32)
 	sdEnv := []string{
-		"DATABASE_URL=" + cfg.DatabaseURL, "REDIS_URL=" + cfg.RedisURL, "TOLLGATE_PREFIX=" + prefix,
+		"DATABASE_URL=" + cfg.DatabaseURL, "TOLLGATE_MIGRATE=true", "TOLLGATE_DEV=1", "REDIS_URL=" + cfg.RedisURL, "TOLLGATE_PREFIX=" + prefix,
 		"TOLLGATE_HTTP_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"), "TOLLGATE_CONSUMER=demo",
 		"TOLLGATE_EPOCH_GRACE=1s", "TOLLGATE_EPOCH_CLOSE_SCHEDULE=* * * * * *", "TOLLGATE_INGEST_BLOCK=200ms",
 		"TOLLGATE_LOG_LEVEL=info",
@@ -307,6 +307,7 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		// runs on loopback and names the developer's address in
 		// X-Forwarded-For, so loopback is the one trusted proxy.
 		"TOLLGATE_TRUSTED_PROXIES=127.0.0.1/32 ::1/128",
+		"TOLLGATE_DEV=1", // the dev chains' accounts are the money addresses here
 	}
 	if cfg.Settings == "" {
 		caddyEnv = append(caddyEnv, "TOLLGATE_VAULT_ADDRESS="+m.Polygon.RevenueVault, "TOLLGATE_USDT_ADDRESS="+m.Polygon.USDT)

@@ -85,9 +85,16 @@ func (m *Meter) VoidVoucherIfBooked(ctx context.Context, d *Decision, channelID 
 	if d.ID == "" || d.calls <= 0 || !channelIDRe.MatchString(channelID) {
 		return false, errors.New("meter: not a voucher decision")
 	}
+	// A void settled lets go of the stream it held (ledger.go).
+	defer func() {
+		if err == nil {
+			m.cfg.Retain.releaseVoid(d.ID)
+		}
+	}()
 	shard := m.layout.ShardOfPayer(channelID)
+	// No upper bound, as in voidOn: a script Redis ran late is stamped late.
 	start := strconv.FormatInt(d.time.Add(-voidBefore).UnixMilli(), 10)
-	end := strconv.FormatInt(d.time.Add(voidAfter).UnixMilli(), 10)
+	end := "+"
 	for {
 		msgs, err := m.cmd.XRangeN(ctx, m.layout.Stream(shard), start, end, 1000).Result()
 		if err != nil {

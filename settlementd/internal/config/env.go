@@ -22,6 +22,10 @@ import (
 // Chain is the chain-137 side: the chain jobs (deposits, settlement,
 // solvency), the claims watcher and the chain id of sign-in messages.
 type Chain struct {
+	// Dev (TOLLGATE_DEV=1): the dev chains' accounts, whose keys are public,
+	// may be money settings; without it chainjobs refuses them (and
+	// addresses not in their EIP-55 form).
+	Dev     bool
 	RPCURL  string // TOLLGATE_CHAIN_RPC_URL: chain-137 JSON-RPC (http(s) or ws(s)); secret-bearing, never logged
 	ChainID uint64 // TOLLGATE_CHAIN_ID (default 137)
 
@@ -258,6 +262,7 @@ func (c *Config) readEnv(getenv func(string) string) error {
 	}
 
 	c.Chain = Chain{
+		Dev:    getenv("TOLLGATE_DEV") == "1",
 		RPCURL: trimmed("TOLLGATE_CHAIN_RPC_URL"), USDT: getenv("TOLLGATE_USDT_ADDRESS"), Vault: getenv("TOLLGATE_VAULT_ADDRESS"),
 		Claims: getenv("TOLLGATE_CLAIMS_ADDRESS"), PlatformWallet: getenv("TOLLGATE_PLATFORM_WALLET"), PoolWallet: getenv("TOLLGATE_POOL_WALLET"),
 		TreasuryKey: getenv("TOLLGATE_TREASURY_KEY"), RelayerKey: getenv("TOLLGATE_RELAYER_KEY"), GovernorKey: getenv("TOLLGATE_GOVERNOR_KEY"),
