@@ -172,7 +172,7 @@ func TestSocketCallsMeteredLikeHTTP(t *testing.T) {
 			t.Fatalf("answer to %d carries id %s", 100+i, a.ID)
 		}
 		if a.Error != nil {
-			if a.Error.Code != -32005 || !strings.Contains(string(a.Error.Data), `"http_status":429`) || !strings.Contains(string(a.Error.Data), `"retry_after_seconds"`) {
+			if a.Error.Code != -32005 || !strings.Contains(string(a.Error.Data), `"http_status":429`) || !strings.Contains(string(a.Error.Data), `"retry_after":`) {
 				t.Fatalf("rate-limited call: %+v %s", a.Error, a.Error.Data)
 			}
 			limited++
@@ -603,7 +603,7 @@ func TestSocketsCloseOnReloadAndShutdown(t *testing.T) {
 
 // TestSocketBoundsThroughCaddy: the websocket section's bounds hold through
 // our Caddy. A socket's subscription cap and the address's cap answer
-// -32005 (limit exceeded), and an eth_unsubscribe frees the slot; a socket
+// -32041 (subscription cap, not -32005: viem would retry that), and an eth_unsubscribe frees the slot; a socket
 // with no subscription and no message is closed 4408 after idle_timeout
 // while one holding a subscription stays open; a client that stops
 // answering pings is dropped within about two ping intervals.
@@ -626,8 +626,8 @@ func TestSocketBoundsThroughCaddy(t *testing.T) {
 	subscribe := func(c *wsClient, id int) rpcAnswer { return answer(c, id, "eth_subscribe", `["newHeads"]`) }
 	limited := func(what string, r rpcAnswer, msg string) {
 		t.Helper()
-		if r.Error == nil || r.Error.Code != -32005 || !strings.Contains(r.Error.Message, msg) {
-			t.Fatalf("%s: %s / %+v, want -32005 naming %q", what, r.Result, r.Error, msg)
+		if r.Error == nil || r.Error.Code != -32041 || !strings.Contains(r.Error.Message, msg) || !strings.Contains(string(r.Error.Data), `"max_subscriptions":`) {
+			t.Fatalf("%s: %s / %+v, want -32041 naming %q with data.max_subscriptions", what, r.Result, r.Error, msg)
 		}
 	}
 

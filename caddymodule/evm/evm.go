@@ -50,7 +50,7 @@ type Method struct {
 	// whole numbers keep every charge an exact multiple of the price.
 	Weight uint32
 	// MaxResponseBytes, when set, bounds the size of one call's result: a
-	// larger answer is replaced by a -32005 error naming the limit, and
+	// larger answer is replaced by a -32040 error naming the limit, and
 	// the call is not charged (the node is not paid for it either).
 	MaxResponseBytes int64
 	// Judge says how a registered node's answer to the method is checked

@@ -45,6 +45,11 @@ const (
 	// DropSends: eth_sendRawTransaction is answered with the right hash
 	// (keccak256 of the bytes) and never passed on.
 	DropSends
+	// AskForLess: a provider refusing the caller's query with the codes
+	// real ones use, which the gateway counts as served (charged):
+	// eth_getLogs gets Infura's -32005 "query returned more than 10000
+	// results", eth_call geth's -32603-style "execution timeout".
+	AskForLess
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -153,7 +158,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
-	calls, _ := decodeCalls(body)
+	calls, batch := decodeCalls(body)
 	p.mu.Lock()
 	for _, c := range calls {
 		p.calls[c.Method]++
@@ -182,6 +187,19 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":"` + crypto.Keccak256Hash(b).Hex() + `"}`))
 			return
 		}
+	}
+	if mode == AskForLess && len(calls) == 1 && (calls[0].Method == "eth_getLogs" || calls[0].Method == "eth_call") {
+		e := `{"code":-32005,"message":"query returned more than 10000 results. Try with this block range [0x1, 0x2]."}`
+		if calls[0].Method == "eth_call" {
+			e = `{"code":-32603,"message":"execution timeout"}`
+		}
+		out := `{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"error":` + e + `}`
+		if batch {
+			out = "[" + out + "]"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(out))
+		return
 	}
 	switch mode {
 	case Fail502:
