@@ -272,7 +272,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		noHedge = noHedge || m.NoHedge
 		capped = capped || m.MaxResponseBytes > 0
 		if m.MaxBlockRange > 0 { // eth_getLogs: to an upstream that serves its span
-			if span, ok := evm.LogsSpan(c.Params, head); ok {
+			if span, ok, _ := evm.LogsSpan(c.Params, head); ok {
 				logsSpan = max(logsSpan, span)
 			}
 		}
