@@ -27,6 +27,9 @@ import (
 // cannot read (a padded fromBlock once skipped max_block_range). The value
 // is then decoded by hexutil.DecodeUint64.
 func Quantity(s string) (uint64, error) {
+	if len(s) > 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && s[2] != '0' || len(s) == 3 {
+		return hexutil.DecodeUint64(s) // the usual spelling: no copy (the cache keys every call's quantities)
+	}
 	digits, err := quantityDigits(s)
 	if err != nil {
 		return 0, err
