@@ -20,8 +20,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
-	"github.com/tollgate-rpc/tollgate/shared/money"
 	"github.com/tollgate-rpc/tollgate/shared/ethparse"
+	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 // Domain constants; they must match ClaimsContract's EIP712 constructor.
