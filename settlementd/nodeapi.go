@@ -26,6 +26,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/status"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // registerNodeAPI adds the operator, status and admin endpoints and their
@@ -109,11 +110,11 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	validity := cfg.Claims.Validity
 	if k := cfg.Claims.SignerKey; k != "" {
 		key, err := crypto.HexToECDSA(strings.TrimPrefix(k, "0x"))
-		contract := common.HexToAddress(s.Claims)
+		contract, aerr := ethparse.Address(s.Claims)
 		switch {
 		case err != nil:
 			errs = append(errs, errors.New("TOLLGATE_CLAIM_SIGNER_KEY is not a hex private key"))
-		case !common.IsHexAddress(s.Claims) || contract == (common.Address{}):
+		case aerr != nil || contract == (common.Address{}):
 			errs = append(errs, errors.New("TOLLGATE_CLAIM_SIGNER_KEY needs TOLLGATE_CLAIMS_ADDRESS"))
 		default:
 			signer = claim.NewSigner(key, claim.Domain{ChainID: chainID, Contract: contract})
