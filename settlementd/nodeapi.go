@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"go.uber.org/zap"
 
@@ -109,7 +107,7 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	closeFn := func() {} // the chain client is the daemon's: runDaemon closes it
 	validity := cfg.Claims.Validity
 	if k := cfg.Claims.SignerKey; k != "" {
-		key, err := crypto.HexToECDSA(strings.TrimPrefix(k, "0x"))
+		key, err := ethparse.PrivateKey(k)
 		contract, aerr := ethparse.Address(s.Claims)
 		switch {
 		case err != nil:

@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		a, err := ethparse.Address(v) // who receives money: a mistyped checksum is refused
 		if err != nil {
-			errs = append(errs, fmt.Errorf("-%s: %w", flagName, err))
+			errs = append(errs, fmt.Errorf("-%s %q is not an address (0x and 40 hex digits; in mixed case, its EIP-55 checksum): %w", flagName, v, err))
 		}
 		return a
 	}

@@ -10,6 +10,7 @@
 package ethparse
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"math/big"
@@ -162,4 +163,19 @@ func printable(s string) string {
 		return s[:80] + "…"
 	}
 	return s
+}
+
+// PrivateKey reads a secp256k1 private key written as 64 hex digits, with
+// or without 0x (operators paste both) and surrounding space. The error
+// never repeats the value: it is a secret.
+func PrivateKey(s string) (*ecdsa.PrivateKey, error) {
+	s = strings.TrimSpace(s)
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s = s[2:]
+	}
+	k, err := crypto.HexToECDSA(s)
+	if err != nil {
+		return nil, errors.New("not a secp256k1 private key (64 hex digits)")
+	}
+	return k, nil
 }

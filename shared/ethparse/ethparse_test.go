@@ -158,3 +158,18 @@ func withV(sig []byte, v byte) []byte {
 	s[64] = v
 	return s
 }
+
+func TestPrivateKey(t *testing.T) {
+	key, _ := crypto.GenerateKey()
+	hexKey := common.Bytes2Hex(crypto.FromECDSA(key))
+	for _, s := range []string{hexKey, "0x" + hexKey, "0X" + hexKey, " 0x" + hexKey + "\n"} {
+		if k, err := PrivateKey(s); err != nil || !k.Equal(key) {
+			t.Fatalf("PrivateKey(%q): %v", s, err)
+		}
+	}
+	for _, s := range []string{"", "0x", hexKey[:62], "0x0x" + hexKey, hexKey + "00", strings.Repeat("0", 64)} {
+		if _, err := PrivateKey(s); err == nil || strings.Contains(err.Error(), hexKey[:8]) {
+			t.Fatalf("PrivateKey(%q): %v", s, err)
+		}
+	}
+}
