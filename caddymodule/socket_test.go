@@ -691,3 +691,49 @@ func TestSocketBoundsThroughCaddy(t *testing.T) {
 		t.Fatalf("the pong-less client was dropped after %v, want within about 0.8 s (before the 2 s idle timeout)", took)
 	}
 }
+
+// TestOneRefusalThreeTransports: the same refusal (the key's rate limit)
+// reaches an HTTP caller, a socket caller and an MCP tool caller as the
+// same error: code -32005 and data.retry_after on all three, plus
+// data.http_status where there is no HTTP status of one's own
+// (docs/errors.md).
+func TestOneRefusalThreeTransports(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, keyRate: "1 1m 1"})
+	secret, id := e.createKey(t)
+	e.credit(t, id, 10_000)
+	if a := e.rpc(t, blockNumber, "X-API-Key: "+secret); a.status != http.StatusOK {
+		t.Fatalf("the one call the key may make: %d %s", a.status, a.body)
+	}
+	type rpcErr struct {
+		Code int                        `json:"code"`
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	var overHTTP struct{ Error rpcErr }
+	a := e.rpc(t, blockNumber, "X-API-Key: "+secret)
+	if a.status != http.StatusTooManyRequests || json.Unmarshal(a.body, &overHTTP) != nil || overHTTP.Error.Code != -32005 {
+		t.Fatalf("HTTP: %d %s", a.status, a.body)
+	}
+	var overWS struct{ Error rpcErr }
+	if err := json.Unmarshal(e.dial(t, "/rpc", "X-API-Key: "+secret).call(blockNumber), &overWS); err != nil || overWS.Error.Code != -32005 {
+		t.Fatalf("socket: %+v %v", overWS, err)
+	}
+	var overMCP struct {
+		Result struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct{ Error rpcErr } `json:"structuredContent"`
+		} `json:"result"`
+	}
+	m := e.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rpc","arguments":{"method":"eth_blockNumber"}}}`,
+		"Accept: application/json, text/event-stream", "Mcp-Protocol-Version: 2025-03-26", "X-API-Key: "+secret)
+	if json.Unmarshal(m.body, &overMCP) != nil || !overMCP.Result.IsError || overMCP.Result.StructuredContent.Error.Code != -32005 {
+		t.Fatalf("MCP: %d %s", m.status, m.body)
+	}
+	for what, d := range map[string]map[string]json.RawMessage{"HTTP": overHTTP.Error.Data, "socket": overWS.Error.Data, "MCP": overMCP.Result.StructuredContent.Error.Data} {
+		if n, err := strconv.Atoi(string(d["retry_after"])); err != nil || n < 1 {
+			t.Fatalf("%s: data.retry_after = %s", what, d["retry_after"])
+		}
+		if what != "HTTP" && string(d["http_status"]) != "429" {
+			t.Fatalf("%s: data.http_status = %s", what, d["http_status"])
+		}
+	}
+}
