@@ -719,7 +719,7 @@ func TestOneRefusalThreeTransports(t *testing.T) {
 	}
 	var overMCP struct {
 		Result struct {
-			IsError           bool `json:"isError"`
+			IsError           bool                   `json:"isError"`
 			StructuredContent struct{ Error rpcErr } `json:"structuredContent"`
 		} `json:"result"`
 	}
