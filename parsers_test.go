@@ -46,8 +46,9 @@ func TestOneParserPerConcept(t *testing.T) {
 				return err
 			}
 			if d.IsDir() {
-				switch d.Name() {
-				case "node_modules", "testdata", "ethparse":
+				switch {
+				case d.Name() == "node_modules", d.Name() == "testdata",
+					filepath.ToSlash(path) == "shared/ethparse": // the one place (not any directory of that name)
 					return filepath.SkipDir
 				}
 				return nil
@@ -104,22 +105,36 @@ func parserSites(f *ast.File, file string) []parserSite {
 		imports[name] = p
 	}
 	var out []parserSite
+	// A dot import would let a watched function be called without its
+	// package name, out of the walk's sight.
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if imp.Name != nil && imp.Name.Name == "." && watchedPackages[p] {
+			out = append(out, parserSite{file, "(package level)", "dot import of " + strconv.Quote(p)})
+		}
+	}
 	check := func(fn string, n ast.Node) {
+		called := map[*ast.SelectorExpr]bool{} // selectors that are a call's function
 		ast.Inspect(n, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			pkg := ""
-			if id, ok := sel.X.(*ast.Ident); ok {
-				pkg = imports[id.Name]
-			}
-			if what := parsingCall(pkg, sel.Sel.Name, call.Args); what != "" {
-				out = append(out, parserSite{file, fn, what})
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				sel, ok := n.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				called[sel] = true
+				if what := parsingCall(selectorPkg(sel, imports), sel.Sel.Name, n.Args); what != "" {
+					out = append(out, parserSite{file, fn, what})
+				}
+			case *ast.SelectorExpr:
+				// Taken as a value (f := strconv.ParseUint, a method value
+				// n.SetString): whatever it is called with later, the walk
+				// cannot see it, so the reference itself is the site.
+				if !called[n] {
+					if what := parsingValue(selectorPkg(n, imports), n.Sel.Name); what != "" {
+						out = append(out, parserSite{file, fn, what})
+					}
+				}
 			}
 			return true
 		})
@@ -146,6 +161,41 @@ func parserSites(f *ast.File, file string) []parserSite {
 		}
 	}
 	return out
+}
+
+// watchedPackages are the packages whose functions parsingCall watches.
+var watchedPackages = map[string]bool{
+	"strconv": true, "strings": true, "github.com/ethereum/go-ethereum/common/hexutil": true,
+	"github.com/ethereum/go-ethereum/common": true, "github.com/ethereum/go-ethereum/crypto": true,
+}
+
+// selectorPkg is the import path sel's package name stands for ("" when
+// sel is a method or field selector).
+func selectorPkg(sel *ast.SelectorExpr, imports map[string]string) string {
+	if id, ok := sel.X.(*ast.Ident); ok {
+		return imports[id.Name]
+	}
+	return ""
+}
+
+// parsingValue names the concept when pkg.name, a function parsingCall
+// watches, is referred to without being called: its arguments (a base, a
+// prefix) cannot be judged, so it is refused whatever they would be.
+func parsingValue(pkg, name string) string {
+	if pkg == "" && name != "SetString" {
+		return ""
+	}
+	probe := []ast.Expr{&ast.Ident{Name: "x"}, &ast.Ident{Name: "x"}} // non-literal arguments: every watched call matches
+	what := parsingCall(pkg, name, probe)
+	if what == "" {
+		return ""
+	}
+	concept, _, _ := strings.Cut(what, ":")
+	short := pkg[strings.LastIndex(pkg, "/")+1:]
+	if pkg == "" {
+		return concept + ": " + name + " taken as a value"
+	}
+	return concept + ": " + short + "." + name + " taken as a value"
 }
 
 // parsingCall names the concept and call when pkg.name(args) parses one
@@ -230,4 +280,61 @@ var parserAllowList = []struct {
 	{parserSite{"settlementd/internal/chain/tx.go", "scanTx", "address: common.HexToAddress of a variable"}, "own store"},
 	// A bundle wallet's spelling as a Redis/ledger key (exact lowercase), checked, not read as an address.
 	{parserSite{"shared/events/events.go", "ValidWallet", `quantity: strings.CutPrefix "0x"`}, "key spelling"},
+}
+
+// TestParserSitesSeeAliases: the walk cannot be dodged by renaming what
+// it looks for. A forbidden function taken as a value (f :=
+// strconv.ParseUint, a package-level var = hexutil.DecodeUint64, a method
+// value n.SetString) is a site, whatever it is called with later; a dot
+// import of a watched package (calls without a package name) is a site.
+func TestParserSitesSeeAliases(t *testing.T) {
+	src := `package p
+
+import (
+	"math/big"
+	"strconv"
+	. "strings"
+	hu "github.com/ethereum/go-ethereum/common/hexutil"
+)
+
+var decode = hu.DecodeUint64
+
+func A(s string) (uint64, error) {
+	f := strconv.ParseUint
+	return f(TrimPrefix(s, "0x"), 16, 64)
+}
+
+func B(s string) (uint64, error) { return decode(s) }
+
+func C(s string) *big.Int {
+	set := new(big.Int).SetString
+	n, _ := set(s, 16)
+	return n
+}
+
+func D(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) } // decimal: not a site
+`
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, s := range parserSites(f, "p.go") {
+		got[s.fn+": "+s.call] = true
+	}
+	for _, want := range []string{
+		"(package level): quantity: hexutil.DecodeUint64 taken as a value",
+		"A: quantity: strconv.ParseUint taken as a value",
+		"C: quantity: SetString taken as a value",
+		`(package level): dot import of "strings"`,
+	} {
+		if !got[want] {
+			t.Errorf("not seen: %s (seen: %v)", want, got)
+		}
+	}
+	for s := range got {
+		if strings.HasPrefix(s, "D:") {
+			t.Errorf("a decimal strconv.ParseUint flagged: %s", s)
+		}
+	}
 }
