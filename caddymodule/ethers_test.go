@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 // TestEthersClient drives the gateway with an independent client, ethers'
@@ -76,5 +79,49 @@ func TestViemBatchOfAThousand(t *testing.T) {
 	}
 	if got := upstreamCalls() - before; got != 1000 {
 		t.Fatalf("%d eth_getBalance calls reached the upstreams, want each of the 1,000 once", got)
+	}
+}
+
+// TestViemChargedAnswerOnce: viem's http transport with its default retries
+// (three, on -32005, -32603, HTTP 429/5xx...) against answers the gateway
+// charges although they are errors: a block over the method's
+// max_response_bytes (-32040), and a provider's "query returned more than
+// 10000 results" (-32005) and "execution timeout" (-32603), which the
+// gateway re-codes (-32040, -32042) because they are charged. Each call
+// reaches the gateway and the provider once and is charged exactly once —
+// relayed as -32005/-32603, viem would have paid for each four times.
+func TestViemChargedAnswerOnce(t *testing.T) {
+	dir, _ := filepath.Abs("../tests/js")
+	node, err := exec.LookPath("node")
+	if err != nil || !exists(filepath.Join(dir, "node_modules", "viem")) {
+		if os.Getenv("TOLLGATE_REQUIRE_NODE") != "" {
+			t.Fatalf("node or tests/js/node_modules missing (run make test, which runs npm ci): %v", err)
+		}
+		t.Skip("node or tests/js/node_modules missing")
+	}
+	e := startMetered(t, meterOpts{free: -1, chain137: "method eth_getBlockByNumber max_response_bytes 200"})
+	e.alpha.SetMode(faultproxy.AskForLess)
+	e.beta.SetMode(faultproxy.AskForLess)
+	secret, id := e.createKey(t)
+	e.credit(t, id, 100*money.PricePerCall)
+	upstream := func(method string) int { return e.alpha.Calls(method) + e.beta.Calls(method) }
+	logs, calls := upstream("eth_getLogs"), upstream("eth_call")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "viem-charged-once.test.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GATEWAY_URL="+e.gw.URL()+"/rpc", "API_KEY="+secret)
+	out, err := cmd.CombinedOutput()
+	// Three calls, each charged once at the flat price (checked first: a
+	// retrying client's failure shows what it paid).
+	u := e.usage(t, secret)
+	if got, want := fmt.Sprint(u["credits_remaining_usdt"]), (97 * money.PricePerCall).Decimal(); fmt.Sprint(u["requests_today"]) != "3" || got != want {
+		t.Errorf("usage after three charged errors: %v requests, %s USDT left; want 3 requests, %s USDT left", u["requests_today"], got, want)
+	}
+	if err != nil {
+		t.Fatalf("viem client failed: %v\n%s", err, out)
+	}
+	if l, c := upstream("eth_getLogs")-logs, upstream("eth_call")-calls; l != 1 || c != 1 {
+		t.Fatalf("the provider was asked eth_getLogs %d times and eth_call %d times, want once each", l, c)
 	}
 }

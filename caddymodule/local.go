@@ -51,7 +51,11 @@ func localAnswer(cs *chainState, it *jsonrpc.Item) (jsonrpc.Response, bool) {
 	case m.Local != nil && noParams(it.Params):
 		return jsonrpc.ResultResponse(it.ResponseID(), m.Local(cs.chain.ID)), true
 	case m.MaxBlockRange > 0:
-		if span, ok := evm.LogsSpan(it.Params, cs.pool.BestHead()); ok && span > m.MaxBlockRange {
+		span, ok, err := evm.LogsSpan(it.Params, cs.pool.BestHead())
+		if err != nil { // a range the gateway cannot judge is not sent on unjudged
+			return jsonrpc.ErrorResponse(it.ResponseID(), jsonrpc.InvalidParams(it.Method+": "+err.Error())), true
+		}
+		if ok && span > m.MaxBlockRange {
 			return jsonrpc.ErrorResponse(it.ResponseID(), &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: it.Method + " spans " + strconv.FormatUint(span, 10) + " blocks; this gateway serves at most " +
 					strconv.FormatUint(m.MaxBlockRange, 10) + " per call: split the range"}), true

@@ -265,6 +265,30 @@ func TestMethodTable(t *testing.T) {
 	if e.alpha.Calls("eth_getLogs")+e.beta.Calls("eth_getLogs") != before {
 		t.Fatal("the wide eth_getLogs reached an upstream")
 	}
+	// The same range spelled so that a second reader would skip it: zero
+	// padding past 18 characters (the old bypass), and what the gateway
+	// cannot read — a JSON number, a 0x-less string, a duplicated or
+	// mis-cased member (read one way here and another by the upstream),
+	// the whole 64-bit range (whose span once wrapped to 0). Each is
+	// refused before any upstream sees it.
+	pad := "0x" + strings.Repeat("0", 30) + "1"
+	for _, filter := range []string{
+		`{"fromBlock":"` + pad + `","toBlock":"0x2711"}`,
+		`{"fromBlock":1,"toBlock":10001}`,
+		`{"fromBlock":"1","toBlock":"10001"}`,
+		`{"fromBlock":"0x2710","fromBlock":"0x0","toBlock":"0x2711"}`,
+		`{"fromBlock":"0x2710","FromBlock":"0x0","toBlock":"0x2711"}`,
+		`{"fromBlock":"0x0","toBlock":"0xffffffffffffffff"}`,
+	} {
+		a = e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[`+filter+`]}`)
+		errObj, _ := a.json(t)["error"].(map[string]any)
+		if a.status != 200 || errObj == nil || errObj["code"] != float64(-32602) {
+			t.Fatalf("eth_getLogs %s: %d %s, want -32602", filter, a.status, a.body)
+		}
+	}
+	if e.alpha.Calls("eth_getLogs")+e.beta.Calls("eth_getLogs") != before {
+		t.Fatal("a respelled wide eth_getLogs reached an upstream")
+	}
 	a = e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x2"}]}`)
 	if m := a.json(t); a.status != 200 || m["result"] == nil || e.alpha.Calls("eth_getLogs")+e.beta.Calls("eth_getLogs") != before+1 {
 		t.Fatalf("narrow eth_getLogs: %d %s", a.status, a.body)

@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -106,12 +105,17 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	out := h.forward(ctx, cs, calls)
 	failed := 0 // calls
 	for k, rep := range out.replies {
-		resps[index[k]] = rep
 		source := out.source[k]
 		if out.failed[k] {
 			failed++
 			source = "failed"
+		} else if rep.Error != nil && dec != nil {
+			// Served, so charged: an error whose code a default client
+			// retries (-32005, -32603, ...) would be paid for again on
+			// each retry; it is re-coded (docs/errors.md).
+			rep.Error = jsonrpc.Recharged(rep.Error)
 		}
+		resps[index[k]] = rep
 		metrics.RPCCalls.WithLabelValues(chainID, jsonrpc.MetricLabel(calls[k].Method), source).Inc()
 	}
 	switch {
@@ -309,7 +313,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		noHedge = noHedge || m.NoHedge
 		capped = capped || m.MaxResponseBytes > 0
 		if m.MaxBlockRange > 0 { // eth_getLogs: to an upstream that serves its span
-			if span, ok := evm.LogsSpan(c.Params, head); ok {
+			if span, ok, _ := evm.LogsSpan(c.Params, head); ok {
 				logsSpan = max(logsSpan, span)
 			}
 		}
@@ -529,7 +533,8 @@ func (cs *chainState) units(calls []jsonrpc.Item, only []bool) int {
 }
 
 // capResponses replaces a result larger than its method's cap
-// (max_response_bytes) with a -32005 error naming the cap. The call stays
+// (max_response_bytes) with a CodeAnswerTooLarge error naming the cap (a
+// code no default client retries: it is charged). The call stays
 // served and charged: the upstream did the work the caller asked for, and
 // a free oversized answer would let a stranger make nodes work unpaid at
 // will. It runs before the verifier and the cache see the replies.
@@ -547,9 +552,7 @@ func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) [
 		if limit <= 0 || int64(len(r.Result)) <= limit {
 			continue
 		}
-		r.Response = jsonrpc.ErrorResponse(r.ID, &jsonrpc.Error{Code: jsonrpc.CodeLimitExceeded,
-			Message: fmt.Sprintf("the answer to %s is %d bytes; this gateway returns at most %d bytes per %s call: ask for less (a narrower block range or filter)",
-				calls[k].Method, len(r.Result), limit, calls[k].Method)})
+		r.Response = jsonrpc.ErrorResponse(r.ID, jsonrpc.AnswerTooLarge(calls[k].Method, len(r.Result), limit))
 		if capped == nil {
 			capped = make([]bool, len(replies))
 		}

@@ -172,7 +172,7 @@ func TestSocketCallsMeteredLikeHTTP(t *testing.T) {
 			t.Fatalf("answer to %d carries id %s", 100+i, a.ID)
 		}
 		if a.Error != nil {
-			if a.Error.Code != -32005 || !strings.Contains(string(a.Error.Data), `"http_status":429`) || !strings.Contains(string(a.Error.Data), `"retry_after_seconds"`) {
+			if a.Error.Code != -32005 || !strings.Contains(string(a.Error.Data), `"http_status":429`) || !strings.Contains(string(a.Error.Data), `"retry_after":`) {
 				t.Fatalf("rate-limited call: %+v %s", a.Error, a.Error.Data)
 			}
 			limited++
@@ -603,7 +603,7 @@ func TestSocketsCloseOnReloadAndShutdown(t *testing.T) {
 
 // TestSocketBoundsThroughCaddy: the websocket section's bounds hold through
 // our Caddy. A socket's subscription cap and the address's cap answer
-// -32005 (limit exceeded), and an eth_unsubscribe frees the slot; a socket
+// -32041 (subscription cap, not -32005: viem would retry that), and an eth_unsubscribe frees the slot; a socket
 // with no subscription and no message is closed 4408 after idle_timeout
 // while one holding a subscription stays open; a client that stops
 // answering pings is dropped within about two ping intervals.
@@ -626,8 +626,8 @@ func TestSocketBoundsThroughCaddy(t *testing.T) {
 	subscribe := func(c *wsClient, id int) rpcAnswer { return answer(c, id, "eth_subscribe", `["newHeads"]`) }
 	limited := func(what string, r rpcAnswer, msg string) {
 		t.Helper()
-		if r.Error == nil || r.Error.Code != -32005 || !strings.Contains(r.Error.Message, msg) {
-			t.Fatalf("%s: %s / %+v, want -32005 naming %q", what, r.Result, r.Error, msg)
+		if r.Error == nil || r.Error.Code != -32041 || !strings.Contains(r.Error.Message, msg) || !strings.Contains(string(r.Error.Data), `"max_subscriptions":`) {
+			t.Fatalf("%s: %s / %+v, want -32041 naming %q with data.max_subscriptions", what, r.Result, r.Error, msg)
 		}
 	}
 
@@ -689,5 +689,51 @@ func TestSocketBoundsThroughCaddy(t *testing.T) {
 	}
 	if took := time.Since(began); took > 1900*time.Millisecond {
 		t.Fatalf("the pong-less client was dropped after %v, want within about 0.8 s (before the 2 s idle timeout)", took)
+	}
+}
+
+// TestOneRefusalThreeTransports: the same refusal (the key's rate limit)
+// reaches an HTTP caller, a socket caller and an MCP tool caller as the
+// same error: code -32005 and data.retry_after on all three, plus
+// data.http_status where there is no HTTP status of one's own
+// (docs/errors.md).
+func TestOneRefusalThreeTransports(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, keyRate: "1 1m 1"})
+	secret, id := e.createKey(t)
+	e.credit(t, id, 10_000)
+	if a := e.rpc(t, blockNumber, "X-API-Key: "+secret); a.status != http.StatusOK {
+		t.Fatalf("the one call the key may make: %d %s", a.status, a.body)
+	}
+	type rpcErr struct {
+		Code int                        `json:"code"`
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	var overHTTP struct{ Error rpcErr }
+	a := e.rpc(t, blockNumber, "X-API-Key: "+secret)
+	if a.status != http.StatusTooManyRequests || json.Unmarshal(a.body, &overHTTP) != nil || overHTTP.Error.Code != -32005 {
+		t.Fatalf("HTTP: %d %s", a.status, a.body)
+	}
+	var overWS struct{ Error rpcErr }
+	if err := json.Unmarshal(e.dial(t, "/rpc", "X-API-Key: "+secret).call(blockNumber), &overWS); err != nil || overWS.Error.Code != -32005 {
+		t.Fatalf("socket: %+v %v", overWS, err)
+	}
+	var overMCP struct {
+		Result struct {
+			IsError           bool                   `json:"isError"`
+			StructuredContent struct{ Error rpcErr } `json:"structuredContent"`
+		} `json:"result"`
+	}
+	m := e.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rpc","arguments":{"method":"eth_blockNumber"}}}`,
+		"Accept: application/json, text/event-stream", "Mcp-Protocol-Version: 2025-03-26", "X-API-Key: "+secret)
+	if json.Unmarshal(m.body, &overMCP) != nil || !overMCP.Result.IsError || overMCP.Result.StructuredContent.Error.Code != -32005 {
+		t.Fatalf("MCP: %d %s", m.status, m.body)
+	}
+	for what, d := range map[string]map[string]json.RawMessage{"HTTP": overHTTP.Error.Data, "socket": overWS.Error.Data, "MCP": overMCP.Result.StructuredContent.Error.Data} {
+		if n, err := strconv.Atoi(string(d["retry_after"])); err != nil || n < 1 {
+			t.Fatalf("%s: data.retry_after = %s", what, d["retry_after"])
+		}
+		if what != "HTTP" && string(d["http_status"]) != "429" {
+			t.Fatalf("%s: data.http_status = %s", what, d["http_status"])
+		}
 	}
 }

@@ -17,7 +17,8 @@ const fullBlock = `{"jsonrpc":"2.0","id":3,"method":"eth_getBlockByNumber","para
 // tier; the weights are shown in the 402, service.json, llms.txt and a
 // key's usage; a refund gives back exactly what the failed calls were
 // booked at; and `max_response_bytes` replaces a larger answer with a
-// -32005 naming the cap (charged: the upstream did the work).
+// -32040 naming the cap (charged: the upstream did the work; not -32005,
+// which default clients retry).
 func TestWeightedMethods(t *testing.T) {
 	e := startMetered(t, meterOpts{free: 12, chain137: "method eth_getBalance weight 5\n" +
 		"method eth_getBlockByNumber max_response_bytes 200"})
@@ -66,11 +67,11 @@ func TestWeightedMethods(t *testing.T) {
 	charge(`[`+getBalance+`,`+blockNumber+`]`, 6)
 	charge(blockNumber, 1)
 
-	// An answer over the method's cap: a -32005 naming the cap, charged
+	// An answer over the method's cap: a -32040 naming the cap, charged
 	// like a served call (one unit: the method is not weighted).
 	a := e.rpc(t, fullBlock, "X-API-Key: "+key)
 	errObj, _ := a.json(t)["error"].(map[string]any)
-	if a.status != http.StatusOK || errObj == nil || errObj["code"] != float64(-32005) ||
+	if a.status != http.StatusOK || errObj == nil || errObj["code"] != float64(-32040) ||
 		!strings.Contains(fmt.Sprint(errObj["message"]), "at most 200 bytes per eth_getBlockByNumber call") {
 		t.Fatalf("oversized answer: %d %s", a.status, a.body)
 	}

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"go.uber.org/zap"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/status"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // registerNodeAPI adds the operator, status and admin endpoints and their
@@ -108,12 +107,12 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	closeFn := func() {} // the chain client is the daemon's: runDaemon closes it
 	validity := cfg.Claims.Validity
 	if k := cfg.Claims.SignerKey; k != "" {
-		key, err := crypto.HexToECDSA(strings.TrimPrefix(k, "0x"))
-		contract := common.HexToAddress(s.Claims)
+		key, err := ethparse.PrivateKey(k)
+		contract, aerr := ethparse.Address(s.Claims)
 		switch {
 		case err != nil:
 			errs = append(errs, errors.New("TOLLGATE_CLAIM_SIGNER_KEY is not a hex private key"))
-		case !common.IsHexAddress(s.Claims) || contract == (common.Address{}):
+		case aerr != nil || contract == (common.Address{}):
 			errs = append(errs, errors.New("TOLLGATE_CLAIM_SIGNER_KEY needs TOLLGATE_CLAIMS_ADDRESS"))
 		default:
 			signer = claim.NewSigner(key, claim.Domain{ChainID: chainID, Contract: contract})

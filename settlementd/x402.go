@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/ethereum/go-ethereum/crypto"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/daemon"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/facilitator"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
@@ -39,8 +39,8 @@ func registerX402(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log
 	}
 	// batch-settlement: the vouchers the gateways drew are claimed and swept
 	// to the receiver on the schedule, signed by the receiver authorizer.
-	if k := strings.TrimPrefix(cfg.X402.ReceiverAuthorizerKey, "0x"); k != "" {
-		key, kerr := crypto.HexToECDSA(k)
+	if k := cfg.X402.ReceiverAuthorizerKey; k != "" && k != "0x" {
+		key, kerr := ethparse.PrivateKey(k)
 		if kerr != nil {
 			client.Close()
 			return nil, fmt.Errorf("TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY is not a valid secp256k1 private key")

@@ -1,6 +1,10 @@
 package cache
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
+)
 
 // Block references: the part of a call that says which block it is about,
 // which is what decides whether its answer can still change.
@@ -34,22 +38,13 @@ type blockRef struct {
 	num  uint64 // for refNumber
 }
 
-// parseQuantity decodes an Ethereum quantity, "0x" and 1+ hex digits
-// (leading zeros tolerated: geth rejects them, other clients do not, and the
-// meaning is not in doubt), up to 64 bits.
+// parseQuantity decodes an Ethereum quantity up to 64 bits with the
+// gateway's one reader (ethparse.Quantity: leading zeros tolerated — geth
+// rejects them, other clients do not, and the meaning is not in doubt), so
+// the cache keys a block number exactly as the range check reads it.
 func parseQuantity(s string) (uint64, bool) {
-	if len(s) < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
-		return 0, false
-	}
-	var v uint64
-	for i := 2; i < len(s); i++ {
-		d, ok := hexVal(s[i])
-		if !ok || v>>60 != 0 {
-			return 0, false
-		}
-		v = v<<4 | uint64(d)
-	}
-	return v, true
+	v, err := ethparse.Quantity(s)
+	return v, err == nil
 }
 
 // formatQuantity is the minimal lowercase spelling of v.

@@ -7,11 +7,15 @@
 package evm
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Method is what the gateway knows of one method.
@@ -50,7 +54,7 @@ type Method struct {
 	// whole numbers keep every charge an exact multiple of the price.
 	Weight uint32
 	// MaxResponseBytes, when set, bounds the size of one call's result: a
-	// larger answer is replaced by a -32005 error naming the limit, and
+	// larger answer is replaced by a -32040 error naming the limit, and
 	// the call is not charged (the node is not paid for it either).
 	MaxResponseBytes int64
 	// Judge says how a registered node's answer to the method is checked
@@ -250,51 +254,133 @@ func NeedsArchive(method string, params json.RawMessage, head, window uint64) bo
 		}
 		s = *obj.BlockNumber
 	}
-	if !strings.HasPrefix(s, "0x") {
-		return false
-	}
-	n, err := strconv.ParseUint(s[2:], 16, 64)
+	n, err := ethparse.Quantity(s)
 	return err == nil && n+window < head
 }
 
 // LogsSpan is how many blocks an eth_getLogs filter spans, with block tags
 // resolved against head (the pool's best head; 0 when unknown). ok is false
-// when the span cannot be judged (a blockHash filter, unparsable params —
-// the node answers those — or a tag while the head is unknown).
-func LogsSpan(params json.RawMessage, head uint64) (span uint64, ok bool) {
-	var p []struct {
-		FromBlock *string `json:"fromBlock"`
-		ToBlock   *string `json:"toBlock"`
-		BlockHash *string `json:"blockHash"`
+// when the span cannot be judged (a blockHash filter, a toBlock below its
+// fromBlock, or a tag while the head is unknown). err is set when the
+// params are not one filter object or a block parameter is neither a tag
+// nor a 64-bit quantity (a JSON number, a 0x-less string...): such a call
+// is refused where a range limit applies, never sent on unjudged — an
+// upstream may well read what the gateway could not (a fromBlock padded
+// with zeros past 18 characters once skipped max_block_range this way).
+func LogsSpan(params json.RawMessage, head uint64) (span uint64, ok bool, err error) {
+	f, err := logsFilter(params)
+	if err != nil {
+		return 0, false, err
 	}
-	if json.Unmarshal(params, &p) != nil || len(p) != 1 || p[0].BlockHash != nil {
-		return 0, false
+	if f.blockHash {
+		if f.from != nil || f.to != nil {
+			return 0, false, errors.New("a filter names either blockHash or fromBlock/toBlock, not both")
+		}
+		return 0, false, nil
 	}
-	from, okF := blockNumber(p[0].FromBlock, head)
-	to, okT := blockNumber(p[0].ToBlock, head)
+	from, okF, err := blockNumber(f.from, head)
+	if err != nil {
+		return 0, false, fmt.Errorf("fromBlock: %w", err)
+	}
+	to, okT, err := blockNumber(f.to, head)
+	if err != nil {
+		return 0, false, fmt.Errorf("toBlock: %w", err)
+	}
 	if !okF || !okT || to < from {
-		return 0, false
+		return 0, false, nil
 	}
-	return to - from + 1, true
+	if to-from == math.MaxUint64 { // 0x0..0xffffffffffffffff: saturate, never wrap to 0
+		return math.MaxUint64, true, nil
+	}
+	return to - from + 1, true, nil
 }
 
-// blockNumber resolves a block parameter; an absent one means latest.
-func blockNumber(v *string, head uint64) (uint64, bool) {
+type filterRange struct {
+	from, to  *string
+	blockHash bool
+}
+
+// logsFilter reads eth_getLogs' params: one object whose fromBlock and
+// toBlock are strings (or null, or absent). Each member name appears once
+// and is spelled exactly: encoding/json (geth) matches names without
+// regard to case and takes the last of duplicates, other clients take the
+// first or match case, so {"fromBlock":"0x0","FROMBLOCK":"0x…"} would be
+// one range to the gateway and another to the upstream.
+func logsFilter(params json.RawMessage) (filterRange, error) {
+	var out filterRange
+	var p []json.RawMessage
+	if json.Unmarshal(params, &p) != nil || len(p) != 1 {
+		return out, errors.New("want one filter object: [{fromBlock, toBlock, ...}]")
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(p[0], &members) != nil || members == nil {
+		return out, errors.New("the filter is not an object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(p[0]))
+	seen := make(map[string]bool, len(members))
+	_, _ = dec.Token() // '{': checked by the Unmarshal above
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return out, errors.New("the filter is not an object")
+		}
+		name, _ := t.(string)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return out, errors.New("the filter is not an object")
+		}
+		if seen[name] {
+			return out, fmt.Errorf("the filter names %q twice", name)
+		}
+		seen[name] = true
+		for _, exact := range [...]string{"fromBlock", "toBlock", "blockHash"} {
+			if name != exact && strings.EqualFold(name, exact) {
+				return out, fmt.Errorf("the filter member %q must be spelled %q", name, exact)
+			}
+		}
+	}
+	str := func(name string) (*string, error) {
+		raw, ok := members[name]
+		if !ok || string(raw) == "null" {
+			return nil, nil
+		}
+		var v string
+		if json.Unmarshal(raw, &v) != nil {
+			return nil, fmt.Errorf("%s must be a block tag or a hex quantity string", name)
+		}
+		return &v, nil
+	}
+	var err error
+	if out.from, err = str("fromBlock"); err != nil {
+		return out, err
+	}
+	if out.to, err = str("toBlock"); err != nil {
+		return out, err
+	}
+	raw, ok := members["blockHash"]
+	out.blockHash = ok && string(raw) != "null"
+	return out, nil
+}
+
+// blockNumber resolves a block parameter; an absent one means latest. ok is
+// false for a tag while the head is unknown; err for what is neither a tag
+// nor a quantity.
+func blockNumber(v *string, head uint64) (uint64, bool, error) {
 	tag := "latest"
 	if v != nil {
 		tag = *v
 	}
 	switch tag {
 	case "earliest":
-		return 0, true
+		return 0, true, nil
 	case "latest", "pending", "safe", "finalized":
-		return head, head > 0
+		return head, head > 0, nil
 	}
-	if !strings.HasPrefix(tag, "0x") || len(tag) < 3 || len(tag) > 18 {
-		return 0, false
+	n, err := ethparse.Quantity(tag)
+	if err != nil {
+		return 0, false, err
 	}
-	n, err := strconv.ParseUint(tag[2:], 16, 64)
-	return n, err == nil
+	return n, true, nil
 }
 
 // Override is an operator's change to one method on one chain (the

@@ -2,6 +2,10 @@ package evm
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -29,27 +33,79 @@ func TestLookup(t *testing.T) {
 }
 
 func TestLogsSpan(t *testing.T) {
+	pad := "0x" + strings.Repeat("0", 30) + "1"
 	for _, c := range []struct {
 		params string
 		head   uint64
 		span   uint64
 		ok     bool
+		bad    bool // refused: not judged, not sent on
 	}{
-		{`[{"fromBlock":"0x1","toBlock":"0x10"}]`, 0, 16, true},
-		{`[{"fromBlock":"earliest","toBlock":"latest"}]`, 5_000_000, 5_000_001, true},
-		{`[{"fromBlock":"earliest"}]`, 100, 101, true},
-		{`[{}]`, 100, 1, true},
-		{`[{"fromBlock":"earliest","toBlock":"latest"}]`, 0, 0, false}, // head unknown
-		{`[{"blockHash":"0xabc"}]`, 100, 0, false},
-		{`[{"fromBlock":"0x10","toBlock":"0x1"}]`, 100, 0, false}, // the node's to refuse
-		{`[{"fromBlock":"nope"}]`, 100, 0, false},
-		{`{}`, 100, 0, false},
+		{`[{"fromBlock":"0x1","toBlock":"0x10"}]`, 0, 16, true, false},
+		{`[{"fromBlock":"earliest","toBlock":"latest"}]`, 5_000_000, 5_000_001, true, false},
+		{`[{"fromBlock":"earliest"}]`, 100, 101, true, false},
+		{`[{}]`, 100, 1, true, false},
+		{`[{"fromBlock":null,"toBlock":"0x64"}]`, 100, 1, true, false},
+		{`[{"fromBlock":"earliest","toBlock":"latest"}]`, 0, 0, false, false}, // head unknown
+		{`[{"blockHash":"0xabc"}]`, 100, 0, false, false},
+		{`[{"fromBlock":"0x10","toBlock":"0x1"}]`, 100, 0, false, false}, // the node's to refuse
+		// The padded-fromBlock bypass: read, not skipped.
+		{`[{"fromBlock":"` + pad + `","toBlock":"0x2710"}]`, 20_000, 10_000, true, false},
+		{`[{"fromBlock":"0x0000000000000000000000001","toBlock":"latest"}]`, 20_000, 20_000, true, false},
+		// What the gateway cannot read is refused, never sent on unjudged.
+		{`[{"fromBlock":"nope"}]`, 100, 0, false, true},
+		{`[{"fromBlock":1,"toBlock":100000}]`, 100, 0, false, true},
+		{`[{"fromBlock":"1","toBlock":"100000"}]`, 100, 0, false, true},
+		{`[{"fromBlock":"0x10000000000000000"}]`, 100, 0, false, true},
+		{`[{"fromBlock":"0x0","FROMBLOCK":"0x63"}]`, 100, 0, false, true},
+		{`[{"fromBlock":"0x0","fromBlock":"0x63"}]`, 100, 0, false, true},
+		{`[{"blockHash":"0xabc","fromBlock":"0x0"}]`, 100, 0, false, true},
+		{`[{"fromBlock":"0x1"},{"fromBlock":"0x2"}]`, 100, 0, false, true},
+		{`{}`, 100, 0, false, true},
+		{`[[]]`, 100, 0, false, true},
+		{`[{"fromBlock":"0x0","toBlock":"0xffffffffffffffff"}]`, 100, math.MaxUint64, true, false}, // never wraps to 0
 	} {
-		span, ok := LogsSpan(json.RawMessage(c.params), c.head)
-		if span != c.span || ok != c.ok {
-			t.Errorf("%s head %d: %d %v, want %d %v", c.params, c.head, span, ok, c.span, c.ok)
+		span, ok, err := LogsSpan(json.RawMessage(c.params), c.head)
+		if span != c.span || ok != c.ok || (err != nil) != c.bad {
+			t.Errorf("%s head %d: %d %v %v, want %d %v refused=%v", c.params, c.head, span, ok, err, c.span, c.ok, c.bad)
 		}
 	}
+}
+
+// FuzzLogsSpan: however a range is spelled (zero padding, 0X, case of the
+// digits), LogsSpan either refuses it or judges the span the upstream will
+// read — the canonical spelling's. It never judges it "unknown" while the
+// canonical spelling of the same range is judged (the padded-fromBlock
+// bypass of max_block_range).
+func FuzzLogsSpan(f *testing.F) {
+	f.Add(uint64(1), uint64(20_000), uint8(30), uint8(0), true)
+	f.Add(uint64(0), uint64(1<<63), uint8(0), uint8(40), false)
+	f.Fuzz(func(t *testing.T, from, to uint64, padFrom, padTo uint8, upper bool) {
+		spell := func(v uint64, pad uint8) string {
+			d := strconv.FormatUint(v, 16)
+			if upper {
+				d = strings.ToUpper(d)
+			}
+			return "0x" + strings.Repeat("0", int(pad)) + d
+		}
+		params := `[{"fromBlock":"` + spell(from, padFrom) + `","toBlock":"` + spell(to, padTo) + `"}]`
+		canon := fmt.Sprintf(`[{"fromBlock":"0x%x","toBlock":"0x%x"}]`, from, to)
+		span, ok, err := LogsSpan(json.RawMessage(params), 1000)
+		cspan, cok, cerr := LogsSpan(json.RawMessage(canon), 1000)
+		if cerr != nil || err != nil {
+			t.Fatalf("%s: %v / canonical %v", params, err, cerr)
+		}
+		if span != cspan || ok != cok {
+			t.Fatalf("%s: %d %v, canonical %d %v", params, span, ok, cspan, cok)
+		}
+		want := to - from + 1
+		if want == 0 { // the whole 64-bit range: saturated, never 0
+			want = math.MaxUint64
+		}
+		if to >= from && (!ok || span != want) {
+			t.Fatalf("%s: %d %v, want %d", params, span, ok, want)
+		}
+	})
 }
 
 func TestNeedsArchive(t *testing.T) {

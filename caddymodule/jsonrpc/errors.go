@@ -18,9 +18,30 @@ const (
 	CodeInternalError  = -32603 // also "upstream unavailable" (HTTP 503), per DESIGN §5
 
 	// CodeLimitExceeded is EIP-1474's "limit exceeded". The gateway uses it
-	// for its own rate limit (HTTP 429) because eRPC and Infura do, so client
-	// retry logic written for them already backs off on it.
+	// only for its own rate limit (HTTP 429, Retry-After, data.retry_after),
+	// because eRPC and Infura do, so client retry logic written for them
+	// already backs off on it. It is never the code of a charged answer:
+	// viem retries -32005 whatever the HTTP status (see RetriedCodes).
 	CodeLimitExceeded = -32005
+
+	// CodeAnswerTooLarge answers a call whose result is over the method's
+	// max_response_bytes, or an upstream's charged "ask for less" (a -32005
+	// about the query's size, re-coded by the gateway). It is charged (the
+	// upstream did the work) and sent with HTTP 200: a client must not
+	// retry it as it is, and no default client does (not in RetriedCodes).
+	CodeAnswerTooLarge = -32040
+
+	// CodeSubscriptionCap refuses an eth_subscribe past the socket's or
+	// the address's subscription cap. Not charged; retrying changes
+	// nothing until a subscription is dropped (eth_unsubscribe).
+	CodeSubscriptionCap = -32041
+
+	// CodeChargedUpstreamError re-codes an upstream's error answer that is
+	// charged (the upstream did the caller's work) but whose own code a
+	// default client retries (-32603 "execution timeout", -32007, ...), so
+	// that a retry loop cannot pay for it again. data.upstream_code keeps
+	// the upstream's code.
+	CodeChargedUpstreamError = -32042
 
 	// CodePaymentRequired is the code of the gateway's "pay first" error
 	// (HTTP 402). 402 is what x402's JSON-RPC (MCP) transport specifies for
@@ -116,6 +137,61 @@ func InternalError(detail string) *Error {
 // because every JSON-RPC client already treats it as "server-side, may retry".
 func UpstreamUnavailable(detail string) *Error {
 	return &Error{Code: CodeInternalError, Message: withDetail("Upstream unavailable", detail)}
+}
+
+// RetriedCodes are the JSON-RPC error codes viem's default retry repeats
+// whatever the HTTP status (viem 2.57.20, tests/js/node_modules/viem/
+// utils/buildRequest.ts, shouldRetry: -1, LimitExceededRpcError -32005,
+// InternalRpcError -32603, 429, -32007). Every other code is retried only
+// when it comes with an HTTP status of 403, 408, 413, 429, 500, 502, 503 or
+// 504 (RetriedStatus); with 200 it is not. A charged answer therefore
+// never carries one of these codes nor one of those statuses.
+var RetriedCodes = map[int]bool{-1: true, CodeLimitExceeded: true, CodeInternalError: true, 429: true, -32007: true}
+
+// RetriedStatus reports whether viem's default retry repeats a request
+// answered with HTTP status (same source as RetriedCodes).
+func RetriedStatus(status int) bool {
+	switch status {
+	case 403, 408, 413, 429, 500, 502, 503, 504:
+		return true
+	}
+	return false
+}
+
+// AnswerTooLarge is CodeAnswerTooLarge for a result of size bytes over
+// the method's cap of limit bytes (charged, HTTP 200).
+func AnswerTooLarge(method string, size int, limit int64) *Error {
+	return &Error{Code: CodeAnswerTooLarge,
+		Message: "the answer to " + method + " is " + strconv.Itoa(size) + " bytes; this gateway returns at most " +
+			strconv.FormatInt(limit, 10) + " bytes per " + method + " call: ask for less (a narrower block range or filter)",
+		Data: json.RawMessage(`{"charged":true,"response_bytes":` + strconv.Itoa(size) + `,"max_response_bytes":` + strconv.FormatInt(limit, 10) + `}`)}
+}
+
+// SubscriptionCap is CodeSubscriptionCap: max subscriptions are held by
+// the socket (scope "connection") or the caller's address ("address").
+func SubscriptionCap(scope string, max int, msg string) *Error {
+	return &Error{Code: CodeSubscriptionCap, Message: msg,
+		Data: json.RawMessage(`{"scope":"` + scope + `","max_subscriptions":` + strconv.Itoa(max) + `}`)}
+}
+
+// Recharged re-codes e, an upstream's error answer that was charged, when
+// a default client would retry its code: CodeAnswerTooLarge for a -32005
+// (the query's size: ask for less), else CodeChargedUpstreamError; the
+// message is kept and data says the upstream's code (and its data). Other
+// errors are returned as they are, relayed byte for byte.
+func Recharged(e *Error) *Error {
+	if e == nil || !RetriedCodes[e.Code] {
+		return e
+	}
+	code := CodeChargedUpstreamError
+	if e.Code == CodeLimitExceeded {
+		code = CodeAnswerTooLarge
+	}
+	data := `{"charged":true,"upstream_code":` + strconv.Itoa(e.Code)
+	if len(e.Data) > 0 && json.Valid(e.Data) {
+		data += `,"upstream_data":` + string(e.Data)
+	}
+	return &Error{Code: code, Message: e.Message, Data: json.RawMessage(data + "}")}
 }
 
 // RateLimited is -32005 (HTTP 429, with Retry-After). retryAfterSeconds > 0

@@ -13,6 +13,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // ERC-20 reads of get_balance: balanceOf(address), decimals(), symbol().
@@ -265,10 +267,11 @@ func goValue(t abi.Type, v any) (any, error) {
 	switch t.T {
 	case abi.AddressTy:
 		s, ok := v.(string)
-		if !ok || !isAddress(s) {
-			return nil, fmt.Errorf("want an address, 0x followed by 40 hex digits")
+		a, err := ethparse.Address(s)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("want an address, 0x followed by 40 hex digits (in mixed case, with a right EIP-55 checksum)")
 		}
-		return common.HexToAddress(s), nil
+		return a, nil
 	case abi.BoolTy:
 		b, ok := v.(bool)
 		if !ok {
@@ -361,9 +364,14 @@ func integer(v any) (*big.Int, error) {
 		}
 		return big.NewInt(int64(x)), nil
 	case string:
-		n, ok := new(big.Int).SetString(strings.TrimSpace(x), 0)
-		if !ok {
-			return nil, fmt.Errorf("%q is not an integer", clip(x))
+		t := strings.TrimSpace(x)
+		neg := strings.HasPrefix(t, "-")
+		n, err := ethparse.Uint(strings.TrimPrefix(t, "-"))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer (decimal or 0x hex)", clip(x))
+		}
+		if neg {
+			n.Neg(n)
 		}
 		return n, nil
 	}
@@ -419,7 +427,7 @@ func quantityBig(r json.RawMessage) (*big.Int, bool) {
 	if json.Unmarshal(r, &s) != nil {
 		return nil, false
 	}
-	n, err := hexutil.DecodeBig(s)
+	n, err := ethparse.BigQuantity(s)
 	return n, err == nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
@@ -108,4 +109,29 @@ func FuzzToolArguments(f *testing.F) {
 		_, _ = blockRef(block, true)
 		_, _ = checkMessage([]byte(args))
 	})
+}
+
+// TestOneAddressAndNumberReader: the tools read addresses and numbers as
+// the rest of the gateway does (shared/ethparse): a mixed-case address
+// with a wrong EIP-55 checksum is refused, base-0 spellings Go would
+// otherwise take (0b, 0o, underscores) are not numbers.
+func TestOneAddressAndNumberReader(t *testing.T) {
+	addrT, _ := abi.NewType("address", "", nil)
+	if _, err := goValue(addrT, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := goValue(addrT, "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := goValue(addrT, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"); err == nil {
+		t.Fatal("a wrong checksum was taken")
+	}
+	for _, s := range []string{"0b101", "0o17", "1_000", "0x", "--1"} {
+		if n, err := integer(s); err == nil {
+			t.Fatalf("integer(%q) = %v", s, n)
+		}
+	}
+	if n, err := integer("-0x10"); err != nil || n.Int64() != -16 {
+		t.Fatalf("integer(-0x10) = %v %v", n, err)
+	}
 }

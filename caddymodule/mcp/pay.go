@@ -170,7 +170,12 @@ func (s *Server) read(rec *web.Recorder, tool string) paid {
 		if ra := rec.Header().Get(hdrRetryAfter); ra != "" {
 			msg += " (retry after " + ra + " s)"
 		}
+		// The same error (code, message, data fields) a socket caller
+		// gets for this refusal: docs/errors.md's one contract.
+		e := web.RefusalError(rec.Status(), rec.Header(), rec.Body.Bytes())
+		raw, _ := json.Marshal(map[string]any{"error": e})
 		res := toolError(msg)
+		res.StructuredContent = json.RawMessage(raw)
 		res.Meta = meta
 		return paid{refused: res}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Tool is a tool as the server registers it and discovery lists it.
@@ -341,12 +341,13 @@ func (s *Server) chainInfo(_ context.Context, _ *sdk.CallToolRequest, in chainAr
 // --- argument checks: wrong arguments are refused before anything is paid.
 
 var (
-	hexAddress = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
-	hexHash    = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
-	hexData    = regexp.MustCompile(`^0x([0-9a-fA-F]{2})*$`)
+	hexHash = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
+	hexData = regexp.MustCompile(`^0x([0-9a-fA-F]{2})*$`)
 )
 
-func isAddress(s string) bool { return hexAddress.MatchString(s) }
+// isAddress: 0x and 40 hex digits, its EIP-55 checksum right when it is
+// in mixed case (ethparse.Address, the one address reader).
+func isAddress(s string) bool { _, err := ethparse.Address(s); return err == nil }
 func isHash(s string) bool    { return hexHash.MatchString(s) }
 
 // checkAddress is the tool error of an argument (field) that is not an
@@ -355,7 +356,7 @@ func checkAddress(field, v, what string) *sdk.CallToolResult {
 	if isAddress(v) {
 		return nil
 	}
-	return toolErrorf("%s %q is not %s: 0x followed by 40 hex digits", field, clip(v), what)
+	return toolErrorf("%s %q is not %s: 0x followed by 40 hex digits (in mixed case, with a right EIP-55 checksum)", field, clip(v), what)
 }
 
 // checkHash is checkAddress for 32-byte hashes.
@@ -388,8 +389,8 @@ func blockRef(s string, pending bool) (blockArg, error) {
 			return blockArg{ref: s}, nil
 		}
 	}
-	n, ok := new(big.Int).SetString(s, 0)
-	if !ok || n.Sign() < 0 || !n.IsUint64() || (strings.HasPrefix(s, "0") && len(s) > 1 && !strings.HasPrefix(s, "0x")) {
+	n, err := ethparse.Uint(s)
+	if err != nil || !n.IsUint64() || (strings.HasPrefix(s, "0") && len(s) > 1 && !strings.HasPrefix(s, "0x")) {
 		return blockArg{}, fmt.Errorf("%q is neither a block number nor a tag (latest, finalized, safe, earliest)", clip(s))
 	}
 	return blockArg{ref: "0x" + strconv.FormatUint(n.Uint64(), 16), num: n.Uint64(), numbered: true}, nil

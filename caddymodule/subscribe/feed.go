@@ -13,6 +13,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
@@ -500,10 +501,7 @@ func (u *hexUint) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	if len(s) < 3 || s[:2] != "0x" {
-		return fmt.Errorf("not a 0x quantity: %q", truncate(s, 40))
-	}
-	v, err := strconv.ParseUint(s[2:], 16, 64)
+	v, err := ethparse.Quantity(s)
 	*u = hexUint(v)
 	return err
 }

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
 // answered reports whether the HTTP path's answer is itself the JSON-RPC
@@ -23,47 +23,9 @@ func answered(status int, body []byte) bool {
 }
 
 // refusalError is the JSON-RPC error a refused request's callers get over a
-// socket: the HTTP answer's own error (code and message) when it is a
-// JSON-RPC body, or the 402's x402 body with its onboarding; error.data
-// carries the HTTP status, Retry-After and what the HTTP body said, so a
-// socket client learns what an HTTP client would.
+// socket: web.RefusalError, the contract HTTP and MCP share.
 func refusalError(status int, hdr http.Header, body []byte) *jsonrpc.Error {
-	type data struct {
-		HTTPStatus      int             `json:"http_status"`
-		RetryAfter      int             `json:"retry_after_seconds,omitempty"`
-		PaymentRequired json.RawMessage `json:"payment_required,omitempty"`
-		Detail          json.RawMessage `json:"detail,omitempty"`
-	}
-	d := data{HTTPStatus: status}
-	if s, err := strconv.Atoi(hdr.Get("Retry-After")); err == nil && s > 0 {
-		d.RetryAfter = s
-	}
-	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: http.StatusText(status)}
-	var rpc struct {
-		Error *jsonrpc.Error `json:"error"`
-	}
-	var x402 struct {
-		Error       string          `json:"error"`
-		X402Version int             `json:"x402Version"`
-		Onboarding  json.RawMessage `json:"onboarding"`
-	}
-	switch {
-	case status == http.StatusPaymentRequired && json.Unmarshal(body, &x402) == nil && x402.X402Version > 0:
-		e.Code, e.Message = jsonrpc.CodePaymentRequired, "Payment required"
-		if x402.Error != "" {
-			e.Message += ": " + x402.Error
-		}
-		d.PaymentRequired = json.RawMessage(body)
-	case json.Unmarshal(body, &rpc) == nil && rpc.Error != nil:
-		e.Code, e.Message = rpc.Error.Code, rpc.Error.Message
-		if len(rpc.Error.Data) > 0 && json.Valid(rpc.Error.Data) {
-			d.Detail = rpc.Error.Data
-		}
-	case status == http.StatusPaymentRequired:
-		e.Code, e.Message = jsonrpc.CodePaymentRequired, "Payment required"
-	}
-	e.Data, _ = json.Marshal(d)
-	return e
+	return web.RefusalError(status, hdr, body)
 }
 
 // answersFor is one response per item of msg from the HTTP path's answer to

@@ -136,12 +136,12 @@ func (c *conn) subscribe(it *jsonrpc.Item) (jsonrpc.Response, *clientSub) {
 	c.mu.Unlock()
 	lim := c.s.cfg.Limits
 	if n >= lim.MaxSubscriptions {
-		return fail(&jsonrpc.Error{Code: jsonrpc.CodeLimitExceeded,
-			Message: "this socket has " + strconv.Itoa(n) + " subscriptions, the most one connection may hold; unsubscribe first"})
+		return fail(jsonrpc.SubscriptionCap("connection", lim.MaxSubscriptions,
+			"this socket has "+strconv.Itoa(n)+" subscriptions, the most one connection may hold; unsubscribe first"))
 	}
 	if !c.s.takeSub(c.ip) {
-		return fail(&jsonrpc.Error{Code: jsonrpc.CodeLimitExceeded,
-			Message: "this address holds " + strconv.Itoa(lim.MaxSubscriptionsPerIP) + " subscriptions, the most one address may hold"})
+		return fail(jsonrpc.SubscriptionCap("address", lim.MaxSubscriptionsPerIP,
+			"this address holds "+strconv.Itoa(lim.MaxSubscriptionsPerIP)+" subscriptions, the most one address may hold"))
 	}
 	rec := web.NewRecorder()
 	ticket := c.s.cfg.Charge(rec, c.request(nil), c.chain, methodSubscribe)

@@ -17,12 +17,12 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/claimscontract"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/revenuevault"
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/contracts/deploy"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Backend is the chain as the deployment uses it.
@@ -425,7 +425,7 @@ func decimal(units *big.Int, d uint8) string {
 
 // keyFromHex is a transactor for a hex private key on chainID.
 func keyFromHex(hexKey string, chainID uint64) (*bind.TransactOpts, error) {
-	k, err := crypto.HexToECDSA(strings.TrimPrefix(strings.TrimSpace(hexKey), "0x"))
+	k, err := ethparse.PrivateKey(hexKey)
 	if err != nil {
 		return nil, errors.New("TOLLGATE_DEPLOYER_KEY is not a hex private key")
 	}

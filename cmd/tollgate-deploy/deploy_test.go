@@ -308,6 +308,8 @@ func TestDeployRefusals(t *testing.T) {
 		{append(f.args("c.json"), "-symbol", "DAI"), "want one of [DAI]"},
 		{append(f.args("d.json"), "-chain", "1"), "serves chain 137, not 1"},
 		{append(f.args("e.json"), "-treasury", "nope"), "-treasury \"nope\" is not an address"},
+		// A mistyped checksum: the treasury receives money.
+		{append(f.args("f.json"), "-treasury", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"), "bad EIP-55 checksum"},
 	} {
 		_, log, err := f.run(c.args, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -30,6 +30,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 func main() {
@@ -77,8 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	p := Plan{ChainID: *chainID}
 	if t, ok := Presets[*token]; ok {
 		p.Token = t
-	} else if common.IsHexAddress(*token) {
-		p.Token = Token{Address: common.HexToAddress(*token), Decimals: uint8(*decimals)}
+	} else if a, err := ethparse.Address(*token); err == nil {
+		p.Token = Token{Address: a, Decimals: uint8(*decimals)}
 		if *symbol != "" {
 			p.Token.Symbols = []string{*symbol}
 		}
@@ -90,10 +92,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if v == "" && !required {
 			return common.Address{}
 		}
-		if !common.IsHexAddress(v) {
-			errs = append(errs, fmt.Errorf("-%s %q is not an address", flagName, v))
+		a, err := ethparse.Address(v) // who receives money: a mistyped checksum is refused
+		if err != nil {
+			errs = append(errs, fmt.Errorf("-%s %q is not an address (0x and 40 hex digits; in mixed case, its EIP-55 checksum): %w", flagName, v, err))
 		}
-		return common.HexToAddress(v)
+		return a
 	}
 	p.Treasury = addr("treasury", *treasury, true)
 	p.Admin = addr("admin", *admin, false)

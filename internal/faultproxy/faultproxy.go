@@ -58,6 +58,12 @@ const (
 	// JSON-RPC error object (a caller's unknown method, a revert) is sent
 	// with HTTP 500: a provider that maps error answers to a 5xx.
 	Status500Errors
+
+	// AskForLess: a provider refusing the caller's query with the codes
+	// real ones use, which the gateway counts as served (charged):
+	// eth_getLogs gets Infura's -32005 "query returned more than 10000
+	// results", eth_call geth's -32603-style "execution timeout".
+	AskForLess
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -214,6 +220,19 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":"` + crypto.Keccak256Hash(b).Hex() + `"}`))
 			return
 		}
+	}
+	if mode == AskForLess && len(calls) == 1 && (calls[0].Method == "eth_getLogs" || calls[0].Method == "eth_call") {
+		e := `{"code":-32005,"message":"query returned more than 10000 results. Try with this block range [0x1, 0x2]."}`
+		if calls[0].Method == "eth_call" {
+			e = `{"code":-32603,"message":"execution timeout"}`
+		}
+		out := `{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"error":` + e + `}`
+		if batch {
+			out = "[" + out + "]"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(out))
+		return
 	}
 	switch mode {
 	case Fail502:

@@ -17,6 +17,8 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Scheme is the x402 scheme name.
@@ -142,25 +144,16 @@ func Sign(digest common.Hash, key *ecdsa.PrivateKey) ([]byte, error) {
 // ErrBadSignature is returned for a signature that is not a valid 65-byte ECDSA signature.
 var ErrBadSignature = errors.New("batchsettle: malformed signature")
 
-// Recover returns the address that signed digest (65 bytes, V in {0,1,27,28}, low s).
+// Recover returns the address that signed digest: 65 bytes, V in {27, 28}
+// and low s — what BatchSettlement.sol's ECDSA.tryRecover (OpenZeppelin,
+// the ecrecover precompile) accepts, so a voucher the gateway takes can be
+// claimed on chain (a v of 0 or 1 was taken here and then refused there).
 func Recover(digest common.Hash, sig []byte) (common.Address, error) {
-	if len(sig) != 65 {
-		return common.Address{}, ErrBadSignature
-	}
-	s := make([]byte, 65)
-	copy(s, sig)
-	if s[64] >= 27 {
-		s[64] -= 27
-	}
-	r, sv := new(big.Int).SetBytes(s[:32]), new(big.Int).SetBytes(s[32:64])
-	if s[64] > 1 || !crypto.ValidateSignatureValues(s[64], r, sv, true) {
-		return common.Address{}, ErrBadSignature
-	}
-	pub, err := crypto.SigToPub(digest[:], s)
+	a, err := ethparse.Recover(digest[:], sig, ethparse.V27)
 	if err != nil {
 		return common.Address{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
-	return crypto.PubkeyToAddress(*pub), nil
+	return a, nil
 }
 
 var collectorArgs = func() abi.Arguments {

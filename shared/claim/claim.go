@@ -20,6 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -118,27 +119,20 @@ func Sign(key *ecdsa.PrivateKey, d Domain, c Claim) ([]byte, error) {
 	return sig, nil
 }
 
-// Recover returns the address that signed the claim.
+// Recover returns the address that signed the claim: 65 bytes, v in
+// {27, 28} and low s, as ClaimsContract's ECDSA.recover (OpenZeppelin, the
+// ecrecover precompile) requires (ethparse.Recover; a high-s twin and a v
+// of 0 or 1 were accepted here before, and refused by the contract).
 func Recover(d Domain, c Claim, sig []byte) (common.Address, error) {
-	if len(sig) != 65 {
-		return common.Address{}, fmt.Errorf("claim: signature is %d bytes, want 65", len(sig))
-	}
 	h, err := Digest(d, c)
 	if err != nil {
 		return common.Address{}, err
 	}
-	s := append([]byte(nil), sig...)
-	if s[64] >= 27 {
-		s[64] -= 27
-	}
-	if s[64] > 1 {
-		return common.Address{}, errors.New("claim: bad recovery id")
-	}
-	pub, err := crypto.SigToPub(h[:], s)
+	a, err := ethparse.Recover(h[:], sig, ethparse.V27)
 	if err != nil {
-		return common.Address{}, fmt.Errorf("claim: recover: %w", err)
+		return common.Address{}, fmt.Errorf("claim: %w", err)
 	}
-	return crypto.PubkeyToAddress(*pub), nil
+	return a, nil
 }
 
 // Signer signs claims for one contract with one CLAIM_CREATOR_ROLE key.

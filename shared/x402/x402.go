@@ -8,7 +8,6 @@
 package x402
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -17,6 +16,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Reasons of isValid:false / success:false (x402 spec §1.6 names where the
@@ -152,11 +153,11 @@ func ParseUint256(s string) (*big.Int, bool) {
 	return v, true
 }
 
+// ParseAddr reads an address with the one address reader (ethparse.Address:
+// 0x and 40 hex digits, a mixed-case spelling's EIP-55 checksum right).
 func ParseAddr(s string) (common.Address, bool) {
-	if !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") || !common.IsHexAddress(s) {
-		return common.Address{}, false
-	}
-	return common.HexToAddress(s), true
+	a, err := ethparse.Address(s)
+	return a, err == nil
 }
 
 // PayerOf is authorization.from when it is an address.
@@ -274,7 +275,6 @@ func Check(req *Request, dom Domain, now time.Time) (*Checked, error) {
 var (
 	domainTypeHash = crypto.Keccak256([]byte("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"))
 	twaTypeHash    = crypto.Keccak256([]byte("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"))
-	secpHalfN      = new(big.Int).Rsh(crypto.S256().Params().N, 1)
 )
 
 func word(b *big.Int) []byte { return common.LeftPadBytes(b.Bytes(), 32) }
@@ -295,26 +295,8 @@ func Digest(name, version string, chainID uint64, asset, from, to common.Address
 }
 
 // Recover returns the signer of a 65-byte r‖s‖v signature, enforcing what
-// the token's ecrecover does: v ∈ {27, 28} and low s.
+// the token's ecrecover does: v ∈ {27, 28} and low s (ethparse.Recover).
 func Recover(c *Checked, dom Domain) (common.Address, error) {
-	v := c.Sig[64]
-	if v != 27 && v != 28 {
-		return common.Address{}, fmt.Errorf("signature v is %d, want 27 or 28", v)
-	}
-	r, s := new(big.Int).SetBytes(c.Sig[:32]), new(big.Int).SetBytes(c.Sig[32:64])
-	if s.Cmp(secpHalfN) > 0 {
-		return common.Address{}, errors.New("signature s is not in the lower half order")
-	}
-	if !crypto.ValidateSignatureValues(v-27, r, s, true) {
-		return common.Address{}, errors.New("signature r or s out of range")
-	}
-	sig := make([]byte, 65)
-	copy(sig, c.Sig)
-	sig[64] = v - 27
 	d := Digest(dom.Name, dom.Version, dom.ChainID, c.Asset, c.From, c.To, c.Value, c.ValidAfter, c.ValidBefore, c.Nonce)
-	pub, err := crypto.SigToPub(d, sig)
-	if err != nil {
-		return common.Address{}, fmt.Errorf("signature does not recover: %v", err)
-	}
-	return crypto.PubkeyToAddress(*pub), nil
+	return ethparse.Recover(d, c.Sig, ethparse.V27)
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Defaults.
@@ -95,15 +95,10 @@ func (s *Service) domain(r *http.Request) string {
 
 // ParseAddress accepts a 0x-prefixed 40-hex-digit address; mixed case must
 // be a valid EIP-55 checksum.
+// (ethparse.Address, the one address reader).
 func ParseAddress(v string) (common.Address, bool) {
-	if !addrRe.MatchString(v) {
-		return common.Address{}, false
-	}
-	a := common.HexToAddress(v)
-	if v[2:] != strings.ToLower(v[2:]) && v[2:] != strings.ToUpper(v[2:]) && a.Hex() != v {
-		return common.Address{}, false
-	}
-	return a, true
+	a, err := ethparse.Address(v)
+	return a, err == nil
 }
 
 func (s *Service) challenge(w http.ResponseWriter, r *http.Request) {
@@ -130,22 +125,10 @@ func (s *Service) challenge(w http.ResponseWriter, r *http.Request) {
 
 // VerifyPersonalSign returns the address that signed msg with personal_sign
 // (EIP-191: "\x19Ethereum Signed Message:\n" + len + msg).
+// v may be 0, 1, 27 or 28 (wallets differ) and s must be in the lower
+// half (ethparse.Recover: a signature's malleable twin is refused).
 func VerifyPersonalSign(msg string, sig []byte) (common.Address, error) {
-	if len(sig) != 65 {
-		return common.Address{}, errors.New("signature must be 65 bytes")
-	}
-	s := append([]byte(nil), sig...)
-	if s[64] >= 27 {
-		s[64] -= 27
-	}
-	if s[64] > 1 {
-		return common.Address{}, errors.New("bad recovery id")
-	}
-	pub, err := crypto.SigToPub(accounts.TextHash([]byte(msg)), s)
-	if err != nil {
-		return common.Address{}, err
-	}
-	return crypto.PubkeyToAddress(*pub), nil
+	return ethparse.Recover(accounts.TextHash([]byte(msg)), sig, ethparse.VAny)
 }
 
 func (s *Service) login(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Message is the subset of EIP-4361 this service issues and accepts.
@@ -67,10 +69,11 @@ func Parse(s string) (Message, error) {
 		return m, errors.New("siwe: bad first line")
 	}
 	m.Domain = d
-	if !addrRe.MatchString(lines[1]) {
+	a, aerr := ethparse.Address(lines[1]) // a mixed-case address must carry its right EIP-55 checksum
+	if !addrRe.MatchString(lines[1]) || aerr != nil {
 		return m, errors.New("siwe: bad address line")
 	}
-	m.Address = common.HexToAddress(lines[1])
+	m.Address = a
 	if lines[2] != "" {
 		return m, errors.New("siwe: missing blank line after the address")
 	}

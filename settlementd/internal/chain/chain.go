@@ -23,6 +23,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Backend is the JSON-RPC surface the jobs use. *ethclient.Client and the
@@ -111,12 +113,10 @@ func NewSigner(role string, key *ecdsa.PrivateKey) *Signer {
 // ParseSigner reads a hex private key (with or without 0x) for role. The
 // error names the role, never the value.
 func ParseSigner(role, hexKey string) (*Signer, error) {
-	hexKey = strings.TrimSpace(hexKey)
-	hexKey = strings.TrimPrefix(strings.TrimPrefix(hexKey, "0x"), "0X")
-	if hexKey == "" {
+	if h := strings.TrimSpace(hexKey); h == "" || h == "0x" || h == "0X" {
 		return nil, fmt.Errorf("chain: the %s key is empty", role)
 	}
-	k, err := crypto.HexToECDSA(hexKey)
+	k, err := ethparse.PrivateKey(hexKey)
 	if err != nil {
 		return nil, fmt.Errorf("chain: the %s key is not a valid secp256k1 private key (64 hex digits)", role)
 	}

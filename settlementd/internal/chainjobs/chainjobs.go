@@ -30,6 +30,8 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settle"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/solvency"
 	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Settings of the chain jobs: config.Chain, which config.Load reads from
@@ -112,10 +114,10 @@ func addr(name, v string, required, dev bool) (common.Address, error) {
 		}
 		return common.Address{}, nil
 	}
-	if !common.IsHexAddress(v) {
-		return common.Address{}, fmt.Errorf("%s is not an address", name)
+	a, err := ethparse.Address(v)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("%s: %w", name, err)
 	}
-	a := common.HexToAddress(v)
 	if a == (common.Address{}) {
 		return a, fmt.Errorf("%s is the zero address", name)
 	}

@@ -24,7 +24,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +36,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/auth"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/httpx"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
@@ -261,7 +261,7 @@ func (s *Service) ChainID(ctx context.Context, rawURL string) (uint64, error) {
 	if err := json.Unmarshal(bytes.TrimSpace(body), &out); err != nil || len(out.Error) > 0 && string(out.Error) != "null" || !strings.HasPrefix(out.Result, "0x") {
 		return 0, errors.New("the endpoint did not return a JSON-RPC eth_chainId result")
 	}
-	id, err := strconv.ParseUint(out.Result[2:], 16, 64)
+	id, err := ethparse.Quantity(out.Result)
 	if err != nil {
 		return 0, errors.New("the endpoint returned a malformed chain id")
 	}

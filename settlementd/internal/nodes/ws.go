@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // probeWS checks that a node's ws_url answers eth_chainId over WebSocket
@@ -41,7 +42,7 @@ func (s *Service) probeWS(ctx context.Context, rawURL string, ids []uint64) erro
 	if err != nil || json.Unmarshal(msg, &out) != nil || !strings.HasPrefix(out.Result, "0x") {
 		return &apiError{http.StatusBadRequest, "ws_probe_failed", "probing ws_url failed: no JSON-RPC eth_chainId result"}
 	}
-	got, err := strconv.ParseUint(out.Result[2:], 16, 64)
+	got, err := ethparse.Quantity(out.Result)
 	if err != nil {
 		return &apiError{http.StatusBadRequest, "ws_probe_failed", "probing ws_url failed: malformed chain id"}
 	}

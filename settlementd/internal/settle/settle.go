@@ -48,6 +48,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/pglock"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -431,9 +432,9 @@ func (j *Job) allocate(ctx context.Context) error {
 	var errs []error
 	for _, n := range nodes {
 		if n.wallet != "" {
-			if !common.IsHexAddress(n.wallet) {
+			if w, err := ethparse.Address(n.wallet); err != nil {
 				j.log.Warn("node wallet is not an address; not bound", zap.String("node", n.id))
-			} else if w := common.HexToAddress(n.wallet); !strings.EqualFold(w.Hex(), n.boundWallet) && !j.boundOnChain(ctx, n.id, w) {
+			} else if !strings.EqualFold(w.Hex(), n.boundWallet) && !j.boundOnChain(ctx, n.id, w) {
 				t, err := j.sender.Submit(ctx, j.cfg.Relayer, chain.Intent{
 					Purpose: fmt.Sprintf("wallet:%s:%s", n.id, strings.ToLower(w.Hex())), Kind: chain.KindSetNodeWallet,
 					To: j.cfg.Claims, Data: j.claims.PackSetNodeWallet(n.id, w), Recipient: w, NodeID: n.id, Unpack: j.claims.UnpackError,
