@@ -23,6 +23,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -170,10 +171,15 @@ func MoneyAddress(name, raw, v string, dev bool) (common.Address, error) {
 	if v == "" {
 		return common.Address{}, fmt.Errorf("tollgate: payments %s is empty (written %q): set it; no money address has a default", name, raw)
 	}
-	if !common.IsHexAddress(v) {
+	// ethparse's error is not passed on: for a bad checksum it names the
+	// checksummed form, which would bless a typo (see below).
+	a, err := ethparse.Address(v)
+	if err != nil {
+		if _, lower := ethparse.Address(strings.ToLower(v)); lower == nil {
+			return common.Address{}, fmt.Errorf("tollgate: payments %s %q is not in its EIP-55 checksummed form: copy the address from its source again", name, v)
+		}
 		return common.Address{}, fmt.Errorf("tollgate: payments %s %q is not an address", name, v)
 	}
-	a := common.HexToAddress(v)
 	if dev {
 		return a, nil
 	}
