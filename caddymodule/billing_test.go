@@ -603,3 +603,83 @@ func TestErrorAnswersInA5xxBlameNoOne(t *testing.T) {
 		t.Fatalf("alpha, blamed for %d error answers sent with HTTP 500 (beta erred the same): %v", e.alpha.Calls("poison_x"), u)
 	}
 }
+
+// TestFreeCopiesDoNotTakeTheNodesCredit: a notification fanned out to
+// subscribers who pay and subscribers on the free tier credits its node
+// once, with a copy that pays: the node's revenue for the message is the
+// paid copy's price, never a free copy's zero (else strangers holding free
+// subscriptions to the same filter would take a node's earnings for the
+// messages it sent, by the luck of delivery order).
+func TestFreeCopiesDoNotTakeTheNodesCredit(t *testing.T) {
+	e := startMetered(t, meterOpts{free: 10_000, subnet: 100_000, extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tladder 0:1\n\t\t\t\tverify off\n\t\t\t}"})
+	secret, keyID := e.createKey(t)
+	e.credit(t, keyID, 10_000_000)
+	key := "X-API-Key: " + secret
+	const nodeID = "NODE-EU-FREECOPY"
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	e.registerNodeWS(t, nodeID, node.URL(), e.net.Manifest.Polygon.WSURL)
+	e.waitForNode(t, nodeID, key)
+
+	filter := `{"address":"` + e.net.Manifest.Polygon.USDT + `"}`
+	revenues := func() []*events.Revenue {
+		var out []*events.Revenue
+		for _, ev := range e.stream(t) {
+			if r, ok := ev.(*events.Revenue); ok {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	before := len(revenues())
+	var subs []*wsClient
+	for i := range 10 {
+		var c *wsClient
+		if i == 0 {
+			c = e.dial(t, "/rpc", key) // the one subscriber who pays
+		} else {
+			c = e.dial(t, "/rpc") // free tier
+		}
+		s := decodeOne(t, c.call(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["logs",`+filter+`]}`))
+		if s.Error != nil || len(s.Result) < 4 {
+			t.Fatalf("eth_subscribe %d: %+v", i, s)
+		}
+		subs = append(subs, c)
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(revenues()) < before+10; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d revenue events for 10 subscriptions", len(revenues())-before)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the stream
+	}
+	const logs = 3
+	for l := range logs {
+		seen := len(revenues())
+		e.transferUSDT(t, 1) // one log: one upstream message
+		for i, c := range subs {
+			var m struct {
+				Method string `json:"method"`
+			}
+			if err := json.Unmarshal(c.next(), &m); err != nil || m.Method != "eth_subscription" {
+				t.Fatalf("log %d, subscriber %d: %v %+v", l, i, err, m)
+			}
+		}
+		var fresh []*events.Revenue
+		for deadline := time.Now().Add(30 * time.Second); len(fresh) < 10; fresh = revenues()[seen:] {
+			if time.Now().After(deadline) {
+				t.Fatalf("log %d: %d notification revenue events after 30 s, want 10", l, len(fresh))
+			}
+			time.Sleep(20 * time.Millisecond) // polling the stream
+		}
+		credited, amount := 0, money.Units(0)
+		for _, r := range fresh {
+			if r.NodeID == nodeID {
+				credited += r.Calls
+				amount += r.Amount
+			}
+		}
+		if credited != 1 || amount != money.PricePerCall {
+			t.Fatalf("log %d: the node credited %d copies worth %d units, want 1 worth %d (the paid copy): %+v", l, credited, amount, money.PricePerCall, fresh)
+		}
+	}
+}

@@ -67,7 +67,7 @@ func (h *Handler) serveSocket(w http.ResponseWriter, r *http.Request, chainID ui
 func (h *Handler) chargeSocket(w http.ResponseWriter, r *http.Request, chainID uint64, method string) wsrpc.Ticket {
 	cs := h.chains[chainID]
 	if h.meter == nil || cs == nil {
-		return func(events.ServedBy, bool) {}
+		return func(events.ServedBy, bool, func() bool) {}
 	}
 	msg := &jsonrpc.Message{Items: []jsonrpc.Item{{ID: []byte("1"), Method: method}}}
 	calls, _ := msg.Calls()
@@ -76,10 +76,17 @@ func (h *Handler) chargeSocket(w http.ResponseWriter, r *http.Request, chainID u
 	if !ok {
 		return nil
 	}
-	return func(by events.ServedBy, delivered bool) {
+	// A copy that pays: a free copy earns no one anything, so it must not
+	// take the upstream's one credit for a fanned-out message (strangers
+	// on the free tier would take a node's earnings by delivery order).
+	pays := d.Outcome == meter.Bundle || (d.Outcome == meter.Paid && d.Amount() > 0)
+	return func(by events.ServedBy, delivered bool, credit func() bool) {
 		failed := 0
 		if !delivered {
 			failed = units
+		}
+		if delivered && credit != nil && (!pays || !credit()) {
+			by = events.ServedByFanout
 		}
 		h.payers.Settle(r, discard{}, &d, []meter.Served{{By: by, Units: units - failed}}, failed)
 	}

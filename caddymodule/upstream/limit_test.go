@@ -124,7 +124,13 @@ func TestUnconfirmed429BacksNothingOff(t *testing.T) {
 	b := newFakeRPC(t, "b", 137, 1000)
 	p := newTestPool(t, testConfig(provider(a), provider(b)))
 	a.setMode(mode429)
-	for range 5 {
+	// Prefer is honoured only among the best candidates (a may not be
+	// probed yet): forward until a was asked five times, which it never
+	// would be if it were backed off.
+	for i := 0; a.calls.Load() < 5; i++ {
+		if i == 200 {
+			t.Fatalf("a asked %d times in 200 requests: backed off?", a.calls.Load())
+		}
 		if r, err := forward(t, p, batchCall, ForwardOptions{Prefer: "a"}); err != nil || r.Upstream.Name != "b" {
 			t.Fatalf("served by %+v %v", r, err)
 		}
@@ -189,18 +195,25 @@ func TestErrorAnswerNeedsAResultAsEvidence(t *testing.T) {
 	p := newTestPool(t, testConfig(provider(a), provider(b)))
 	a.setMode(modeRPCFault)
 	b.setMode(modeRPCLimited) // an error answer: an unconfirmed limit claim, the caller's
-	for range 5 {
-		if r, err := forward(t, p, balanceCall, ForwardOptions{Prefer: "a"}); err != nil || r.Upstream.Name != "b" {
-			t.Fatalf("served by %+v %v", r, err)
+	// Prefer is honoured only among the best candidates (a may not be
+	// probed yet): forward until a was asked.
+	until := func(calls int64) {
+		t.Helper()
+		for i := 0; a.calls.Load() < calls; i++ {
+			if i == 200 {
+				t.Fatalf("a asked %d times in 200 requests, want %d", a.calls.Load(), calls)
+			}
+			if r, err := forward(t, p, balanceCall, ForwardOptions{Prefer: "a"}); err != nil || r.Upstream.Name != "b" {
+				t.Fatalf("served by %+v %v", r, err)
+			}
 		}
 	}
-	if s := upstreamState(t, p, "a"); s.Failures != 0 || a.calls.Load() == 0 {
+	until(5)
+	if s := upstreamState(t, p, "a"); s.Failures != 0 {
 		t.Fatalf("a blamed on another's error answers (%d calls): %+v", a.calls.Load(), s)
 	}
 	b.setMode(modeOK)
-	if r, err := forward(t, p, balanceCall, ForwardOptions{Prefer: "a"}); err != nil || r.Upstream.Name != "b" {
-		t.Fatalf("served by %+v %v", r, err)
-	}
+	until(a.calls.Load() + 1)
 	if s := upstreamState(t, p, "a"); s.Failures == 0 {
 		t.Fatalf("a's fault answer while b served a result was not counted: %+v", s)
 	}

@@ -151,7 +151,7 @@ func (c *conn) subscribe(it *jsonrpc.Item) (jsonrpc.Response, *clientSub) {
 	}
 	sub, err := c.s.cfg.Subscribe(c.chain, kind, filter, lim.SendBuffer)
 	if err != nil {
-		ticket(events.ServedByCache, false)
+		ticket(events.ServedByCache, false, nil)
 		c.s.giveSub(c.ip)
 		code := jsonrpc.CodeInternalError
 		if c.s.cfg.SubscribeError != nil {
@@ -159,7 +159,7 @@ func (c *conn) subscribe(it *jsonrpc.Item) (jsonrpc.Response, *clientSub) {
 		}
 		return fail(&jsonrpc.Error{Code: code, Message: "cannot subscribe: " + err.Error()})
 	}
-	ticket(events.ServedByCache, true)
+	ticket(events.ServedByCache, true, nil)
 	c.mu.Lock()
 	cs := &clientSub{id: subID(), sub: sub, gate: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{})}
 	c.subs[cs.id] = cs
@@ -273,13 +273,11 @@ func (c *conn) pump(cs *clientSub) {
 		}
 		by, credit := n.ServedBy, n.Credit
 		c.sendReserved(frame{data: notification(cs.id, n.Result), done: func(delivered bool) {
-			if delivered && !credit.Take() {
-				// Another subscriber's copy of the same upstream message
-				// earned the upstream's credit: this copy is the
-				// platform's fan-out (the caller pays for it all the same).
-				by = events.ServedByFanout
-			}
-			ticket(by, delivered)
+			// The upstream earns once per message, with the first
+			// delivered copy that pays; the other copies are the
+			// platform's fan-out (each caller pays for its own copy all
+			// the same).
+			ticket(by, delivered, credit.Take)
 			if delivered {
 				metrics.WSNotifications.WithLabelValues("delivered").Inc()
 			} else {

@@ -18,8 +18,12 @@ import (
 )
 
 // Ticket closes the books of one charged call once its fate is known:
-// delivered (revenue for by) or not (refunded).
-type Ticket func(by events.ServedBy, delivered bool)
+// delivered (revenue for by) or not (refunded). credit, for a copy of an
+// upstream's notification (nil otherwise), takes the upstream's one credit
+// for that message (subscribe.Credit.Take): the ticket calls it only for a
+// delivered copy that pays, and a copy that does not take it earns the
+// platform's fan-out.
+type Ticket func(by events.ServedBy, delivered bool, credit func() bool)
 
 // Sub is one client's view of a hub subscription (caddymodule/subscribe).
 type Sub interface {
