@@ -45,6 +45,11 @@ const (
 	// DropSends: eth_sendRawTransaction is answered with the right hash
 	// (keccak256 of the bytes) and never passed on.
 	DropSends
+	// HoldFutureSends: an honest node's queue (shapes.go): a send whose
+	// nonce is beyond its sender's next one is answered with its hash and
+	// kept here, never passed on (geth does not propagate queued
+	// transactions); other sends pass.
+	HoldFutureSends
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -68,11 +73,17 @@ type Proxy struct {
 	// ExtraFields: an honest node of another client, which adds fields of
 	// its own to every block object it answers.
 	ExtraFields atomic.Bool
+	// GasOffset: an honest node of another client, whose gas estimates
+	// differ from geth's by this much.
+	GasOffset atomic.Int64
+	// Held counts the sends HoldFutureSends kept.
+	Held atomic.Int64
 	// LieAfter and LieEvery shape LieSometimes (LieEvery 0 means 5).
 	LieAfter, LieEvery atomic.Int64
 	// Answered counts the answers LieSometimes could have lied in; Lies
 	// the lies told; FirstLieAt is Answered at the first lie (0: none yet).
 	Answered, Lies, FirstLieAt atomic.Int64
+	shape                      atomic.Int32 // how LieSometimes lies (shapes.go)
 
 	mu      sync.Mutex
 	calls   map[string]int
@@ -183,6 +194,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if mode == HoldFutureSends && len(calls) == 1 && calls[0].Method == "eth_sendRawTransaction" && p.holdFuture(w, calls[0]) {
+		return
+	}
 	switch mode {
 	case Fail502:
 		http.Error(w, "bad gateway", http.StatusBadGateway)
@@ -219,7 +233,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 {
 		out = p.rewrite(calls, out, mode)
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -240,9 +254,11 @@ func setMember(r *reply, key string, val json.RawMessage) {
 // in out.
 func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 	methodOf := map[string]string{}
+	paramsOf := map[string][]any{}
 	pruned := map[string]bool{}
 	for _, c := range calls {
 		methodOf[string(c.ID)] = c.Method
+		paramsOf[string(c.ID)] = c.Params
 		if (c.Method == "eth_getBalance" || c.Method == "eth_getTransactionCount") && len(c.Params) == 2 {
 			if s, ok := c.Params[1].(string); ok {
 				if n, err := strconv.ParseUint(trim0x(s), 16, 64); err == nil && n < p.PrunedBelow.Load() {
@@ -257,8 +273,15 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 		if p.ExtraFields.Load() && block {
 			setMember(r, "clientExtra", json.RawMessage(`"0x1"`))
 		}
+		if d := p.GasOffset.Load(); d != 0 && m == "eth_estimateGas" && r.Error == nil {
+			var hex string
+			_ = json.Unmarshal(r.Result, &hex)
+			if n, err := strconv.ParseUint(trim0x(hex), 16, 64); err == nil {
+				r.Result = json.RawMessage(strconv.Quote("0x" + strconv.FormatUint(n+uint64(d), 16)))
+			}
+		}
 		lie := mode == Lie
-		if mode == LieSometimes && (m == "eth_getBalance" || m == "eth_getBlockByNumber") && r.Error == nil && string(r.Result) != "null" {
+		if mode == LieSometimes && p.lieable(m, r) {
 			n := p.Answered.Add(1)
 			every := p.LieEvery.Load()
 			if every <= 0 {
@@ -271,6 +294,8 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 			}
 		}
 		switch {
+		case lie && mode == LieSometimes && Shape(p.shape.Load()) != ShapeValue:
+			p.shapeLie(m, paramsOf[string(r.ID)], r)
 		case mode == Pruned && pruned[string(r.ID)]:
 			r.Result = nil
 			r.Error = json.RawMessage(`{"code":-32000,"message":"missing trie node 0000000000000000000000000000000000000000000000000000000000000000 (path ) state 0x0 is not available, not found"}`)
