@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
@@ -299,7 +300,17 @@ func judgeFork(ctx context.Context, c Case) (Judgment, bool) {
 		return Judgment{}, false
 	}
 	blk, ok := providerBlock(ctx, c.Pool, nn.hash)
-	if !ok || isNull(blk) {
+	if !ok {
+		return Judgment{}, true
+	}
+	if isNull(blk) {
+		// A hash the provider never saw. On a chain whose headers hash as
+		// go-ethereum's do (the provider's own block rehashes to its
+		// hash), a block whose hash is not keccak256 of its header is made
+		// up, whatever branch it claims to be on.
+		if nn.block && headerHashes(c.Trusted.Result) == headerTrue && headerHashes(c.Answer.Result) == headerFalse {
+			return Judgment{Outcome: Mismatch, Truth: c.Trusted.Result, Why: "its hash is not keccak256 of its header"}, true
+		}
 		return Judgment{}, true
 	}
 	if nn.block {
@@ -632,3 +643,28 @@ func orTop(path string) string {
 	}
 	return strings.TrimSuffix(path, ".")
 }
+
+// headerHashes says whether a block object's hash is keccak256 of the RLP
+// of its header, as go-ethereum rebuilds it from the JSON fields.
+func headerHashes(block json.RawMessage) headerCheck {
+	var h types.Header
+	if json.Unmarshal(block, &h) != nil {
+		return headerUnknown // a field go-ethereum does not read: another chain's header
+	}
+	claimed := member(block, "hash")
+	if len(claimed) != 66 {
+		return headerUnknown
+	}
+	if strings.EqualFold(h.Hash().Hex(), claimed) {
+		return headerTrue
+	}
+	return headerFalse
+}
+
+type headerCheck uint8
+
+const (
+	headerUnknown headerCheck = iota
+	headerTrue
+	headerFalse
+)

@@ -3,9 +3,13 @@ package verify
 import (
 	"context"
 	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
@@ -26,7 +30,7 @@ func TestSameWhole(t *testing.T) {
 		{`{"hash":"0xAB","number":"0x1"}`, `{"number":"0x1","hash":"0xab"}`, true},
 		{`{"hash":"0xab","clientExtra":"0x1"}`, `{"hash":"0xab"}`, true},
 		{`{"hash":"0xab"}`, `{"hash":"0xab","totalDifficulty":"0x0"}`, true}, // geth dropped it
-		{`{"hash":"0xab"}`, `{"hash":"0xab","status":"0x1"}`, false},          // an omitted field
+		{`{"hash":"0xab"}`, `{"hash":"0xab","status":"0x1"}`, false},         // an omitted field
 		{`{"hash":"0xab"}`, `{"hash":"0xac"}`, false},
 		{`{"hash":"0xab","pad":` + big + `}`, `{"hash":"0xab"}`, false}, // padding by a field of its own
 		{`["0x1","0x2"]`, `["0x1"]`, false},
@@ -130,5 +134,27 @@ func TestEvidenceOfLargeAnswers(t *testing.T) {
 		Params: json.RawMessage(`["0x1",false]`), Block: 1, NodeAnswer: ev, TrustedAnswer: Evidence(large), TrustedBy: "alpha"}
 	if err := m.Validate(); err != nil {
 		t.Fatalf("evidence with digests does not validate: %v", err)
+	}
+}
+
+// TestHeaderHashes: a block whose hash is keccak256 of its header verifies;
+// the same block with another hash does not; a block go-ethereum cannot
+// read is unknown (never a lie by this rule).
+func TestHeaderHashes(t *testing.T) {
+	h := &types.Header{ParentHash: common.HexToHash("0x01"), Number: big.NewInt(100), GasLimit: 30_000_000, Time: 1_700_000_000,
+		Difficulty: big.NewInt(0), BaseFee: big.NewInt(7), Extra: []byte{}}
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := headerHashes(b); got != headerTrue {
+		t.Fatalf("a true header: %v (%s)", got, b)
+	}
+	forged := strings.Replace(string(b), h.Hash().Hex(), h.ParentHash.Hex(), 1)
+	if got := headerHashes(json.RawMessage(forged)); got != headerFalse {
+		t.Fatalf("a header with its parent's hash: %v", got)
+	}
+	if got := headerHashes(json.RawMessage(`{"hash":"0x01","number":"0x1"}`)); got != headerUnknown {
+		t.Fatalf("an unreadable header: %v", got)
 	}
 }
