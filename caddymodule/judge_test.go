@@ -2,6 +2,7 @@ package caddymodule_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"net/http"
 	"os"
@@ -207,12 +208,17 @@ func liarOfShape(t *testing.T, shape faultproxy.Shape) {
 }
 
 // honestCalls is how many calls each honest node of TestHonestNodesOfEveryKind
-// gets (TOLLGATE_HONEST_CALLS overrides: the issue asks 10,000 each).
-func honestCalls() int {
+// gets: 10,000 (the issue's figure), but 3,000 for the node that answers
+// half a second late (10,000 of those take 5 minutes).
+// TOLLGATE_HONEST_CALLS sets it for every kind.
+func honestCalls(slow bool) int {
 	if n, err := strconv.Atoi(os.Getenv("TOLLGATE_HONEST_CALLS")); err == nil && n > 0 {
 		return n
 	}
-	return 3000
+	if slow {
+		return 3000
+	}
+	return 10_000
 }
 
 // TestHonestNodesOfEveryKind: honest nodes the old judge convicted, or
@@ -226,19 +232,19 @@ func honestCalls() int {
 func TestHonestNodesOfEveryKind(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		setup func(p *faultproxy.Proxy)
-		sends bool
+		setup       func(p *faultproxy.Proxy)
+		sends, slow bool
 	}{
-		{"five block intervals late", func(p *faultproxy.Proxy) { p.SetDelay(5 * 100 * time.Millisecond) }, false},
-		{"a block behind", func(p *faultproxy.Proxy) { p.LagBy = 1; p.SetMode(faultproxy.Lag) }, false},
-		{"queues future-nonce sends", func(p *faultproxy.Proxy) { p.SetMode(faultproxy.HoldFutureSends) }, true},
-		{"another client", func(p *faultproxy.Proxy) { p.ExtraFields.Store(true); p.GasOffset.Store(1000) }, false},
+		{"five block intervals late", func(p *faultproxy.Proxy) { p.SetDelay(5 * 100 * time.Millisecond) }, false, true},
+		{"a block behind", func(p *faultproxy.Proxy) { p.LagBy = 1; p.SetMode(faultproxy.Lag) }, false, false},
+		{"queues future-nonce sends", func(p *faultproxy.Proxy) { p.SetMode(faultproxy.HoldFutureSends) }, true, false},
+		{"another client", func(p *faultproxy.Proxy) { p.ExtraFields.Store(true); p.GasOffset.Store(1000) }, false, false},
 	} {
-		t.Run(c.name, func(t *testing.T) { honestOfKind(t, c.setup, c.sends) })
+		t.Run(c.name, func(t *testing.T) { honestOfKind(t, c.setup, c.sends, honestCalls(c.slow)) })
 	}
 }
 
-func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends bool) {
+func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends bool, total int) {
 	start := time.Now()
 	e := startMetered(t, meterOpts{free: 10_000_000, subnet: 10_000_000, adminToken: "admin-token-0123456789",
 		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tladder 0:1\n\t\t\t\tsend_grace 1s\n\t\t\t\ttimeout 2s\n\t\t\t}"})
@@ -278,34 +284,76 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends bool) {
 		}
 	}
 
-	total := honestCalls()
-	byNode := 0
-	for i := 0; i < total; i++ {
-		method, body := traffic.next()
-		if i%9 == 8 {
-			method, body = "eth_estimateGas", estimate
-		}
-		if i%200 == 199 {
-			traffic.send(t, e)
-		}
-		if sends && i%100 == 99 {
-			sendFuture()
-		}
+	// Probation (shadows), until the node serves a caller.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		_, body := traffic.next()
 		a := e.rpc(t, body)
-		if a.status != http.StatusOK {
-			t.Fatalf("call %d: %d %.300s", i, a.status, a.body)
-		}
-		if method == "eth_blockNumber" {
-			traffic.head.observe(a.body)
-		}
 		if a.header.Get("X-Tollgate-Upstream") == nodeID {
-			byNode++
+			break
 		}
-		if i%100 == 0 {
-			if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
-				t.Fatalf("an honest node quarantined after %d calls: %v", i, st)
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			t.Fatalf("an honest node quarantined in probation: %v", st)
+		}
+		if a.status != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("the node never served: %d %.300s; node %v; checks %v", a.status, a.body, e.upstreamState(t, nodeID), e.verifications(t))
+		}
+	}
+	t.Logf("probation over after %v: %v", time.Since(start).Round(time.Second), e.trustOf(t, nodeID))
+	// 16 callers at once: a late node answers in half a second.
+	workers := 16
+	var (
+		mu      sync.Mutex
+		byNode  int
+		failure string
+		next    int
+	)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				method, body := traffic.next()
+				mu.Unlock()
+				if i >= total || failure != "" {
+					return
+				}
+				if i%9 == 8 {
+					method, body = "eth_estimateGas", estimate
+				}
+				if w == 0 && i%200 < workers {
+					traffic.send(t, e)
+				}
+				if sends && w == 1 && i%100 < workers {
+					sendFuture()
+				}
+				a := e.rpc(t, body)
+				mu.Lock()
+				if a.status != http.StatusOK && failure == "" {
+					failure = fmt.Sprintf("call %d: %d %.300s", i, a.status, a.body)
+				}
+				if method == "eth_blockNumber" {
+					var r struct {
+						Result string `json:"result"`
+					}
+					if json.Unmarshal(a.body, &r) == nil && strings.HasPrefix(r.Result, "0x") {
+						traffic.head.head, _ = strconv.ParseUint(r.Result[2:], 16, 64)
+					}
+				}
+				if a.header.Get("X-Tollgate-Upstream") == nodeID {
+					byNode++
+				}
+				mu.Unlock()
 			}
-		}
+		}()
+	}
+	wg.Wait()
+	if failure != "" {
+		t.Fatal(failure)
 	}
 	if sends {
 		// The last future sends' grace (1 s) has passed when the verifier's

@@ -20,9 +20,10 @@ import (
 //     it pruned — but it is not paid for saying so, and a liar's "not
 //     found" never reaches a caller);
 //   - about a block the providers' recent chain holds another hash for at
-//     that height: a block object, or a transaction, receipt or log naming
-//     its block (an orphan the providers never saw, or a forgery such as a
-//     parent's hash with made-up fields);
+//     that height, or about a block above the providers' head: a block
+//     object, or a transaction, receipt or log naming its block (an orphan
+//     the providers never saw, a block made up — such as a parent's hash
+//     with made-up fields — or one the node saw first);
 //   - a block by number that is not at the number it was pinned to.
 //
 // Sends are never rerouted (a send is never made twice): their refusals
@@ -115,6 +116,12 @@ func against(head *Head, number, hash *string) string {
 	}
 	if h, known := head.HashAt(n); known && !strings.EqualFold(h, *hash) {
 		return "a block the providers do not have at that height"
+	}
+	if top, _, ok := head.Latest(); ok && n > top {
+		// Ahead of every provider: perhaps a node that saw the newest
+		// block first, perhaps a block nobody made. Not paid for until a
+		// provider has it.
+		return "a block the providers have not seen yet"
 	}
 	return ""
 }

@@ -12,8 +12,8 @@ import (
 // TestScreen: what turns a node's answer away before delivery — an error,
 // null, [], a block (or a receipt or log naming one) the providers hold
 // another hash for at that height, a block of another height than pinned —
-// and what does not: true answers, blocks beyond the providers' ring (a
-// node a block ahead), pending transactions.
+// or above the providers' head — and what does not: true answers, blocks
+// older than the providers' ring, pending transactions.
 func TestScreen(t *testing.T) {
 	h := headAt()
 	h98, _ := h.HashAt(98)
@@ -37,7 +37,8 @@ func TestScreen(t *testing.T) {
 		{"the parent itself for the head", "eth_getBlockByNumber", `{"number":"0x63","hash":"` + h99 + `"}`, 0, blockPin, true},
 		{"a receipt in a known block", "eth_getTransactionReceipt", `{"blockNumber":"0x62","blockHash":"` + h98 + `","status":"0x1"}`, 0, final, false},
 		{"a receipt in a block nobody has", "eth_getTransactionReceipt", `{"blockNumber":"0x62","blockHash":"` + other + `","status":"0x1"}`, 0, final, true},
-		{"a receipt a block ahead", "eth_getTransactionReceipt", `{"blockNumber":"0x65","blockHash":"` + other + `","status":"0x1"}`, 0, final, false},
+		{"a receipt a block ahead of the providers", "eth_getTransactionReceipt", `{"blockNumber":"0x65","blockHash":"` + other + `","status":"0x1"}`, 0, final, true},
+		{"a receipt below the ring", "eth_getTransactionReceipt", `{"blockNumber":"0x10","blockHash":"` + other + `","status":"0x1"}`, 0, final, false},
 		{"a pending transaction", "eth_getTransactionByHash", `{"blockNumber":null,"blockHash":null,"hash":"0x01"}`, 0, final, false},
 		{"logs, one in a block nobody has", "eth_getLogs", `[{"blockNumber":"0x62","blockHash":"` + h98 + `"},{"blockNumber":"0x62","blockHash":"` + other + `"}]`, 0, final, true},
 		{"a list of hashes", "eth_getFilterChanges", `["0x01"]`, 0, final, false},

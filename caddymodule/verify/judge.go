@@ -47,12 +47,16 @@ const (
 // have known: the block is reorgMargin or more below the head it reports
 // (so a node on a briefly different branch is not convicted), its state is
 // within what it keeps (evm.ArchiveWindow blocks for a node that did not
-// answer the archive probe), and its history within historyWindow (geth's
-// default transaction index: an honest node may have dropped older
-// lookups).
+// answer the archive probe), and its history within historyWindow. Clients
+// keep transaction indexes and old bodies for very different spans (geth's
+// index is 2,350,000 blocks by default, but operators shorten it, and
+// history expiry drops old bodies), so the window is short: an empty
+// answer is never delivered or paid anyway (trust.Screen), and convicting
+// an honest node for its retention would be worse than not convicting a
+// liar for an answer that earned it nothing.
 const (
 	reorgMargin   = 3
-	historyWindow = 2_350_000
+	historyWindow = 8192
 )
 
 // Answer sizes. A node's answer is judged whatever its size; padding is
