@@ -231,7 +231,7 @@ func honestCalls(slow bool) int {
 // logged.
 func TestHonestNodesOfEveryKind(t *testing.T) {
 	for _, c := range []struct {
-		name  string
+		name        string
 		setup       func(p *faultproxy.Proxy)
 		sends, slow bool
 	}{
