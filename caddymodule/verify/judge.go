@@ -351,7 +351,13 @@ func judgeInvented(ctx context.Context, c Case) Judgment {
 		return Judgment{} // a block the provider never saw
 	}
 	if nn.block {
-		return Judgment{Outcome: Mismatch, Truth: blk, Why: "a block the provider does not have at that number"}
+		// The provider has no block at that number now (its head is
+		// below it: it lags, or a reorg is rewinding it) but knows the
+		// node's block by its hash: the node's must be that block, whole.
+		if same, why := sameWholeRaw(c.Answer.Result, withFullTxs(ctx, c, blk)); !same {
+			return Judgment{Outcome: Mismatch, Truth: blk, Why: "not the provider's block of that hash: " + why}
+		}
+		return Judgment{}
 	}
 	return judgeInBlock(c, nn, blk)
 }
