@@ -2,6 +2,7 @@ package trust
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
@@ -54,5 +55,32 @@ func TestScreen(t *testing.T) {
 	}
 	if Screen([]jsonrpc.Item{call("eth_getBalance", `[]`)}, []jsonrpc.Reply{{}}, nil, h) != "" {
 		t.Error("a part without pins (no nodes, or a sticky call) is screened")
+	}
+}
+
+// BenchmarkScreen: the screen's cost per node answer on the hot path — a
+// balance, and a block with 200 transaction hashes (no provider call).
+func BenchmarkScreen(b *testing.B) {
+	h := headAt()
+	h100, _ := h.HashAt(100)
+	txs := make([]string, 200)
+	for i := range txs {
+		txs[i] = `"0x` + strings.Repeat("ab", 32) + `"`
+	}
+	block := `{"number":"0x64","hash":"` + h100 + `","parentHash":"0x01","transactions":[` + strings.Join(txs, ",") + `]}`
+	for _, c := range []struct{ name, method, result string }{
+		{"balance", "eth_getBalance", `"0x10"`},
+		{"block of 200 transactions", "eth_getBlockByNumber", block},
+	} {
+		calls := []jsonrpc.Item{call(c.method, `[]`)}
+		replies := []jsonrpc.Reply{{Response: jsonrpc.Response{ID: json.RawMessage("1"), Result: json.RawMessage(c.result)}}}
+		pins := []verify.Pin{{Judge: evm.JudgeBlock, Block: 100}}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if why := Screen(calls, replies, pins, h); why != "" {
+					b.Fatal(why)
+				}
+			}
+		})
 	}
 }
