@@ -27,15 +27,23 @@ import (
 // head, the receipt of a transaction sent a moment ago and of a hash the
 // chain does not know.
 type shapeTraffic struct {
-	head  headTraffic
-	i     int
-	mu    sync.Mutex
-	sent  []string        // hashes of transfers sent, newest last
-	known map[string]bool // hashes known to have succeeded (lower case)
+	head headTraffic
+	i    int
+	// final: ask, in turn, blocks 1, 2, … while they are final (64 below
+	// the head): blocks below the providers' recent chain.
+	final     bool
+	nextFinal uint64
+	mu        sync.Mutex
+	sent      []string        // hashes of transfers sent, newest last
+	known     map[string]bool // hashes known to have succeeded (lower case)
 }
 
 func (s *shapeTraffic) next() (method, body string) {
 	s.i++
+	if s.final && s.i%2 == 0 && s.nextFinal+70 < s.head.head {
+		s.nextFinal++
+		return "eth_getBlockByNumber", blockN(int(s.nextFinal))
+	}
 	switch s.i % 7 {
 	case 5:
 		s.mu.Lock()
@@ -115,6 +123,7 @@ func TestLiarsOfEveryShape(t *testing.T) {
 		{"fabricated or altered receipt", faultproxy.ShapeReceipt},
 		{"forged block with a known hash", faultproxy.ShapeForgedBlock},
 		{"padded past 256 KiB", faultproxy.ShapePadded},
+		{"a block that hashes right but nobody made", faultproxy.ShapeSelfConsistentBlock},
 	} {
 		t.Run(c.name, func(t *testing.T) { liarOfShape(t, c.shape) })
 	}
@@ -156,6 +165,7 @@ func liarOfShape(t *testing.T, shape faultproxy.Shape) {
 		}
 	}
 	// It lies from now on, 1 in 5 of the answers it can lie in.
+	traffic.final = shape == faultproxy.ShapeSelfConsistentBlock
 	liar.LieAfter.Store(liar.Answered.Load())
 	startedLying := time.Now()
 	standing := e.trustOf(t, nodeID)

@@ -88,6 +88,10 @@ type Case struct {
 	Pin       Pin
 	Answer    jsonrpc.Reply // the node's
 	Trusted   jsonrpc.Reply // the provider's, asked after the node answered
+	// Finalized is the head at or below which blocks are final (0:
+	// unknown). Below it there are no branches: a block by number the
+	// provider never saw there is made up, however well it hashes.
+	Finalized uint64
 }
 
 // Judgment is the outcome, with what the answer was found unlike (the
@@ -314,6 +318,11 @@ func judgeFork(ctx context.Context, c Case) (Judgment, bool) {
 		// up, whatever branch it claims to be on.
 		if nn.block && headerHashes(c.Trusted.Result) == headerTrue && headerHashes(c.Answer.Result) == headerFalse {
 			return Judgment{Outcome: Mismatch, Truth: c.Trusted.Result, Why: "its hash is not keccak256 of its header"}, true
+		}
+		if c.Finalized > 0 && tn.number <= c.Finalized && nn.number == tn.number {
+			// A final height has one block, the provider's: another one
+			// there is no orphan, whatever its hash.
+			return Judgment{Outcome: Mismatch, Truth: c.Trusted.Result, Why: "another block at a final height"}, true
 		}
 		return Judgment{}, true
 	}

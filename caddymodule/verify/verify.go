@@ -272,7 +272,8 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 		if k >= len(trusted) {
 			break
 		}
-		jd := Judge(ctx, Case{Pool: j.Pool, Node: j.Node, BlockTime: j.BlockTime, Call: &calls[k], Pin: pins[k], Answer: nodeAnswers[k], Trusted: trusted[k]})
+		jd := Judge(ctx, Case{Pool: j.Pool, Node: j.Node, BlockTime: j.BlockTime, Call: &calls[k], Pin: pins[k], Answer: nodeAnswers[k], Trusted: trusted[k],
+			Finalized: j.Finalized})
 		switch jd.Outcome {
 		case Unjudged:
 			metrics.Verifications.WithLabelValues("unjudged").Inc()

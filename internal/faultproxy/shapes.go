@@ -34,7 +34,19 @@ const (
 	// ShapePadded: a wrong balance padded with leading zeros past 256 KiB,
 	// a block with LieHash and a 300 KiB field of its own.
 	ShapePadded
+	// ShapeSelfConsistentBlock: a block by number with its extraData
+	// replaced by "forged" and its hash recomputed from the forged header:
+	// a block that hashes right, that no provider ever saw.
+	ShapeSelfConsistentBlock
+	// ShapeMixed: each lie in the next shape of mixedShapes that fits the
+	// answer (a balance has no fields to omit or forge: a wrong value).
+	ShapeMixed
 )
+
+var mixedShapes = []Shape{ShapeValue, ShapeNull, ShapeEmpty, ShapeError, ShapeOmit, ShapeForgedBlock, ShapePadded}
+
+// forgedExtra is a self-consistent forged block's extraData.
+const forgedExtra = "forged"
 
 // LieAddress marks fields a forging proxy made up (a forged block's miner,
 // a fabricated receipt's from and to).
@@ -56,7 +68,7 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 	switch Shape(p.shape.Load()) {
 	case ShapeReceipt:
 		return m == "eth_getTransactionReceipt"
-	case ShapeOmit, ShapeForgedBlock:
+	case ShapeOmit, ShapeForgedBlock, ShapeSelfConsistentBlock:
 		return m == "eth_getBlockByNumber" && !null
 	}
 	return (m == "eth_getBalance" || m == "eth_getBlockByNumber") && !null
@@ -66,7 +78,20 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 // proxy's shape (ShapeValue is rewrite's own).
 func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 	block := m == "eth_getBlockByNumber" || m == "eth_getBlockByHash"
-	switch Shape(p.shape.Load()) {
+	shape := Shape(p.shape.Load())
+	if shape == ShapeMixed {
+		shape = mixedShapes[(p.Lies.Load()-1)%int64(len(mixedShapes))]
+		if !block && (shape == ShapeOmit || shape == ShapeForgedBlock) {
+			shape = ShapeValue
+		}
+	}
+	switch shape {
+	case ShapeValue:
+		if block {
+			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))
+		} else {
+			r.Result = json.RawMessage(strconv.Quote(LieBalance))
+		}
 	case ShapeNull:
 		r.Result = json.RawMessage("null")
 	case ShapeEmpty:
@@ -94,6 +119,13 @@ func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 		setMember(r, "hash", json.RawMessage(strconv.Quote(b.ParentHash)))
 		setMember(r, "miner", json.RawMessage(strconv.Quote(LieAddress)))
 		setMember(r, "stateRoot", json.RawMessage(strconv.Quote(LieHash)))
+	case ShapeSelfConsistentBlock:
+		var h types.Header
+		if json.Unmarshal(r.Result, &h) == nil {
+			h.Extra = []byte(forgedExtra)
+			setMember(r, "extraData", json.RawMessage(strconv.Quote(hexutil.Encode(h.Extra))))
+			setMember(r, "hash", json.RawMessage(strconv.Quote(h.Hash().Hex())))
+		}
 	case ShapePadded:
 		if block {
 			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))
@@ -165,7 +197,7 @@ func IsLie(method string, body []byte, knownOK map[string]bool) bool {
 		return nothing || s == strconv.Quote(LieBalance) || strings.HasPrefix(s, `"0x00`)
 	case "eth_getBlockByNumber":
 		return nothing || strings.Contains(s, LieHash) || strings.Contains(s, LieAddress) || strings.Contains(s, `"padding"`) ||
-			!strings.Contains(s, `"stateRoot"`)
+			!strings.Contains(s, `"stateRoot"`) || strings.Contains(s, hexutil.Encode([]byte(forgedExtra)))
 	case "eth_getTransactionReceipt":
 		if nothing {
 			return false
