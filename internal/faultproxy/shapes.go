@@ -43,7 +43,7 @@ const (
 	ShapeMixed
 )
 
-var mixedShapes = []Shape{ShapeValue, ShapeNull, ShapeEmpty, ShapeError, ShapeOmit, ShapeForgedBlock, ShapePadded}
+var mixedShapes = []Shape{ShapeNull, ShapeEmpty, ShapeError, ShapeForgedBlock, ShapeOmit, ShapePadded, ShapeValue}
 
 // forgedExtra is a self-consistent forged block's extraData.
 const forgedExtra = "forged"
