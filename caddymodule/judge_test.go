@@ -235,7 +235,8 @@ func honestCalls(slow bool) int {
 // could — one answering 5 block intervals late (truthfully when it
 // answers), one reporting a head a block behind, one that keeps
 // future-nonce sends in its own queue as geth does, one of another client
-// (its own fields in blocks, its own gas estimates) — each through
+// (its own fields in blocks, its own gas estimates), one that sees orphan
+// blocks at the head the providers never got — each through
 // probation (shadows) and then serving callers (checks), on a fresh stack:
 // never quarantined, no evidence, no mismatch. The calls and time are
 // logged.
@@ -249,6 +250,14 @@ func TestHonestNodesOfEveryKind(t *testing.T) {
 		{"a block behind", func(p *faultproxy.Proxy) { p.LagBy = 1; p.SetMode(faultproxy.Lag) }, false, false},
 		{"queues future-nonce sends", func(p *faultproxy.Proxy) { p.SetMode(faultproxy.HoldFutureSends) }, true, false},
 		{"another client", func(p *faultproxy.Proxy) { p.ExtraFields.Store(true); p.GasOffset.Store(1000) }, false, false},
+		// 1 in 5 of its blocks at the head is one the providers never got
+		// (it hashes right: an orphan); never at a final height (the
+		// suite's finality_depth is 2: an orphan there would be a lie).
+		{"sees orphan blocks the providers never got", func(p *faultproxy.Proxy) {
+			p.OrphansAtHead.Store(true)
+			p.SetShape(faultproxy.ShapeSelfConsistentBlock)
+			p.SetMode(faultproxy.LieSometimes)
+		}, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) { honestOfKind(t, c.setup, c.sends, honestCalls(c.slow)) })
 	}
@@ -387,8 +396,8 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends bool, total
 	st := e.upstreamState(t, nodeID)
 	v := e.verifications(t)
 	tv := e.trustOf(t, nodeID)
-	t.Logf("%d calls in %v, %d served by the honest node (%d future sends held); standing %v; checks %v",
-		total, time.Since(start).Round(time.Second), byNode, honest.Held.Load(), tv, v)
+	t.Logf("%d calls in %v, %d served by the honest node (%d future sends held, %d orphan blocks); standing %v; checks %v",
+		total, time.Since(start).Round(time.Second), byNode, honest.Held.Load(), honest.Lies.Load(), tv, v)
 	if st == nil || st["quarantined"] != false || v["mismatch"] != 0 || v["shadow_mismatch"] != 0 {
 		t.Fatalf("an honest node was judged a liar: %v, checks %v", st, v)
 	}

@@ -78,6 +78,9 @@ type Proxy struct {
 	GasOffset atomic.Int64
 	// Held counts the sends HoldFutureSends kept.
 	Held atomic.Int64
+	// OrphansAtHead: ShapeSelfConsistentBlock lies only about blocks at
+	// most one below the head (an honest node's orphans).
+	OrphansAtHead atomic.Bool
 	// LieAfter and LieEvery shape LieSometimes (LieEvery 0 means 5).
 	LieAfter, LieEvery atomic.Int64
 	// Answered counts the answers LieSometimes could have lied in; Lies

@@ -68,7 +68,9 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 	switch Shape(p.shape.Load()) {
 	case ShapeReceipt:
 		return m == "eth_getTransactionReceipt"
-	case ShapeOmit, ShapeForgedBlock, ShapeSelfConsistentBlock:
+	case ShapeSelfConsistentBlock:
+		return m == "eth_getBlockByNumber" && !null && (!p.OrphansAtHead.Load() || p.atHead(r.Result))
+	case ShapeOmit, ShapeForgedBlock:
 		return m == "eth_getBlockByNumber" && !null
 	}
 	return (m == "eth_getBalance" || m == "eth_getBlockByNumber") && !null
@@ -250,4 +252,29 @@ func (p *Proxy) holdFuture(w http.ResponseWriter, c call) bool {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(c.ID) + `,"result":"` + tx.Hash().Hex() + `"}`))
 	return true
+}
+
+// atHead: the block is at most a block below the target's head (an honest
+// node's orphans are there, above any final height).
+func (p *Proxy) atHead(block json.RawMessage) bool {
+	var b struct {
+		Number string `json:"number"`
+	}
+	_ = json.Unmarshal(block, &b)
+	n, err := strconv.ParseUint(trim0x(b.Number), 16, 64)
+	if err != nil {
+		return false
+	}
+	resp, err := http.Post(p.target, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`))
+	if err != nil {
+		return false
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var r struct {
+		Result string `json:"result"`
+	}
+	_ = json.Unmarshal(body, &r)
+	head, err := strconv.ParseUint(trim0x(r.Result), 16, 64)
+	return err == nil && n+1 >= head
 }
