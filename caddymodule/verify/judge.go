@@ -319,9 +319,11 @@ func judgeFork(ctx context.Context, c Case) (Judgment, bool) {
 		if nn.block && headerHashes(c.Trusted.Result) == headerTrue && headerHashes(c.Answer.Result) == headerFalse {
 			return Judgment{Outcome: Mismatch, Truth: c.Trusted.Result, Why: "its hash is not keccak256 of its header"}, true
 		}
-		if c.Finalized > 0 && tn.number <= c.Finalized && nn.number == tn.number {
+		if c.Finalized > 0 && tn.number+reorgMargin <= c.Finalized && nn.number == tn.number {
 			// A final height has one block, the provider's: another one
-			// there is no orphan, whatever its hash.
+			// there is no orphan, whatever its hash. (reorgMargin below
+			// the finalized head as the gateway saw it: a pin and the
+			// finalized head are read at different moments.)
 			return Judgment{Outcome: Mismatch, Truth: c.Trusted.Result, Why: "another block at a final height"}, true
 		}
 		return Judgment{}, true
