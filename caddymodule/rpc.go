@@ -362,6 +362,24 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	return replies, res.Upstream, false
 }
 
+// refusedSend: a send of the part the node refused (never sent again).
+func refusedSend(job verify.Job) bool {
+	for k, p := range job.Pins {
+		if p.Judge == evm.JudgeSend && k < len(job.Replies) && (job.Replies[k].Err != nil || job.Replies[k].Response.Error != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// swappedReply replaces a node's send answer whose hash is not its
+// transaction's: whether the node passed the transaction on is unknown.
+func swappedReply(r jsonrpc.Reply) jsonrpc.Reply {
+	r.Result = nil
+	r.Response.Error = &jsonrpc.Error{Code: -32603, Message: "the node's answer was not this transaction's hash; it may not have been sent"}
+	return r
+}
+
 // withheld is who a request is booked to when a node answered it with
 // something it is not paid for before it is judged (a refused send, or an
 // answer the providers could not give instead): no node, so the node's
@@ -380,10 +398,22 @@ func (h *Handler) screened(ctx context.Context, cs *chainState, job verify.Job, 
 	metrics.Verifications.WithLabelValues("screened").Inc()
 	h.logger.Debug("node answer screened out: rerouted to a provider", zap.Uint64("chain_id", cs.chain.ID),
 		zap.String("node", job.Node.Name), zap.String("why", why))
-	if opts.NoRetry {
-		h.verifier.Offer(job)
-		return job.Replies, withheld, false
+	if opts.NoRetry && !(why == trust.SwappedSend && !refusedSend(job)) {
+		h.verifier.Offer(job) // judged by the node's own answers
+		replies := job.Replies
+		if why == trust.SwappedSend {
+			// Another send of this part was refused by the node and may
+			// not be sent again: the swapped hashes are replaced by an
+			// error (the node's hash must never reach the caller).
+			replies = append([]jsonrpc.Reply(nil), job.Replies...)
+			for _, k := range trust.SwappedSends(job.Calls, job.Replies, job.Pins) {
+				replies[k] = swappedReply(replies[k])
+			}
+		}
+		return replies, withheld, false
 	}
+	// A part with a swapped send (and no refused one) goes to a provider
+	// whole: the same signed bytes, which cannot be made twice.
 	opts.ProvidersOnly, opts.Validate, opts.Prefer = true, nil, ""
 	res, err := cs.pool.Forward(ctx, body, opts)
 	var trusted []jsonrpc.Reply

@@ -32,6 +32,9 @@ func Screen(calls []jsonrpc.Item, replies []jsonrpc.Reply, pins []verify.Pin, he
 	if pins == nil {
 		return ""
 	}
+	if len(SwappedSends(calls, replies, pins)) > 0 {
+		return SwappedSend
+	}
 	for k := range calls {
 		if k >= len(replies) || k >= len(pins) {
 			return "no answer"
@@ -50,6 +53,31 @@ func Screen(calls []jsonrpc.Item, replies []jsonrpc.Reply, pins []verify.Pin, he
 		}
 	}
 	return ""
+}
+
+// SwappedSend is Screen's reason for a part in which a node answered a
+// send with a hash that is not keccak256 of the caller's transaction.
+const SwappedSend = "a send's hash that is not its transaction's"
+
+// SwappedSends are the indexes of the sends a node answered with a hash
+// that is not keccak256 of the raw transaction (a local hash, no provider
+// call): a node that kept or replaced the caller's transaction. Such an
+// answer must never reach the caller.
+func SwappedSends(calls []jsonrpc.Item, replies []jsonrpc.Reply, pins []verify.Pin) []int {
+	var out []int
+	for k := range calls {
+		if k >= len(replies) || k >= len(pins) || pins[k].Judge != evm.JudgeSend {
+			continue
+		}
+		r := &replies[k]
+		if r.Err != nil || r.Response.Error != nil {
+			continue
+		}
+		if lie, _ := verify.CheckSend(&calls[k], r.Result); lie {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // nothing: null, absent or [].

@@ -70,6 +70,13 @@ const (
 	maxExtraTotal = 8 << 10
 )
 
+// callerSetsTheCost are methods whose work per call the caller chooses
+// (eth_call's gas and EVM time, eth_getLogs' range and result count,
+// eth_getProof's keys): an honest node's refusal of one may be its
+// client's or operator's limit (RPCGasCap, EVM timeout, log limits), so a
+// refusal of them is never judged a lie.
+var callerSetsTheCost = map[string]bool{"eth_call": true, "eth_getLogs": true, "eth_getProof": true}
+
 // clientOptional are fields a provider may give that an honest node of
 // another client (or version) omits: geth dropped totalDifficulty after
 // the merge; older clients omit yParity and a legacy transaction's chainId.
@@ -156,6 +163,15 @@ func Judge(ctx context.Context, c Case) Judgment {
 		}
 		return Judgment{Outcome: Match}
 	case nodeNothing:
+		if ne != nil && callerSetsTheCost[c.Call.Method] {
+			// How much work a node does for one call is the caller's choice
+			// here (gas, EVM time, a log range, proof keys), and clients
+			// and operators cap it differently: a caller could otherwise
+			// convict any honest node with a call costlier than its cap.
+			// The refusal was screened (unpaid; the caller got the
+			// provider's answer), so it is left unjudged.
+			return Judgment{}
+		}
 		if nodeShouldKnow(c, blockOfTruth(c)) {
 			return Judgment{Outcome: Mismatch, Truth: trusted.Result, Why: "said it had nothing"}
 		}

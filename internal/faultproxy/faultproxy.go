@@ -78,6 +78,14 @@ type Proxy struct {
 	GasOffset atomic.Int64
 	// Held counts the sends HoldFutureSends kept.
 	Held atomic.Int64
+	// SwapSendHash: a liar that keeps a caller's eth_sendRawTransaction
+	// (never passes it on) and answers with LieHash.
+	SwapSendHash atomic.Bool
+	// CallGasCap: an honest node of another client with a lower eth_call
+	// gas cap (or EVM timeout): an eth_call asking for more gas than this
+	// is answered with -32000 "out of gas", where a provider answers (0:
+	// no cap).
+	CallGasCap atomic.Uint64
 	// OrphansAtHead: ShapeSelfConsistentBlock lies only about blocks at
 	// most one below the head (an honest node's orphans).
 	OrphansAtHead atomic.Bool
@@ -196,6 +204,16 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":"` + crypto.Keccak256Hash(b).Hex() + `"}`))
 			return
 		}
+	}
+	if p.SwapSendHash.Load() && len(calls) == 1 && calls[0].Method == "eth_sendRawTransaction" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":"` + LieHash + `"}`))
+		return
+	}
+	if c := p.CallGasCap.Load(); c > 0 && len(calls) == 1 && calls[0].Method == "eth_call" && callGas(calls[0]) > c {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"error":{"code":-32000,"message":"out of gas"}}`))
+		return
 	}
 	if mode == HoldFutureSends && len(calls) == 1 && calls[0].Method == "eth_sendRawTransaction" && p.holdFuture(w, calls[0]) {
 		return
@@ -339,6 +357,17 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 	fix(&r)
 	b, _ := json.Marshal(r)
 	return b
+}
+
+// callGas is the gas an eth_call asks for (0: none given).
+func callGas(c call) uint64 {
+	if len(c.Params) == 0 {
+		return 0
+	}
+	tx, _ := c.Params[0].(map[string]any)
+	g, _ := tx["gas"].(string)
+	n, _ := strconv.ParseUint(trim0x(g), 16, 64)
+	return n
 }
 
 func trim0x(s string) string {
