@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 )
@@ -176,4 +177,109 @@ func TestCallerCannotConvictAnHonestNodeWithCostlyCalls(t *testing.T) {
 		t.Fatalf("an honest node convicted for refusing a call costlier than its cap: %v", st)
 	}
 	t.Logf("%d costly calls reached the node; checks %v", reached, e.verifications(t))
+}
+
+// TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields: logs carry
+// blockTimestamp since go-ethereum 1.16 (the providers here); an honest
+// node of an older version, or of a client that does not add it, answers
+// the same logs without it. A field derived from the block, which honest
+// clients give or not, is no lie: the node is never convicted. Asked for
+// the logs of 300 token transfers.
+func TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields(t *testing.T) {
+	o := noProbationOpts()
+	o.extra = strings.Replace(o.extra, "probation off", "probation off\n\t\t\t\tverify 1", 1)
+	e := startMetered(t, o)
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	node.OlderLogs.Store(true)
+	const nodeID = "NODE-EU-OLDLOGSA"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+
+	// 300 TestUSDT transfers, sent to the provider directly.
+	const transfers = 300
+	client := e.net.Polygon.Client()
+	k := devnet.DevKey("developer-2")
+	from := crypto.PubkeyToAddress(k.PublicKey)
+	usdt := common.HexToAddress(e.net.Manifest.Polygon.USDT)
+	data := testusdt.NewTestUSDT().PackTransfer(common.HexToAddress("0x00000000000000000000000000000000000000e6"), big.NewInt(1))
+	nonce, err := client.PendingNonceAt(t.Context(), from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, last common.Hash
+	for i := range transfers {
+		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce + uint64(i),
+			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 100_000, To: &usdt, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := client.SendTransaction(t.Context(), tx); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = tx.Hash()
+		}
+		last = tx.Hash()
+	}
+	r0, err := waitReceipt(t, e, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := waitReceipt(t, e, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from0, to1 := r0.BlockNumber.Uint64(), r1.BlockNumber.Uint64()
+	// Final blocks only reach nodes: wait until the range is well below
+	// the head.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		n, err := client.BlockNumber(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > to1+70 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dev chain stopped")
+		}
+		time.Sleep(50 * time.Millisecond) // polling the dev chain's head
+	}
+	matches := e.verifications(t)["match"]
+	served := 0
+	for i := 0; served < 3; i++ {
+		// Each range one block longer (the same question again would come
+		// from the cache).
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"address":"%s","fromBlock":"%s","toBlock":"%s"}]}`,
+			usdt.Hex(), hexutil.EncodeUint64(from0), hexutil.EncodeUint64(to1+uint64(i)))
+		a := e.rpc(t, body, "X-API-Key: "+key)
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			if n := strings.Count(string(a.body), `"transactionHash"`); n < transfers {
+				t.Fatalf("%d logs, want %d: %.300s", n, transfers, a.body)
+			}
+			served++
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			t.Fatalf("an honest node convicted for logs without blockTimestamp: %v", st["quarantine_reason"])
+		}
+		if i > 200 {
+			t.Fatalf("only %d logs calls were served by the node", served)
+		}
+	}
+	// Every node answer is checked (verify 1): wait for the checks.
+	deadline = time.Now().Add(30 * time.Second)
+	for e.verifications(t)["match"]-matches < served {
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			t.Fatalf("an honest node convicted for logs without blockTimestamp: %v", st["quarantine_reason"])
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node's logs were never judged: checks %v", e.verifications(t))
+		}
+		time.Sleep(50 * time.Millisecond) // the verifier judges in the background
+	}
+	t.Logf("%d logs answers of %d logs served by the node, all judged; checks %v", served, transfers, e.verifications(t))
 }

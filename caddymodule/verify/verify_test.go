@@ -45,11 +45,28 @@ func TestSameWhole(t *testing.T) {
 		{`{"a":"x"}`, `["x"]`, false},
 		{`"name"`, `"NAME"`, false},
 		{`null`, `{"a":1}`, false},
+		{`[{"data":"0x01"}]`, `[{"data":"0x01","blockTimestamp":"0x5"}]`, true}, // an older client's log
+		{`{"hash":"0xab"}`, `{"hash":"0xab","to":null}`, true},                  // absent and null say the same
+		{`{"hash":"0xab"}`, `{"hash":"0xab","to":"0x01"}`, false},
+		// A small field of a newer client on each of 1,000 logs: more than a
+		// fixed 8 KiB together, a fraction of the answer.
+		{manyLogs(1000, `,"blockTimestamp":"0x6748a1b2"`), manyLogs(1000, ""), true},
+		// The same budget does not let a field of 1 KiB on each through.
+		{manyLogs(400, `,"pad":"`+strings.Repeat("0", 1100)+`"`), manyLogs(400, ""), false},
+		// Nor fields that together outgrow a quarter of the answer.
+		{manyLogs(400, `,"pad":"`+strings.Repeat("0", 300)+`"`), manyLogs(400, ""), false},
 	} {
 		if got, why := sameWholeRaw(json.RawMessage(c.node), json.RawMessage(c.truth)); got != c.same {
-			t.Errorf("sameWholeRaw(%.60s, %s) = %v (%s)", c.node, c.truth, got, why)
+			t.Errorf("sameWholeRaw(%.60s, %.80s) = %v (%s)", c.node, c.truth, got, why)
 		}
 	}
+}
+
+// manyLogs is a list of n logs, each with extra (members of its own).
+func manyLogs(n int, extra string) string {
+	l := `{"address":"0x00000000000000000000000000000000000000e6","topics":["0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"],"data":"0x01","blockNumber":"0x10","transactionHash":"0x` +
+		strings.Repeat("ab", 32) + `","logIndex":"0x0","removed":false` + extra + `}`
+	return "[" + strings.TrimSuffix(strings.Repeat(l+",", n), ",") + "]"
 }
 
 func reply(result string) jsonrpc.Reply {

@@ -81,6 +81,9 @@ type Proxy struct {
 	// SwapSendHash: a liar that keeps a caller's eth_sendRawTransaction
 	// (never passes it on) and answers with LieHash.
 	SwapSendHash atomic.Bool
+	// OlderLogs: an honest node of an older client (or another one) whose
+	// logs have no blockTimestamp (go-ethereum added it to logs in 1.16).
+	OlderLogs atomic.Bool
 	// CallGasCap: an honest node of another client with a lower eth_call
 	// gas cap (or EVM timeout): an eth_call asking for more gas than this
 	// is answered with -32000 "out of gas", where a provider answers (0:
@@ -254,7 +257,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.OlderLogs.Load() {
 		out = p.rewrite(calls, out, mode)
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -293,6 +296,15 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 		block := m == "eth_getBlockByNumber" || m == "eth_getBlockByHash"
 		if p.ExtraFields.Load() && block {
 			setMember(r, "clientExtra", json.RawMessage(`"0x1"`))
+		}
+		if p.OlderLogs.Load() && m == "eth_getLogs" && r.Error == nil {
+			var logs []map[string]json.RawMessage
+			if json.Unmarshal(r.Result, &logs) == nil {
+				for _, l := range logs {
+					delete(l, "blockTimestamp")
+				}
+				r.Result, _ = json.Marshal(logs)
+			}
 		}
 		if d := p.GasOffset.Load(); d != 0 && m == "eth_estimateGas" && r.Error == nil {
 			var hex string
