@@ -357,8 +357,9 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		matched, matchedBody = r, reply
 		return nil
 	}
-	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
-		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK, NoHedge: noHedge || len(calls) > maxHedgedCalls})
+	opts := upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
+		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK, NoHedge: noHedge || len(calls) > maxHedgedCalls}
+	res, err := cs.pool.Forward(ctx, body, opts)
 	if err != nil {
 		var uerr *upstream.UnavailableError
 		if errors.As(err, &uerr) && uerr.LastReply != nil {
@@ -401,19 +402,23 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	rid, _ := ctx.Value(requestIDKey{}).(string)
 	switch {
 	case res.Upstream.Kind == upstream.KindNode:
-		h.verifier.Offer(verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,
-			Finalized: cs.finalized(), Pins: plan.Pins})
+		job := verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,
+			Finalized: cs.finalized(), Pins: plan.Pins, BlockTime: cs.chain.BlockTime}
+		if h.verifier != nil {
+			if why := trust.Screen(calls, replies, plan.Pins, cs.head); why != "" {
+				// Each item is booked to whoever gave the caller its
+				// answer: the provider that answered instead, or withheld.
+				sr, by, relayed := h.screened(ctx, cs, job, body, opts, capped, why)
+				return sr, servedBy(sr, by), relayed
+			}
+		}
+		h.verifier.Offer(job)
 	case plan.Shadow:
 		// A provider answered the caller: a node in probation may be asked
 		// the same, and judged by that answer.
-		h.shadower.Offer(cs.pool, cs.chain.ID, rid, res.Upstream.Name, calls, plan.Pins, replies)
+		h.shadower.Offer(cs.pool, cs.chain.ID, cs.chain.BlockTime, rid, res.Upstream.Name, calls, plan.Pins, replies)
 	}
-	refs := make([]upstream.Ref, len(calls))
-	for k := range refs {
-		if replies[k].Err == nil {
-			refs[k] = res.Upstream
-		}
-	}
+	refs := servedBy(replies, res.Upstream)
 	if len(calls) > 1 && only == "" {
 		// The verifier and the shadow keep the first upstream's own
 		// answers; the caller's may change below.
@@ -421,6 +426,92 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, capped, gatewayCapped)
 	}
 	return replies, refs, false
+}
+
+// servedBy names by as the server of every reply that was served (no
+// transport error), and no one for the others.
+func servedBy(replies []jsonrpc.Reply, by upstream.Ref) []upstream.Ref {
+	refs := make([]upstream.Ref, len(replies))
+	for k := range refs {
+		if replies[k].Err == nil {
+			refs[k] = by
+		}
+	}
+	return refs
+}
+
+// refusedSend: a send of the part the node refused (never sent again).
+func refusedSend(job verify.Job) bool {
+	for k, p := range job.Pins {
+		if p.Judge == evm.JudgeSend && k < len(job.Replies) && (job.Replies[k].Err != nil || job.Replies[k].Response.Error != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// swappedReply replaces a node's send answer whose hash is not its
+// transaction's: whether the node passed the transaction on is unknown.
+func swappedReply(r jsonrpc.Reply) jsonrpc.Reply {
+	r.Result = nil
+	r.Response.Error = &jsonrpc.Error{Code: -32603, Message: "the node's answer was not this transaction's hash; it may not have been sent"}
+	return r
+}
+
+// withheld is who a request is booked to when a node answered it with
+// something it is not paid for before it is judged (a refused send, or an
+// answer the providers could not give instead): no node, so the node's
+// share of the revenue is the house's and the epoch's sums stay exact.
+var withheld = upstream.Ref{Name: "withheld", Kind: upstream.KindProvider}
+
+// screened serves a part whose node answer trust.Screen turned away (an
+// error, null or [], a block the providers do not have at that height):
+// the same calls go to a provider, whose answer the caller gets and which
+// earns the revenue; the node's answer is judged by it (always, at no
+// further provider call). A send is never sent twice: its refusal is
+// delivered and withheld. If no provider answers, the node's answer goes
+// out, withheld too.
+func (h *Handler) screened(ctx context.Context, cs *chainState, job verify.Job, body []byte, opts upstream.ForwardOptions,
+	capped bool, why string) ([]jsonrpc.Reply, upstream.Ref, bool) {
+	metrics.Verifications.WithLabelValues("screened").Inc()
+	h.logger.Debug("node answer screened out: rerouted to a provider", zap.Uint64("chain_id", cs.chain.ID),
+		zap.String("node", job.Node.Name), zap.String("why", why))
+	if opts.NoRetry && !(why == trust.SwappedSend && !refusedSend(job)) {
+		h.verifier.Offer(job) // judged by the node's own answers
+		replies := job.Replies
+		if why == trust.SwappedSend {
+			// Another send of this part was refused by the node and may
+			// not be sent again: the swapped hashes are replaced by an
+			// error (the node's hash must never reach the caller).
+			replies = append([]jsonrpc.Reply(nil), job.Replies...)
+			for _, k := range trust.SwappedSends(job.Calls, job.Replies, job.Pins) {
+				replies[k] = swappedReply(replies[k])
+			}
+		}
+		return replies, withheld, false
+	}
+	// A part with a swapped send (and no refused one) goes to a provider
+	// whole: the same signed bytes, which cannot be made twice.
+	opts.ProvidersOnly, opts.Validate, opts.Prefer = true, nil, ""
+	res, err := cs.pool.Forward(ctx, body, opts)
+	var trusted []jsonrpc.Reply
+	if err == nil {
+		trusted, err = jsonrpc.MatchReplies(job.Calls, res.Body)
+		if err != nil && errors.As(err, new(*jsonrpc.UpstreamError)) {
+			err = nil
+		}
+	}
+	if err != nil {
+		h.verifier.Offer(job)
+		return job.Replies, withheld, false
+	}
+	job.Trusted, job.TrustedBy = trusted, res.Upstream.Name
+	h.verifier.Offer(job)
+	replies := append([]jsonrpc.Reply(nil), trusted...)
+	if capped {
+		capResponses(cs.methods, job.Calls, replies)
+	}
+	return replies, res.Upstream, false
 }
 
 // errClaimedLimit marks a batch item whose upstream claimed a rate limit the

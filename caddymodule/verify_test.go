@@ -221,7 +221,7 @@ func TestLyingNodeIsQuarantined(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the liar was not quarantined after serving %d answers (%d lies)", served, lies)
+			t.Fatalf("the liar was not quarantined after serving %d answers (%d lies); checks %v", served, lies, e.verifications(t))
 		}
 	}
 	t.Logf("the liar served %d answers (%d lies) before its quarantine", served, lies)

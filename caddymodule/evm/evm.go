@@ -70,8 +70,8 @@ type Method struct {
 //	judge        methods                                        a node answers
 //	JudgeState   eth_getBalance, eth_getCode, eth_getStorageAt,  at any block: a tag or a number
 //	             eth_getTransactionCount, eth_call,             above the finalized head is
-//	             eth_estimateGas, eth_createAccessList,         pinned to that block's hash
-//	             eth_getProof                                   (EIP-1898), so node and provider
+//	             eth_getProof                                   pinned to that block's hash
+//	                                                            (EIP-1898), so node and provider
 //	                                                            answer about one block, reorg or not
 //	JudgeBlock   eth_getBlockByNumber                           latest is pinned to the pool's head
 //	                                                            number; the answer's own hash says
@@ -80,12 +80,14 @@ type Method struct {
 //	                                                            within a lag tolerance
 //	JudgeSend    eth_sendRawTransaction(Sync)                   after probation; the hash must be
 //	                                                            keccak256 of the raw transaction
-//	JudgeFinal   by-hash lookups, receipts, logs, blocks'       only when the answer is immutable
-//	             transactions and counts by number              (by hash, or final blocks): compared
-//	                                                            as the cache would keep it
+//	JudgeFinal   by-hash lookups, receipts, logs, blocks'       asked by hash or about final blocks;
+//	             transactions and counts by number              judged whatever block the answer
+//	                                                            names, whole (verify.Judge)
 //	JudgeNone    gas price and fee methods (eth_gasPrice,       never: no deterministic answer, or
 //	             eth_maxPriorityFeePerGas, eth_feeHistory,      one that lives on the upstream
-//	             eth_blobBaseFee), pending, safe and            (filters); providers answer
+//	             eth_blobBaseFee), gas estimates                (filters), or one honest clients
+//	             (eth_estimateGas, eth_createAccessList),       give differently; providers answer
+//	             pending, safe and
 //	             finalized tags, filters, eth_simulateV1,
 //	             debug_*, trace_*, txpool_*, node facts
 //	             (web3_clientVersion, net_*, eth_syncing), any
@@ -150,9 +152,12 @@ var table = map[string]Method{
 	"eth_getTransactionCount": {StateAt: 2, Judge: JudgeState},
 	"eth_getStorageAt":        {StateAt: 3, Judge: JudgeState},
 	"eth_call":                {StateAt: 2, Judge: JudgeState},
-	"eth_estimateGas":         {StateAt: 2, Judge: JudgeState},
-	"eth_createAccessList":    {StateAt: 2, Judge: JudgeState},
-	"eth_getProof":            {StateAt: 3, Judge: JudgeState},
+	// Honest clients' gas estimates differ (each searches for the gas
+	// limit its own way), and an access list carries its gasUsed: they are
+	// the providers' (JudgeNone), never a reason to convict a node.
+	"eth_estimateGas":      {StateAt: 2},
+	"eth_createAccessList": {StateAt: 2},
+	"eth_getProof":         {StateAt: 3, Judge: JudgeState},
 
 	"eth_blockNumber":      {Judge: JudgeHead},
 	"eth_getBlockByNumber": {Judge: JudgeBlock},

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
@@ -63,7 +64,7 @@ func (s *Shadower) Close() {
 // (pinned), the provider's replies, the plan's pins. It never blocks: with
 // no node in probation, no token for the chosen node, or every slot taken,
 // the copy is simply not made.
-func (s *Shadower) Offer(pool *upstream.Pool, chainID uint64, requestID, trustedBy string, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
+func (s *Shadower) Offer(pool *upstream.Pool, chainID uint64, blockTime time.Duration, requestID, trustedBy string, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
 	if s == nil || len(calls) == 0 {
 		return
 	}
@@ -88,7 +89,7 @@ func (s *Shadower) Offer(pool *upstream.Pool, chainID uint64, requestID, trusted
 	s.wg.Add(1)
 	go func() {
 		defer func() { <-s.slots; s.wg.Done() }()
-		s.shadow(pool, chainID, requestID, trustedBy, node, calls, pins, trusted)
+		s.shadow(pool, chainID, blockTime, requestID, trustedBy, node, calls, pins, trusted)
 	}()
 }
 
@@ -106,7 +107,7 @@ func (s *Shadower) limiter(name string) *rate.Limiter {
 	return l
 }
 
-func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, requestID, trustedBy string, node upstream.Ref, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
+func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, blockTime time.Duration, requestID, trustedBy string, node upstream.Ref, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
 	body, err := jsonrpc.EncodeUpstream(calls)
 	if err != nil {
 		return
@@ -119,12 +120,25 @@ func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, requestID, truste
 		return
 	}
 	answers, _ := jsonrpc.MatchReplies(calls, res.Body)
-	job := verify.Job{Pool: pool, ChainID: chainID, RequestID: requestID, Node: node, Calls: calls, Replies: answers, Pins: pins}
+	job := verify.Job{Pool: pool, ChainID: chainID, RequestID: requestID, Node: node, Calls: calls, Replies: answers, Pins: pins, BlockTime: blockTime}
 	for k := range calls {
 		if k >= len(trusted) || k >= len(answers) {
 			break
 		}
-		switch verify.Compare(ctx, pool, &calls[k], pins[k], answers[k], trusted[k]) {
+		truth, by := trusted[k], trustedBy
+		if pins[k].Judge == evm.JudgeHead {
+			// The provider's head when the caller asked is older than the
+			// node's answer (a shadow is sent after the caller's call, and a
+			// node may answer late): judge by the provider's head now.
+			fresh, ok := verify.FreshHead(ctx, pool)
+			if !ok {
+				metrics.Verifications.WithLabelValues("shadow_unjudged").Inc()
+				continue
+			}
+			truth = fresh
+		}
+		jd := verify.Judge(ctx, verify.Case{Pool: pool, Node: node, BlockTime: blockTime, Call: &calls[k], Pin: pins[k], Answer: answers[k], Trusted: truth})
+		switch jd.Outcome {
 		case verify.Match:
 			metrics.Verifications.WithLabelValues("shadow_match").Inc()
 			if v, changed := pool.RecordMatch(node.Name, calls[k].Method); changed {
@@ -134,7 +148,7 @@ func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, requestID, truste
 			}
 		case verify.Mismatch:
 			metrics.Verifications.WithLabelValues("shadow_mismatch").Inc()
-			s.verifier.Convict(job, &calls[k], pins[k], answers[k].Result, trusted[k].Result, trustedBy)
+			s.verifier.Convict(job, &calls[k], pins[k], verify.AnswerOf(answers[k]), jd.Truth, by, jd.Why)
 			return
 		default:
 			metrics.Verifications.WithLabelValues("shadow_unjudged").Inc()

@@ -222,3 +222,21 @@ func (p *Pool) HasNodes() bool {
 	}
 	return false
 }
+
+// NodeState is what the pool's probes last saw of the named node: the head
+// it reports and whether it answered a question about old state (an
+// archive node). The judge (caddymodule/verify) reads it to decide whether
+// the node should have known an answer it said it did not have: a block at
+// or below the head it reports, within the state it keeps. ok is false for
+// providers, unknown names and nodes never probed.
+func (p *Pool) NodeState(name string) (head uint64, archive, ok bool) {
+	m := p.member(name)
+	if m == nil || m.up.Kind != KindNode {
+		return 0, false, false
+	}
+	h := m.health.view()
+	if !h.probed || h.head == 0 {
+		return 0, false, false
+	}
+	return h.head, m.caps.known[CapArchive].Load() == capYes, true
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/core/types"
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
@@ -87,6 +88,13 @@ func (v *Verifier) checkInclusion(ctx context.Context, p pendingSend) {
 	if json.Unmarshal(call.Params, &params) != nil || len(params) == 0 {
 		return
 	}
+	if v.queued(ctx, p) {
+		// A transaction whose nonce is beyond the sender's next one waits
+		// in the node's queue (geth keeps such transactions to itself until
+		// the gap is filled): not passing it on is what an honest node does.
+		metrics.Verifications.WithLabelValues("send_queued").Inc()
+		return
+	}
 	resend := []jsonrpc.Item{{Method: "eth_sendRawTransaction", Params: json.RawMessage(`[` + string(params[0]) + `]`), ID: json.RawMessage("0")}}
 	r, ok = v.ask(ctx, p.job.Pool, resend)
 	var got string
@@ -98,7 +106,30 @@ func (v *Verifier) checkInclusion(ctx context.Context, p pendingSend) {
 	v.cfg.Log.Warn("a node accepted a transaction no provider had seen after the grace; a provider took it on resend",
 		zap.String("node", p.job.Node.Name), zap.String("tx", p.hash), zap.Duration("grace", v.cfg.SendGrace))
 	v.Convict(p.job, call, Pin{Judge: evm.JudgeSend}, json.RawMessage(strconv.Quote(p.hash)),
-		json.RawMessage(`{"found_after_grace":null,"provider_accepted_resend":`+strconv.Quote(got)+`}`), "inclusion")
+		json.RawMessage(`{"found_after_grace":null,"provider_accepted_resend":`+strconv.Quote(got)+`}`), "inclusion", "")
+}
+
+// queued: the send's nonce is beyond its sender's next nonce as a provider
+// sees it (pending transactions included), so an honest node keeps it in its
+// queue without propagating it. A transaction that cannot be read or whose
+// sender's nonce cannot be learnt counts as queued: nothing is proven.
+func (v *Verifier) queued(ctx context.Context, p pendingSend) bool {
+	raw := sendBytes(p.job.Calls[p.k].Params)
+	var tx types.Transaction
+	if len(raw) == 0 || tx.UnmarshalBinary(raw) != nil {
+		return true
+	}
+	from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), &tx)
+	if err != nil {
+		return true
+	}
+	items := []jsonrpc.Item{{Method: "eth_getTransactionCount", Params: json.RawMessage(`["` + from.Hex() + `","pending"]`), ID: json.RawMessage("0")}}
+	r, ok := v.ask(ctx, p.job.Pool, items)
+	if !ok || r.Error != nil {
+		return true
+	}
+	next, ok := quantity(r.Result)
+	return !ok || tx.Nonce() > next
 }
 
 // ask sends items to a provider and returns the first reply.

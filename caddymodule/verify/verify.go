@@ -3,27 +3,32 @@
 // probation and falls with its verified history to a floor
 // (upstream.TrustConfig) — is handed to a worker after the caller has been
 // answered; the worker asks a configured provider the same questions, as
-// the gateway pinned them (caddymodule/trust), and compares the answers
-// canonically (Compare): final answers and lookups by hash as the cache
-// would keep them, state reads replayed at the block hash they were pinned
-// to, blocks by number with their own hash telling a reorg from a lie,
-// eth_blockNumber against the provider's head, sends against keccak256 of
-// their bytes and, after a grace, their inclusion (sends.go). A node that
-// answered differently is quarantined in the pool at once and the evidence,
-// both answers included, goes to settlementd as an events.NodeMismatch,
-// which quarantines the node everywhere and withholds its share.
+// the gateway pinned them (caddymodule/trust), and judges the node's answer
+// by the provider's (Judge, judge.go): state reads replayed at the block
+// hash they were pinned to, blocks compared whole with the provider's block
+// of that number or hash, receipts and transactions whatever block they
+// name, eth_blockNumber against the provider's head after the node
+// answered, sends against keccak256 of their bytes and, after a grace,
+// their inclusion (sends.go). Errors, null and [] are answers like any
+// other. Answers the gateway screened before delivery (an error, nothing,
+// a block the providers never saw at that height: caddymodule/trust
+// Screen) were rerouted to a provider; that provider's answer is the
+// truth they are judged by, always, at no further provider call.
 //
-// What is never judged: an error, a null or "not found" (lag, pruning, a
-// fork), calls the provider could not answer, and object fields only one of
-// the two answers has (clients differ in the fields they add).
+// A node that answered differently is quarantined in the pool at once and
+// the evidence, both answers included (digests and an excerpt when large),
+// goes to settlementd as an events.NodeMismatch, which quarantines the node
+// everywhere and withholds its share. What is judged, rule by rule:
+// docs/trust.md.
 package verify
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +78,14 @@ type Job struct {
 	// Pins say, per call, what the call was pinned to and how it is
 	// judged (trust.Plan); nil judges only final answers (before pins).
 	Pins []Pin
+	// BlockTime is the chain's block interval (the head tolerance).
+	BlockTime time.Duration
+	// Trusted, when set, are a provider's answers to the same calls
+	// (TrustedBy), got after the node answered: the node's answers were
+	// screened and rerouted (trust.Screen). They are judged always, by
+	// these answers, without asking a provider again.
+	Trusted   []jsonrpc.Reply
+	TrustedBy string
 }
 
 // Pin is what the gateway made a call mean before a node answered it.
@@ -138,13 +151,16 @@ func (v *Verifier) Offer(j Job) {
 			rate = 1
 		}
 	}
-	if !mustCheck(j) && rand.Float64() >= rate {
+	if j.Trusted == nil && !mustCheck(j) && rand.Float64() >= rate {
 		return
 	}
 	// The request goes on with its slices (filters rewrite ids in place):
 	// the check gets its own.
 	j.Calls = append([]jsonrpc.Item(nil), j.Calls...)
 	j.Replies = append([]jsonrpc.Reply(nil), j.Replies...)
+	if j.Trusted != nil {
+		j.Trusted = append([]jsonrpc.Reply(nil), j.Trusted...)
+	}
 	select {
 	case v.jobs <- j:
 	default:
@@ -175,16 +191,17 @@ func (v *Verifier) run(ctx context.Context) {
 	}
 }
 
-// check asks a provider the job's questions and compares. Final answers
-// are compared as the cache would keep them; pinned questions (state at a
-// block hash, a block by number) are replayed as pinned; eth_blockNumber
-// is compared with the head; a send's hash with keccak256 of its bytes.
+// check asks a provider the job's questions (unless the job brings a
+// provider's answers) and judges the node's answers by them (Judge). A
+// send's hash is checked locally against keccak256 of its bytes and its
+// inclusion later (sends.go); methods nobody can judge (JudgeNone) never
+// reach a node.
 func (v *Verifier) check(ctx context.Context, j Job) {
 	if _, q := j.Pool.Quarantined(j.Node.Name); q {
 		return // already proven; one proof is enough
 	}
 	var calls []jsonrpc.Item
-	var nodeAnswers []jsonrpc.Reply
+	var nodeAnswers, given []jsonrpc.Reply
 	var pins []Pin
 	for k := range j.Calls {
 		if k >= len(j.Replies) {
@@ -195,15 +212,23 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 		if j.Pins != nil {
 			pin = j.Pins[k]
 		}
-		if r.Err != nil || r.Response.Error != nil || len(r.Result) > events.MaxEvidenceBytes {
-			continue
+		if r.Err != nil {
+			continue // no answer reached the caller: nothing to judge
 		}
 		switch pin.Judge {
 		case evm.JudgeSend:
+			if r.Response.Error != nil {
+				// A refused send is never broadcast again (the caller, told
+				// it failed, may have signed another) and earned nothing
+				// (the gateway withheld its revenue). Whether the refusal
+				// was true cannot be told from its words.
+				metrics.Verifications.WithLabelValues("send_refused").Inc()
+				continue
+			}
 			lie, why := CheckSend(&j.Calls[k], r.Result)
 			if lie {
 				metrics.Verifications.WithLabelValues("mismatch").Inc()
-				v.Convict(j, &j.Calls[k], pin, r.Result, why, "keccak256")
+				v.Convict(j, &j.Calls[k], pin, r.Result, why, "keccak256", "")
 				return
 			}
 			// The right hash; whether the node passed the transaction on is
@@ -212,42 +237,44 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 				v.offerSend(j, k, h)
 			}
 			continue
-		case evm.JudgeHead:
-			// Replayed below: the provider's head now bounds what the node
-			// could have seen when it answered.
-		case evm.JudgeFinal:
-			if !cache.Storable(&j.Calls[k], &r.Response, j.Finalized) {
-				continue
-			}
-		case evm.JudgeState, evm.JudgeBlock:
-			if isNull(r.Result) {
-				continue
-			}
+		case evm.JudgeHead, evm.JudgeFinal, evm.JudgeState, evm.JudgeBlock:
 		default:
 			continue
 		}
 		calls = append(calls, j.Calls[k])
 		nodeAnswers = append(nodeAnswers, r)
 		pins = append(pins, pin)
+		if j.Trusted != nil && k < len(j.Trusted) {
+			given = append(given, j.Trusted[k])
+		}
 	}
 	if len(calls) == 0 {
 		metrics.Verifications.WithLabelValues("not_deterministic").Inc()
 		return
 	}
-	body, err := jsonrpc.EncodeUpstream(calls)
-	if err != nil {
-		return
+	trusted, by := given, j.TrustedBy
+	if j.Trusted == nil || len(given) != len(calls) {
+		body, err := jsonrpc.EncodeUpstream(calls)
+		if err != nil {
+			return
+		}
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
+		cancel()
+		if err != nil {
+			metrics.Verifications.WithLabelValues("no_provider").Inc()
+			return
+		}
+		trusted, _ = jsonrpc.MatchReplies(calls, res.Body)
+		by = res.Upstream.Name
 	}
-	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
-	cancel()
-	if err != nil {
-		metrics.Verifications.WithLabelValues("no_provider").Inc()
-		return
-	}
-	trusted, _ := jsonrpc.MatchReplies(calls, res.Body)
 	for k := range calls {
-		switch Compare(ctx, j.Pool, &calls[k], pins[k], nodeAnswers[k], trusted[k]) {
+		if k >= len(trusted) {
+			break
+		}
+		jd := Judge(ctx, Case{Pool: j.Pool, Node: j.Node, BlockTime: j.BlockTime, Call: &calls[k], Pin: pins[k], Answer: nodeAnswers[k], Trusted: trusted[k],
+			Finalized: j.Finalized})
+		switch jd.Outcome {
 		case Unjudged:
 			metrics.Verifications.WithLabelValues("unjudged").Inc()
 		case Match:
@@ -255,10 +282,45 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 			v.matched(j, calls[k].Method)
 		case Mismatch:
 			metrics.Verifications.WithLabelValues("mismatch").Inc()
-			v.Convict(j, &calls[k], pins[k], nodeAnswers[k].Result, trusted[k].Result, res.Upstream.Name)
+			v.Convict(j, &calls[k], pins[k], AnswerOf(nodeAnswers[k]), jd.Truth, by, jd.Why)
 			return
 		}
 	}
+}
+
+// AnswerOf is a reply as evidence: its result, or its error object.
+func AnswerOf(r jsonrpc.Reply) json.RawMessage {
+	if r.Response.Error != nil {
+		if len(r.Response.Error.Raw) > 0 {
+			return r.Response.Error.Raw
+		}
+		b, _ := json.Marshal(r.Response.Error)
+		return json.RawMessage(`{"error":` + string(b) + `}`)
+	}
+	if len(bytes.TrimSpace(r.Result)) == 0 {
+		return json.RawMessage("null")
+	}
+	return r.Result
+}
+
+// evidenceExcerpt is how much of a large answer evidence keeps verbatim.
+const evidenceExcerpt = 4 << 10
+
+// Evidence is an answer as evidence: itself when it fits
+// events.MaxEvidenceBytes, else its sha256 digest, length and first
+// evidenceExcerpt bytes — never dropped, never the reason a lie goes
+// unjudged.
+func Evidence(raw json.RawMessage) json.RawMessage {
+	if len(raw) <= events.MaxEvidenceBytes {
+		return append(json.RawMessage(nil), raw...)
+	}
+	sum := sha256.Sum256(raw)
+	b, _ := json.Marshal(struct {
+		SHA256  string `json:"sha256"`
+		Bytes   int    `json:"bytes"`
+		Excerpt string `json:"excerpt"`
+	}{"0x" + hex.EncodeToString(sum[:]), len(raw), string(raw[:evidenceExcerpt])})
+	return b
 }
 
 // matched books a verified answer and logs a climb of the trust ladder.
@@ -272,8 +334,11 @@ func (v *Verifier) matched(j Job, method string) {
 
 // Convict quarantines the node and hands the evidence on (the verifier's
 // checks, and the shadow calls of nodes in probation).
-func (v *Verifier) Convict(j Job, call *jsonrpc.Item, pin Pin, lie, truth json.RawMessage, by string) {
+func (v *Verifier) Convict(j Job, call *jsonrpc.Item, pin Pin, lie, truth json.RawMessage, by, why string) {
 	reason := "answered " + call.Method + " unlike provider " + by
+	if why != "" {
+		reason += " (" + why + ")"
+	}
 	switch by {
 	case "keccak256":
 		reason = "answered " + call.Method + " with a hash that is not keccak256 of the transaction"
@@ -286,10 +351,10 @@ func (v *Verifier) Convict(j Job, call *jsonrpc.Item, pin Pin, lie, truth json.R
 	if !j.Pool.Quarantine(j.Node.Name, reason) {
 		return
 	}
-	block := max(cache.Block(call), pin.Block)
+	block := max(cache.Block(call), pin.Block, answerBlock(truth), answerBlock(lie))
 	ev := &events.NodeMismatch{ID: meter.NewRequestID(), TimeMs: time.Now().UnixMilli(), ChainID: j.ChainID, NodeID: j.Node.NodeID, RequestID: j.RequestID,
-		Method: call.Method, Params: append(json.RawMessage(nil), call.Params...), Block: block,
-		NodeAnswer: append(json.RawMessage(nil), lie...), TrustedAnswer: append(json.RawMessage(nil), truth...), TrustedBy: by}
+		Method: call.Method, Params: Evidence(call.Params), Block: block,
+		NodeAnswer: Evidence(lie), TrustedAnswer: Evidence(truth), TrustedBy: by}
 	if ev.NodeID == "" {
 		ev.NodeID = j.Node.Name
 	}
@@ -310,59 +375,4 @@ func (v *Verifier) Convict(j Job, call *jsonrpc.Item, pin Pin, lie, truth json.R
 func isNull(r json.RawMessage) bool {
 	t := bytes.TrimSpace(r)
 	return len(t) == 0 || string(t) == "null"
-}
-
-// Same compares two JSON answers canonically: objects by the fields both
-// have (a client may add fields another lacks), arrays element by element,
-// hex strings ignoring case, everything else exactly.
-func Same(a, b json.RawMessage) bool {
-	var x, y any
-	da, db := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
-	da.UseNumber()
-	db.UseNumber()
-	if da.Decode(&x) != nil || db.Decode(&y) != nil {
-		return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
-	}
-	return same(x, y)
-}
-
-func same(x, y any) bool {
-	switch a := x.(type) {
-	case map[string]any:
-		b, ok := y.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, va := range a {
-			if vb, both := b[k]; both && !same(va, vb) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		b, ok := y.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if !same(a[i], b[i]) {
-				return false
-			}
-		}
-		return true
-	case string:
-		b, ok := y.(string)
-		if !ok {
-			return false
-		}
-		if strings.HasPrefix(a, "0x") && strings.HasPrefix(b, "0x") {
-			return strings.EqualFold(a, b)
-		}
-		return a == b
-	case json.Number:
-		b, ok := y.(json.Number)
-		return ok && a == b
-	default:
-		return x == y
-	}
 }

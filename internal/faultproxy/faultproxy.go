@@ -64,6 +64,11 @@ const (
 	// eth_getLogs gets Infura's -32005 "query returned more than 10000
 	// results", eth_call geth's -32603-style "execution timeout".
 	AskForLess
+	// HoldFutureSends: an honest node's queue (shapes.go): a send whose
+	// nonce is beyond its sender's next one is answered with its hash and
+	// kept here, never passed on (geth does not propagate queued
+	// transactions); other sends pass.
+	HoldFutureSends
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -87,11 +92,31 @@ type Proxy struct {
 	// ExtraFields: an honest node of another client, which adds fields of
 	// its own to every block object it answers.
 	ExtraFields atomic.Bool
+	// GasOffset: an honest node of another client, whose gas estimates
+	// differ from geth's by this much.
+	GasOffset atomic.Int64
+	// Held counts the sends HoldFutureSends kept.
+	Held atomic.Int64
+	// SwapSendHash: a liar that keeps a caller's eth_sendRawTransaction
+	// (never passes it on) and answers with LieHash.
+	SwapSendHash atomic.Bool
+	// OlderLogs: an honest node of an older client (or another one) whose
+	// logs have no blockTimestamp (go-ethereum added it to logs in 1.16).
+	OlderLogs atomic.Bool
+	// CallGasCap: an honest node of another client with a lower eth_call
+	// gas cap (or EVM timeout): an eth_call asking for more gas than this
+	// is answered with -32000 "out of gas", where a provider answers (0:
+	// no cap).
+	CallGasCap atomic.Uint64
+	// OrphansAtHead: ShapeSelfConsistentBlock lies only about blocks at
+	// most one below the head (an honest node's orphans).
+	OrphansAtHead atomic.Bool
 	// LieAfter and LieEvery shape LieSometimes (LieEvery 0 means 5).
 	LieAfter, LieEvery atomic.Int64
 	// Answered counts the answers LieSometimes could have lied in; Lies
 	// the lies told; FirstLieAt is Answered at the first lie (0: none yet).
 	Answered, Lies, FirstLieAt atomic.Int64
+	shape                      atomic.Int32 // how LieSometimes lies (shapes.go)
 
 	mu      sync.Mutex
 	calls   map[string]int
@@ -234,6 +259,19 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(out))
 		return
 	}
+	if p.SwapSendHash.Load() && len(calls) == 1 && calls[0].Method == "eth_sendRawTransaction" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":"` + LieHash + `"}`))
+		return
+	}
+	if c := p.CallGasCap.Load(); c > 0 && len(calls) == 1 && calls[0].Method == "eth_call" && callGas(calls[0]) > c {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"error":{"code":-32000,"message":"out of gas"}}`))
+		return
+	}
+	if mode == HoldFutureSends && len(calls) == 1 && calls[0].Method == "eth_sendRawTransaction" && p.holdFuture(w, calls[0]) {
+		return
+	}
 	switch mode {
 	case Fail502:
 		http.Error(w, "bad gateway", http.StatusBadGateway)
@@ -285,7 +323,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || len(errorOf) > 0 {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.OlderLogs.Load() || len(errorOf) > 0 {
 		out = p.rewrite(calls, out, mode, errorOf)
 	}
 	status := resp.StatusCode
@@ -313,9 +351,11 @@ func setMember(r *reply, key string, val json.RawMessage) {
 // in out.
 func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]json.RawMessage) []byte {
 	methodOf := map[string]string{}
+	paramsOf := map[string][]any{}
 	pruned := map[string]bool{}
 	for _, c := range calls {
 		methodOf[string(c.ID)] = c.Method
+		paramsOf[string(c.ID)] = c.Params
 		if (c.Method == "eth_getBalance" || c.Method == "eth_getTransactionCount") && len(c.Params) == 2 {
 			if s, ok := c.Params[1].(string); ok {
 				if n, err := strconv.ParseUint(trim0x(s), 16, 64); err == nil && n < p.PrunedBelow.Load() {
@@ -330,8 +370,24 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 		if p.ExtraFields.Load() && block {
 			setMember(r, "clientExtra", json.RawMessage(`"0x1"`))
 		}
+		if p.OlderLogs.Load() && m == "eth_getLogs" && r.Error == nil {
+			var logs []map[string]json.RawMessage
+			if json.Unmarshal(r.Result, &logs) == nil {
+				for _, l := range logs {
+					delete(l, "blockTimestamp")
+				}
+				r.Result, _ = json.Marshal(logs)
+			}
+		}
+		if d := p.GasOffset.Load(); d != 0 && m == "eth_estimateGas" && r.Error == nil {
+			var hex string
+			_ = json.Unmarshal(r.Result, &hex)
+			if n, err := strconv.ParseUint(trim0x(hex), 16, 64); err == nil {
+				r.Result = json.RawMessage(strconv.Quote("0x" + strconv.FormatUint(n+uint64(d), 16)))
+			}
+		}
 		lie := mode == Lie
-		if mode == LieSometimes && (m == "eth_getBalance" || m == "eth_getBlockByNumber") && r.Error == nil && string(r.Result) != "null" {
+		if mode == LieSometimes && p.lieable(m, r) {
 			n := p.Answered.Add(1)
 			every := p.LieEvery.Load()
 			if every <= 0 {
@@ -346,6 +402,8 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 		switch {
 		case errorOf[m] != nil:
 			r.Result, r.Error = nil, errorOf[m]
+		case lie && mode == LieSometimes && Shape(p.shape.Load()) != ShapeValue:
+			p.shapeLie(m, paramsOf[string(r.ID)], r)
 		case mode == Pruned && pruned[string(r.ID)]:
 			r.Result = nil
 			r.Error = json.RawMessage(`{"code":-32000,"message":"missing trie node 0000000000000000000000000000000000000000000000000000000000000000 (path ) state 0x0 is not available, not found"}`)
@@ -386,6 +444,17 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 	fix(&r)
 	b, _ := json.Marshal(r)
 	return b
+}
+
+// callGas is the gas an eth_call asks for (0: none given).
+func callGas(c call) uint64 {
+	if len(c.Params) == 0 {
+		return 0
+	}
+	tx, _ := c.Params[0].(map[string]any)
+	g, _ := tx["gas"].(string)
+	n, _ := strconv.ParseUint(trim0x(g), 16, 64)
+	return n
 }
 
 func trim0x(s string) string {
