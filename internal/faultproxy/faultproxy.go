@@ -80,6 +80,11 @@ type Proxy struct {
 
 	wsMu sync.Mutex
 	ws   map[*wsPair]struct{} // open WebSockets (ws.go)
+	// ForgeFeeds: every eth_subscription notification relayed down has its
+	// hashes replaced by LieHash and its log data by LieBalance (a node
+	// pushing forged heads and Transfer logs); Forged counts them (ws.go).
+	ForgeFeeds atomic.Bool
+	Forged     atomic.Int64
 }
 
 // New starts a proxy in front of target.
