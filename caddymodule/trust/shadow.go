@@ -22,6 +22,10 @@ import (
 const (
 	DefaultShadowRate     = 20 // shadow calls per second per node in probation
 	DefaultShadowInFlight = 16 // shadow calls in flight per gateway, all nodes and chains
+	// DefaultShadowTotal is the gateway's one shadow budget, all nodes
+	// and chains (per second): however many nodes register, shadows cost
+	// nodes and this gateway no more (docs/node-market.md).
+	DefaultShadowTotal = 100
 	shadowTimeout         = 5 * time.Second
 )
 
@@ -32,6 +36,7 @@ type Shadower struct {
 	verifier *verify.Verifier // convicts a liar (quarantine and evidence)
 	log      *zap.Logger
 	perNode  rate.Limit
+	total    *rate.Limiter // the global budget (DefaultShadowTotal)
 	slots    chan struct{}
 
 	mu       sync.Mutex
@@ -50,6 +55,7 @@ func NewShadower(v *verify.Verifier, log *zap.Logger) *Shadower {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Shadower{verifier: v, log: log, perNode: DefaultShadowRate, slots: make(chan struct{}, DefaultShadowInFlight),
+		total:    rate.NewLimiter(DefaultShadowTotal, DefaultShadowTotal),
 		limiters: map[string]*rate.Limiter{}, ctx: ctx, cancel: cancel}
 }
 
@@ -71,8 +77,27 @@ func (s *Shadower) Offer(pool *upstream.Pool, chainID uint64, requestID, trusted
 	if len(nodes) == 0 {
 		return
 	}
-	node := nodes[rand.IntN(len(nodes))]
+	s.offerTo(pool, chainID, requestID, trustedBy, nodes[rand.IntN(len(nodes))], calls, pins, trusted)
+}
+
+// OfferEach is Offer to every node in probation (the gateway's own probation
+// questions, asked of a provider once: each node in probation is judged by
+// the same answer), within the same budgets.
+func (s *Shadower) OfferEach(pool *upstream.Pool, chainID uint64, requestID, trustedBy string, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
+	if s == nil || len(calls) == 0 {
+		return
+	}
+	for _, node := range pool.InProbation() {
+		s.offerTo(pool, chainID, requestID, trustedBy, node, calls, pins, trusted)
+	}
+}
+
+func (s *Shadower) offerTo(pool *upstream.Pool, chainID uint64, requestID, trustedBy string, node upstream.Ref, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
 	if !s.limiter(node.Name).Allow() {
+		return
+	}
+	if !s.total.Allow() {
+		metrics.Verifications.WithLabelValues("shadow_dropped").Inc()
 		return
 	}
 	select {

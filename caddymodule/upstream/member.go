@@ -83,7 +83,7 @@ func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *membe
 	if u.Kind != KindNode {
 		tc.Off = true // providers are trusted
 	}
-	m.trust.Store(newTrust(&tc))
+	m.trust.Store(newTrust(&tc, false))
 	return m
 }
 
@@ -106,7 +106,8 @@ func (m *member) getWeight() float64  { return math.Float64frombits(m.weight.Loa
 // sameEndpoint reports whether u is the endpoint m talks to. A node that
 // changed URL or credentials is a new endpoint and starts afresh.
 func (m *member) sameEndpoint(u Upstream, parsed *url.URL) bool {
-	return m.url == parsed.String() && m.up.NodeID == u.NodeID && maps.Equal(m.up.Headers, u.Headers) && m.up.WSURL == u.WSURL
+	return m.url == parsed.String() && m.up.NodeID == u.NodeID && maps.Equal(m.up.Headers, u.Headers) && m.up.WSURL == u.WSURL &&
+		m.up.Operator == u.Operator
 }
 
 func (m *member) rateLimited(now time.Time) bool {
