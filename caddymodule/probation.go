@@ -22,22 +22,39 @@ import (
 // by that answer (trust.Shadower.OfferEach), within the shadow budgets.
 //
 // Bound: a round every probationTick per chain while a node is in
-// probation and no caller's call was shadowed in the last probationQuiet;
+// probation and callers' calls gave fewer than probationEnough shadows in
+// the current second;
 // each round can give a node up to four matches over four methods, so the
 // default probation (50 matches over 3 methods) ends in about 13 rounds,
 // about 3–4 s (docs/node-market.md). The providers' cost is four calls per
 // round per chain, only while a node is in probation.
 const (
-	probationTick  = 250 * time.Millisecond
-	probationQuiet = time.Second
-	probationBelow = 2 // blocks below the providers' head: a node in sync has it
+	probationTick   = 250 * time.Millisecond
+	probationEnough = 16 // callers' shadows a second that make the gateway's own questions unnecessary
+	probationBelow  = 2  // blocks below the providers' head: a node in sync has it
 )
 
 // probationState is a chain's own probation questions' state.
 type probationState struct {
-	shadowed atomic.Int64 // unix ns of the latest caller call offered as shadow material
-	miner    atomic.Value // string: the last probed block's miner, a busy address to ask about
-	round    atomic.Int64
+	second atomic.Int64 // the unix second shadows are counted in
+	count  atomic.Int64 // callers' calls offered as shadow material in it (approximate at the boundary)
+	miner  atomic.Value // string: the last probed block's miner, a busy address to ask about
+	round  atomic.Int64
+}
+
+// noteShadow counts a caller's call offered as shadow material (hot path:
+// two atomic operations).
+func (p *probationState) noteShadow() {
+	sec := time.Now().Unix()
+	if p.second.Swap(sec) != sec {
+		p.count.Store(0)
+	}
+	p.count.Add(1)
+}
+
+// fed: callers' calls gave enough shadow material this second.
+func (p *probationState) fed() bool {
+	return p.second.Load() == time.Now().Unix() && p.count.Load() >= probationEnough
 }
 
 // feedProbation runs the probation rounds until ctx ends.
@@ -62,7 +79,7 @@ func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
 	if h.shadower == nil || len(cs.pool.InProbation()) == 0 {
 		return
 	}
-	if time.Since(time.Unix(0, cs.probation.shadowed.Load())) < probationQuiet {
+	if cs.probation.fed() {
 		return
 	}
 	head, _, ok := cs.head.Latest()

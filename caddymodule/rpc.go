@@ -350,7 +350,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	case plan.Shadow:
 		// A provider answered the caller: a node in probation may be asked
 		// the same, and judged by that answer.
-		cs.probation.shadowed.Store(time.Now().UnixNano())
+		cs.probation.noteShadow()
 		h.shadower.Offer(cs.pool, cs.chain.ID, rid, res.Upstream.Name, calls, plan.Pins, replies)
 	}
 	return replies, res.Upstream, false

@@ -153,6 +153,13 @@ func (h *Handler) syncStandings(ctx context.Context, cs *chainState) {
 		}
 		flushed[s.Key] = true
 		cs.pool.Restore(decodeStanding(s.Key, pairs(res)))
+		// What the operator sees (settlementd's GET /api/nodes): the
+		// phase, share and check rate this gateway computes from it.
+		if v, ok := cs.pool.StandingView(s.Key); ok {
+			_ = h.redis.HSet(ctx, prefix+s.Key, "phase", v.Phase, "share", strconv.FormatFloat(v.Share, 'f', 4, 64),
+				"check_rate", strconv.FormatFloat(v.CheckRate, 'f', 4, 64), "probation_matches", v.ProbationMatches,
+				"view_ms", time.Now().UnixMilli()).Err()
+		}
 	}
 	var keys []string
 	for _, k := range cs.pool.Keys() {

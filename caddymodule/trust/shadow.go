@@ -26,7 +26,7 @@ const (
 	// and chains (per second): however many nodes register, shadows cost
 	// nodes and this gateway no more (docs/node-market.md).
 	DefaultShadowTotal = 100
-	shadowTimeout         = 5 * time.Second
+	shadowTimeout      = 5 * time.Second
 )
 
 // Shadower sends copies of provider-served calls to nodes in probation and

@@ -57,6 +57,19 @@ func TestWalletNodesShareOneStanding(t *testing.T) {
 	for range 6 {
 		p.RecordMatch("w3", "eth_getBalance") // one node's matches
 	}
+	// The wallet is out of probation; each node still passes its own
+	// (NodeProbation, here the probation's 6) before it serves.
+	if v, _ := p.Trust("w0"); v.Phase != "probation" || v.Matches != 6 {
+		t.Fatalf("w0 before its own matches: %+v", v)
+	}
+	if v, _ := p.Trust("w3"); v.Phase != "ladder" {
+		t.Fatalf("w3 after its own matches: %+v", v)
+	}
+	for _, u := range ups {
+		for range 6 {
+			p.RecordMatch(u.Name, "eth_getBalance")
+		}
+	}
 	for _, u := range ups {
 		v, _ := p.Trust(u.Name)
 		if v.Phase != "ladder" || v.WalletNodes != 10 || v.Share < 0.025-1e-9 || v.Share > 0.025+1e-9 {

@@ -47,7 +47,8 @@ type member struct {
 	limitedUntil atomic.Int64          // unix ns; rate-limit back-off
 	noBatch      atomic.Bool           // probes: the upstream rejects batches
 	retired      atomic.Bool           // removed from the pool
-	trust        atomic.Pointer[trust] // a node's verified history; replaced whole by a quarantine
+	trust        atomic.Pointer[trust] // its wallet's verified history (trust.go); replaced whole by a quarantine
+	own          atomic.Int64          // this node's own matches (NodeProbation)
 	hedgeDelay   atomic.Int64          // ns: its latency quantile, the wait before a hedge (hedge.go)
 	hedgeAt      atomic.Int64          // unix ns when hedgeDelay was computed
 	caps         capabilities          // what probing found it can answer

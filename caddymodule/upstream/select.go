@@ -89,7 +89,7 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filt
 		if p.isQuarantined(m) {
 			continue
 		}
-		if m.up.Kind == KindNode && m.trust.Load().getShare() == 0 {
+		if m.up.Kind == KindNode && !p.serving(m) {
 			continue // in probation: shadow traffic only, never a caller's answer
 		}
 		tier, halfOpen, ok := p.tierOf(m, now, noRetry)

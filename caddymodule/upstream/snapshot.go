@@ -106,6 +106,7 @@ func (p *Pool) Snapshot() Snapshot {
 		u.LogsRange = logsRangeOf(m)
 		if m.up.Kind == KindNode {
 			v := p.cfg.Trust.view(m.trust.Load(), m.up.Operator)
+			p.nodeView(m, &v)
 			u.Trust = &v
 		}
 		u.WS.URLSet = m.ws != nil

@@ -83,6 +83,21 @@ var DefaultLadder = []TrustStep{
 	{Matches: 1000, Share: 1, After: 6 * time.Hour},
 }
 
+// NodeProbation is how many of its own answers must match before a node
+// serves callers, whatever its wallet's standing (at most the probation's
+// matches): a wallet's new node (or any node after a gateway restart) is
+// never trusted on its wallet's word alone.
+const NodeProbation = 10
+
+// serving: m's wallet has a share and m has passed its own short
+// probation (trust off: always).
+func (p *Pool) serving(m *member) bool {
+	if p.cfg.Trust.Off {
+		return true
+	}
+	return m.trust.Load().getShare() > 0 && m.own.Load() >= int64(min(NodeProbation, p.cfg.Trust.ProbationMatches))
+}
+
 // Defaults of TrustConfig.
 const (
 	DefaultProbationMatches = 50
@@ -152,7 +167,7 @@ type TrustView struct {
 	Phase     string  `json:"phase"` // "probation", "ladder", "trusted", or "no-probation" (probation off)
 	Matches   int64   `json:"verified_matches"`
 	Methods   int     `json:"verified_methods"`
-	Share     float64 `json:"traffic_share"` // this node's part of its wallet's share
+	Share     float64 `json:"traffic_share"`        // this node's part of its wallet's share
 	CheckRate float64 `json:"check_rate,omitempty"` // absent from the public /rpc/health
 	// Operator is the wallet whose standing this is; WalletNodes how many
 	// of its nodes share it here; Penalty: a node of the wallet was
@@ -160,8 +175,11 @@ type TrustView struct {
 	Operator    string `json:"operator,omitempty"`
 	WalletNodes int    `json:"wallet_nodes,omitempty"`
 	Penalty     bool   `json:"penalty,omitempty"`
-	// ProbationMatches is what this wallet's probation asks.
-	ProbationMatches int `json:"probation_matches,omitempty"`
+	// ProbationMatches is what this wallet's probation asks; NodeMatches
+	// this node's own matches (it serves once its wallet has a share and
+	// it has NodeProbation).
+	ProbationMatches int   `json:"probation_matches,omitempty"`
+	NodeMatches      int64 `json:"node_matches"`
 	// ServingSince is when the node began to serve callers on this
 	// gateway (zero in probation): evidence against it says its lies may
 	// go back that far, since every answer after it was a caller's.
@@ -308,6 +326,7 @@ func (p *Pool) RecordMatch(name, method string) (TrustView, bool) {
 	if m == nil || m.up.Kind != KindNode {
 		return TrustView{}, false
 	}
+	m.own.Add(1)
 	t := m.trust.Load()
 	t.mu.Lock()
 	t.matches++
@@ -318,7 +337,17 @@ func (p *Pool) RecordMatch(name, method string) (TrustView, bool) {
 	t.dirty = true
 	changed := p.cfg.Trust.refresh(t, time.Now())
 	t.mu.Unlock()
-	return p.cfg.Trust.view(t, m.up.Operator), changed
+	v := p.cfg.Trust.view(t, m.up.Operator)
+	p.nodeView(m, &v)
+	return v, changed
+}
+
+// nodeView adds m's own probation to its wallet's standing.
+func (p *Pool) nodeView(m *member, v *TrustView) {
+	v.NodeMatches = m.own.Load()
+	if !p.cfg.Trust.Off && !p.serving(m) {
+		v.Phase, v.CheckRate = "probation", 1
+	}
 }
 
 // Trust is the named node's standing (ok false for providers and unknown
@@ -328,7 +357,9 @@ func (p *Pool) Trust(name string) (TrustView, bool) {
 	if m == nil || m.up.Kind != KindNode {
 		return TrustView{}, false
 	}
-	return p.cfg.Trust.view(m.trust.Load(), m.up.Operator), true
+	v := p.cfg.Trust.view(m.trust.Load(), m.up.Operator)
+	p.nodeView(m, &v)
+	return v, true
 }
 
 // InProbation lists the nodes that serve no caller yet (shadow traffic
@@ -342,7 +373,7 @@ func (p *Pool) InProbation() []Ref {
 		if p.isQuarantined(m) {
 			continue
 		}
-		if m.trust.Load().getShare() == 0 {
+		if !p.serving(m) {
 			out = append(out, m.ref)
 		}
 	}
@@ -461,4 +492,19 @@ func (p *Pool) Restore(s Standing) {
 	}
 	t.penalty = t.penalty || s.Penalty
 	p.cfg.Trust.refresh(t, time.Now())
+}
+
+// StandingView is the standing of key (a wallet's) as a node of it would
+// see it, its share undivided: what the operator is shown (settlementd reads
+// it from the shared record).
+func (p *Pool) StandingView(key string) (TrustView, bool) {
+	p.standing.mu.Lock()
+	t := p.standing.m[key]
+	p.standing.mu.Unlock()
+	if t == nil {
+		return TrustView{}, false
+	}
+	v := p.cfg.Trust.view(t, "")
+	v.Share = t.getShare()
+	return v, true
 }
