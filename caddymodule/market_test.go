@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,4 +266,96 @@ func TestTrustSharedAcrossGatewaysAndRestarts(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // polling /rpc/health
 	}
 	t.Logf("the second gateway quarantined L %v after the first caught it", time.Since(caught))
+}
+
+// TestWalletGetsOneShareAndPaysForItsLiar (issue 41.7), through the
+// gateway:
+//
+//   - Ten honest nodes of one wallet, out of probation on the rung of share
+//     0.3, together serve about 30 % of the calls — one node's share, not ten
+//     (which would be all of them).
+//   - A liar of another wallet is caught in probation; a new honest node of
+//     that wallet then needs the penalised probation (4 × 50 matches) while
+//     an honest newcomer of a clean wallet, registered at the same moment,
+//     serves after the ordinary one: the clean one serves callers first, and
+//     the penalised one serves only with at least 200 verified matches.
+func TestWalletGetsOneShareAndPaysForItsLiar(t *testing.T) {
+	o := trustOpts()
+	o.extra = "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\ttimeout 2s\n\t\t\t\tladder 0:0.3\n\t\t\t}"
+	e := startMetered(t, o)
+	const wallet = "0x00000000000000000000000000000000000000d1"
+	var ids []string
+	for i := range 10 {
+		p := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+		t.Cleanup(p.Close)
+		id := "NODE-EU-WALLETA" + string(rune('A'+i))
+		e.registerNodeOf(t, id, p.URL(), wallet)
+		ids = append(ids, id)
+	}
+	acct, _ := e.net.Manifest.Account("deployer")
+	traffic := &headTraffic{addr: acct.Address}
+	ask := func() string {
+		r := e.rpc(t, traffic.next())
+		if r.status != http.StatusOK {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		traffic.observe(r.body)
+		return r.header.Get("X-Tollgate-Upstream")
+	}
+	deadline := time.Now().Add(readyWithin)
+	for _, id := range ids {
+		for tv := e.trustOf(t, id); tv == nil || tv["phase"] == "probation"; tv = e.trustOf(t, id) {
+			ask()
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never left probation: %v", id, tv)
+			}
+		}
+	}
+	const calls = 1000
+	byWallet := 0
+	for range calls {
+		if strings.HasPrefix(ask(), "NODE-EU-WALLETA") {
+			byWallet++
+		}
+	}
+	tv := e.trustOf(t, ids[0])
+	t.Logf("ten nodes of one wallet on rung 0.3 served %d of %d calls; a node's standing %v", byWallet, calls, tv)
+	if byWallet > 450 || byWallet < 100 || tv["wallet_nodes"] != float64(10) {
+		t.Fatalf("ten nodes of one wallet served %d of %d calls at rung 0.3 (want about 300: one node's share)", byWallet, calls)
+	}
+
+	// A liar of wallet d2, caught in probation.
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetMode(faultproxy.LieSometimes)
+	const liarID, again, clean = "NODE-EU-PENALTYL", "NODE-EU-PENALTYN", "NODE-EU-CLEANNEW"
+	e.registerNodeOf(t, liarID, liar.URL(), "0x00000000000000000000000000000000000000d2")
+	e.waitForState(t, liarID, func(st map[string]any) bool { return st != nil })
+	e.untilQuarantined(t, liarID, liar, 60*time.Second)
+	// The same wallet's new honest node, and a clean wallet's, at once.
+	pn, pc := faultproxy.New(e.net.Manifest.Polygon.RPCURL), faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(pn.Close)
+	t.Cleanup(pc.Close)
+	e.registerNodeOf(t, again, pn.URL(), "0x00000000000000000000000000000000000000d2")
+	e.registerNodeOf(t, clean, pc.URL(), "0x00000000000000000000000000000000000000d3")
+	servedClean, servedAgain := false, false
+	for !servedClean || !servedAgain {
+		switch ask() {
+		case clean:
+			servedClean = true
+		case again:
+			if !servedClean {
+				t.Fatalf("the quarantined wallet's new node served before the clean newcomer: %v", e.trustOf(t, again))
+			}
+			tv := e.trustOf(t, again)
+			if m, _ := tv["verified_matches"].(float64); m < 200 || tv["penalty"] != true {
+				t.Fatalf("the quarantined wallet's new node serves with %v", tv)
+			}
+			servedAgain = true
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clean served %v, penalised served %v: %v / %v", servedClean, servedAgain, e.trustOf(t, clean), e.trustOf(t, again))
+		}
+	}
+	t.Logf("the clean newcomer served first; the penalised wallet's node served with %v", e.trustOf(t, again))
 }

@@ -336,7 +336,7 @@ func (p *Pool) SetNodes(nodes []Upstream) error {
 	for _, m := range oldNodes {
 		m.retired.Store(true)
 	}
-	countWalletNodes(next)
+	p.countWalletNodes(next)
 	for _, m := range oldNodes {
 		m.tr.CloseIdleConnections()
 		p.log.Info("upstream node removed", zap.Object("upstream", m.up))

@@ -75,8 +75,8 @@ func (p *Pool) isQuarantined(m *member) bool {
 // probation, penalised (TrustConfig.PenaltyFactor).
 func (p *Pool) Quarantine(name, reason string) bool {
 	p.quarantined.mu.Lock()
-	defer p.quarantined.mu.Unlock()
 	if _, ok := p.quarantined.reason[name]; ok {
+		p.quarantined.mu.Unlock()
 		return false
 	}
 	if p.quarantined.reason == nil {
@@ -89,6 +89,9 @@ func (p *Pool) Quarantine(name, reason string) bool {
 			p.quarantined.hosts[h] = name
 		}
 	}
+	p.quarantined.mu.Unlock()
+	// Outside the lock: the reset counts the wallet's nodes that are not
+	// quarantined (a reader of the same lock).
 	p.resetTrust(name, true)
 	return true
 }
@@ -100,6 +103,10 @@ func (p *Pool) Quarantine(name, reason string) bool {
 func (p *Pool) resetTrust(name string, penalty bool) {
 	m := p.member(name)
 	if m == nil || m.up.Kind != KindNode {
+		return
+	}
+	if p.cfg.Trust.Off { // no standings: each node trusted on its own
+		m.trust.Store(newTrust(&p.cfg.Trust, false))
 		return
 	}
 	key := operatorKey(m.up)
@@ -124,7 +131,7 @@ func (p *Pool) resetTrust(name string, penalty bool) {
 			o.trust.Store(t)
 		}
 	}
-	countWalletNodes(p.list())
+	p.countWalletNodes(p.list())
 }
 
 // Unquarantine returns the named upstream (and its host) to traffic; false
@@ -132,8 +139,8 @@ func (p *Pool) resetTrust(name string, penalty bool) {
 // traffic, not standing.
 func (p *Pool) Unquarantine(name string) bool {
 	p.quarantined.mu.Lock()
-	defer p.quarantined.mu.Unlock()
 	if _, ok := p.quarantined.reason[name]; !ok {
+		p.quarantined.mu.Unlock()
 		return false
 	}
 	delete(p.quarantined.reason, name)
@@ -143,6 +150,7 @@ func (p *Pool) Unquarantine(name string) bool {
 			delete(p.quarantined.hosts, h)
 		}
 	}
+	p.quarantined.mu.Unlock()
 	p.resetTrust(name, false)
 	return true
 }

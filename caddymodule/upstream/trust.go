@@ -303,11 +303,12 @@ func (p *Pool) standingFor(key string) *trust {
 }
 
 // countWalletNodes sets each standing's node count from the member list
-// (SetNodes), so each node takes its part of its wallet's share.
-func countWalletNodes(ms []*member) {
+// (SetNodes, quarantines), so each node takes its part of its wallet's
+// share; quarantined nodes take none.
+func (p *Pool) countWalletNodes(ms []*member) {
 	n := map[*trust]int32{}
 	for _, m := range ms {
-		if m.up.Kind == KindNode && !m.retired.Load() {
+		if m.up.Kind == KindNode && !m.retired.Load() && !p.isQuarantined(m) {
 			n[m.trust.Load()]++
 		}
 	}
