@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -16,9 +17,9 @@ import (
 // once one node holds the whole share, callers' calls reach no provider and
 // give nodes in probation no shadow material, so a newcomer would wait
 // forever. The gateway therefore asks its own probation questions when
-// callers gave none lately: a provider answers a small pinned batch about a
+// callers gave too few: a provider answers a small pinned batch about a
 // block just below its head (the block, a balance, a nonce, a code — four
-// methods), once, and every node in probation is asked the same and judged
+// methods, in a random order, about an address active lately), once, and every node in probation is asked the same and judged
 // by that answer (trust.Shadower.OfferEach), within the shadow budgets.
 //
 // Bound: a round every probationTick per chain while a node is in
@@ -31,14 +32,14 @@ import (
 const (
 	probationTick   = 250 * time.Millisecond
 	probationEnough = 16 // callers' shadows a second that make the gateway's own questions unnecessary
-	probationBelow  = 2  // blocks below the providers' head: a node in sync has it
+	probationBelow  = 2  // the questions are about a block 1 to 2×this below the providers' head
 )
 
 // probationState is a chain's own probation questions' state.
 type probationState struct {
 	second atomic.Int64 // the unix second shadows are counted in
 	count  atomic.Int64 // callers' calls offered as shadow material in it (approximate at the boundary)
-	miner  atomic.Value // string: the last probed block's miner, a busy address to ask about
+	addrs  atomic.Value // []string: senders, recipients and miners of recent blocks, the addresses to ask about
 	round  atomic.Int64
 }
 
@@ -86,17 +87,31 @@ func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
 	if !ok || head < probationBelow {
 		return
 	}
-	n := "0x" + strconv.FormatUint(head-probationBelow, 16)
+	// The questions vary so a node cannot tell them from callers' and
+	// answer only them honestly: a block 1–4 below the head, an address
+	// active in a recent block (or the zero address), the methods in a
+	// random order; every 8th round the block comes with its transactions,
+	// whose senders and recipients are the next rounds' addresses.
+	round := cs.probation.round.Add(1)
+	n := "0x" + strconv.FormatUint(head-uint64(1+rand.IntN(probationBelow*2)), 16)
+	if head < probationBelow*2+1 {
+		n = "0x" + strconv.FormatUint(head, 16)
+	}
 	addr := "0x0000000000000000000000000000000000000000"
-	if m, _ := cs.probation.miner.Load().(string); m != "" && cs.probation.round.Add(1)%2 == 0 {
-		addr = m
+	if as, _ := cs.probation.addrs.Load().([]string); len(as) > 0 {
+		addr = as[rand.IntN(len(as))]
 	}
-	q := func(id int, method string, params ...any) jsonrpc.Item {
+	full := round%8 == 1
+	q := func(method string, params ...any) jsonrpc.Item {
 		p, _ := json.Marshal(params)
-		return jsonrpc.Item{ID: json.RawMessage(strconv.Itoa(id)), Method: method, Params: p}
+		return jsonrpc.Item{Method: method, Params: p}
 	}
-	calls := []jsonrpc.Item{q(1, "eth_getBlockByNumber", n, false), q(2, "eth_getBalance", addr, n),
-		q(3, "eth_getTransactionCount", addr, n), q(4, "eth_getCode", addr, n)}
+	calls := []jsonrpc.Item{q("eth_getBlockByNumber", n, full), q("eth_getBalance", addr, n),
+		q("eth_getTransactionCount", addr, n), q("eth_getCode", addr, n)}
+	rand.Shuffle(len(calls), func(i, j int) { calls[i], calls[j] = calls[j], calls[i] })
+	for i := range calls {
+		calls[i].ID = json.RawMessage(strconv.Itoa(1 + rand.IntN(1<<20)*4 + i)) // distinct, unpatterned
+	}
 	plan := trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
 	if !plan.Shadow {
 		return
@@ -115,11 +130,46 @@ func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
 	if err != nil {
 		return
 	}
-	var b struct {
-		Miner string `json:"miner"`
-	}
-	if len(replies) > 0 && json.Unmarshal(replies[0].Result, &b) == nil && len(b.Miner) == 42 {
-		cs.probation.miner.Store(b.Miner)
+	for k := range plan.Calls {
+		if plan.Calls[k].Method == "eth_getBlockByNumber" && k < len(replies) {
+			if as := blockAddresses(replies[k].Result); len(as) > 0 {
+				cs.probation.addrs.Store(as)
+			}
+		}
 	}
 	h.shadower.OfferEach(cs.pool, cs.chain.ID, "probation-"+strconv.FormatInt(time.Now().UnixNano(), 36), res.Upstream.Name, plan.Calls, plan.Pins, replies)
+}
+
+// blockAddresses are the miner and, for a block with its transactions, the
+// senders and recipients (at most 64).
+func blockAddresses(raw json.RawMessage) []string {
+	var b struct {
+		Miner        string            `json:"miner"`
+		Transactions []json.RawMessage `json:"transactions"`
+	}
+	if json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	var out []string
+	if len(b.Miner) == 42 {
+		out = append(out, b.Miner)
+	}
+	for _, t := range b.Transactions {
+		var tx struct {
+			From string `json:"from"`
+			To   string `json:"to"`
+		}
+		if json.Unmarshal(t, &tx) != nil {
+			continue // a hash: the block came without its transactions
+		}
+		for _, a := range []string{tx.From, tx.To} {
+			if len(a) == 42 && len(out) < 64 {
+				out = append(out, a)
+			}
+		}
+	}
+	if len(out) <= 1 {
+		return nil // keep the addresses of the last full block
+	}
+	return out
 }
