@@ -393,6 +393,7 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 		return nil, false, err
 	}
 	if created {
+		s.countRegistration(ctx) // only proven, stored registrations spend the service-wide limit
 		s.cfg.Log.Info("node registered", zap.String("node", id), zap.String("wallet", wallet), zap.Uint64s("chains", req.ChainIDs))
 	}
 	return n, created, nil

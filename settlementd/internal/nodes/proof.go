@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/redis/go-redis/v9"
 )
 
 // ProofPath is where the ownership proof is served on the endpoint's origin.
@@ -94,29 +95,61 @@ func (s *Service) proveControl(ctx context.Context, rpcURL, wallet string) error
 	return nil
 }
 
+// registerLimit is the per-wallet and service-wide limits.
+func (s *Service) registerLimit() int {
+	if s.cfg.RegisterPerHour == 0 {
+		return DefaultRegisterPerHour
+	}
+	return s.cfg.RegisterPerHour
+}
+
+func (s *Service) registerKey() string {
+	return s.cfg.Prefix + "nodes:register:" + time.Now().UTC().Format("2006010215") + ":"
+}
+
+// allowScript counts an attempt against the wallet's hourly limit and
+// reads the service-wide count of proven registrations, in one step. A
+// wallet over its own limit is refused without touching anything shared,
+// and the shared count is raised only by countRegistration, after the
+// proof: neither one wallet hammering nor many wallets with endpoints they
+// cannot prove can spend the service-wide limit and lock newcomers out.
+var allowScript = redis.NewScript(`
+local mine = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], 7200)
+if mine > tonumber(ARGV[1]) then return 1 end
+local all = tonumber(redis.call('GET', KEYS[2]) or '0')
+if all >= tonumber(ARGV[2]) then return 2 end
+return 0`)
+
 // allowRegistration counts a registration attempt of wallet against the
 // hourly limits (Redis, shared by every settlementd).
 func (s *Service) allowRegistration(ctx context.Context, wallet string) error {
-	limit := s.cfg.RegisterPerHour
+	limit := s.registerLimit()
 	if limit < 0 {
 		return nil
 	}
-	if limit == 0 {
-		limit = DefaultRegisterPerHour
-	}
-	hour := time.Now().UTC().Format("2006010215")
-	key := s.cfg.Prefix + "nodes:register:" + hour + ":"
-	pipe := s.cfg.Redis.TxPipeline()
-	mine := pipe.Incr(ctx, key+strings.ToLower(wallet))
-	all := pipe.Incr(ctx, key+"all")
-	pipe.Expire(ctx, key+strings.ToLower(wallet), 2*time.Hour)
-	pipe.Expire(ctx, key+"all", 2*time.Hour)
-	if _, err := pipe.Exec(ctx); err != nil {
+	key := s.registerKey()
+	r, err := allowScript.Run(ctx, s.cfg.Redis, []string{key + strings.ToLower(wallet), key + "all"}, limit, 20*limit).Int()
+	if err != nil {
 		return &apiError{http.StatusServiceUnavailable, "registration_unavailable", "the registration limit could not be checked; try again"}
 	}
-	if mine.Val() > int64(limit) || all.Val() > int64(20*limit) {
+	if r != 0 {
 		return &apiError{http.StatusTooManyRequests, "registration_rate_limited",
 			fmt.Sprintf("at most %d node registrations per wallet an hour (and %d in all); try again next hour", limit, 20*limit)}
 	}
 	return nil
+}
+
+// countRegistration books a proven registration against the service-wide
+// hourly limit. Best effort: a failure here must not undo a registration
+// already stored.
+func (s *Service) countRegistration(ctx context.Context) {
+	if s.registerLimit() < 0 {
+		return
+	}
+	key := s.registerKey() + "all"
+	pipe := s.cfg.Redis.TxPipeline()
+	pipe.Incr(ctx, key)
+	pipe.Expire(ctx, key, 2*time.Hour)
+	_, _ = pipe.Exec(ctx)
 }

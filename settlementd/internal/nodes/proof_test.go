@@ -2,11 +2,13 @@ package nodes
 
 import (
 	"context"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/auth"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
@@ -146,5 +148,36 @@ func TestOperatorSeesStanding(t *testing.T) {
 	if st.Phase != "ladder" || st.Share == nil || *st.Share != 0.25 || st.CheckRate == nil || *st.CheckRate != 0.81 || st.VerifiedMatches != 420 ||
 		st.VerifiedMethods != 2 || !st.Penalty || st.ProbationMatches != 200 || st.ServingSince == nil || st.UpdatedAt == nil {
 		t.Fatalf("standing %+v", st)
+	}
+}
+
+// The service-wide registration limit cannot be spent by a stranger
+// (issue 41.6, review): one wallet hammering past its own limit, or many
+// wallets whose endpoints fail the proof, used to raise the shared counter
+// on every attempt, so after 20×limit attempts in an hour nobody — an
+// honest newcomer included — could register. Only proven registrations
+// count toward the service-wide limit, and a wallet over its own limit is
+// refused without touching it.
+func TestRegistrationLimitNotSpentByStrangers(t *testing.T) {
+	const limit = 2
+	s := proofService(t, limit)
+	ctx := context.Background()
+	const hammer = "0x00000000000000000000000000000000000000cc"
+	unproven := provedServer(t, "")
+	for i := range 20*limit + 5 { // one wallet, far past its own limit
+		_, _, err := s.Upsert(ctx, hammer, RegisterRequest{Region: "eu", RPCURL: unproven.URL, ChainIDs: []uint64{137}})
+		if c := code(err); c != "endpoint_not_proven" && c != "registration_rate_limited" {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+	}
+	for i := range 20 * limit { // many wallets, each failing the proof within its limit
+		w := common.BigToAddress(big.NewInt(int64(0x1000 + i))).Hex()
+		if _, _, err := s.Upsert(ctx, w, RegisterRequest{Region: "eu", RPCURL: unproven.URL, ChainIDs: []uint64{137}}); code(err) != "endpoint_not_proven" {
+			t.Fatalf("sybil %d: %v", i, err)
+		}
+	}
+	const newcomer = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"
+	if _, created, err := s.Upsert(ctx, newcomer, RegisterRequest{Region: "eu", RPCURL: provedServer(t, newcomer).URL, ChainIDs: []uint64{137}}); err != nil || !created {
+		t.Fatalf("an honest newcomer after strangers' failed attempts: %v (created %v)", err, created)
 	}
 }
