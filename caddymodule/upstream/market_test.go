@@ -163,3 +163,47 @@ func TestQuarantineFollowsHost(t *testing.T) {
 		t.Fatalf("InProbation = %v (trust off)", got)
 	}
 }
+
+// Quarantine follows the endpoint's host whatever its spelling (issue 41.6,
+// review): the host rule compares names, and a liar re-registering the same
+// endpoint as an upper-case name, a name with the root's trailing dot, an
+// IPv4 address written as IPv4-mapped IPv6, or an IPv6 address written
+// uncompressed was a new host and escaped it.
+func TestQuarantineFollowsHostSpellings(t *testing.T) {
+	prov := newFakeRPC(t, "prov", 137, 1000)
+	a := newFakeRPC(t, "a", 137, 1000)
+	port := a.srv.URL[strings.LastIndex(a.srv.URL, ":")+1:]
+	for _, c := range []struct{ liar, other string }{
+		{"https://node.example.com/rpc", "https://NODE.Example.COM/rpc"},
+		{"https://node.example.com/rpc", "https://node.example.com./rpc"},
+		{"https://node.example.com/rpc", "https://node.example.com.:8443/"},
+		{"http://203.0.113.7:8545", "http://[::ffff:203.0.113.7]:8545"},
+		{"http://203.0.113.7:8545", "http://[::ffff:cb00:7107]:9000/"},
+		{"http://[2001:db8::1]:8545", "http://[2001:0db8:0:0:0:0:0:1]:8545"},
+		{"http://[2001:db8::1]:8545", "http://[2001:DB8::1]:9000"},
+		{a.srv.URL, "http://[::ffff:127.0.0.1]:" + port},
+	} {
+		p := newTestPool(t, testConfig(provider(prov)))
+		if err := p.SetNodes([]Upstream{{Name: "liar", NodeID: "NODE-EU-LIAR", URL: c.liar}}); err != nil {
+			t.Fatal(err)
+		}
+		p.Quarantine("liar", "lied")
+		if err := p.SetNodes([]Upstream{{Name: "liar", NodeID: "NODE-EU-LIAR", URL: c.liar},
+			{Name: "alias", NodeID: "NODE-EU-ALIAS", URL: c.other}}); err != nil {
+			t.Fatal(err)
+		}
+		if r, q := p.Quarantined("alias"); !q || !strings.Contains(r, "same endpoint host") {
+			t.Errorf("%s quarantined, %s not (%q)", c.liar, c.other, r)
+		}
+	}
+	// A different private endpoint (another port on loopback) stays apart.
+	p := newTestPool(t, testConfig(provider(prov)))
+	if err := p.SetNodes([]Upstream{{Name: "liar", NodeID: "NODE-EU-LIAR", URL: "http://127.0.0.1:1"},
+		{Name: "other", NodeID: "NODE-EU-OTHER", URL: a.srv.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	p.Quarantine("liar", "lied")
+	if _, q := p.Quarantined("other"); q {
+		t.Fatal("another loopback port was quarantined with the liar")
+	}
+}

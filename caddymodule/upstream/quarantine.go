@@ -2,7 +2,9 @@ package upstream
 
 import (
 	"net"
+	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 )
 
@@ -43,17 +45,39 @@ func (q *quarantine) ofHost(host string) (string, bool) {
 	return n, ok
 }
 
-// endpointHost is the host quarantine follows for a node's URL.
+// endpointHost is the host quarantine follows for a node's URL, in one
+// canonical spelling: a name lower-cased without the root's trailing dot,
+// an address in netip's form (IPv4-mapped IPv6 unmapped, IPv6 compressed,
+// zone dropped). Otherwise a liar re-registering the same endpoint as
+// NODE.example.com, node.example.com., [::ffff:203.0.113.7] or an
+// uncompressed IPv6 address would be a new host. Names are not resolved
+// here (no lookups on the request path): another name of the same machine
+// is bound by the registration proof and the wallet penalty instead.
 func endpointHost(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" {
+	if err != nil {
 		return ""
 	}
-	h := u.Hostname()
-	if ip := net.ParseIP(h); ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified()) {
-		return u.Host
+	h := strings.TrimRight(strings.ToLower(u.Hostname()), ".")
+	if h == "" {
+		return ""
 	}
-	return h
+	a, err := netip.ParseAddr(h)
+	if err != nil {
+		return h
+	}
+	a = a.Unmap().WithZone("")
+	if a.IsLoopback() || a.IsPrivate() || a.IsUnspecified() || a.IsLinkLocalUnicast() {
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"https": "443", "wss": "443"}[u.Scheme]
+			if port == "" {
+				port = "80"
+			}
+		}
+		return net.JoinHostPort(a.String(), port)
+	}
+	return a.String()
 }
 
 // isQuarantined: m by its name, or (a node) by its endpoint's host.
