@@ -359,3 +359,35 @@ func TestWalletGetsOneShareAndPaysForItsLiar(t *testing.T) {
 	}
 	t.Logf("the clean newcomer served first; the penalised wallet's node served with %v", e.trustOf(t, again))
 }
+
+// TestStallingNodesDoNotStarveNewcomer (issue 41.6, review): a stranger's
+// nodes in probation that answer the health probe and hang on every other
+// call must not keep an honest newcomer in probation. Shadows are bounded
+// in flight (16 per gateway); a hung shadow held its slot for the whole
+// attempt timeout, and the gateway's probation questions are offered to
+// every node in probation each round, so a few such nodes took every slot
+// and the newcomer's questions were dropped: beside 16 such nodes it left
+// probation after 29 s (about 3–4 s beside honest nodes). It must leave
+// within 15 s here (generous for a busy machine).
+func TestStallingNodesDoNotStarveNewcomer(t *testing.T) {
+	e := startMetered(t, marketOpts())
+	for i := range 16 {
+		s := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+		s.SetMode(faultproxy.HangCalls)
+		t.Cleanup(s.Close)
+		id := "NODE-EU-STALLER" + string(rune('A'+i))
+		e.registerNodeOf(t, id, s.URL(), "0x00000000000000000000000000000000000000"+string(rune('a'+i))+"0")
+	}
+	b := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(b.Close)
+	const nodeB = "NODE-EU-HONESTBB"
+	e.registerNodeOf(t, nodeB, b.URL(), "0x00000000000000000000000000000000000000bb")
+	registered := time.Now()
+	for e.trustOf(t, nodeB)["phase"] == "probation" || e.trustOf(t, nodeB)["phase"] == nil {
+		if time.Since(registered) > 15*time.Second {
+			t.Fatalf("the newcomer is still in probation 15 s after registering beside 16 stalling nodes: %v", e.trustOf(t, nodeB))
+		}
+		time.Sleep(100 * time.Millisecond) // polling the health view
+	}
+	t.Logf("the newcomer left probation %v after registering beside 16 stalling nodes: %v", time.Since(registered), e.trustOf(t, nodeB))
+}

@@ -77,7 +77,10 @@ func (h *Handler) feedProbation(ctx context.Context) {
 // probationRound asks one batch of probation questions on cs when a node
 // is in probation and callers' calls gave it no material lately.
 func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
-	if h.shadower == nil || len(cs.pool.InProbation()) == 0 {
+	// Only for nodes that would take the questions now: a node backing
+	// off after unanswered shadows (one that hangs) costs the providers
+	// no rounds while it does.
+	if h.shadower == nil || !h.shadower.Wants(cs.pool.InProbation()) {
 		return
 	}
 	if cs.probation.fed() {

@@ -45,6 +45,9 @@ const (
 	// DropSends: eth_sendRawTransaction is answered with the right hash
 	// (keccak256 of the bytes) and never passed on.
 	DropSends
+	// HangCalls: every request but the health probe hangs until the
+	// client gives up (a node that looks healthy and never answers).
+	HangCalls
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -195,6 +198,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	case Hang:
 		<-r.Context().Done()
 		return
+	case HangCalls:
+		if !healthProbe(calls) {
+			<-r.Context().Done()
+			return
+		}
 	case Fail502Calls:
 		if !healthProbe(calls) {
 			http.Error(w, "bad gateway", http.StatusBadGateway)
