@@ -60,6 +60,11 @@ type Handler struct {
 	poolKeys   []string
 	cacheKeys  []string
 	stopReg    func()
+	// stopProbation ends the gateway's own probation rounds (probation.go).
+	stopProbation func()
+	// sharedQuarantines: the quarantines this gateway has shared or
+	// applied through Redis (trustsync.go; the registry goroutine's own).
+	sharedQuarantines map[string]bool
 
 	meter     *meter.Meter
 	writer    *meter.EventWriter
@@ -123,7 +128,7 @@ func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) (upstre
 		cfg.Hedge = upstream.HedgeConfig{Off: hedge.Off, MaxShare: hedge.MaxShare, Floor: time.Duration(hedge.Floor), Ceiling: time.Duration(hedge.Ceiling)}
 	}
 	for _, r := range h.Upstreams.Ladder {
-		cfg.Trust.Ladder = append(cfg.Trust.Ladder, upstream.TrustStep{Matches: r.Matches, Share: r.Share})
+		cfg.Trust.Ladder = append(cfg.Trust.Ladder, upstream.TrustStep{Matches: r.Matches, Share: r.Share, After: time.Duration(r.After)})
 	}
 	cfg.Transport.NodeAddress = h.nodePolicy.Check
 	cfg.Transport.NodePolicy = fmt.Sprintf("private=%v allow=%v resolver=%q", h.Upstreams.AllowPrivateNodes, h.Upstreams.NodeAllowCIDRs, h.Upstreams.NodeResolver)

@@ -49,6 +49,8 @@ type chainState struct {
 	methods *evm.Table  // the method table with this chain's overrides
 	head    *trust.Head // the providers' recent chain, for pins (caddymodule/trust)
 	metrics rpcMetrics
+	// probation: the gateway's own probation questions (probation.go).
+	probation probationState
 }
 
 // finalized is the head at or below which answers are treated as immutable:
@@ -194,6 +196,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.scripts = v.(redisHandle).scripts
 		rctx, cancel := context.WithCancel(ctx)
 		h.stopReg = cancel
+		h.sharedQuarantines = map[string]bool{}
 		go h.refreshRegistry(rctx)
 	}
 	if err := h.provisionMetering(repl); err != nil {
@@ -235,6 +238,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		h.verifier = verify.New(vc)
 		h.shadower = trust.NewShadower(h.verifier, h.logger.Named("trust"))
+		if h.redis != nil { // nodes come only from the registry
+			pctx, stop := context.WithCancel(ctx)
+			h.stopProbation = stop
+			go h.feedProbation(pctx)
+		}
 	}
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
@@ -261,6 +269,9 @@ func (h *Handler) Cleanup() error {
 	}
 	if h.stopHeads != nil {
 		h.stopHeads()
+	}
+	if h.stopProbation != nil {
+		h.stopProbation()
 	}
 	if h.shadower != nil {
 		h.shadower.Close() // before the verifier its convictions go through

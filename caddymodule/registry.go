@@ -18,6 +18,7 @@ func (h *Handler) refreshRegistry(ctx context.Context) {
 	defer t.Stop()
 	for {
 		h.syncNodes(ctx)
+		h.syncTrust(ctx) // trustsync.go
 		select {
 		case <-ctx.Done():
 			return
@@ -46,7 +47,8 @@ func (h *Handler) syncNodes(ctx context.Context) {
 		h.followReview(n)
 		for cid, cs := range h.chains {
 			if n.Serves(cid) {
-				per[cid] = append(per[cid], upstream.Upstream{Name: n.ID, URL: n.URL, WSURL: n.WSURL, Kind: upstream.KindNode, NodeID: n.ID, ChainID: cs.chain.ID})
+				per[cid] = append(per[cid], upstream.Upstream{Name: n.ID, URL: n.URL, WSURL: n.WSURL, Kind: upstream.KindNode, NodeID: n.ID, ChainID: cs.chain.ID,
+					Operator: n.Wallet})
 			}
 		}
 	}
@@ -74,6 +76,7 @@ func (h *Handler) followReview(n *registry.Node) {
 			return
 		}
 		delete(h.reviewed, n.ID)
+		delete(h.sharedQuarantines, n.ID)
 		for _, cs := range h.chains {
 			if cs.pool.Unquarantine(n.ID) {
 				h.logger.Info("node quarantine lifted after review", zap.Uint64("chain_id", cs.chain.ID), zap.String("node", n.ID))

@@ -416,6 +416,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	case plan.Shadow:
 		// A provider answered the caller: a node in probation may be asked
 		// the same, and judged by that answer.
+		cs.probation.noteShadow()
 		h.shadower.Offer(cs.pool, cs.chain.ID, cs.chain.BlockTime, rid, res.Upstream.Name, calls, plan.Pins, replies)
 	}
 	refs := servedBy(replies, res.Upstream)

@@ -36,6 +36,9 @@ import (
 //	TOLLGATE_AUTH_DOMAIN          EIP-4361 domain of the login message (required: without it the operator routes answer 503)
 //	TOLLGATE_DEV                  1: development; an unset TOLLGATE_AUTH_DOMAIN falls back to the request's Host
 //	TOLLGATE_ALLOW_PRIVATE_NODES  1: node URLs may be loopback/private (dev, tests)
+//	TOLLGATE_NODE_PROOF           required|off: registration asks <origin>/.well-known/tollgate-node for the wallet
+//	                              (default required; off only with private nodes allowed, where it is the default)
+//	TOLLGATE_NODE_REGISTER_PER_HOUR registrations a wallet may attempt an hour (default 10; 20× that in all; -1: no limit)
 //	TOLLGATE_NODE_ALLOW_CIDRS     addresses (CIDRs) nodes may use whatever the policy says (shared/netpolicy)
 //	TOLLGATE_NODE_PROBE_SCHEDULE  node re-probe (default every 30 s); TOLLGATE_NODE_MAX_FAILURES (default 3)
 //	TOLLGATE_CLAIM_SIGNER_KEY     hex key with CLAIM_CREATOR_ROLE that signs claims; unset: claims answer 503
@@ -86,7 +89,8 @@ func registerNodeAPI(ctx context.Context, d *daemon.Daemon, cfg *config.Config, 
 	a.Register(operatorHandle)
 
 	ns, err := nodes.New(nodes.Config{Pool: d.Pool(), Redis: d.Redis(), Prefix: cfg.Prefix, Auth: a,
-		AllowPrivate: cfg.Nodes.AllowPrivate, AllowCIDRs: cfg.Nodes.AllowCIDRs, MaxFailures: cfg.Nodes.MaxFailures, Log: log, Chains: served})
+		AllowPrivate: cfg.Nodes.AllowPrivate, AllowCIDRs: cfg.Nodes.AllowCIDRs, MaxFailures: cfg.Nodes.MaxFailures, Log: log, Chains: served,
+		Proof: cfg.Nodes.Proof, RegisterPerHour: cfg.Nodes.RegisterPerHour})
 	if err != nil {
 		return nil, err
 	}

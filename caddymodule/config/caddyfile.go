@@ -49,7 +49,7 @@ import (
 //	        node_resolver    127.0.0.1:53           # DNS server for node host names
 //	        verify           0.05                   # the floor of the check rate after probation (it starts at 1); or off
 //	        probation        50 3                   # matching shadow answers (over methods) before a node serves callers; or off
-//	        ladder           0:0.1 200:0.25 500:0.5 1000:1 # verified matches after probation : share of calls
+//	        ladder           0:0.1 200:0.25:10m 500:0.5:1h 1000:1:6h # verified matches after probation : share of calls [: time since probation]
 //	        send_grace       30s                    # a send a node accepted must be known to a provider by then
 //	        hedge            0.1 20ms 1s            # hedged reads: share of reads, delay floor and ceiling; or off
 //	        archive_window   128                    # blocks of state a full node keeps; older reads go to archive upstreams
@@ -384,7 +384,8 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		}
 		u.SendGrace = caddy.Duration(dur)
 	case "upstreams.ladder":
-		// ladder <matches>:<share> … — ascending matches, shares in (0, 1].
+		// ladder <matches>:<share>[:<after>] … — ascending matches, shares
+		// in (0, 1], after a duration since probation ended (default 0).
 		args := d.RemainingArgs()
 		if len(args) == 0 {
 			return d.Errf("%s: want <matches>:<share> rungs", where)
@@ -392,15 +393,21 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		u.Ladder = u.Ladder[:0]
 		for _, a := range args {
 			m, sh, ok := strings.Cut(a, ":")
+			sh, after, timed := strings.Cut(sh, ":")
 			n, err1 := strconv.ParseInt(m, 10, 64)
 			share, err2 := strconv.ParseFloat(sh, 64)
-			if !ok || err1 != nil || err2 != nil || n < 0 || share <= 0 || share > 1 {
-				return d.Errf("%s: rung %q is not <matches>:<share> with a share in (0, 1]", where, a)
+			var dur time.Duration
+			var err3 error
+			if timed {
+				dur, err3 = caddy.ParseDuration(after)
+			}
+			if !ok || err1 != nil || err2 != nil || err3 != nil || n < 0 || share <= 0 || share > 1 || dur < 0 {
+				return d.Errf("%s: rung %q is not <matches>:<share>[:<after>] with a share in (0, 1]", where, a)
 			}
 			if k := len(u.Ladder); k > 0 && n <= u.Ladder[k-1].Matches {
 				return d.Errf("%s: rung %q: matches must ascend", where, a)
 			}
-			u.Ladder = append(u.Ladder, LadderRung{Matches: n, Share: share})
+			u.Ladder = append(u.Ladder, LadderRung{Matches: n, Share: share, After: caddy.Duration(dur)})
 		}
 	case "upstreams.node_allow_cidrs":
 		u.NodeAllowCIDRs = append(u.NodeAllowCIDRs, d.RemainingArgs()...)

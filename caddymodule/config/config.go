@@ -166,6 +166,9 @@ type Upstreams struct {
 type LadderRung struct {
 	Matches int64   `json:"matches"`
 	Share   float64 `json:"share"`
+	// After: the rung is reached no sooner than this after probation
+	// ended (the ladder is earned over time as well as answers).
+	After caddy.Duration `json:"after,omitempty"`
 }
 
 // Metering (DESIGN §4) is on unless switched off explicitly: a missing

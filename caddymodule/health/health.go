@@ -81,6 +81,16 @@ func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 		snap := cs.Pool.Snapshot()
 		if !full {
 			redactNodes(&snap)
+			for i := range snap.Upstreams {
+				// The public view does not publish check rates: a node that
+				// knew how rarely it is checked would know when lying is cheap
+				// (issue 41.7). /admin/upstreams shows them.
+				if tv := snap.Upstreams[i].Trust; tv != nil {
+					v := *tv
+					v.CheckRate = 0
+					snap.Upstreams[i].Trust = &v
+				}
+			}
 		}
 		if cs.WS != nil {
 			ws := cs.WS()

@@ -203,7 +203,15 @@ func (f *feed) open(t upstream.WSTarget) (*rpcConn, string, error) {
 	return conn, id, nil
 }
 
-var errStalled = errors.New("no new head within the stall timeout")
+var (
+	errStalled     = errors.New("no new head within the stall timeout")
+	errQuarantined = errors.New("upstream quarantined or removed from the pool")
+)
+
+// quarantineWatch is how often a feed asks whether its upstream was
+// quarantined: a quarantined node's feed ends within this (well inside a
+// second).
+const quarantineWatch = 100 * time.Millisecond
 
 // stream catches up on what the previous upstream may have missed, then
 // passes notifications on until the socket fails or stalls or the feed ends.
@@ -215,12 +223,21 @@ func (f *feed) stream(conn *rpcConn, subID string, ref upstream.Ref) error {
 	beat := f.h.cfg.stallAfter(f.key.chain)
 	timer := time.NewTimer(beat)
 	defer timer.Stop()
+	// A quarantined upstream (a node proven wrong here, or on another
+	// gateway through the registry) serves nothing more: its feed moves at
+	// once, and the next upstream fills what it did not deliver.
+	watch := time.NewTicker(quarantineWatch)
+	defer watch.Stop()
 	for {
 		select {
 		case <-f.ctx.Done():
 			return nil
 		case <-conn.done:
 			return conn.err
+		case <-watch.C:
+			if _, q := f.pool.Quarantined(ref.Name); q || !f.pool.Serves(ref.Name) {
+				return errQuarantined
+			}
 		case <-timer.C:
 			if f.key.kind == KindNewHeads {
 				return errStalled

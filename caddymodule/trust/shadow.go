@@ -23,8 +23,30 @@ import (
 const (
 	DefaultShadowRate     = 20 // shadow calls per second per node in probation
 	DefaultShadowInFlight = 16 // shadow calls in flight per gateway, all nodes and chains
-	shadowTimeout         = 5 * time.Second
+	// DefaultShadowTotal is the gateway's one shadow budget, all nodes
+	// and chains (per second): however many nodes register, shadows cost
+	// nodes and this gateway no more (docs/node-market.md).
+	DefaultShadowTotal = 100
+	shadowTimeout      = 5 * time.Second
+	// A node holds at most shadowPerNodeInFlight of the gateway's shadow
+	// slots (one while it has left any unanswered), and a node that left one
+	// unanswered (hung, refused, cut) is offered none for shadowBackoff,
+	// doubling with each further one up to shadowBackoffMax: a stranger's nodes that pass the health probe and
+	// hang on everything else cannot keep the slots (and with them an
+	// honest newcomer's probation, and the providers' probation questions)
+	// for themselves (TestStallingNodesDoNotStarveNewcomer).
+	shadowPerNodeInFlight = 2
+	shadowBackoff         = time.Second
+	shadowBackoffMax      = 30 * time.Second
 )
+
+// nodeShadows is one node's shadow budget and state.
+type nodeShadows struct {
+	lim      *rate.Limiter
+	inFlight int
+	fails    int
+	until    time.Time // no shadow before this (after unanswered ones)
+}
 
 // Shadower sends copies of provider-served calls to nodes in probation and
 // compares their answers with the provider's. A node in probation serves no
@@ -33,10 +55,11 @@ type Shadower struct {
 	verifier *verify.Verifier // convicts a liar (quarantine and evidence)
 	log      *zap.Logger
 	perNode  rate.Limit
+	total    *rate.Limiter // the global budget (DefaultShadowTotal)
 	slots    chan struct{}
 
 	mu       sync.Mutex
-	limiters map[string]*rate.Limiter
+	limiters map[string]*nodeShadows
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -51,7 +74,8 @@ func NewShadower(v *verify.Verifier, log *zap.Logger) *Shadower {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Shadower{verifier: v, log: log, perNode: DefaultShadowRate, slots: make(chan struct{}, DefaultShadowInFlight),
-		limiters: map[string]*rate.Limiter{}, ctx: ctx, cancel: cancel}
+		total:    rate.NewLimiter(DefaultShadowTotal, DefaultShadowTotal),
+		limiters: map[string]*nodeShadows{}, ctx: ctx, cancel: cancel}
 }
 
 // Close stops new shadow calls and waits for those in flight.
@@ -68,17 +92,70 @@ func (s *Shadower) Offer(pool *upstream.Pool, chainID uint64, blockTime time.Dur
 	if s == nil || len(calls) == 0 {
 		return
 	}
-	nodes := pool.InProbation()
+	nodes := s.ready(pool.InProbation())
 	if len(nodes) == 0 {
 		return
 	}
-	node := nodes[rand.IntN(len(nodes))]
-	if !s.limiter(node.Name).Allow() {
+	s.offerTo(pool, chainID, blockTime, requestID, trustedBy, nodes[rand.IntN(len(nodes))], calls, pins, trusted)
+}
+
+// OfferEach is Offer to every node in probation (the gateway's own probation
+// questions, asked of a provider once: each node in probation is judged by
+// the same answer), within the same budgets, in a random order so no node's
+// place in the pool decides who gets the last slot.
+func (s *Shadower) OfferEach(pool *upstream.Pool, chainID uint64, blockTime time.Duration, requestID, trustedBy string, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
+	if s == nil || len(calls) == 0 {
+		return
+	}
+	nodes := pool.InProbation()
+	rand.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+	for _, node := range nodes {
+		s.offerTo(pool, chainID, blockTime, requestID, trustedBy, node, calls, pins, trusted)
+	}
+}
+
+// ready: the nodes that would take a shadow now (a caller's call goes to
+// one of them, not to a node backing off).
+func (s *Shadower) ready(nodes []upstream.Ref) []upstream.Ref {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := nodes[:0]
+	for _, n := range nodes {
+		if ns, ok := s.limiters[n.Name]; !ok || ns.free(now) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Wants reports whether any of nodes would take a shadow now (not backing
+// off after unanswered shadows, a slot of its own free): the gateway asks
+// providers its probation questions only then, so nodes that never answer
+// cost the providers next to nothing.
+func (s *Shadower) Wants(nodes []upstream.Ref) bool {
+	return s != nil && len(s.ready(nodes)) > 0
+}
+
+func (s *Shadower) offerTo(pool *upstream.Pool, chainID uint64, blockTime time.Duration, requestID, trustedBy string, node upstream.Ref, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
+	ns, ok := s.claim(node.Name)
+	if !ok {
+		metrics.Verifications.WithLabelValues("shadow_backoff").Inc()
+		return
+	}
+	if !ns.lim.Allow() {
+		s.done(ns, true)
+		return
+	}
+	if !s.total.Allow() {
+		s.done(ns, true)
+		metrics.Verifications.WithLabelValues("shadow_dropped").Inc()
 		return
 	}
 	select {
 	case s.slots <- struct{}{}:
 	default:
+		s.done(ns, true)
 		metrics.Verifications.WithLabelValues("shadow_dropped").Inc()
 		return
 	}
@@ -88,36 +165,71 @@ func (s *Shadower) Offer(pool *upstream.Pool, chainID uint64, blockTime time.Dur
 	trusted = append([]jsonrpc.Reply(nil), trusted...)
 	s.wg.Add(1)
 	go func() {
-		defer func() { <-s.slots; s.wg.Done() }()
-		s.shadow(pool, chainID, blockTime, requestID, trustedBy, node, calls, pins, trusted)
+		answered := false
+		defer func() { s.done(ns, answered); <-s.slots; s.wg.Done() }()
+		answered = s.shadow(pool, chainID, blockTime, requestID, trustedBy, node, calls, pins, trusted)
 	}()
 }
 
-func (s *Shadower) limiter(name string) *rate.Limiter {
+// free: the node may take a shadow now.
+func (ns *nodeShadows) free(now time.Time) bool {
+	limit := shadowPerNodeInFlight
+	if ns.fails > 0 {
+		limit = 1
+	}
+	return ns.inFlight < limit && !now.Before(ns.until)
+}
+
+// claim takes one of the node's in-flight places unless it has none free or
+// is backing off.
+func (s *Shadower) claim(name string) (*nodeShadows, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l, ok := s.limiters[name]
+	ns, ok := s.limiters[name]
 	if !ok {
 		if len(s.limiters) > 10_000 { // names of nodes long gone
 			clear(s.limiters)
 		}
-		l = rate.NewLimiter(s.perNode, int(s.perNode))
-		s.limiters[name] = l
+		ns = &nodeShadows{lim: rate.NewLimiter(s.perNode, int(s.perNode))}
+		s.limiters[name] = ns
 	}
-	return l
+	if !ns.free(time.Now()) {
+		return nil, false
+	}
+	ns.inFlight++
+	return ns, true
 }
 
-func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, blockTime time.Duration, requestID, trustedBy string, node upstream.Ref, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) {
+// done gives the place back; an unanswered shadow starts or doubles the
+// node's back-off, an answered one ends it.
+func (s *Shadower) done(ns *nodeShadows, answered bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns.inFlight--
+	if answered {
+		ns.fails, ns.until = 0, time.Time{}
+		return
+	}
+	ns.fails++
+	d := shadowBackoffMax
+	if ns.fails < 8 {
+		d = min(shadowBackoff<<(ns.fails-1), shadowBackoffMax)
+	}
+	ns.until = time.Now().Add(d)
+}
+
+// shadow asks node and judges its answers; false when it gave none.
+func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, blockTime time.Duration, requestID, trustedBy string, node upstream.Ref, calls []jsonrpc.Item, pins []verify.Pin, trusted []jsonrpc.Reply) bool {
 	body, err := jsonrpc.EncodeUpstream(calls)
 	if err != nil {
-		return
+		return true // nothing was asked: not the node's doing
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, shadowTimeout)
 	defer cancel()
 	res, err := pool.Forward(ctx, body, upstream.ForwardOptions{Only: node.Name, MaxAttempts: 1})
 	if err != nil {
 		metrics.Verifications.WithLabelValues("shadow_unanswered").Inc()
-		return
+		return false
 	}
 	answers, _ := jsonrpc.MatchReplies(calls, res.Body)
 	job := verify.Job{Pool: pool, ChainID: chainID, RequestID: requestID, Node: node, Calls: calls, Replies: answers, Pins: pins, BlockTime: blockTime}
@@ -149,9 +261,10 @@ func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, blockTime time.Du
 		case verify.Mismatch:
 			metrics.Verifications.WithLabelValues("shadow_mismatch").Inc()
 			s.verifier.Convict(job, &calls[k], pins[k], verify.AnswerOf(answers[k]), jd.Truth, by, jd.Why)
-			return
+			return true
 		default:
 			metrics.Verifications.WithLabelValues("shadow_unjudged").Inc()
 		}
 	}
+	return true
 }

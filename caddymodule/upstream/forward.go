@@ -340,7 +340,7 @@ func (p *Pool) acquire(exclude map[string]bool, opts ForwardOptions, hedge bool)
 			return nil, nil
 		}
 		for _, m := range p.list() {
-			if _, q := p.quarantined.of(only); m.up.Name == only && !m.retired.Load() && !q {
+			if m.up.Name == only && !m.retired.Load() && !p.isQuarantined(m) {
 				if done, err := m.br.Load().Allow(); err == nil {
 					return m, done
 				}

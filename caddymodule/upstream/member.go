@@ -47,7 +47,8 @@ type member struct {
 	limitedUntil atomic.Int64          // unix ns; rate-limit back-off
 	noBatch      atomic.Bool           // probes: the upstream rejects batches
 	retired      atomic.Bool           // removed from the pool
-	trust        atomic.Pointer[trust] // a node's verified history; replaced whole by a quarantine
+	trust        atomic.Pointer[trust] // its wallet's verified history (trust.go); replaced whole by a quarantine
+	own          atomic.Int64          // this node's own matches (NodeProbation)
 	hedgeDelay   atomic.Int64          // ns: its latency quantile, the wait before a hedge (hedge.go)
 	hedgeAt      atomic.Int64          // unix ns when hedgeDelay was computed
 	caps         capabilities          // what probing found it can answer
@@ -84,7 +85,7 @@ func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *membe
 	if u.Kind != KindNode {
 		tc.Off = true // providers are trusted
 	}
-	m.trust.Store(newTrust(&tc))
+	m.trust.Store(newTrust(&tc, false))
 	return m
 }
 
@@ -107,7 +108,8 @@ func (m *member) getWeight() float64  { return math.Float64frombits(m.weight.Loa
 // sameEndpoint reports whether u is the endpoint m talks to. A node that
 // changed URL or credentials is a new endpoint and starts afresh.
 func (m *member) sameEndpoint(u Upstream, parsed *url.URL) bool {
-	return m.url == parsed.String() && m.up.NodeID == u.NodeID && maps.Equal(m.up.Headers, u.Headers) && m.up.WSURL == u.WSURL
+	return m.url == parsed.String() && m.up.NodeID == u.NodeID && maps.Equal(m.up.Headers, u.Headers) && m.up.WSURL == u.WSURL &&
+		m.up.Operator == u.Operator
 }
 
 func (m *member) rateLimited(now time.Time) bool {

@@ -228,6 +228,7 @@ type Pool struct {
 	once    sync.Once
 
 	quarantined quarantine
+	standing    standings // per-wallet trust (trust.go)
 
 	hedgeBudget hedgeBudget
 	hedges      hedgeCounters
@@ -323,13 +324,20 @@ func (p *Pool) SetNodes(nodes []Upstream) error {
 			delete(oldNodes, n.Name)
 			continue
 		}
-		next = append(next, newMember(n, parsed, &p.cfg, p.onBreaker))
+		m := newMember(n, parsed, &p.cfg, p.onBreaker)
+		if !p.cfg.Trust.Off {
+			m.trust.Store(p.standingFor(operatorKey(n))) // the wallet's standing, shared by its nodes
+		}
+		next = append(next, m)
 		added = true
 		p.log.Info("upstream node added", zap.Object("upstream", n))
 	}
 	p.members.Store(&next)
 	for _, m := range oldNodes {
 		m.retired.Store(true)
+	}
+	p.countWalletNodes(next)
+	for _, m := range oldNodes {
 		m.tr.CloseIdleConnections()
 		p.log.Info("upstream node removed", zap.Object("upstream", m.up))
 	}

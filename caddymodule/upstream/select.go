@@ -86,10 +86,10 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filt
 		if exclude[m.up.Name] || m.retired.Load() || !f.admits(m) {
 			continue
 		}
-		if _, q := p.quarantined.of(m.up.Name); q {
+		if p.isQuarantined(m) {
 			continue
 		}
-		if m.up.Kind == KindNode && m.trust.Load().getShare() == 0 {
+		if m.up.Kind == KindNode && !p.serving(m) {
 			continue // in probation: shadow traffic only, never a caller's answer
 		}
 		tier, halfOpen, ok := p.tierOf(m, now, noRetry)
@@ -133,11 +133,12 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filt
 
 // nodesShare is the share of calls the candidate nodes take from providers
 // of the same tier: the sum of their ladder shares, at most 1 (a trusted
-// node alone takes everything, as nodes are preferred).
+// node alone takes everything, as nodes are preferred). A wallet's nodes
+// each take their part of its share, so together they count once.
 func nodesShare(nodes []candidate) float64 {
 	s := 0.0
 	for _, c := range nodes {
-		s += c.m.trust.Load().getShare()
+		s += c.m.trust.Load().nodeShare()
 	}
 	return min(s, 1)
 }
@@ -202,7 +203,7 @@ func weightedByInverseLatency(cs []candidate) *member {
 		// Floor at 100 µs: a loopback upstream would otherwise get
 		// near-infinite weight.
 		ms := max(c.latency.Seconds()*1000, 0.1)
-		weights[i] = c.m.getWeight() * c.m.trust.Load().getShare() / ms
+		weights[i] = c.m.getWeight() * c.m.trust.Load().nodeShare() / ms
 		total += weights[i]
 	}
 	r := rand.Float64() * total

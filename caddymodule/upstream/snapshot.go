@@ -101,11 +101,12 @@ func (p *Pool) Snapshot() Snapshot {
 			LatencySamples: st.samples, P50Ms: millis(st.p50), P99Ms: millis(st.p99),
 			LastError: st.lastErr,
 		}
-		u.QuarantineReason, u.Quarantined = p.quarantined.of(m.up.Name)
+		u.QuarantineReason, u.Quarantined = p.Quarantined(m.up.Name)
 		u.Archive, u.Debug, u.Trace = capOf(m, CapArchive), capOf(m, CapDebug), capOf(m, CapTrace)
 		u.LogsRange = logsRangeOf(m)
 		if m.up.Kind == KindNode {
-			v := p.cfg.Trust.view(m.trust.Load())
+			v := p.cfg.Trust.view(m.trust.Load(), m.up.Operator)
+			p.nodeView(m, &v)
 			u.Trust = &v
 		}
 		u.WS.URLSet = m.ws != nil

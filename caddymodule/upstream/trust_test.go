@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"testing"
+	"time"
 )
 
 // A node in probation serves no caller, whatever its speed; it is promoted
@@ -65,15 +66,22 @@ func TestProbationAndLadder(t *testing.T) {
 	}
 }
 
-// The check rate falls linearly from 1 with verified history, to the floor.
+// The check rate falls linearly from 1 with verified history and with time,
+// to the floor: the higher of the two, so a flood of answers alone does not
+// lower it, nor waiting alone.
 func TestCheckRate(t *testing.T) {
 	c := TrustConfig{}.withDefaults()
+	now := time.Now()
+	long := now.Add(-100 * time.Hour)
 	for _, tc := range []struct {
 		matches int64
+		serving time.Time
 		want    float64
-	}{{0, 1}, {50, 1}, {1050, 0.5}, {1950, 0.05}, {100000, 0.05}} {
-		if got := c.checkRate(tc.matches); got < tc.want-1e-9 || got > tc.want+1e-9 {
-			t.Errorf("checkRate(%d) = %v, want %v", tc.matches, got, tc.want)
+	}{{0, long, 1}, {50, long, 1}, {1050, long, 0.5}, {1950, long, 0.05}, {100000, long, 0.05},
+		{100000, now.Add(-time.Minute), 1 - float64(time.Minute)/float64(DefaultCheckDecayTime)},
+		{100000, now.Add(-3 * time.Hour), 0.5}, {1050, now.Add(-5 * time.Hour), 0.5}, {1950, now.Add(-5 * time.Hour), 1 - 5.0/6}} {
+		if got := c.checkRate(tc.matches, false, tc.serving, now); got < tc.want-1e-9 || got > tc.want+1e-9 {
+			t.Errorf("checkRate(%d, serving %v ago) = %v, want %v", tc.matches, now.Sub(tc.serving), got, tc.want)
 		}
 	}
 }

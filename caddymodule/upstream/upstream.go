@@ -58,6 +58,11 @@ type Upstream struct {
 	// offers none. It may carry a key like URL and is kept as secret; the
 	// same Headers are sent with the handshake.
 	WSURL string `json:"ws_url,omitempty"`
+	// Operator is the node's operator wallet (the registry's wallet). A
+	// wallet's nodes share one standing: one probation, one rung of the
+	// ladder, one share divided among them (trust.go). Empty: the node
+	// stands alone.
+	Operator string `json:"operator,omitempty"`
 }
 
 // String shows kind, name and scheme://host only.

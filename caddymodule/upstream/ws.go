@@ -88,9 +88,14 @@ func (t WSTarget) Dial(ctx context.Context) (*websocket.Conn, error) {
 
 // PickWS returns the upstream a new subscription should go to, skipping the
 // names in exclude: selection as for a call (Pick), among the upstreams that
-// have a ws URL.
+// have a ws URL. A registered node serves no feed while trust is on: a
+// notification is pushed, not asked for, so there is no pinned question to
+// replay and no answer to sample before delivery — until feeds are checked
+// (heads by hash, logs against the provider's logs of their block), feeds
+// stay on providers (docs/node-market.md). With trust off (an operator's
+// own nodes) nodes serve feeds as before.
 func (p *Pool) PickWS(exclude map[string]bool) (WSTarget, bool) {
-	m := p.pick(exclude, false, "", filter{ws: true})
+	m := p.pick(exclude, false, "", filter{ws: true, providersOnly: !p.cfg.Trust.Off})
 	if m == nil {
 		return WSTarget{}, false
 	}
@@ -107,4 +112,11 @@ func (p *Pool) WSUpstreams() []Ref {
 		}
 	}
 	return out
+}
+
+// Serves reports whether the named upstream is still a live member of the
+// pool (not removed by a registry refresh): a feed on one that left moves.
+func (p *Pool) Serves(name string) bool {
+	m := p.member(name)
+	return m != nil && !m.retired.Load()
 }

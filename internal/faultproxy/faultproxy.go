@@ -69,6 +69,9 @@ const (
 	// kept here, never passed on (geth does not propagate queued
 	// transactions); other sends pass.
 	HoldFutureSends
+	// HangCalls: every request but the health probe hangs until the
+	// client gives up (a node that looks healthy and never answers).
+	HangCalls
 )
 
 // LieBalance is the balance a lying proxy claims; LieHash the block hash.
@@ -125,6 +128,11 @@ type Proxy struct {
 
 	wsMu sync.Mutex
 	ws   map[*wsPair]struct{} // open WebSockets (ws.go)
+	// ForgeFeeds: every eth_subscription notification relayed down has its
+	// hashes replaced by LieHash and its log data by LieBalance (a node
+	// pushing forged heads and Transfer logs); Forged counts them (ws.go).
+	ForgeFeeds atomic.Bool
+	Forged     atomic.Int64
 }
 
 // New starts a proxy in front of target.
@@ -279,6 +287,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	case Hang:
 		<-r.Context().Done()
 		return
+	case HangCalls:
+		if !healthProbe(calls) {
+			<-r.Context().Done()
+			return
+		}
 	case Fail502Calls:
 		if !healthProbe(calls) {
 			http.Error(w, "bad gateway", http.StatusBadGateway)

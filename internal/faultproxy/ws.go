@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -16,6 +17,12 @@ import (
 // eth_subscription notifications coming down are swallowed (a socket that
 // is open and answers pings but whose subscription has stalled); CutSockets
 // drops every open socket at once.
+
+// What ForgeFeeds rewrites: block hashes of heads and logs, and log data.
+var (
+	forgedHash = regexp.MustCompile(`"(hash|blockHash|parentHash)":"0x[0-9a-fA-F]{64}"`)
+	forgedData = regexp.MustCompile(`"data":"0x[0-9a-fA-F]*"`)
+)
 
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
@@ -67,6 +74,11 @@ func (p *Proxy) serveWS(w http.ResponseWriter, r *http.Request) {
 			}
 			if Mode(p.mode.Load()) == Hang && strings.Contains(string(msg), `"eth_subscription"`) {
 				continue
+			}
+			if p.ForgeFeeds.Load() && strings.Contains(string(msg), `"eth_subscription"`) {
+				msg = forgedHash.ReplaceAll(msg, []byte(`"$1":"`+LieHash+`"`))
+				msg = forgedData.ReplaceAll(msg, []byte(`"data":"`+LieBalance+`"`))
+				p.Forged.Add(1)
 			}
 			if err := down.WriteMessage(t, msg); err != nil {
 				return

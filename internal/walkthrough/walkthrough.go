@@ -770,8 +770,8 @@ func (r *run) walk() error {
 	if err != nil {
 		return err
 	}
-	r.say("probation over after %s and %d caller calls, none served by the node: %v verified answers over %v methods; traffic share %v, check rate %v",
-		time.Since(began).Round(100*time.Millisecond), calls, standing["verified_matches"], standing["verified_methods"], standing["traffic_share"], standing["check_rate"])
+	r.say("probation over after %s and %d caller calls, none served by the node: %v verified answers over %v methods; traffic share %v",
+		time.Since(began).Round(100*time.Millisecond), calls, standing["verified_matches"], standing["verified_methods"], standing["traffic_share"])
 	servedBefore := node.served.Load()
 	paid := 0
 	for byNode := 0; byNode < r.cfg.NodeCalls; {

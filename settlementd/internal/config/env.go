@@ -176,6 +176,13 @@ type Nodes struct {
 	AllowCIDRs    []netip.Prefix // TOLLGATE_NODE_ALLOW_CIDRS: addresses nodes may use whatever the policy says
 	ProbeSchedule string         // TOLLGATE_NODE_PROBE_SCHEDULE (default every 30 s)
 	MaxFailures   int            // TOLLGATE_NODE_MAX_FAILURES (0: the nodes package's default, 3)
+	// Proof: registration asks the endpoint for the ownership proof
+	// (TOLLGATE_NODE_PROOF=required|off; default required, off only
+	// allowed — and the default — with AllowPrivate).
+	Proof bool
+	// RegisterPerHour: TOLLGATE_NODE_REGISTER_PER_HOUR (0: the nodes
+	// package's default, 10; -1: no limit).
+	RegisterPerHour int
 }
 
 // Claims is the claim signer and its jobs.
@@ -363,6 +370,25 @@ func (c *Config) readEnv(getenv func(string) string) error {
 	maxFail, _ := strconv.Atoi(getenv("TOLLGATE_NODE_MAX_FAILURES"))
 	c.Nodes = Nodes{AllowPrivate: getenv("TOLLGATE_ALLOW_PRIVATE_NODES") == "1", MaxFailures: maxFail,
 		ProbeSchedule: schedule("TOLLGATE_NODE_PROBE_SCHEDULE", DefaultNodeProbeSchedule)}
+	switch v := getenv("TOLLGATE_NODE_PROOF"); v {
+	case "required":
+		c.Nodes.Proof = true
+	case "off":
+		if !c.Nodes.AllowPrivate {
+			errs = append(errs, errors.New("TOLLGATE_NODE_PROOF=off is for development only (with TOLLGATE_ALLOW_PRIVATE_NODES=1)"))
+		}
+	case "":
+		c.Nodes.Proof = !c.Nodes.AllowPrivate
+	default:
+		errs = append(errs, errors.New("TOLLGATE_NODE_PROOF must be required or off"))
+	}
+	if v := getenv("TOLLGATE_NODE_REGISTER_PER_HOUR"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < -1 {
+			errs = append(errs, errors.New("TOLLGATE_NODE_REGISTER_PER_HOUR must be an integer >= -1"))
+		} else {
+			c.Nodes.RegisterPerHour = n
+		}
+	}
 	if c.Nodes.AllowCIDRs, err = netpolicy.ParsePrefixes(strings.Fields(strings.ReplaceAll(getenv("TOLLGATE_NODE_ALLOW_CIDRS"), ",", " "))); err != nil {
 		errs = append(errs, fmt.Errorf("TOLLGATE_NODE_ALLOW_CIDRS: %w", err))
 	}

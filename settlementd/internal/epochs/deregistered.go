@@ -24,7 +24,8 @@ import (
 // what each node served after its own beside its total, so a million
 // events are not read a second time.
 
-// gone is every deregistered node and its deregistration time.
+// gone is every deregistered or quarantined node and the earlier of its
+// deregistration and quarantine times.
 type gone struct {
 	nodes []string
 	at    []time.Time
@@ -32,8 +33,13 @@ type gone struct {
 
 func deregisteredNodes(ctx context.Context, tx pgx.Tx) (gone, error) {
 	var g gone
-	err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(node_id ORDER BY node_id), '{}'), COALESCE(array_agg(deregistered_at ORDER BY node_id), '{}')
-		FROM nodes WHERE deregistered_at IS NOT NULL`).Scan(&g.nodes, &g.at)
+	// A quarantined node is treated the same from its quarantine on
+	// (issue 41.3): nothing it serves after it — a feed or a call a
+	// gateway still routed before it heard — earns, in any later epoch.
+	// LEAST ignores a NULL; a lift clears quarantined_at.
+	err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(node_id ORDER BY node_id), '{}'),
+		COALESCE(array_agg(LEAST(deregistered_at, quarantined_at) ORDER BY node_id), '{}')
+		FROM nodes WHERE deregistered_at IS NOT NULL OR quarantined_at IS NOT NULL`).Scan(&g.nodes, &g.at)
 	return g, err
 }
 

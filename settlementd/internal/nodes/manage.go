@@ -47,6 +47,10 @@ type Managed struct {
 	TotalEarnedUnits money.Units `json:"total_earned_units,string"`
 	LastEpochEarned  *int64      `json:"last_epoch_earned"`
 	EarningsURL      string      `json:"earnings_url"`
+	// Standing is the wallet's trust on each of the node's chains, as the
+	// gateways share it (standing.go): every node of a wallet shows the
+	// same, since probation and the ladder's share are the wallet's.
+	Standing []Standing `json:"standing,omitempty"`
 }
 
 // List is the GET /api/nodes answer.
@@ -123,6 +127,7 @@ func (s *Service) ListFor(ctx context.Context, wallet string) (*List, error) {
 	if len(out.Nodes) > MaxList {
 		out.Nodes, out.Truncated = out.Nodes[:MaxList], true
 	}
+	s.addStandings(ctx, wallet, out.Nodes)
 	return out, nil
 }
 

@@ -66,6 +66,11 @@ type Config struct {
 	// swapped on SIGHUP); nil: the built-in chains. A node may register
 	// only chains it lists.
 	Chains *chains.Live
+	// Proof: registration asks the endpoint for the ownership proof
+	// (proof.go). RegisterPerHour: registrations a wallet may attempt an
+	// hour (0: DefaultRegisterPerHour; negative: no limit, tests).
+	Proof           bool
+	RegisterPerHour int
 }
 
 // Service registers and probes nodes.
@@ -192,6 +197,9 @@ func (s *Service) validate(ctx context.Context, req *RegisterRequest) (*url.URL,
 	u, err := url.Parse(strings.TrimSpace(req.RPCURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
 		return nil, bad("invalid_rpc_url", "rpc_url must be an http or https URL without credentials")
+	}
+	if publicProvider(u.Hostname()) {
+		return nil, &apiError{http.StatusForbidden, "public_provider", "rpc_url is a public provider's endpoint, not a node you operate"}
 	}
 	if err := s.checkHost(ctx, "rpc_url", u.Hostname()); err != nil {
 		return nil, err
@@ -324,9 +332,17 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 	if _, err := s.validate(ctx, &req); err != nil {
 		return nil, false, err
 	}
+	if err := s.allowRegistration(ctx, wallet); err != nil {
+		return nil, false, err
+	}
 	// Cheap ownership check before probing; repeated under the lock below.
 	if _, err := s.lookup(ctx, s.cfg.Pool, wallet, req.RPCURL); err != nil {
 		return nil, false, err
+	}
+	if s.cfg.Proof {
+		if err := s.proveControl(ctx, req.RPCURL, wallet); err != nil {
+			return nil, false, err
+		}
 	}
 	if err := s.probe(ctx, req.RPCURL, req.ChainIDs); err != nil {
 		return nil, false, err
@@ -377,6 +393,7 @@ func (s *Service) Upsert(ctx context.Context, wallet string, req RegisterRequest
 		return nil, false, err
 	}
 	if created {
+		s.countRegistration(ctx) // only proven, stored registrations spend the service-wide limit
 		s.cfg.Log.Info("node registered", zap.String("node", id), zap.String("wallet", wallet), zap.Uint64s("chains", req.ChainIDs))
 	}
 	return n, created, nil

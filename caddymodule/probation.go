@@ -1,0 +1,178 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+)
+
+// Probation must not depend on providers serving callers (issue 41.6):
+// once one node holds the whole share, callers' calls reach no provider and
+// give nodes in probation no shadow material, so a newcomer would wait
+// forever. The gateway therefore asks its own probation questions when
+// callers gave too few: a provider answers a small pinned batch about a
+// block just below its head (the block, a balance, a nonce, a code — four
+// methods, in a random order, about an address active lately), once, and every node in probation is asked the same and judged
+// by that answer (trust.Shadower.OfferEach), within the shadow budgets.
+//
+// Bound: a round every probationTick per chain while a node is in
+// probation and callers' calls gave fewer than probationEnough shadows in
+// the current second;
+// each round can give a node up to four matches over four methods, so the
+// default probation (50 matches over 3 methods) ends in about 13 rounds,
+// about 3–4 s (docs/node-market.md). The providers' cost is four calls per
+// round per chain, only while a node is in probation.
+const (
+	probationTick   = 250 * time.Millisecond
+	probationEnough = 16 // callers' shadows a second that make the gateway's own questions unnecessary
+	probationBelow  = 2  // the questions are about a block 1 to 2×this below the providers' head
+)
+
+// probationState is a chain's own probation questions' state.
+type probationState struct {
+	second atomic.Int64 // the unix second shadows are counted in
+	count  atomic.Int64 // callers' calls offered as shadow material in it (approximate at the boundary)
+	addrs  atomic.Value // []string: senders, recipients and miners of recent blocks, the addresses to ask about
+	round  atomic.Int64
+}
+
+// noteShadow counts a caller's call offered as shadow material (hot path:
+// two atomic operations).
+func (p *probationState) noteShadow() {
+	sec := time.Now().Unix()
+	if p.second.Swap(sec) != sec {
+		p.count.Store(0)
+	}
+	p.count.Add(1)
+}
+
+// fed: callers' calls gave enough shadow material this second.
+func (p *probationState) fed() bool {
+	return p.second.Load() == time.Now().Unix() && p.count.Load() >= probationEnough
+}
+
+// feedProbation runs the probation rounds until ctx ends.
+func (h *Handler) feedProbation(ctx context.Context) {
+	t := time.NewTicker(probationTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, cs := range h.chains {
+			h.probationRound(ctx, cs)
+		}
+	}
+}
+
+// probationRound asks one batch of probation questions on cs when a node
+// is in probation and callers' calls gave it no material lately.
+func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
+	// Only for nodes that would take the questions now: a node backing
+	// off after unanswered shadows (one that hangs) costs the providers
+	// no rounds while it does.
+	if h.shadower == nil || !h.shadower.Wants(cs.pool.InProbation()) {
+		return
+	}
+	if cs.probation.fed() {
+		return
+	}
+	head, _, ok := cs.head.Latest()
+	if !ok || head < probationBelow {
+		return
+	}
+	// The questions vary so a node cannot tell them from callers' and
+	// answer only them honestly: a block 1–4 below the head, an address
+	// active in a recent block (or the zero address), the methods in a
+	// random order; every 8th round the block comes with its transactions,
+	// whose senders and recipients are the next rounds' addresses.
+	round := cs.probation.round.Add(1)
+	n := "0x" + strconv.FormatUint(head-uint64(1+rand.IntN(probationBelow*2)), 16)
+	if head < probationBelow*2+1 {
+		n = "0x" + strconv.FormatUint(head, 16)
+	}
+	addr := "0x0000000000000000000000000000000000000000"
+	if as, _ := cs.probation.addrs.Load().([]string); len(as) > 0 {
+		addr = as[rand.IntN(len(as))]
+	}
+	full := round%8 == 1
+	q := func(method string, params ...any) jsonrpc.Item {
+		p, _ := json.Marshal(params)
+		return jsonrpc.Item{Method: method, Params: p}
+	}
+	calls := []jsonrpc.Item{q("eth_getBlockByNumber", n, full), q("eth_getBalance", addr, n),
+		q("eth_getTransactionCount", addr, n), q("eth_getCode", addr, n)}
+	rand.Shuffle(len(calls), func(i, j int) { calls[i], calls[j] = calls[j], calls[i] })
+	for i := range calls {
+		calls[i].ID = json.RawMessage(strconv.Itoa(1 + rand.IntN(1<<20)*4 + i)) // distinct, unpatterned
+	}
+	plan := trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
+	if !plan.Shadow {
+		return
+	}
+	body, err := jsonrpc.EncodeUpstream(plan.Calls)
+	if err != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := cs.pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true, MaxAttempts: 1})
+	if err != nil {
+		return
+	}
+	replies, err := jsonrpc.MatchReplies(plan.Calls, res.Body)
+	if err != nil {
+		return
+	}
+	for k := range plan.Calls {
+		if plan.Calls[k].Method == "eth_getBlockByNumber" && k < len(replies) {
+			if as := blockAddresses(replies[k].Result); len(as) > 0 {
+				cs.probation.addrs.Store(as)
+			}
+		}
+	}
+	h.shadower.OfferEach(cs.pool, cs.chain.ID, cs.chain.BlockTime, "probation-"+strconv.FormatInt(time.Now().UnixNano(), 36), res.Upstream.Name, plan.Calls, plan.Pins, replies)
+}
+
+// blockAddresses are the miner and, for a block with its transactions, the
+// senders and recipients (at most 64).
+func blockAddresses(raw json.RawMessage) []string {
+	var b struct {
+		Miner        string            `json:"miner"`
+		Transactions []json.RawMessage `json:"transactions"`
+	}
+	if json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	var out []string
+	if len(b.Miner) == 42 {
+		out = append(out, b.Miner)
+	}
+	for _, t := range b.Transactions {
+		var tx struct {
+			From string `json:"from"`
+			To   string `json:"to"`
+		}
+		if json.Unmarshal(t, &tx) != nil {
+			continue // a hash: the block came without its transactions
+		}
+		for _, a := range []string{tx.From, tx.To} {
+			if len(a) == 42 && len(out) < 64 {
+				out = append(out, a)
+			}
+		}
+	}
+	if len(out) <= 1 {
+		return nil // keep the addresses of the last full block
+	}
+	return out
+}
