@@ -266,7 +266,6 @@ var parserAllowList = []struct {
 	// trust, upstream, verify: block numbers from upstream answers → ethparse.Quantity.
 	{parserSite{"caddymodule/trust/pin.go", "hexNumber", "quantity: strconv.ParseUint base 16"}, "busy: trust"},
 	{parserSite{"caddymodule/upstream/probe.go", "hexQuantity", "quantity: strconv.ParseUint base 16"}, "busy: upstream"},
-	{parserSite{"caddymodule/verify/judge.go", "quantity", "quantity: strconv.ParseUint base 16"}, "busy: verify"},
 	// facilitator: batch payloads' addresses → ethparse.Address; its key → ethparse.PrivateKey.
 	{parserSite{"settlementd/internal/facilitator/batch.go", "badAddr", "address: common.HexToAddress of a variable"}, "busy: facilitator"},
 	{parserSite{"settlementd/internal/facilitator/batch.go", "badAddr", "address: common.IsHexAddress"}, "busy: facilitator"},

@@ -568,15 +568,6 @@ func newStallProxy(t *testing.T, target string) *stallProxy {
 
 func (p *stallProxy) addr() string { return p.ln.Addr().String() }
 
-func grepLines(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
 
 // TestX402VoucherVoidedBehindALostReply is issue 40's "Voids" for a
 // voucher payer: Redis's reply stalled (a TCP relay holds it 3 s) past the

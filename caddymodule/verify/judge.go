@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"strconv"
 	"strings"
 	"time"
@@ -559,10 +560,7 @@ func quantity(r json.RawMessage) (uint64, bool) {
 // hexQuantity reads a JSON-RPC quantity: 0x and no leading zeros (a
 // padded number is not one).
 func hexQuantity(s string) (uint64, bool) {
-	if len(s) < 3 || len(s) > 18 || s[:2] != "0x" || (len(s) > 3 && s[2] == '0') {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[2:], 16, 64)
+	n, err := ethparse.CanonicalQuantity(s)
 	return n, err == nil
 }
 

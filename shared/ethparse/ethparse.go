@@ -38,6 +38,18 @@ func Quantity(s string) (uint64, error) {
 	return hexutil.DecodeUint64("0x" + digits)
 }
 
+// CanonicalQuantity reads a quantity in its one canonical spelling only:
+// lowercase "0x", no leading zeros, at most 64 bits (hexutil.DecodeUint64's
+// rules, which are geth's). It is for judging a node's answer, where a
+// padded or respelled number is not the same answer as the provider's;
+// a caller's input is read with Quantity.
+func CanonicalQuantity(s string) (uint64, error) {
+	if len(s) < 2 || s[1] != 'x' {
+		return 0, fmt.Errorf("quantity %q: want 0x and hex digits", printable(s))
+	}
+	return hexutil.DecodeUint64(s)
+}
+
 // BigQuantity is Quantity for a value of any size (hexutil.DecodeBig's
 // 256-bit bound).
 func BigQuantity(s string) (*big.Int, error) {

@@ -26,6 +26,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"io"
 	"net/http"
 	"net/url"
@@ -33,7 +34,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -89,7 +89,9 @@ func (s *Service) proveControl(ctx context.Context, rpcURL, wallet string) error
 	}
 	line, _ := bufio.NewReader(io.LimitReader(resp.Body, 1024)).ReadString('\n')
 	line = strings.TrimSpace(line)
-	if !common.IsHexAddress(line) || !strings.EqualFold(common.HexToAddress(line).Hex(), common.HexToAddress(wallet).Hex()) {
+	named, err := ethparse.Address(line)
+	owner, werr := ethparse.Address(wallet)
+	if err != nil || werr != nil || named != owner {
 		return fail("it does not name your wallet")
 	}
 	return nil
