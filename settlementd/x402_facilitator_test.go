@@ -568,7 +568,6 @@ func newStallProxy(t *testing.T, target string) *stallProxy {
 
 func (p *stallProxy) addr() string { return p.ln.Addr().String() }
 
-
 // TestX402VoucherVoidedBehindALostReply is issue 40's "Voids" for a
 // voucher payer: Redis's reply stalled (a TCP relay holds it 3 s) past the
 // gateway's metering timeout while a voucher is drawn — the script ran, the
