@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -212,5 +213,17 @@ func TestVoidIfBooked(t *testing.T) {
 	}
 	if meter.MaybeBooked(fmt.Errorf("%w: %w", meter.ErrUnavailable, redis.ErrPoolTimeout)) {
 		t.Fatal("a call that never got a connection is treated as maybe booked")
+	}
+	// Redis's own refusal of a script it did not run (here NOSCRIPT, as
+	// MOVED, CLUSTERDOWN, READONLY, LOADING or BUSY in a failover) booked
+	// nothing; an error a script raised half-way may have.
+	unrun := f.rdb.EvalSha(ctx, strings.Repeat("0", 40), nil).Err()
+	if unrun == nil || meter.MaybeBooked(fmt.Errorf("%w: %w", meter.ErrUnavailable, unrun)) {
+		t.Fatalf("a script Redis refused to run (%v) is treated as maybe booked", unrun)
+	}
+	halfway := f.rdb.Eval(ctx, `redis.call('SET', KEYS[1], '1'); return redis.call('INCR', KEYS[2], 'x')`,
+		[]string{f.prefix + "void:{halfway}:a", f.prefix + "void:{halfway}:b"}).Err()
+	if halfway == nil || !meter.MaybeBooked(fmt.Errorf("%w: %w", meter.ErrUnavailable, halfway)) {
+		t.Fatalf("a script that failed half-way (%v) is not treated as maybe booked", halfway)
 	}
 }
