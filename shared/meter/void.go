@@ -47,22 +47,18 @@ func MaybeBooked(err error) bool {
 // (Redis does not roll a script back), so it may have booked.
 var refusedUnrun = []string{"MOVED ", "ASK ", "TRYAGAIN ", "CLUSTERDOWN ", "READONLY ", "MASTERDOWN ", "LOADING ", "BUSY ", "NOSCRIPT "}
 
-// voidBefore and voidAfter bound where the request's Debit can be in the
-// stream around the decision's time (stream ids are Redis's clock,
-// NTP-synced with the gateway's). Before: the clocks' skew. After: a script
-// sent before the reply was lost runs whenever Redis reads it — a Redis
-// stalled by a slow fsync, a paused VM or a SIGSTOP runs it when it
-// resumes, stamped with its clock then — so the bound is a stall, not the
-// metering timeout. A whole-Redis stall books nothing else meanwhile, so
-// the wider range costs a look little; it is bounded all the same, since a
-// gateway cut off from Redis while others kept booking would otherwise
-// read all their traffic since its decision on every look. A script run
-// later than voidAfter stays charged (logged nowhere: nothing saw it).
-const voidBefore, voidAfter = 2 * time.Second, time.Minute
+// voidBefore is how far before the decision's time the request's Debit can
+// be in the stream (stream ids are Redis's clock, NTP-synced with the
+// gateway's). There is no bound after it: a script sent before the reply
+// was lost runs whenever Redis reads it — a Redis stalled by a slow fsync,
+// a paused VM or a SIGSTOP runs it seconds to minutes later, stamped with
+// its clock then — so a look searches up to the newest entry, which is
+// after the script whenever the script ran before the look.
+const voidBefore = 2 * time.Second
 
 // VoidIfBooked gives back whatever Authorize booked for d although the
 // gateway never learned the outcome (MaybeBooked): it looks for d's Debit in
-// the stream from just before d's time to a minute after it and, when it is
+// the stream from just before d's time to the newest entry and, when it is
 // there, refunds all its calls with Refund — idempotent per request, so running it twice, or after a
 // refund, changes nothing. found says whether a debit was booked. Redis
 // errors wrap ErrUnavailable; the caller retries once Redis answers.
@@ -82,9 +78,8 @@ func (m *Meter) VoidIfBooked(ctx context.Context, d *Decision) (found bool, err 
 
 func (m *Meter) voidOn(ctx context.Context, d *Decision, shard int) (found bool, err error) {
 	start := strconv.FormatInt(d.time.Add(-voidBefore).UnixMilli(), 10)
-	end := strconv.FormatInt(d.time.Add(voidAfter).UnixMilli(), 10)
 	for {
-		msgs, err := m.cmd.XRangeN(ctx, m.layout.Stream(shard), start, end, 1000).Result()
+		msgs, err := m.cmd.XRangeN(ctx, m.layout.Stream(shard), start, "+", 1000).Result()
 		if err != nil {
 			return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
