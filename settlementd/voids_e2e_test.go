@@ -93,9 +93,11 @@ func TestLostReplyVoidsBundleDraws(t *testing.T) {
 			if e.bundle(who)[balances.BundleCalls] != want {
 				return false, nil
 			}
-			var n int
-			err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM refunds WHERE id = $1`, id).Scan(&n)
-			return err == nil && n == 1, err
+			// Both rows: two consumers share the stream, so a Refund can
+			// be stored before its Debit after a stall.
+			var n, m int
+			err := e.pool.QueryRow(e.ctx, `SELECT (SELECT count(*) FROM refunds WHERE id = $1), (SELECT count(*) FROM debits WHERE id = $1)`, id).Scan(&n, &m)
+			return err == nil && n == 1 && m == 1, err
 		})
 		var dPayer, dAccount, rPayer, rAccount string
 		var dUnits, dCalls, rUnits, rCalls int64

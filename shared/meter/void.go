@@ -20,11 +20,17 @@ import (
 // (its caller's deadline came while it was queued): under load a stalled
 // Redis leaves thousands of those, and a void started for each would take
 // the void slots (payment.voidLater) the calls that did run need; nor did
-// one that found no free connection in the pool. Such a request was answered 503, so its debit,
+// one that found no free connection in the pool, nor one Redis refused
+// before running it (refusedUnrun). Such a request was answered 503, so its debit,
 // if any, must be given back: see VoidIfBooked.
 func MaybeBooked(err error) bool {
 	if err == nil || !errors.Is(err, ErrUnavailable) || errors.Is(err, errNeverSent) || errors.Is(err, redis.ErrPoolTimeout) {
 		return false
+	}
+	for _, p := range refusedUnrun {
+		if redis.HasErrorPrefix(err, p) {
+			return false
+		}
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
@@ -32,6 +38,14 @@ func MaybeBooked(err error) bool {
 	}
 	return true
 }
+
+// refusedUnrun are the error replies with which Redis refuses a script
+// before running any of it (a cluster's slot moved or down, a replica, a
+// Redis loading or busy, an unknown digest). A master failover answers
+// every call on its slots so for seconds: they booked nothing and start no
+// void. Any other error reply may come from a script that failed half-way
+// (Redis does not roll a script back), so it may have booked.
+var refusedUnrun = []string{"MOVED ", "ASK ", "TRYAGAIN ", "CLUSTERDOWN ", "READONLY ", "MASTERDOWN ", "LOADING ", "BUSY ", "NOSCRIPT "}
 
 // voidBefore is how far before the decision's time the request's Debit can
 // be in the stream (stream ids are Redis's clock, NTP-synced with the
