@@ -648,3 +648,59 @@ func TestX402VoucherVoidedBehindALostReply(t *testing.T) {
 		t.Fatalf("payTo received %d, want %d", d, 4*price)
 	}
 }
+
+// A payer's balance backs one payment, not one per request in flight:
+// authorizations of one payer settled concurrently (the gateway settles
+// each X-PAYMENT it is sent, with its secret, unlimited) are all verified
+// against the same balance; if each were sent, every one after the first
+// would revert on chain on the relayer's gas, and the payer could repeat
+// that with the same 0.1 USDC as often as it liked. Exactly one is sent.
+func TestX402ConcurrentSettlesOfOneBalanceSendOne(t *testing.T) {
+	e := startX402Env(t)
+	payer := e.wallet("one balance payer", x402Price) // exactly one payment
+	payerAddr := crypto.PubkeyToAddress(payer.PublicKey)
+	_, acc := e.issued(e.gw)
+	_, nonce0 := e.relayerState()
+	payTo0 := e.balance(e.payTo)
+
+	const n = 12
+	bodies := make([]map[string]any, n)
+	for i := range bodies {
+		a := e.auth(payer)
+		hdr := v2Header(a, a.sign(8453, e.asset), map[string]any{"url": "http://x/rpc"}, acc)
+		raw, _ := base64.StdEncoding.DecodeString(hdr)
+		bodies[i] = map[string]any{"x402Version": 2, "paymentPayload": json.RawMessage(raw), "paymentRequirements": acc}
+	}
+	type answer struct {
+		code int
+		out  map[string]any
+	}
+	answers := make(chan answer, n)
+	start := make(chan struct{})
+	for _, b := range bodies {
+		go func() {
+			<-start
+			code, out := e.facPost("/x402/settle", b, x402GatewaySecret)
+			answers <- answer{code, out}
+		}()
+	}
+	close(start)
+	succeeded, reverted := 0, 0
+	for range n {
+		a := <-answers
+		switch {
+		case a.code == http.StatusOK && a.out["success"] == true:
+			succeeded++
+		case a.out["errorReason"] == facilitator.ReasonTxState:
+			reverted++
+		}
+	}
+	_, nonce1 := e.relayerState()
+	if succeeded != 1 || reverted != 0 || nonce1 != nonce0+1 {
+		t.Fatalf("%d concurrent payments backed by one balance: %d settled, %d reverted on chain, relayer sent %d transactions; want 1, 0, 1",
+			n, succeeded, reverted, nonce1-nonce0)
+	}
+	if d := e.balance(e.payTo) - payTo0; d != x402Price || e.balance(payerAddr) != 0 {
+		t.Fatalf("payTo received %d, want %d", d, x402Price)
+	}
+}
