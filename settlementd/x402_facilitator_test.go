@@ -704,3 +704,52 @@ func TestX402ConcurrentSettlesOfOneBalanceSendOne(t *testing.T) {
 		t.Fatalf("payTo received %d, want %d", d, x402Price)
 	}
 }
+
+// A channel whose escrow went back on chain below what it charged (a
+// payer's withdrawal the watcher saw too late, a refund behind the
+// gateway's back) is not left unclaimed altogether: the claim of its full
+// charged total would revert, but what the chain still holds is the
+// receiver's, under the same voucher. Left unclaimed, the payer's next
+// withdrawal would take that too, so every call drawn since the last claim
+// would have been free.
+func TestX402ClaimTakesWhatTheChainStillHolds(t *testing.T) {
+	authz := testKey("x402 receiver authorizer " + t.Name())
+	e := startX402EnvWith(t, map[string]string{
+		"TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY": common.Bytes2Hex(crypto.FromECDSA(authz)),
+		"TOLLGATE_X402_CLAIM_SCHEDULE":          "*/2 * * * * *",
+		"TOLLGATE_X402_WATCH_SCHEDULE":          "0 0 0 1 1 *", // Redis keeps the stale balance
+	})
+	price := int64(money.BundleCallRevenue)
+	const deposit, left = 100_000, 5 * 100 // the chain keeps 5 calls' worth
+	c := e.newChannel()
+	if a := e.pay(c.depositHeader(deposit, price)); a.status != 200 {
+		t.Fatalf("deposit: %s", a)
+	}
+	bs := batchsettlement.NewBatchSettlement()
+	id := common.HexToHash(c.id)
+	nonce, err := bind.Call(bs.Instance(e.base, batchsettle.SettlementAddress), &bind.CallOpts{Context: e.ctx}, bs.PackRefundNonce(id), bs.UnpackRefundNonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bal0, claimed0 := e.onChain(c.id)
+	refund := big.NewInt(bal0 - claimed0 - left)
+	sig, err := batchsettle.Sign(batchsettle.DefaultDomain(8453).RefundDigest(id, nonce, refund), authz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.transactSettlement(devnet.DevKey("deployer"), bs.PackRefundWithSignature(onchainCfg(c.cfg), refund, nonce, sig))
+	// Redis does not know: 10 calls are drawn, more than the chain holds.
+	for i := int64(2); i <= 10; i++ {
+		if a := e.pay(c.voucherHeader(i * price)); a.status != 200 {
+			t.Fatalf("voucher %d: %s", i, a)
+		}
+	}
+	bal, _ := e.onChain(c.id)
+	settletest.Eventually(t, 60*time.Second, "what the chain holds claimed", func() (bool, error) {
+		_, claimed := e.onChain(c.id)
+		return claimed == bal, nil
+	})
+	if bal != claimed0+left+(bal0-claimed0-left-refund.Int64()) || bal <= claimed0 {
+		t.Fatalf("balance %d after the refund, claimed %d before it", bal, claimed0)
+	}
+}
