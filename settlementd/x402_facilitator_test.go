@@ -753,3 +753,34 @@ func TestX402ClaimTakesWhatTheChainStillHolds(t *testing.T) {
 		t.Fatalf("balance %d after the refund, claimed %d before it", bal, claimed0)
 	}
 }
+
+// An authorization that expires before its transaction can be mined is
+// refused before anything is sent: a payer signing validBefore a second or
+// two ahead would have the relayer's transaction revert (expired) with no
+// token moved, over and over with the same balance. The gateway asks 6 s
+// (paycheck.SettleMarginSecs); settlementd's own verify/settle ask the same,
+// whoever calls them.
+func TestX402SettleRefusesAnAuthorizationAboutToExpire(t *testing.T) {
+	e := startX402Env(t)
+	payer := e.wallet("short-lived payer", x402Price)
+	payerAddr := crypto.PubkeyToAddress(payer.PublicKey)
+	_, acc := e.issued(e.gw)
+	_, nonce0 := e.relayerState()
+	for _, secret := range []string{x402GatewaySecret, ""} {
+		a := e.auth(payer)
+		a.validBefore = big.NewInt(time.Now().Unix() + 2)
+		hdr := v2Header(a, a.sign(8453, e.asset), map[string]any{"url": "http://x/rpc"}, acc)
+		raw, _ := base64.StdEncoding.DecodeString(hdr)
+		body := map[string]any{"x402Version": 2, "paymentPayload": json.RawMessage(raw), "paymentRequirements": acc}
+		code, out := e.facPost("/x402/settle", body, secret)
+		if code != http.StatusOK || out["success"] != false || out["errorReason"] != x402.ReasonValidBefore {
+			t.Fatalf("settle of an authorization expiring in 2 s: %d %v", code, out)
+		}
+		if code, out := e.facPost("/x402/verify", body, secret); code != http.StatusOK || out["isValid"] != false {
+			t.Fatalf("verify: %d %v", code, out)
+		}
+	}
+	if _, nonce1 := e.relayerState(); nonce1 != nonce0 || e.balance(payerAddr) != x402Price {
+		t.Fatalf("the relayer sent %d transactions for expiring authorizations", nonce1-nonce0)
+	}
+}

@@ -401,6 +401,12 @@ func (f *Facilitator) Verify(ctx context.Context, req *Request) (*x402.Checked, 
 	if err := f.onChain(ctx, c); err != nil {
 		return nil, err
 	}
+	// After the on-chain checks, so a settled authorization still reads as
+	// used (settle's idempotent answer) however close to expiry it is.
+	if c.ValidBefore.Cmp(big.NewInt(f.cfg.Now().Unix()+x402.SettleMarginSecs)) < 0 {
+		return nil, x402.Bad(ReasonValidBefore, "the authorization expires at %s, too soon to settle (now %d; %d s needed)",
+			c.ValidBefore, f.cfg.Now().Unix(), x402.SettleMarginSecs)
+	}
 	return c, nil
 }
 
