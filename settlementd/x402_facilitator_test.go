@@ -638,3 +638,139 @@ func TestX402VoucherVoidedBehindALostReply(t *testing.T) {
 		t.Fatalf("payTo received %d, want %d", d, 4*price)
 	}
 }
+
+// A payer's balance backs one payment, not one per request in flight:
+// authorizations of one payer settled concurrently (the gateway settles
+// each X-PAYMENT it is sent, with its secret, unlimited) are all verified
+// against the same balance; if each were sent, every one after the first
+// would revert on chain on the relayer's gas, and the payer could repeat
+// that with the same 0.1 USDC as often as it liked. Exactly one is sent.
+func TestX402ConcurrentSettlesOfOneBalanceSendOne(t *testing.T) {
+	e := startX402Env(t)
+	payer := e.wallet("one balance payer", x402Price) // exactly one payment
+	payerAddr := crypto.PubkeyToAddress(payer.PublicKey)
+	_, acc := e.issued(e.gw)
+	_, nonce0 := e.relayerState()
+	payTo0 := e.balance(e.payTo)
+
+	const n = 12
+	bodies := make([]map[string]any, n)
+	for i := range bodies {
+		a := e.auth(payer)
+		hdr := v2Header(a, a.sign(8453, e.asset), map[string]any{"url": "http://x/rpc"}, acc)
+		raw, _ := base64.StdEncoding.DecodeString(hdr)
+		bodies[i] = map[string]any{"x402Version": 2, "paymentPayload": json.RawMessage(raw), "paymentRequirements": acc}
+	}
+	type answer struct {
+		code int
+		out  map[string]any
+	}
+	answers := make(chan answer, n)
+	start := make(chan struct{})
+	for _, b := range bodies {
+		go func() {
+			<-start
+			code, out := e.facPost("/x402/settle", b, x402GatewaySecret)
+			answers <- answer{code, out}
+		}()
+	}
+	close(start)
+	succeeded, reverted := 0, 0
+	for range n {
+		a := <-answers
+		switch {
+		case a.code == http.StatusOK && a.out["success"] == true:
+			succeeded++
+		case a.out["errorReason"] == facilitator.ReasonTxState:
+			reverted++
+		}
+	}
+	_, nonce1 := e.relayerState()
+	if succeeded != 1 || reverted != 0 || nonce1 != nonce0+1 {
+		t.Fatalf("%d concurrent payments backed by one balance: %d settled, %d reverted on chain, relayer sent %d transactions; want 1, 0, 1",
+			n, succeeded, reverted, nonce1-nonce0)
+	}
+	if d := e.balance(e.payTo) - payTo0; d != x402Price || e.balance(payerAddr) != 0 {
+		t.Fatalf("payTo received %d, want %d", d, x402Price)
+	}
+}
+
+// A channel whose escrow went back on chain below what it charged (a
+// payer's withdrawal the watcher saw too late, a refund behind the
+// gateway's back) is not left unclaimed altogether: the claim of its full
+// charged total would revert, but what the chain still holds is the
+// receiver's, under the same voucher. Left unclaimed, the payer's next
+// withdrawal would take that too, so every call drawn since the last claim
+// would have been free.
+func TestX402ClaimTakesWhatTheChainStillHolds(t *testing.T) {
+	authz := testKey("x402 receiver authorizer " + t.Name())
+	e := startX402EnvWith(t, map[string]string{
+		"TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY": common.Bytes2Hex(crypto.FromECDSA(authz)),
+		"TOLLGATE_X402_CLAIM_SCHEDULE":          "*/2 * * * * *",
+		"TOLLGATE_X402_WATCH_SCHEDULE":          "0 0 0 1 1 *", // Redis keeps the stale balance
+	})
+	price := int64(money.BundleCallRevenue)
+	const deposit, left = 100_000, 5 * 100 // the chain keeps 5 calls' worth
+	c := e.newChannel()
+	if a := e.pay(c.depositHeader(deposit, price)); a.status != 200 {
+		t.Fatalf("deposit: %s", a)
+	}
+	bs := batchsettlement.NewBatchSettlement()
+	id := common.HexToHash(c.id)
+	nonce, err := bind.Call(bs.Instance(e.base, batchsettle.SettlementAddress), &bind.CallOpts{Context: e.ctx}, bs.PackRefundNonce(id), bs.UnpackRefundNonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bal0, claimed0 := e.onChain(c.id)
+	refund := big.NewInt(bal0 - claimed0 - left)
+	sig, err := batchsettle.Sign(batchsettle.DefaultDomain(8453).RefundDigest(id, nonce, refund), authz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.transactSettlement(devnet.DevKey("deployer"), bs.PackRefundWithSignature(onchainCfg(c.cfg), refund, nonce, sig))
+	// Redis does not know: 10 calls are drawn, more than the chain holds.
+	for i := int64(2); i <= 10; i++ {
+		if a := e.pay(c.voucherHeader(i * price)); a.status != 200 {
+			t.Fatalf("voucher %d: %s", i, a)
+		}
+	}
+	bal, _ := e.onChain(c.id)
+	settletest.Eventually(t, 60*time.Second, "what the chain holds claimed", func() (bool, error) {
+		_, claimed := e.onChain(c.id)
+		return claimed == bal, nil
+	})
+	if bal != claimed0+left+(bal0-claimed0-left-refund.Int64()) || bal <= claimed0 {
+		t.Fatalf("balance %d after the refund, claimed %d before it", bal, claimed0)
+	}
+}
+
+// An authorization that expires before its transaction can be mined is
+// refused before anything is sent: a payer signing validBefore a second or
+// two ahead would have the relayer's transaction revert (expired) with no
+// token moved, over and over with the same balance. The gateway asks 6 s
+// (paycheck.SettleMarginSecs); settlementd's own verify/settle ask the same,
+// whoever calls them.
+func TestX402SettleRefusesAnAuthorizationAboutToExpire(t *testing.T) {
+	e := startX402Env(t)
+	payer := e.wallet("short-lived payer", x402Price)
+	payerAddr := crypto.PubkeyToAddress(payer.PublicKey)
+	_, acc := e.issued(e.gw)
+	_, nonce0 := e.relayerState()
+	for _, secret := range []string{x402GatewaySecret, ""} {
+		a := e.auth(payer)
+		a.validBefore = big.NewInt(time.Now().Unix() + 2)
+		hdr := v2Header(a, a.sign(8453, e.asset), map[string]any{"url": "http://x/rpc"}, acc)
+		raw, _ := base64.StdEncoding.DecodeString(hdr)
+		body := map[string]any{"x402Version": 2, "paymentPayload": json.RawMessage(raw), "paymentRequirements": acc}
+		code, out := e.facPost("/x402/settle", body, secret)
+		if code != http.StatusOK || out["success"] != false || out["errorReason"] != x402.ReasonValidBefore {
+			t.Fatalf("settle of an authorization expiring in 2 s: %d %v", code, out)
+		}
+		if code, out := e.facPost("/x402/verify", body, secret); code != http.StatusOK || out["isValid"] != false {
+			t.Fatalf("verify: %d %v", code, out)
+		}
+	}
+	if _, nonce1 := e.relayerState(); nonce1 != nonce0 || e.balance(payerAddr) != x402Price {
+		t.Fatalf("the relayer sent %d transactions for expiring authorizations", nonce1-nonce0)
+	}
+}

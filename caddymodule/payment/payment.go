@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -120,6 +121,13 @@ func NewSettings(c config.Payments, expand func(string) string, dev bool) (Setti
 	if s.MaxDeposit, err = money.Parse(maxS); err != nil || s.MaxDeposit < s.MinDeposit {
 		return s, fmt.Errorf("tollgate: max_deposit %q must be a USDT amount at least min_deposit", maxS)
 	}
+	// Only a runtime placeholder keeps the secret out of Caddy's config
+	// JSON, its admin API and the autosave.json it persists: the adapter
+	// writes a literal, and a {$VAR} it substitutes, into all three.
+	if c.SettlementdSecret != "" && !runtimePlaceholder.MatchString(strings.TrimSpace(c.SettlementdSecret)) {
+		return s, fmt.Errorf("tollgate: settlementd_secret must be a runtime placeholder such as {env.TOLLGATE_GATEWAY_SECRET} " +
+			"(or {file.PATH}): a literal or {$VAR} is stored in Caddy's config JSON and autosave.json")
+	}
 	s.SettlementdSecret = strings.TrimSpace(expand(c.SettlementdSecret))
 	if s.SettlementdSecret != "" && len(s.SettlementdSecret) < 32 {
 		return s, fmt.Errorf("tollgate: settlementd_secret must be at least 32 characters")
@@ -137,6 +145,10 @@ func NewSettings(c config.Payments, expand func(string) string, dev bool) (Setti
 	}
 	return s, nil
 }
+
+// runtimePlaceholder is a value that is one {env.*} or {file.*}
+// placeholder, expanded by Caddy's replacer at provision time only.
+var runtimePlaceholder = regexp.MustCompile(`^\{(env|file)\.[^{}\s]+\}$`)
 
 // facilitatorURL is where x402 payments are verified and settled: the
 // configured facilitator_url, else settlementd's /x402 ("" if neither).

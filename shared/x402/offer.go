@@ -38,6 +38,11 @@ const (
 	// the facilitator relays no smaller one, so a stranger cannot spend the
 	// relayer's gas on dust deposits.
 	BatchMinDeposit = money.BundlePrice
+	// SettleMarginSecs is how long an exact authorization must still be
+	// valid when it is settled (the x402 SDKs' 6 s, the gateway's
+	// paycheck.SettleMarginSecs): one that expires sooner may be mined after
+	// its validBefore and revert on the relayer's gas, with nothing moved.
+	SettleMarginSecs = 6
 )
 
 // Offer is the operator's x402 offer on one chain.

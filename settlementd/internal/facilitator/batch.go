@@ -216,7 +216,9 @@ func (f *Facilitator) batchSettle(w http.ResponseWriter, r *http.Request, body [
 	}
 	resp["payer"] = d.cfg.Payer.Hex()
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(f.cfg.ReceiptTimeout + time.Minute))
-	unlock := f.lock("batch/" + strings.ToLower(d.cfg.Payer.Hex()) + "/" + d.nonce.Hex())
+	// Per payer, as exact settles (payerLock): deposits of one balance in
+	// flight at once would all pass the gas estimate and all but one revert.
+	unlock := f.lock(payerLock(d.cfg.Payer))
 	defer unlock()
 	hash, rcpt, err := f.sendDeposit(r.Context(), d)
 	if hash != (common.Hash{}) {

@@ -87,7 +87,7 @@ func (j *ClaimJob) Name() string { return "x402-batch-claims" }
 type claimRow struct {
 	id      string
 	cfg     batchsettle.Config
-	charged money.Units // what the vouchers charged: the claim's totalClaimed
+	charged money.Units // what the vouchers charged (at most the escrow): the claim's totalClaimed
 	signed  money.Units // the latest voucher's maxClaimableAmount (≥ charged)
 	sig     []byte
 }
@@ -138,7 +138,24 @@ func (j *ClaimJob) claimChannels(ctx context.Context, ids []string, urgent bool)
 			_ = j.m.MarkClaimed(ctx, id, onchain)
 			continue
 		}
-		row := claimRow{id: id, cfg: cfg, charged: st.Charged, signed: st.Signed, sig: common.FromHex(st.Signature)}
+		// Escrow that went back on chain below what the vouchers charged (a
+		// withdrawal followed too late, a refund behind the gateway's back)
+		// makes a claim of the charged total revert (ClaimAboveBalance). What
+		// the chain still holds is the receiver's all the same, under the
+		// same voucher: claim it, and alert. Left unclaimed, the payer's next
+		// withdrawal would take it too.
+		target := st.Charged
+		if bal := money.Units(ch.Balance.Int64()); target > bal {
+			j.skipped.WithLabelValues("ClaimAboveBalance").Inc()
+			j.f.cfg.Log.Error("x402 channel charged more than its escrow holds: claiming what is left (the rest is lost)",
+				zap.String("channel", id), zap.String("charged", st.Charged.String()), zap.String("onchain_balance", ch.Balance.String()),
+				zap.String("onchain_claimed", ch.TotalClaimed.String()))
+			if bal <= onchain {
+				continue
+			}
+			target = bal
+		}
+		row := claimRow{id: id, cfg: cfg, charged: target, signed: st.Signed, sig: common.FromHex(st.Signature)}
 		if reason, ok := j.simulate(ctx, row); !ok {
 			j.skipped.WithLabelValues(reason).Inc()
 			j.f.cfg.Log.Error("x402 batch claim of a channel would revert: left out of the claim (the others are claimed)",

@@ -401,6 +401,12 @@ func (f *Facilitator) Verify(ctx context.Context, req *Request) (*x402.Checked, 
 	if err := f.onChain(ctx, c); err != nil {
 		return nil, err
 	}
+	// After the on-chain checks, so a settled authorization still reads as
+	// used (settle's idempotent answer) however close to expiry it is.
+	if c.ValidBefore.Cmp(big.NewInt(f.cfg.Now().Unix()+x402.SettleMarginSecs)) < 0 {
+		return nil, x402.Bad(ReasonValidBefore, "the authorization expires at %s, too soon to settle (now %d; %d s needed)",
+			c.ValidBefore, f.cfg.Now().Unix(), x402.SettleMarginSecs)
+	}
 	return c, nil
 }
 
@@ -434,7 +440,11 @@ func (f *Facilitator) scrub(err error) error {
 	return errors.New(strings.ReplaceAll(err.Error(), f.cfg.RPCURL, chain.Redact(f.cfg.RPCURL)))
 }
 
-// lock serialises settles of one (from, nonce).
+// payerLock is the lock key of everything that moves a payer's tokens
+// (exact settles and batch-settlement deposits): one at a time per payer.
+func payerLock(payer common.Address) string { return "payer/" + strings.ToLower(payer.Hex()) }
+
+// lock serialises the requests of one key (payerLock, a channel's refund).
 func (f *Facilitator) lock(key string) func() {
 	f.mu.Lock()
 	l := f.locks[key]
@@ -477,7 +487,13 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(f.cfg.ReceiptTimeout + time.Minute))
 	resp := SettleResponse{Network: req.PaymentRequirements.Network, Payer: x402.PayerOf(req)}
 	a := req.PaymentPayload.Payload.Authorization
-	unlock := f.lock(strings.ToLower(a.From) + "/" + strings.ToLower(a.Nonce))
+	// One payer at a time, not one authorization: concurrent
+	// authorizations of one payer are all checked against the same balance,
+	// so each would be sent and all but the first would revert on the
+	// relayer's gas, again and again with the same balance. Serialised, the
+	// next one is verified after the previous one's receipt and refused
+	// offline. (This also makes a retried authorization idempotent.)
+	unlock := f.lock(payerLock(common.HexToAddress(a.From)))
 	defer unlock()
 
 	var inv *x402.Invalid
