@@ -289,3 +289,29 @@ func minus(a, b []string) []string {
 	}
 	return out
 }
+
+// TestXcaddyDocsShowTheRecipe: the xcaddy command the README and
+// docs/operators.md print is xcaddy.json's — its environment and its command
+// — so the build an operator copies is the one TestXcaddyBuild runs.
+func TestXcaddyDocsShowTheRecipe(t *testing.T) {
+	x := readRecipe(t)
+	for _, doc := range []string{"README.md", "docs/operators.md"} {
+		raw, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The shell line continuation is layout, not part of the command.
+		text := strings.Join(strings.Fields(strings.ReplaceAll(string(raw), "\\\n", " ")), " ")
+		i := strings.Index(text, x.Command)
+		if i < 0 {
+			t.Errorf("%s does not print xcaddy.json's command %q", doc, x.Command)
+			continue
+		}
+		line := text[max(0, i-300):i] // the environment is written before the command
+		for k, v := range x.Env {
+			if !strings.Contains(line, k+"="+v) && !strings.Contains(line, k+`="`+v+`"`) {
+				t.Errorf("%s: the xcaddy command lacks xcaddy.json's %s=%s", doc, k, v)
+			}
+		}
+	}
+}

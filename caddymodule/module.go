@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -46,6 +47,9 @@ type Handler struct {
 	redisURL string
 	// dev is the dev profile in force (config.Gateway.Dev, else TOLLGATE_DEV).
 	dev bool
+	// devLeak logs, once, that the dev profile refused a request from off
+	// the loopback (serve.go).
+	devLeak *sync.Once
 	// ready caches /readyz's Redis PING (ready.go).
 	ready *readiness
 	// table is this config's chain table (shared/chains: the built-in

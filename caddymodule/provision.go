@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -99,8 +100,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.SetDefaults()
 	h.dev = devProfile(h.Dev)
 	h.ready = &readiness{}
+	h.devLeak = &sync.Once{}
 	if h.dev {
-		h.logger.Warn("the dev profile is on (dev on / TOLLGATE_DEV): dev chain accounts, whose keys are public, are accepted as money addresses; never in production")
+		h.logger.Warn("the dev profile is on (dev on / TOLLGATE_DEV): dev chain accounts, whose keys are public, are accepted as money addresses, " +
+			"and only requests on this machine's loopback are served; never in production")
 	}
 	allow, err := netpolicy.ParsePrefixes(h.Upstreams.NodeAllowCIDRs)
 	if err != nil {

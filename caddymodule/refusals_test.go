@@ -64,6 +64,9 @@ func TestConfigurationRefusals(t *testing.T) {
 			"payments x402_pay_to " + treasury + " is the dev chain's treasury, whose key is public"},
 		{"zero address", goodVault, goodUSDT, "0x0000000000000000000000000000000000000000", polygon, "0",
 			"payments x402_pay_to is the zero address"},
+		// The zero address is nobody's key: refused in the dev profile too.
+		{"zero address in the dev profile", goodVault, goodUSDT, "0x0000000000000000000000000000000000000000", polygon, "1",
+			"payments x402_pay_to is the zero address"},
 		{"bad checksum", goodVault, strings.ToLower(goodUSDT), goodPayTo, polygon, "0",
 			`payments usdt_address "` + strings.ToLower(goodUSDT) + `" is not in its EIP-55 checksummed form`},
 		{"one changed letter", goodVault, strings.Replace(goodUSDT, "D05D", "D05d", 1), goodPayTo, polygon, "0",

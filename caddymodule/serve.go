@@ -1,7 +1,9 @@
 package caddymodule
 
 import (
+	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -15,6 +17,15 @@ import (
 // passes everything else on, so the handler can sit in front of other
 // routes in one site block.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if h.dev && !loopbackConn(r) {
+		h.devLeak.Do(func() {
+			h.logger.Error("the dev profile is on and a request arrived on a non-loopback address: refusing every request " +
+				"not made on this machine's loopback (unset TOLLGATE_DEV / dev off for a deployment)")
+		})
+		web.Error(w, http.StatusServiceUnavailable, "dev_profile",
+			"this gateway runs in the dev profile, which only serves its own machine's loopback")
+		return nil
+	}
 	if rt := routeFor(r.URL.Path); rt != nil {
 		if !h.bodyDeadline(w, r, rt.Auth == web.AuthKeyOrFree) {
 			return nil
@@ -72,4 +83,21 @@ func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint6
 	return h.meteredEntry(w, r, true, func(w http.ResponseWriter, r *http.Request) error {
 		return h.serveRPC(w, r, h.chains[chainID])
 	})
+}
+
+// loopbackConn says whether r arrived on a loopback address (or a Unix
+// socket) of this machine. The dev profile accepts money addresses whose
+// keys are public; it is for make demo and the tests on this machine, so a
+// request that reached the gateway any other way (a balancer, a caller on
+// the network) means the profile leaked into a deployment, and the gateway
+// refuses it — /readyz too, so a balancer pulls the gateway.
+func loopbackConn(r *http.Request) bool {
+	switch a := r.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.UnixAddr:
+		return true
+	case net.Addr:
+		ap, err := netip.ParseAddrPort(a.String())
+		return err == nil && ap.Addr().Unmap().IsLoopback()
+	}
+	return false
 }

@@ -83,6 +83,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	defer func() { _ = log.Sync() }()
+	if cfg.Chain.Dev && cmd != "migrate" {
+		// At error level, at every start: the dev profile accepts the dev
+		// chains' accounts (public keys) as money settings and takes the
+		// sign-in domain from the request's Host. A deployment that
+		// inherited it from a demo environment must not run quietly.
+		log.Error("the dev profile is on (TOLLGATE_DEV=1): dev chain accounts, whose keys are public, are accepted as money addresses " +
+			"and sign-in messages may name any host; never in production (docs/operators.md, \"Configuration refusals\")")
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

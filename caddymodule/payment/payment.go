@@ -192,11 +192,13 @@ func MoneyAddress(name, raw, v string, dev bool) (common.Address, error) {
 		}
 		return common.Address{}, fmt.Errorf("tollgate: payments %s %q is not an address", name, v)
 	}
-	if dev {
-		return a, nil
-	}
+	// The zero address is nobody's: money sent there is burnt, in the dev
+	// profile too (settlementd refuses it there as well).
 	if a == (common.Address{}) {
 		return a, fmt.Errorf("tollgate: payments %s is the zero address", name)
+	}
+	if dev {
+		return a, nil
 	}
 	// The checksummed form is not printed: if v has a typo, its checksum
 	// would bless the typo.

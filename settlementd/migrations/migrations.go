@@ -153,7 +153,9 @@ func Status(dsn string) (State, error) {
 
 // Force records version v as applied and clean, without running anything:
 // the recovery after a failed migration, once its cause is fixed (v is the
-// last version that applied fully, or -1 for none).
+// last version that applied fully, or -1 for none, or the failed one when
+// its changes were completed by hand). A clean schema, or any other v, is
+// refused.
 func Force(dsn string, v int) error {
 	if v != -1 {
 		known := false
@@ -169,6 +171,29 @@ func Force(dsn string, v int) error {
 		return err
 	}
 	defer m.Close()
+	// Only a dirty schema may be forced, and only to the failed version or
+	// the one before it: forcing a clean schema forward records migrations
+	// that never ran (replicas would start on tables that are not there),
+	// backward forgets applied ones (the next up runs them again over the
+	// existing schema).
+	cur, dirty, err := m.Version()
+	if err != nil && !errors.Is(err, migrate.ErrNilVersion) {
+		return fmt.Errorf("migrations: version: %w", err)
+	}
+	if !dirty {
+		return fmt.Errorf("migrations: force %d: the schema (version %d) is not dirty; force only recovers a failed migration "+
+			"(settlementd migrate up applies what is pending)", v, cur)
+	}
+	prev := -1
+	for _, mg := range All() {
+		if mg.Version < cur {
+			prev = int(mg.Version)
+		}
+	}
+	if v != int(cur) && v != prev {
+		return fmt.Errorf("migrations: force %d: the schema is dirty at %d: force %d (the last good version, to run %d again) "+
+			"or %d (its changes completed by hand)", v, cur, prev, cur, cur)
+	}
 	if err := m.Force(v); err != nil {
 		return fmt.Errorf("migrations: force %d: %w", v, err)
 	}

@@ -174,3 +174,51 @@ func TestLedgerDebitsMigrationRefusesAMismatch(t *testing.T) {
 		})
 	}
 }
+
+// TestForceOnlyRecoversADirtySchema: `settlementd migrate force N` is the
+// recovery from a failed migration, and nothing else. On a clean schema it
+// would record migrations as applied that never ran (forward: replicas start
+// on tables that are not there) or forget applied ones (backward: the next
+// `migrate up` runs them again over the existing schema), so it is refused
+// there; on a dirty schema only the failed version (fixed by hand) or the one
+// before it (to run it again) may be forced.
+func TestForceOnlyRecoversADirtySchema(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	all := All()
+	newest, good, older := all[len(all)-1].Version, all[len(all)-2].Version, all[len(all)-5].Version
+	if err := Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int{int(good), int(older), -1} {
+		if err := Force(dsn, v); err == nil || !strings.Contains(err.Error(), "not dirty") {
+			t.Errorf("force %d on a clean schema at %d: %v, want a refusal saying it is not dirty", v, newest, err)
+		}
+	}
+	if v, dirty, err := Version(dsn); err != nil || dirty || v != newest {
+		t.Fatalf("after the refused forces: version %d dirty %v (%v), want %d clean", v, dirty, err, newest)
+	}
+	// The state a failed newest migration leaves: its version, dirty.
+	if err := To(dsn, good); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `UPDATE schema_migrations SET version = $1, dirty = true`, newest); err != nil {
+		t.Fatal(err)
+	}
+	if err := Force(dsn, int(older)); err == nil || !strings.Contains(err.Error(), "dirty at") {
+		t.Errorf("force %d on a schema dirty at %d: %v, want a refusal", older, newest, err)
+	}
+	if err := Force(dsn, int(good)); err != nil {
+		t.Fatalf("force %d (the last good) on a schema dirty at %d: %v", good, newest, err)
+	}
+	if err := Up(dsn); err != nil {
+		t.Fatal(err)
+	}
+	if v, dirty, err := Version(dsn); err != nil || dirty || v != newest {
+		t.Fatalf("after the recovery: version %d dirty %v (%v)", v, dirty, err)
+	}
+}
