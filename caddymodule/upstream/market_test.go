@@ -207,3 +207,47 @@ func TestQuarantineFollowsHostSpellings(t *testing.T) {
 		t.Fatal("another loopback port was quarantined with the liar")
 	}
 }
+
+// Ten wallets on one host get no more than one share (issue 41.7, review):
+// registration proves control of an origin (host and port), so one
+// operator could register ten wallets on ten ports of one machine's name
+// and take ten shares where ten nodes of one wallet take one. The share of
+// a node is divided among the wallets on its endpoint host (here
+// "localhost", one host whatever the port, as a public name is).
+func TestWalletsOnOneHostShareOneShare(t *testing.T) {
+	prov := newFakeRPC(t, "prov", 137, 1000)
+	cfg := testConfig(provider(prov))
+	cfg.Trust = TrustConfig{ProbationMatches: 6, ProbationMethods: 1, Ladder: []TrustStep{{Matches: 0, Share: 0.25}}}
+	p := newTestPool(t, cfg)
+	var ups []Upstream
+	for i := range 10 {
+		f := newFakeRPC(t, fmt.Sprintf("h%d", i), 137, 1000)
+		u := node(f)
+		u.URL = strings.Replace(u.URL, "127.0.0.1", "localhost", 1)
+		u.Operator = fmt.Sprintf("0x00000000000000000000000000000000000000%02x", 0xa0+i)
+		ups = append(ups, u)
+	}
+	setNodes(t, p, ups...)
+	for _, u := range ups {
+		for range 6 {
+			p.RecordMatch(u.Name, "eth_getBalance")
+		}
+	}
+	for _, u := range ups {
+		v, _ := p.Trust(u.Name)
+		if v.Phase != "ladder" || v.Share < 0.025-1e-9 || v.Share > 0.025+1e-9 {
+			t.Fatalf("%s: %+v; want rung 0.25 divided among the host's 10 wallets", u.Name, v)
+		}
+	}
+	byNodes := 0
+	const calls = 2000
+	for range calls {
+		if r := mustForward(t, p, balanceCall); r.Upstream.Kind == KindNode {
+			byNodes++
+		}
+	}
+	if byNodes < 350 || byNodes > 650 {
+		t.Fatalf("ten wallets on one host at rung 0.25 served %d of %d calls; want about a quarter", byNodes, calls)
+	}
+	t.Logf("ten wallets on one host at rung 0.25 served %d of %d calls", byNodes, calls)
+}

@@ -30,6 +30,9 @@ type member struct {
 	// finalized is the "finalized" block this provider last reported
 	// (pools with Config.FinalizedTag).
 	finalized atomic.Uint64
+	// hostWallets: wallets with nodes on this node's endpoint host (its
+	// share is divided among them; countWalletNodes).
+	hostWallets atomic.Int32
 	// probed is set once a probe of the member has begun: the round that
 	// SetNodes kicks probes only members no round has reached yet.
 	probed atomic.Bool

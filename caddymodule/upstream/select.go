@@ -138,7 +138,7 @@ func (p *Pool) pick(exclude map[string]bool, noRetry bool, prefer string, f filt
 func nodesShare(nodes []candidate) float64 {
 	s := 0.0
 	for _, c := range nodes {
-		s += c.m.trust.Load().nodeShare()
+		s += c.m.share()
 	}
 	return min(s, 1)
 }
@@ -203,7 +203,7 @@ func weightedByInverseLatency(cs []candidate) *member {
 		// Floor at 100 µs: a loopback upstream would otherwise get
 		// near-infinite weight.
 		ms := max(c.latency.Seconds()*1000, 0.1)
-		weights[i] = c.m.getWeight() * c.m.trust.Load().nodeShare() / ms
+		weights[i] = c.m.getWeight() * c.m.share() / ms
 		total += weights[i]
 	}
 	r := rand.Float64() * total

@@ -305,16 +305,46 @@ func (p *Pool) standingFor(key string) *trust {
 // countWalletNodes sets each standing's node count from the member list
 // (SetNodes, quarantines), so each node takes its part of its wallet's
 // share; quarantined nodes take none.
+//
+// It also counts the wallets with nodes on each endpoint host (the host
+// quarantine follows, endpointHost): the share of a node on a host that
+// several wallets use is divided among those wallets, so ten wallets
+// registered on ten ports (or paths) of one machine's name together take
+// what one would, as ten nodes of one wallet do. Registration proves control
+// of an origin (host and port), not of a machine, so without this one
+// operator could buy ten shares with ten wallets on one host.
 func (p *Pool) countWalletNodes(ms []*member) {
 	n := map[*trust]int32{}
+	hosts := map[string]map[string]bool{}
 	for _, m := range ms {
 		if m.up.Kind == KindNode && !m.retired.Load() && !p.isQuarantined(m) {
 			n[m.trust.Load()]++
+			if h := endpointHost(m.url); h != "" {
+				if hosts[h] == nil {
+					hosts[h] = map[string]bool{}
+				}
+				hosts[h][operatorKey(m.up)] = true
+			}
 		}
 	}
 	for t, k := range n {
 		t.nodes.Store(k)
 	}
+	for _, m := range ms {
+		if m.up.Kind == KindNode {
+			m.hostWallets.Store(int32(len(hosts[endpointHost(m.url)])))
+		}
+	}
+}
+
+// share is the node's part of its wallet's share, divided among the
+// wallets on its endpoint host.
+func (m *member) share() float64 {
+	s := m.trust.Load().nodeShare()
+	if n := m.hostWallets.Load(); n > 1 {
+		s /= float64(n)
+	}
+	return s
 }
 
 // RecordMatch books one of the named node's answers that matched a trusted
@@ -346,6 +376,7 @@ func (p *Pool) RecordMatch(name, method string) (TrustView, bool) {
 // nodeView adds m's own probation to its wallet's standing.
 func (p *Pool) nodeView(m *member, v *TrustView) {
 	v.NodeMatches = m.own.Load()
+	v.Share = m.share()
 	if !p.cfg.Trust.Off && !p.serving(m) {
 		v.Phase, v.CheckRate = "probation", 1
 	}

@@ -181,3 +181,28 @@ func TestRegistrationLimitNotSpentByStrangers(t *testing.T) {
 		t.Fatalf("an honest newcomer after strangers' failed attempts: %v (created %v)", err, created)
 	}
 }
+
+// The proof fetch is a URL the registrant chooses (review): a redirect to
+// an origin that does serve the wallet is not followed, and a proof whose
+// first line never ends within 1 KiB (a huge body) is refused, both with
+// 403 endpoint_not_proven.
+func TestRegistrationProofRefusesRedirectsAndHugeBodies(t *testing.T) {
+	s := proofService(t, -1)
+	ctx := context.Background()
+	const wallet = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"
+	good := provedServer(t, wallet)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.Redirect(w, r, good.URL+ProofPath, http.StatusFound)
+			return
+		}
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":"0x89"}`))
+	}))
+	t.Cleanup(redirect.Close)
+	huge := provedServer(t, strings.Repeat(" ", 1<<20)+wallet+"\n")
+	for name, u := range map[string]string{"redirect": redirect.URL, "huge": huge.URL} {
+		if _, _, err := s.Upsert(ctx, wallet, RegisterRequest{Region: "eu", RPCURL: u, ChainIDs: []uint64{137}}); code(err) != "endpoint_not_proven" {
+			t.Errorf("%s: %v, want endpoint_not_proven", name, err)
+		}
+	}
+}
