@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"io"
 	"math/big"
 	"net/http"
@@ -493,7 +494,8 @@ func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
 	// relayer's gas, again and again with the same balance. Serialised, the
 	// next one is verified after the previous one's receipt and refused
 	// offline. (This also makes a retried authorization idempotent.)
-	unlock := f.lock(payerLock(common.HexToAddress(a.From)))
+	from, _ := ethparse.Address(a.From) // unreadable: refused below, under the zero address's lock
+	unlock := f.lock(payerLock(from))
 	defer unlock()
 
 	var inv *x402.Invalid
