@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
 // A Redis older than the ledger (restored from a snapshot or an older
@@ -143,9 +144,32 @@ func (w *Watcher) checkLedger(ctx context.Context) (bool, error) {
 	return wiped, nil
 }
 
-// wipe deletes every key of shard l but keptOnWipe, on every master.
+// notMetering are the names (after the key prefix) of state other parts
+// keep under the same prefix, which is no metering money and which a
+// restored snapshot does not make unsafe: the node registry (the gateway
+// routes to exactly the nodes it lists, and settlementd's prober rewrites it
+// from PostgreSQL only every 30 s: wiped, every operator node left routing
+// until then), the wallet-key signature nonces already used (wiped, a
+// create or rotate signature could be used again until its message
+// expires), and the funding intelligence. On an unsharded deployment they
+// match the shard's prefix.
+var notMetering = []string{registry.NodesKey, "walletkey:", "intel:"}
+
+// wipe deletes every key of shard l but keptOnWipe and notMetering, on
+// every master.
 func (w *Watcher) wipe(ctx context.Context, l balances.Layout) (int, error) {
 	keep := keptOnWipe(l)
+	kept := func(k string) bool {
+		if keep[k] {
+			return true
+		}
+		for _, n := range notMetering {
+			if strings.HasPrefix(k, w.Prefix+n) {
+				return true
+			}
+		}
+		return false
+	}
 	match := globEscape(l.Prefix) + "*"
 	var deleted atomic.Int64
 	one := func(ctx context.Context, c *redis.Client) error {
@@ -157,7 +181,7 @@ func (w *Watcher) wipe(ctx context.Context, l balances.Layout) (int, error) {
 			}
 			var del []string
 			for _, k := range keys {
-				if !keep[k] {
+				if !kept(k) {
 					del = append(del, k)
 				}
 			}
