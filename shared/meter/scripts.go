@@ -61,6 +61,14 @@ local function advance(p, floor)
   local s = tonumber(redis.call('GET', k) or '0')
   if s < 0 then return 1 end
   if s == 0 then
+    -- No count, yet the shard is built (its marker is there) and a floor
+    -- is known: a snapshot from before the count existed. settlementd
+    -- gives every shard its count before it sets the marker.
+    if floor > 0 and redis.call('EXISTS', gen) == 1 then
+      redis.call('SET', k, '-1')
+      redis.call('DEL', gen)
+      return 2
+    end
     local t = redis.call('TIME')
     local init = math.max(tonumber(t[1]) * 1000000 + tonumber(t[2]), floor + 1)
     redis.call('SET', k, string.format('%d', init))

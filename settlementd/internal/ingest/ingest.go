@@ -606,9 +606,6 @@ func (in *Ingester) acknowledge(ctx context.Context, wm Watermark, run string) {
 	if err != nil || again != run {
 		return
 	}
-	if err := in.rdb.Set(ctx, prefix+"ingested", meter.FormatAck(wm.LowMs, run), 0).Err(); err != nil && ctx.Err() == nil {
-		in.log.Warn("publishing the stream watermark to the gateways", zap.Error(err))
-	}
 	// The state count PostgreSQL has caught up with: the floor the
 	// gateways hold this shard's Redis to (a Redis restored from the past
 	// is below it). The replicas hold it too (the WAIT above). It starts
@@ -621,13 +618,29 @@ func (in *Ingester) acknowledge(ctx context.Context, wm Watermark, run string) {
 		}
 		return // publishing a floor below PostgreSQL's could let a restored Redis pass
 	}
-	if v := in.seq.advance(ctx, node, prefix, run, wm.LowMs); v > 0 {
-		if err := in.rdb.Set(ctx, prefix+"ledger-seq", v, 0).Err(); err != nil && ctx.Err() == nil {
-			in.log.Warn("publishing the ledger's state count", zap.Error(err))
+	v, passedMs := in.seq.advance(ctx, node, prefix, run, wm.LowMs)
+	if v > 0 {
+		if err := in.rdb.Set(ctx, prefix+"ledger-seq", v, 0).Err(); err != nil {
+			if ctx.Err() == nil {
+				in.log.Warn("publishing the ledger's state count", zap.Error(err))
+			}
+			return
 		}
 		if err := in.seq.store(ctx, in.pool, in.cfg.Stream, v); err != nil && ctx.Err() == nil {
 			in.log.Warn("keeping the ledger's state count in PostgreSQL", zap.Error(err))
 		}
+	}
+	// The gateways let go of the facts below the acknowledgement: not
+	// past the floor just published (ledgerSeq.advance), so every fact a
+	// Redis restored from a snapshot at or above the floor may lack is still
+	// kept, and booked again there. Published after the floor, so no
+	// gateway reads this acknowledgement with an older floor. Until a
+	// sample of this process is passed, nothing is let go.
+	if passedMs <= 0 {
+		return
+	}
+	if err := in.rdb.Set(ctx, prefix+"ingested", meter.FormatAck(min(wm.LowMs, passedMs), run), 0).Err(); err != nil && ctx.Err() == nil {
+		in.log.Warn("publishing the stream watermark to the gateways", zap.Error(err))
 	}
 }
 

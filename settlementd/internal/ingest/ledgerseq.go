@@ -27,6 +27,7 @@ type ledgerSeq struct {
 	run     string
 	samples []seqSample
 	high    int64 // highest count published
+	passed  int64 // time (ms) of the newest sample of run the watermark passed; 0 none
 	loaded  bool  // high starts from PostgreSQL's (LoadLedgerSeq)
 	stored  int64 // highest count stored in PostgreSQL by this process
 }
@@ -44,8 +45,14 @@ const maxSeqSamples = 4096
 // advance takes a sample on node (the stream's master, process run) and
 // returns the highest count PostgreSQL has caught up with (0: none known
 // yet). It is published every time: a gateway started since, or a Redis
-// restored since, learns it at once.
-func (s *ledgerSeq) advance(ctx context.Context, node redis.Cmdable, prefix, run string, lowMs int64) int64 {
+// restored since, learns it at once. passedMs is the time of the newest
+// sample of run the watermark has passed (0: none): the gateways may let go
+// of the money facts below it, not below the watermark itself — a fact
+// between the floor's sample and the watermark is stored, but a Redis
+// restored from a snapshot taken after that sample has a count at or above
+// the floor and is not refused, so the fact must still be there for the
+// gateway to book again (meter.Replayer's rebook).
+func (s *ledgerSeq) advance(ctx context.Context, node redis.Cmdable, prefix, run string, lowMs int64) (high, passedMs int64) {
 	var seq *redis.StringCmd
 	var now *redis.TimeCmd
 	_, err := node.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -56,13 +63,14 @@ func (s *ledgerSeq) advance(ctx context.Context, node redis.Cmdable, prefix, run
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if run != s.run {
-		s.run, s.samples = run, nil
+		s.run, s.samples, s.passed = run, nil, 0
 	}
 	var out int64
 	n := 0
 	for _, sm := range s.samples {
 		if sm.ms < lowMs {
 			out = max(out, sm.seq)
+			s.passed = max(s.passed, sm.ms)
 			n++
 			continue
 		}
@@ -75,7 +83,12 @@ func (s *ledgerSeq) advance(ctx context.Context, node redis.Cmdable, prefix, run
 		}
 	}
 	s.high = max(s.high, out)
-	return s.high
+	if errors.Is(seq.Err(), redis.Nil) && len(s.samples) == 0 {
+		// Nothing counted on this Redis process (no decision since it
+		// started empty): no floor to stay below.
+		return s.high, lowMs
+	}
+	return s.high, s.passed
 }
 
 // LoadLedgerSeq is the ledger floor of stream's shard kept in PostgreSQL

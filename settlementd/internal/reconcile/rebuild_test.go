@@ -138,7 +138,7 @@ func TestMarkerNeedsTheRunsOwnToken(t *testing.T) {
 	ctx := context.Background()
 	rdb := testenv.Redis(t)
 	l := balances.Layout{Prefix: testenv.KeyPrefix(t)}
-	keys := []string{l.Rebuilding(), l.Generation()}
+	keys := []string{l.Rebuilding(), l.Generation(), l.Seq()}
 	if n, err := markScript.Run(ctx, rdb, keys, "mine", "g1").Int(); err != nil || n != 0 {
 		t.Fatalf("token gone (a second loss): %d %v", n, err)
 	}
@@ -151,6 +151,11 @@ func TestMarkerNeedsTheRunsOwnToken(t *testing.T) {
 	}
 	if n, err := markScript.Run(ctx, rdb, keys, "later", "g2").Int(); err != nil || n != 1 || rdb.Get(ctx, l.Generation()).Val() != "g2" {
 		t.Fatalf("own token: %d %v", n, err)
+	}
+	// The marker comes with the shard's state count: a built shard without
+	// one is taken for a snapshot from before counts (recovery).
+	if v, err := rdb.Get(ctx, l.Seq()).Int64(); err != nil || v < time.Now().Add(-time.Hour).UnixMicro() {
+		t.Fatalf("marked without a state count: %d %v", v, err)
 	}
 }
 

@@ -163,7 +163,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 	gen := time.Now().UTC().Format(time.RFC3339Nano) + " " + token
 	lost := false
 	for _, sh := range shards {
-		ok, err := markScript.Run(ctx, rdb, []string{sh.Rebuilding(), sh.Generation()}, token, gen).Int()
+		ok, err := markScript.Run(ctx, rdb, []string{sh.Rebuilding(), sh.Generation(), sh.Seq()}, token, gen).Int()
 		if err != nil {
 			return rep, fmt.Errorf("reconcile: setting the generation marker: %w", err)
 		}
@@ -201,8 +201,15 @@ func MarkersPresent(ctx context.Context, rdb redis.UniversalClient, prefix strin
 // a shard without having seen it missing for a rebuild they missed
 // (meter.Replayer), so only a shard that lost its data gets a new one.
 // KEYS: 1 rebuild token, 2 generation marker. ARGV: 1 token, 2 marker value.
+// KEYS[3], the shard's state count (balances.Layout.Seq), is given its
+// start (Redis's clock in µs, as meter's seqLua) if it has none: a built
+// shard without a count is taken for a snapshot from before counts.
 var markScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  local t = redis.call('TIME')
+  redis.call('SET', KEYS[3], string.format('%d', tonumber(t[1]) * 1000000 + tonumber(t[2])))
+end
 if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[2]) end
 redis.call('DEL', KEYS[1])
 return 1`)

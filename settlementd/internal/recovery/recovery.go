@@ -178,6 +178,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 		w.Log.Warn("rebuilding without every gateway's replayed money facts stored: the balances of their payers may differ from PostgreSQL's until `settlementd reconcile -apply`",
 			zap.Duration("waited", waited))
 	}
+	// Every shard gets its count before the marker says it is built: a
+	// built shard without one is a snapshot from before counts (rollback.go).
+	if err := w.initSeqs(ctx); err != nil {
+		return err
+	}
 	start := time.Now()
 	rep, err := reconcile.Run(ctx, w.Pool, w.Redis, reconcile.Options{Prefix: w.Prefix, Shards: w.Shards, Rebuild: true}, w.Log)
 	took := time.Since(start)

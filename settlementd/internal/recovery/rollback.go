@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/shared/balances"
+	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
 // A Redis older than the ledger (restored from a snapshot or an older
@@ -41,10 +42,14 @@ func keptOnWipe(l balances.Layout) map[string]bool {
 // markOlderScript marks a shard older than the ledger unless its count
 // moved up to the floor meanwhile. KEYS: 1 seq, 2 generation marker.
 // ARGV: 1 floor. Reply: 1 marked (or already marked), 0 not older.
+// A shard without a count but with its marker (built) is older too: a
+// snapshot from before the count existed (initSeqScript gives every shard
+// its count before a rebuild sets the marker).
 var markOlderScript = redis.NewScript(`
 local s = tonumber(redis.call('GET', KEYS[1]) or '0')
 if s < 0 then return 1 end
-if s == 0 or s >= tonumber(ARGV[1]) then return 0 end
+if s == 0 and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+if s >= tonumber(ARGV[1]) then return 0 end
 redis.call('SET', KEYS[1], '-1')
 redis.call('DEL', KEYS[2])
 return 1
@@ -62,6 +67,34 @@ local v = math.max(tonumber(t[1]) * 1000000 + tonumber(t[2]), tonumber(ARGV[1]) 
 redis.call('SET', KEYS[1], string.format('%d', v))
 return 1
 `)
+
+// initSeqScript gives a shard without a count its count, as seqLua would
+// (Redis's clock in µs, past the floor if that clock is behind): a rebuild
+// runs it before it sets the marker, so a built shard always has a count
+// and one without is a snapshot from before the count existed.
+// KEYS: 1 seq. ARGV: 1 floor.
+var initSeqScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local t = redis.call('TIME')
+local v = math.max(tonumber(t[1]) * 1000000 + tonumber(t[2]), tonumber(ARGV[1]) + 1)
+redis.call('SET', KEYS[1], string.format('%d', v))
+return 1
+`)
+
+// initSeqs runs initSeqScript on every shard.
+func (w *Watcher) initSeqs(ctx context.Context) error {
+	layout := balances.Layout{Prefix: w.Prefix, Shards: w.Shards}
+	for i := range layout.N() {
+		var floor int64
+		if i < len(w.floors) {
+			floor = w.floors[i]
+		}
+		if err := initSeqScript.Run(ctx, w.Redis, []string{layout.Shard(i).Seq()}, floor).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // checkLedger finds shards older than the ledger and wipes them. It
 // reports whether any shard was wiped this tick.
@@ -115,7 +148,7 @@ func (w *Watcher) checkLedger(ctx context.Context) (bool, error) {
 		}
 		s, _ := strconv.ParseInt(seq.Val(), 10, 64)
 		older := s < 0
-		if !older && s > 0 && s < w.floors[i] {
+		if !older && s < w.floors[i] {
 			n, err := markOlderScript.Run(ctx, w.Redis, []string{l.Seq(), l.Generation()}, w.floors[i]).Int()
 			if err != nil {
 				return wiped, err
@@ -143,9 +176,32 @@ func (w *Watcher) checkLedger(ctx context.Context) (bool, error) {
 	return wiped, nil
 }
 
-// wipe deletes every key of shard l but keptOnWipe, on every master.
+// notMetering are the names (after the key prefix) of state other parts
+// keep under the same prefix, which is no metering money and which a
+// restored snapshot does not make unsafe: the node registry (the gateway
+// routes to exactly the nodes it lists, and settlementd's prober rewrites it
+// from PostgreSQL only every 30 s: wiped, every operator node left routing
+// until then), the wallet-key signature nonces already used (wiped, a
+// create or rotate signature could be used again until its message
+// expires), and the funding intelligence. On an unsharded deployment they
+// match the shard's prefix.
+var notMetering = []string{registry.NodesKey, "walletkey:", "intel:"}
+
+// wipe deletes every key of shard l but keptOnWipe and notMetering, on
+// every master.
 func (w *Watcher) wipe(ctx context.Context, l balances.Layout) (int, error) {
 	keep := keptOnWipe(l)
+	kept := func(k string) bool {
+		if keep[k] {
+			return true
+		}
+		for _, n := range notMetering {
+			if strings.HasPrefix(k, w.Prefix+n) {
+				return true
+			}
+		}
+		return false
+	}
 	match := globEscape(l.Prefix) + "*"
 	var deleted atomic.Int64
 	one := func(ctx context.Context, c *redis.Client) error {
@@ -157,7 +213,7 @@ func (w *Watcher) wipe(ctx context.Context, l balances.Layout) (int, error) {
 			}
 			var del []string
 			for _, k := range keys {
-				if !keep[k] {
+				if !kept(k) {
 					del = append(del, k)
 				}
 			}

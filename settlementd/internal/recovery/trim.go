@@ -22,6 +22,12 @@ const DefaultTrimInterval = 5 * time.Second
 // pruning of the heartbeat set (meter.Replayer).
 const gatewayKeeps = time.Minute
 
+// trimMargin is how far below Redis's clock the trim stays whatever the
+// gateways keep: their own margin (meter's keepMargin), so a gateway whose
+// clock is ahead of Redis's, or whose keep is a tick old, never loses an
+// entry it booked since.
+const trimMargin = 5 * time.Second
+
 // Trimmer is the leader-only job that keeps every shard's event stream as
 // long as the ingest lag, not the traffic's history: it deletes (XTRIM
 // MINID) the entries below the lowest of
@@ -116,6 +122,11 @@ func (t *Trimmer) MinID(ctx context.Context, l balances.Layout) (minMs int64, ok
 	if err != nil {
 		return 0, false, err
 	}
+	// Never closer to now than a gateway's own margin, on Redis's clock
+	// (the stream ids' clock): a gateway computes what it keeps on its own
+	// clock, and one running ahead of Redis's by more than its margin would
+	// otherwise let the trim take an entry it booked after its last keep.
+	minMs = min(minMs, now.Add(-trimMargin).UnixMilli())
 	since := strconv.FormatInt(now.Add(-gatewayKeeps).UnixMilli(), 10)
 	alive, err := t.Redis.ZRangeByScore(ctx, l.Gateways(), &redis.ZRangeBy{Min: since, Max: "+inf"}).Result()
 	if err != nil {

@@ -109,3 +109,46 @@ func TestTrimKeepsWhatGatewaysAndIngestNeed(t *testing.T) {
 		t.Fatalf("%d left once everything is stored and kept by nobody", n)
 	}
 }
+
+// A gateway whose clock runs ahead of Redis's publishes a keep in Redis's
+// future: the trim still stays a margin below Redis's clock, so the entries
+// the gateway booked in the last seconds (after its last keep) stay.
+func TestTrimStaysBelowRedisClock(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.Redis(t)
+	prefix := testenv.KeyPrefix(t)
+	l := balances.Layout{Prefix: prefix}
+	stream := l.Stream(0)
+	tr := NewTrimmer(rdb, prefix, 1, nil)
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 300 entries over the last 3 s, all stored (read and acknowledged).
+	base := now.Add(-3 * time.Second).UnixMilli()
+	for i := range 300 {
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: strconv.FormatInt(base+int64(i*10), 10) + "-0", Values: []any{"t", "x"}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.XGroupCreate(ctx, stream, "settlementd", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "settlementd", Consumer: "c", Streams: []string{stream, ">"}, Count: 300}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs[0].Messages {
+		rdb.XAck(ctx, stream, "settlementd", m.ID)
+	}
+	// The gateway's clock is 30 s ahead: it keeps "from now less 5 s" on it.
+	ahead := now.Add(30 * time.Second).UnixMilli()
+	rdb.ZAdd(ctx, l.Gateways(), redis.Z{Score: float64(ahead), Member: "gw-ahead"})
+	rdb.HSet(ctx, l.Keep(), "gw-ahead", ahead-5000)
+	if err := tr.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.XLen(ctx, stream).Result(); n != 300 {
+		t.Fatalf("%d of 300 entries of the last 3 s left", n)
+	}
+}
