@@ -108,7 +108,10 @@ func addr(name, v string, required bool) (common.Address, error) {
 		}
 		return common.Address{}, nil
 	}
-	a, err := ethparse.Address(v)
+	// Every address here holds or receives money (the token, the vault,
+	// the claims contract, the platform and pool wallets): only its
+	// EIP-55 spelling is taken, so a mistyped digit is refused, not paid.
+	a, err := ethparse.ChecksumAddress(v)
 	if err != nil {
 		return common.Address{}, fmt.Errorf("%s: %w", name, err)
 	}

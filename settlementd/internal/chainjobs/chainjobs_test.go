@@ -84,6 +84,19 @@ func TestBuildFromEnv(t *testing.T) {
 		strings.Contains(err.Error(), key("treasury")[2:40]) {
 		t.Fatalf("bad settings: %v", err)
 	}
+	// Money settings must carry their EIP-55 checksum: an all-lowercase
+	// wallet (a typo in it goes unnoticed) is refused by name.
+	for _, name := range []string{"TOLLGATE_PLATFORM_WALLET", "TOLLGATE_POOL_WALLET", "TOLLGATE_VAULT_ADDRESS"} {
+		low := map[string]string{}
+		for k, v := range env {
+			low[k] = v
+		}
+		low[name] = strings.ToLower(env[name])
+		s, _ = chainFromEnv(func(k string) string { return low[k] })
+		if _, err := Build(ctx, s, deps); err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "EIP-55") {
+			t.Fatalf("lowercase %s: %v", name, err)
+		}
+	}
 	// The wrong chain is refused.
 	s, _ = chainFromEnv(func(k string) string { return env[k] })
 	s.ChainID = 1
