@@ -10,6 +10,9 @@ export TOLLGATE_RUN_DIR := $(RUN_DIR)
 # Static, release-style build flags (see docs/decisions.md for the tags).
 BUILD_TAGS   := nobadger,nomysql,nopgx
 GOFLAGS_BIN  := -trimpath -tags $(BUILD_TAGS)
+# Both binaries report this version (caddy tollgate-version, settlementd version).
+VERSION      ?= $(shell git describe --tags --always 2>/dev/null || echo unknown)
+LDFLAGS_VER  := -X github.com/tollgate-rpc/tollgate/shared/version.Version=$(VERSION)
 
 # Packages whose tests run the race detector. The contract and dev-chain tests
 # drive go-ethereum's simulated EVM, which runs 5-10x slower under -race and
@@ -17,7 +20,7 @@ GOFLAGS_BIN  := -trimpath -tags $(BUILD_TAGS)
 NORACE_PKGS  := ./contracts/...
 RACE_PKGS     = $(shell $(GO) list ./... | grep -v '/contracts')
 
-.PHONY: help services services-stop tools node-deps browser-deps systemd-deps monitoring-deps contracts contracts-check build test test-go vet tidy-check clean-check fuzz demo demo-up demo-down devchain clean
+.PHONY: release notices help services services-stop tools node-deps browser-deps systemd-deps monitoring-deps nginx-deps contracts contracts-check build test test-go vet tidy-check clean-check fuzz demo demo-up demo-down devchain clean
 
 help:
 	@echo "make demo          run the local stack (services + dev chains) and walk it"
@@ -26,6 +29,7 @@ help:
 	@echo "make services-stop stop them"
 	@echo "make contracts     recompile Solidity, regenerate Go bindings"
 	@echo "make build         build bin/caddy and bin/settlementd"
+	@echo "make release       versioned static binaries, SHA256SUMS, units and licences under dist/"
 	@echo "make fuzz          run each network-facing fuzz target for FUZZTIME (default 20s)"
 
 services:
@@ -75,6 +79,13 @@ monitoring-deps:
 	  echo "installing prometheus (for promtool) with apt-get" >&2; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
+# The client-address test puts Debian's nginx in front of our Caddy as a
+# load balancer that appends X-Forwarded-For.
+nginx-deps:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { \
+	  echo "installing nginx with apt-get" >&2; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null; }
+
 contracts: node-deps
 	cd contracts && node build.js
 	$(GO) generate ./contracts/bindings
@@ -90,8 +101,8 @@ contracts-check: node-deps
 # bin/tollgate-deploy the contracts' deploy command.
 build:
 	@mkdir -p bin
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/caddy ./caddymodule/cmd/caddy
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -o bin/settlementd ./settlementd
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -ldflags '$(LDFLAGS_VER)' -o bin/caddy ./caddymodule/cmd/caddy
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -ldflags '$(LDFLAGS_VER)' -o bin/settlementd ./settlementd
 	$(GO) build -o bin/devchain ./contracts/devchain
 	$(GO) build -o bin/tollgate-deploy ./cmd/tollgate-deploy
 
@@ -112,7 +123,7 @@ clean-check:
 # missing Redis/PostgreSQL into a failure, TOLLGATE_REQUIRE_NODE does the same
 # for the Solidity freshness check, so nothing is silently skipped.
 # The gateway's integration tests run the real bin/caddy built here.
-test: node-deps browser-deps systemd-deps monitoring-deps tidy-check build
+test: node-deps browser-deps systemd-deps monitoring-deps nginx-deps tidy-check build
 	@mkdir -p $(RUN_DIR) && scripts/services.sh start > $(RUN_DIR)/services.env.sh
 	@source $(RUN_DIR)/services.env.sh && \
 	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_REQUIRE_BROWSER=1 \
@@ -235,3 +246,28 @@ bench-meter-cluster:
 .PHONY: bench
 bench:
 	@scripts/bench.sh
+
+# THIRD_PARTY_NOTICES.md: the Go modules linked into both binaries and their
+# licences (internal/notices; TestThirdPartyNoticesFresh keeps it current).
+notices:
+	$(GO) run ./internal/notices -o THIRD_PARTY_NOTICES.md
+
+# make release: static linux/amd64 binaries stamped with $(VERSION) (git
+# describe --tags --always), the production Caddyfile, environment templates
+# and systemd units, LICENSE/NOTICE/CHANGELOG/SECURITY and every linked
+# module's licence, in $(DIST)/tollgate-$(VERSION)-linux-amd64/ with its
+# SHA256SUMS, and the same as a .tar.gz with $(DIST)/SHA256SUMS.
+# TestMakeRelease runs it on a clean clone. See docs/operators.md, "Release".
+DIST    ?= $(CURDIR)/dist
+RELNAME := tollgate-$(VERSION)-linux-amd64
+release:
+	@rm -rf $(DIST)/$(RELNAME) $(DIST)/$(RELNAME).tar.gz && mkdir -p $(DIST)/$(RELNAME)/systemd $(DIST)/$(RELNAME)/licenses
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BIN) -ldflags '-s -w $(LDFLAGS_VER)' -o $(DIST)/$(RELNAME)/caddy ./caddymodule/cmd/caddy
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BIN) -ldflags '-s -w $(LDFLAGS_VER)' -o $(DIST)/$(RELNAME)/settlementd ./settlementd
+	cp deploy/production/*.service $(DIST)/$(RELNAME)/systemd/
+	cp deploy/production/Caddyfile deploy/production/*.env.example LICENSE NOTICE THIRD_PARTY_NOTICES.md CHANGELOG.md SECURITY.md docs/operators.md $(DIST)/$(RELNAME)/
+	$(GO) run ./internal/notices -licenses $(DIST)/$(RELNAME)/licenses -o /dev/null
+	cd $(DIST)/$(RELNAME) && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
+	tar -C $(DIST) --owner=0 --group=0 --numeric-owner --sort=name -czf $(DIST)/$(RELNAME).tar.gz $(RELNAME)
+	cd $(DIST) && sha256sum $(RELNAME).tar.gz > SHA256SUMS
+	@echo "release $(VERSION): $(DIST)/$(RELNAME).tar.gz"

@@ -263,8 +263,6 @@ var parserAllowList = []struct {
 	{parserSite{"caddymodule/paycheck/siwx.go", "personalSigner", "signature: crypto.ValidateSignatureValues"}, "busy: paycheck"},
 	// payment: the x402 asset/payTo settings (money) → ethparse.ChecksumAddress at provisioning.
 	{parserSite{"caddymodule/payment/batch.go", "Handler.batchOffer", "address: common.HexToAddress of a variable"}, "busy: payment"},
-	{parserSite{"caddymodule/payment/payment.go", "NewSettings", "address: common.HexToAddress of a variable"}, "busy: payment"},
-	{parserSite{"caddymodule/payment/payment.go", "NewSettings", "address: common.IsHexAddress"}, "busy: payment"},
 	// trust, upstream, verify: block numbers from upstream answers → ethparse.Quantity.
 	{parserSite{"caddymodule/trust/pin.go", "hexNumber", "quantity: strconv.ParseUint base 16"}, "busy: trust"},
 	{parserSite{"caddymodule/upstream/probe.go", "hexQuantity", "quantity: strconv.ParseUint base 16"}, "busy: upstream"},

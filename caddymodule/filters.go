@@ -35,9 +35,9 @@ func filterNotFound(it *jsonrpc.Item) jsonrpc.Reply {
 // forwardCalls forwards the calls the cache could not answer: the sticky
 // ones (a filter id in params[0]) each to the upstream its id names and no
 // other, the rest as forwardUpstream does; the filter ids new filters get
-// are tagged with the upstream that created them. Replies come back in the
-// calls' order.
-func (h *Handler) forwardCalls(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref, bool) {
+// are tagged with the upstream that created them. Replies, and who served
+// each call, come back in the calls' order.
+func (h *Handler) forwardCalls(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, []upstream.Ref, bool) {
 	var sticky []int
 	for k := range calls {
 		if cs.methods.Lookup(calls[k].Method).Sticky {
@@ -45,11 +45,12 @@ func (h *Handler) forwardCalls(ctx context.Context, cs *chainState, calls []json
 		}
 	}
 	if len(sticky) == 0 {
-		replies, ref, relayed := h.forwardUpstream(ctx, cs, calls)
-		tagNewFilters(calls, replies, ref)
-		return replies, ref, relayed
+		replies, refs, relayed := h.forwardUpstream(ctx, cs, calls)
+		tagNewFilters(calls, replies, refs)
+		return replies, refs, relayed
 	}
 	replies := make([]jsonrpc.Reply, len(calls))
+	refs := make([]upstream.Ref, len(calls))
 	rest := make([]jsonrpc.Item, 0, len(calls)-len(sticky))
 	restAt := make([]int, 0, len(calls)-len(sticky))
 	isSticky := make(map[int]bool, len(sticky))
@@ -61,14 +62,13 @@ func (h *Handler) forwardCalls(ctx context.Context, cs *chainState, calls []json
 			rest, restAt = append(rest, calls[k]), append(restAt, k)
 		}
 	}
-	var ref upstream.Ref
 	relayed := false
 	if len(rest) > 0 {
-		var r []jsonrpc.Reply
-		r, ref, relayed = h.forwardUpstream(ctx, cs, rest)
-		tagNewFilters(rest, r, ref)
+		r, rr, rel := h.forwardUpstream(ctx, cs, rest)
+		relayed = rel
+		tagNewFilters(rest, r, rr)
 		for i, k := range restAt {
-			replies[k] = r[i]
+			replies[k], refs[k] = r[i], rr[i]
 		}
 	}
 	tags := map[string]string{} // tag → upstream name, of this pool now
@@ -84,13 +84,10 @@ func (h *Handler) forwardCalls(ctx context.Context, cs *chainState, calls []json
 		}
 		it.Params = orig
 		r, sref, rel := h.forwardPart(ctx, cs, []jsonrpc.Item{it}, "", name)
-		replies[k] = r[0]
+		replies[k], refs[k] = r[0], sref[0]
 		relayed = relayed || rel
-		if ref == (upstream.Ref{}) {
-			ref = sref
-		}
 	}
-	return replies, ref, relayed
+	return replies, refs, relayed
 }
 
 // untagParams reads ["0x<tag><id>", …] and returns the upstream the tag
@@ -114,15 +111,14 @@ func untagParams(params json.RawMessage, tags map[string]string) (string, json.R
 	return name, out, err == nil
 }
 
-// tagNewFilters rewrites the ids of filters created by ref.
-func tagNewFilters(calls []jsonrpc.Item, replies []jsonrpc.Reply, ref upstream.Ref) {
-	if ref.Name == "" {
-		return
-	}
+// tagNewFilters rewrites the ids of new filters with the upstream that
+// created each (refs[k] served call k).
+func tagNewFilters(calls []jsonrpc.Item, replies []jsonrpc.Reply, refs []upstream.Ref) {
 	for k := range calls {
-		if !evm.Lookup(calls[k].Method).CreatesFilter || replies[k].Err != nil || replies[k].Error != nil {
+		if !evm.Lookup(calls[k].Method).CreatesFilter || replies[k].Err != nil || replies[k].Error != nil || refs[k].Name == "" {
 			continue
 		}
+		ref := refs[k]
 		var id string
 		if json.Unmarshal(replies[k].Result, &id) != nil || !strings.HasPrefix(id, "0x") || len(id) < 3 {
 			continue

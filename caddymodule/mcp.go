@@ -2,12 +2,12 @@ package caddymodule
 
 import (
 	"net/http"
-	"runtime/debug"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
+	"github.com/tollgate-rpc/tollgate/shared/version"
 )
 
 // mcpBackend is what the MCP room (caddymodule/mcp) reaches of the hall: a
@@ -53,14 +53,4 @@ func (b mcpBackend) Document(w http.ResponseWriter, r *http.Request, path string
 
 // moduleVersion is the gateway module's version as the binary was built
 // ("(devel)" for a build of the working tree).
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/tollgate-rpc/tollgate" {
-				return d.Version
-			}
-		}
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
+func moduleVersion() string { return version.String() }

@@ -164,7 +164,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 		return errors.New("tollgate: metering needs redis_url (or `metering off` for an open gateway)")
 	}
 	var err error
-	if h.pay, err = payment.NewSettings(h.Payments, func(v string) string { return repl.ReplaceAll(v, "") }); err != nil {
+	if h.pay, err = payment.NewSettings(h.Payments, func(v string) string { return repl.ReplaceAll(v, "") }, h.dev); err != nil {
 		return err
 	}
 	for id, cs := range h.chains {
@@ -182,10 +182,16 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 
 	create := rateOf(h.Metering.KeyCreateLimit, meter.Rate{Rate: meter.DefaultCreatePerWindow, Per: meter.DefaultCreateWindow})
 	cfg := meter.Config{
-		Prefix:          h.KeyPrefix,
-		Shards:          h.RedisShards,
-		ReplicaWait:     time.Duration(h.RedisReplicaWait),
-		OnUnreplicated:  metrics.MeterUnreplicated.Inc,
+		Prefix:         h.KeyPrefix,
+		Shards:         h.RedisShards,
+		ReplicaWait:    time.Duration(h.RedisReplicaWait),
+		OnUnreplicated: metrics.MeterUnreplicated.Inc,
+		OnOlderThanLedger: func(shard int) {
+			metrics.MeterOlderThanLedger.Inc()
+			h.logger.Error("ALERT: the metering Redis is older than the ledger (restored from a snapshot or an older RDB/AOF): "+
+				"it serves no money until settlementd has rebuilt it from PostgreSQL; callers get 503 metering_recovering meanwhile",
+				zap.Int("shard", shard))
+		},
 		FreeDailyLimit:  int64Or(h.Metering.FreeDailyLimit, meter.DefaultFreeDailyLimit),
 		FreeSubnetLimit: int64Or(h.Metering.FreeSubnetLimit, meter.DefaultFreeSubnetLimit),
 		IPRate:          rateOf(h.Metering.RateLimitIP, meter.Rate{Rate: meter.DefaultIPRate, Per: time.Second, Burst: meter.DefaultIPBurst}),
@@ -208,6 +214,16 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 		return fmt.Errorf("tollgate: redis_shards %d: %w", layout.N(), err)
 	} else if err != nil {
 		h.logger.Warn("could not check the Redis key layout at start", zap.Error(err))
+	}
+	// A Redis that may evict keys may evict money (balances.CheckEviction):
+	// refused. One that does not answer now is checked by settlementd.
+	ectx, ecancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err = balances.CheckEviction(ectx, h.redis)
+	ecancel()
+	if errors.Is(err, balances.ErrEvictionPolicy) {
+		return fmt.Errorf("tollgate: %w", err)
+	} else if err != nil {
+		h.logger.Warn("could not read the Redis eviction policy at start", zap.Error(err))
 	}
 	stream := layout.Stream(0)
 	h.writerKey = "events/" + h.redisKey + "/" + stream + "/" + strconv.Itoa(layout.N())

@@ -44,6 +44,10 @@ type Handler struct {
 
 	logger   *zap.Logger
 	redisURL string
+	// dev is the dev profile in force (config.Gateway.Dev, else TOLLGATE_DEV).
+	dev bool
+	// ready caches /readyz's Redis PING (ready.go).
+	ready *readiness
 	// table is this config's chain table (shared/chains: the built-in
 	// chains plus the configured ones); chains holds a state per entry.
 	table  *chains.Table
@@ -95,7 +99,7 @@ func (h *Handler) Validate() error { return h.Gateway.Validate() }
 
 // poolConfig builds the upstream pool configuration of one chain, with
 // placeholders expanded.
-func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) upstream.Config {
+func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) (upstream.Config, error) {
 	cfg := upstream.Config{
 		ChainID:        c.ID,
 		ProbeInterval:  time.Duration(h.Upstreams.ProbeInterval),
@@ -133,8 +137,15 @@ func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) upstrea
 	for _, p := range c.Providers {
 		u := upstream.Upstream{Name: p.Name, URL: repl.ReplaceAll(p.URL, ""), Kind: upstream.KindProvider, WSURL: repl.ReplaceAll(p.WS, "")}
 		if u.URL == "" {
-			// An unset {env.*} URL switches a provider off instead of failing
-			// the whole config: one Caddyfile serves dev and production.
+			// An unset {env.*} URL is a mistake in production (the chain
+			// would answer 503 to every call): refused, unless the provider
+			// is marked optional or the dev profile is on, where it is
+			// switched off with a warning.
+			if !p.Optional && !h.dev {
+				return cfg, fmt.Errorf("tollgate: chain %d: provider %s: url %q is empty after placeholder expansion "+
+					"(set it, or mark the provider optional); {env.*} values are read when the process starts, so a restart picks up a new one",
+					c.ID, p.Name, p.URL)
+			}
 			h.logger.Warn("provider URL is empty after placeholder expansion; provider disabled",
 				zap.Uint64("chain_id", c.ID), zap.String("provider", p.Name))
 			continue
@@ -147,7 +158,7 @@ func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) upstrea
 		}
 		cfg.Providers = append(cfg.Providers, u)
 	}
-	return cfg
+	return cfg, nil
 }
 
 // Interface guards

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -26,6 +28,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/httpx"
 	"github.com/tollgate-rpc/tollgate/shared/netpolicy"
 )
 
@@ -92,6 +95,11 @@ func (r redisHandle) Destruct() error { return r.Close() }
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.SetDefaults()
+	h.dev = devProfile(h.Dev)
+	h.ready = &readiness{}
+	if h.dev {
+		h.logger.Warn("the dev profile is on (dev on / TOLLGATE_DEV): dev chain accounts, whose keys are public, are accepted as money addresses; never in production")
+	}
 	allow, err := netpolicy.ParsePrefixes(h.Upstreams.NodeAllowCIDRs)
 	if err != nil {
 		return fmt.Errorf("tollgate: node_allow_cidrs: %w", err)
@@ -130,7 +138,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if !ok {
 			cc = config.ChainConfig{Spec: chains.Spec{ID: c.ID}}
 		}
-		cfg := h.poolConfig(cc, repl)
+		cfg, err := h.poolConfig(cc, repl)
+		if err != nil {
+			return err
+		}
 		cfg.FinalizedTag = c.Finality.Tag
 		key := cfg.Key()
 		v, _, err := pools.LoadOrNew(key, func() (caddy.Destructor, error) { return upstream.New(cfg) })
@@ -209,7 +220,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for id, cs := range h.chains {
 		views[id] = health.Chain{Pool: cs.pool, Cache: cs.cache, WS: func() map[string]subscribe.UpstreamState { return h.hub.Upstreams(id) }}
 	}
-	h.health = health.New(table, views)
+	adminToken := httpx.NewAdminToken(adminTok)
+	h.health = health.New(table, views, func(r *http.Request) bool { return adminToken.Match(r.Header.Get("X-Admin-Token")) })
 	h.mcp = mcp.New(mcpBackend{h}, moduleVersion(), h.logger.Named("mcp"))
 	if !h.Upstreams.VerifyOff {
 		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify"),
@@ -235,6 +247,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		zap.Int("chains", len(h.chains)),
 		zap.Uint64("default_chain", table.Default().ID),
 		zap.Bool("redis", h.redis != nil),
+		zap.String("version", moduleVersion()),
+		zap.Bool("dev", h.dev),
 		zap.Duration("request_timeout", time.Duration(h.RequestTimeout)))
 	return nil
 }
@@ -271,4 +285,17 @@ func (h *Handler) Cleanup() error {
 		_, _ = redises.Delete(h.redisKey)
 	}
 	return nil
+}
+
+// devProfile is the Caddyfile's `dev` if written, else TOLLGATE_DEV from the
+// process environment (1, true or on): one switch, also settlementd's.
+func devProfile(set *bool) bool {
+	if set != nil {
+		return *set
+	}
+	switch strings.ToLower(strings.TrimSpace(os.Getenv("TOLLGATE_DEV"))) {
+	case "1", "true", "on":
+		return true
+	}
+	return false
 }

@@ -134,8 +134,9 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		status = http.StatusServiceUnavailable
 	}
 	if dec != nil {
-		// The refund is in the units the calls were booked in.
-		h.payers.Settle(r, w, dec, out.servedBy, cs.units(calls, out.failed))
+		// The refund is in the units the calls were booked in; each
+		// server earns the units of the calls it served.
+		h.payers.Settle(r, w, dec, cs.servedShares(calls, out.by), cs.units(calls, out.failed))
 	}
 	if out.servedBy.Upstream != "" {
 		w.Header().Set("X-Tollgate-Upstream", out.servedBy.Upstream)
@@ -149,12 +150,32 @@ type forwarded struct {
 	replies  []jsonrpc.Response // one per call, in order
 	failed   []bool             // call k got no usable answer (refund, no revenue)
 	source   []string           // "cache" or "upstream" per call
-	servedBy events.ServedBy    // who served the forwarded part (the cache if nothing was forwarded)
+	servedBy events.ServedBy    // who served most of the forwarded part (the cache if nothing was forwarded): a header
+	by       []events.ServedBy  // who served call k: the cache, its upstream, or nobody (failed)
 	relayed  bool               // an upstream's answer relayed though it was not served (an error it owns)
 }
 
+// servedShares is what each server earns of a request: the units of the
+// calls it served (failed calls earn nobody).
+func (cs *chainState) servedShares(calls []jsonrpc.Item, by []events.ServedBy) []meter.Served {
+	var out []meter.Served
+	for k := range calls {
+		if by[k] == (events.ServedBy{}) {
+			continue
+		}
+		u := cs.methods.Lookup(calls[k].Method).Units()
+		if i := slices.IndexFunc(out, func(s meter.Served) bool { return s.By == by[k] }); i >= 0 {
+			out[i].Units += u
+		} else {
+			out = append(out, meter.Served{By: by[k], Units: u})
+		}
+	}
+	return out
+}
+
 func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.Item) forwarded {
-	out := forwarded{replies: make([]jsonrpc.Response, len(calls)), failed: make([]bool, len(calls)), source: make([]string, len(calls))}
+	out := forwarded{replies: make([]jsonrpc.Response, len(calls)), failed: make([]bool, len(calls)), source: make([]string, len(calls)),
+		by: make([]events.ServedBy, len(calls))}
 	if len(calls) == 0 {
 		return out
 	}
@@ -173,38 +194,74 @@ func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.I
 		cs.metrics.cacheMiss.Add(float64(n))
 	}
 	var replies []jsonrpc.Reply
+	var refs []upstream.Ref
 	if len(split.Upstream) == 0 {
 		out.servedBy = events.ServedByCache
 	} else {
-		var ref upstream.Ref
-		replies, ref, out.relayed = h.forwardCalls(ctx, cs, split.Upstream)
-		out.servedBy = ref.ServedBy()
+		replies, refs, out.relayed = h.forwardCalls(ctx, cs, split.Upstream)
+		out.servedBy = mainRef(refs).ServedBy()
 	}
 	for k, rep := range split.Merge(replies, cs.finalized()) {
 		out.replies[k] = rep.Response
 		out.failed[k] = rep.Err != nil
+		if split.Cached(k) && !out.failed[k] {
+			out.by[k] = events.ServedByCache
+		}
+	}
+	for j, k := range split.Forward {
+		switch {
+		case out.failed[k]:
+		case j < len(refs) && refs[j] != (upstream.Ref{}):
+			out.by[k] = refs[j].ServedBy()
+		default:
+			// Answered here without an upstream (a filter id no upstream
+			// made): the gateway's, like a cached answer.
+			out.by[k] = events.ServedByCache
+		}
 	}
 	return out
+}
+
+// mainRef is the upstream that served the most of refs (a header, and the
+// upstream the rest of a split batch prefers); none if none served.
+func mainRef(refs []upstream.Ref) upstream.Ref {
+	if len(refs) > 0 && !slices.ContainsFunc(refs[1:], func(r upstream.Ref) bool { return r != refs[0] }) {
+		return refs[0] // one server (or none): the usual case, no map
+	}
+	n := map[upstream.Ref]int{}
+	best := upstream.Ref{}
+	for _, r := range refs {
+		if r == (upstream.Ref{}) {
+			continue
+		}
+		n[r]++
+		if best == (upstream.Ref{}) || n[r] > n[best] {
+			best = r
+		}
+	}
+	return best
 }
 
 // forwardUpstream sends the calls the cache could not answer upstream, in
 // sub-batches of at most upstream_max_batch calls: the first alone, the
 // rest in parallel preferring the upstream the first went to, so one
-// upstream serves (and is credited with) the caller's batch unless it
-// fails. It returns one reply per call in order, who served them (the
-// upstream that served the most calls), and whether any part is an
-// upstream's answer relayed although it did not count as served.
-func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, upstream.Ref, bool) {
+// upstream serves the caller's batch unless it fails. It returns one reply
+// per call in order, who served each (the zero Ref for a call no upstream
+// served), and whether any part is an upstream's answer relayed although
+// it did not count as served.
+func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, []upstream.Ref, bool) {
 	size := h.Upstreams.MaxBatch
 	if size <= 0 || len(calls) <= size {
 		return h.forwardPart(ctx, cs, calls, "", "")
 	}
 	replies := make([]jsonrpc.Reply, 0, len(calls))
-	first, ref, relayed := h.forwardPart(ctx, cs, calls[:size], "", "")
-	replies = append(replies, first...)
+	refs := make([]upstream.Ref, 0, len(calls))
+	first, firstRefs, relayed := h.forwardPart(ctx, cs, calls[:size], "", "")
+	replies, refs = append(replies, first...), append(refs, firstRefs...)
+	prefer := mainRef(firstRefs).Name
 	type part struct {
 		replies []jsonrpc.Reply
-		ref     upstream.Ref
+		refs    []upstream.Ref
 		relayed bool
 	}
 	rest := calls[size:]
@@ -217,24 +274,16 @@ func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []j
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			chunk := rest[i*size : min((i+1)*size, len(rest))]
-			r, f, rel := h.forwardPart(ctx, cs, chunk, ref.Name, "")
+			r, f, rel := h.forwardPart(ctx, cs, chunk, prefer, "")
 			parts[i] = part{r, f, rel}
 		}()
 	}
 	wg.Wait()
-	served := map[upstream.Ref]int{ref: servedCount(first)}
 	for _, p := range parts {
-		replies = append(replies, p.replies...)
+		replies, refs = append(replies, p.replies...), append(refs, p.refs...)
 		relayed = relayed || p.relayed
-		served[p.ref] += servedCount(p.replies)
 	}
-	best := ref
-	for r, n := range served {
-		if r != (upstream.Ref{}) && (n > served[best] || best == (upstream.Ref{})) {
-			best = r
-		}
-	}
-	return replies, best, relayed
+	return replies, refs, relayed
 }
 
 // requestIDKey carries the metered request's id down to the parts that
@@ -249,19 +298,11 @@ const maxHedgedCalls = 16
 // flight at once.
 const subBatchConcurrency = 4
 
-func servedCount(rs []jsonrpc.Reply) int {
-	n := 0
-	for _, r := range rs {
-		if r.Err == nil {
-			n++
-		}
-	}
-	return n
-}
-
 // forwardPart sends calls as one upstream request (preferring the upstream
-// named prefer, or only to the one named only, if any).
-func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, upstream.Ref, bool) {
+// named prefer, or only to the one named only, if any). It returns the
+// replies, who served each call (the zero Ref: none did, refunded) and
+// whether an unserved upstream answer was relayed.
+func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, []upstream.Ref, bool) {
 	noRetry, noHedge, archive, head := false, false, false, cs.pool.BestHead()
 	var need []upstream.Capability
 	var logsSpan uint64
@@ -301,7 +342,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	}
 	body, err := jsonrpc.EncodeUpstream(calls)
 	if err != nil { // cannot happen for valid items; answer rather than panic
-		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), upstream.Ref{}, false
+		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), make([]upstream.Ref, len(calls)), false
 	}
 	// The reply each attempt got is matched to the calls once: a reply that
 	// does not answer them counts against its upstream (upstream.blame),
@@ -324,17 +365,27 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 			// An upstream replied but did not serve the call (it throttles
 			// us, or its reply does not answer the request): the caller
 			// gets its words rather than a made-up 503, and is not charged.
+			// Only its error objects are relayed: a result in an unserved
+			// reply (an HTTP 5xx carrying the node's answers) would be
+			// service the caller does not pay for.
 			replies, _ := jsonrpc.MatchReplies(calls, uerr.LastReply)
 			untrusted(replies, uerr.LastUpstream)
+			relayed := false
 			for k := range replies {
 				if replies[k].Err == nil {
 					replies[k].Err = err
 				}
+				if replies[k].Error == nil {
+					replies[k].Response = jsonrpc.ErrorResponse(calls[k].ResponseID(),
+						jsonrpc.UpstreamUnavailable("the upstream failed the call; not charged"))
+				} else {
+					relayed = true
+				}
 			}
-			return replies, upstream.Ref{}, true
+			return replies, make([]upstream.Ref, len(calls)), relayed
 		}
 		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
-		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), upstream.Ref{}, false
+		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), make([]upstream.Ref, len(calls)), false
 	}
 	// Served: a result, or an upstream's error answer, which is its work
 	// and is charged like a result (its revenue goes to that upstream).
@@ -343,8 +394,9 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		replies, _ = jsonrpc.MatchReplies(calls, res.Body)
 	}
 	untrusted(replies, res.Upstream)
-	if capped { // else no reply can be over a cap: no second lookup per call
-		capResponses(cs.methods, calls, replies)
+	var gatewayCapped []bool // replies capResponses replaced: the caller's answer, not an upstream's claim
+	if capped {              // else no reply can be over a cap: no second lookup per call
+		gatewayCapped = capResponses(cs.methods, calls, replies)
 	}
 	rid, _ := ctx.Value(requestIDKey{}).(string)
 	switch {
@@ -356,7 +408,116 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 		// the same, and judged by that answer.
 		h.shadower.Offer(cs.pool, cs.chain.ID, rid, res.Upstream.Name, calls, plan.Pins, replies)
 	}
-	return replies, res.Upstream, false
+	refs := make([]upstream.Ref, len(calls))
+	for k := range refs {
+		if replies[k].Err == nil {
+			refs[k] = res.Upstream
+		}
+	}
+	if len(calls) > 1 && only == "" {
+		// The verifier and the shadow keep the first upstream's own
+		// answers; the caller's may change below.
+		replies = slices.Clone(replies)
+		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, capped, gatewayCapped)
+	}
+	return replies, refs, false
+}
+
+// errClaimedLimit marks a batch item whose upstream claimed a rate limit the
+// gateway's own call confirmed: not served, unless another upstream serves it.
+var errClaimedLimit = errors.New("the upstream rate-limits the gateway (confirmed by the gateway's own call)")
+
+// secondOpinions judges a served batch's items one by one, as a single
+// call's reply is judged in upstream.Forward: an item whose error another
+// upstream may not share (the pool's classifier: a fault code, missing
+// state, or words that only ever buy a second opinion) is asked once more
+// of another provider, at the gateway's cost, and a better answer (a
+// result, or an error the classifier calls the caller's) replaces it,
+// credited to that provider. An item claiming a rate limit in its code is
+// believed only if the gateway's own call to the upstream is limited too
+// (upstream.Pool.ConfirmLimited, which then backs the upstream off): then
+// it is not served unless the second opinion serves it, and refunded. An
+// unconfirmed claim is the caller's answer, billed. Nothing here counts
+// against an upstream or backs one off on the item's word: a caller's batch
+// is the caller's to shape. Every flagged item is asked at most once more,
+// in one request, so a batch of crafted items costs at most twice its calls
+// upstream, and the caller pays for every call served. Calls that must not
+// be replayed (sends) are never asked twice.
+func (h *Handler) secondOpinions(ctx context.Context, cs *chainState, calls []jsonrpc.Item, replies []jsonrpc.Reply, refs []upstream.Ref,
+	first upstream.Ref, capped bool, gatewayCapped []bool) {
+	var ask []int
+	// A send is never asked twice (it may have gone out), but the other
+	// items of its batch are judged like any batch's: a limit the gateway's
+	// own call confirms is refunded beside a send too.
+	noRetry := func(k int) bool { return cs.methods.Lookup(calls[k].Method).NoRetry }
+	confirmed := 0 // 0: not checked, 1: limited, -1: not
+	for k := range replies {
+		e := replies[k].Error
+		if replies[k].Err != nil || e == nil || (gatewayCapped != nil && gatewayCapped[k]) {
+			// No error, or the gateway's own cap on a served answer
+			// (capResponses): the caller's, charged, never asked again.
+			continue
+		}
+		switch cs.pool.Classify(upstream.RPCError{Code: e.Code, Message: e.Message}) {
+		case upstream.VerdictRateLimited:
+			if confirmed == 0 {
+				confirmed = -1
+				if cs.pool.ConfirmLimited(ctx, first.Name) {
+					confirmed = 1
+				}
+			}
+			if confirmed == 1 {
+				replies[k].Err, refs[k] = errClaimedLimit, upstream.Ref{}
+				if !noRetry(k) {
+					ask = append(ask, k)
+				}
+			}
+		case upstream.VerdictSkip, upstream.VerdictFault:
+			if !noRetry(k) {
+				ask = append(ask, k)
+			}
+		}
+	}
+	if len(ask) == 0 {
+		return
+	}
+	sub := make([]jsonrpc.Item, len(ask))
+	for i, k := range ask {
+		sub[i] = calls[k]
+	}
+	body, err := jsonrpc.EncodeUpstream(sub)
+	if err != nil {
+		return
+	}
+	// To a configured provider only: a node's answer is verified against
+	// the request it was sent, and this one is not offered to the verifier.
+	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{Exclude: []string{first.Name}, MaxAttempts: 1, ProvidersOnly: true, NoHedge: true,
+		Validate: func(reply []byte) error {
+			_, err := jsonrpc.MatchReplies(sub, reply)
+			if err != nil && !errors.As(err, new(*jsonrpc.UpstreamError)) {
+				return err
+			}
+			return nil
+		}})
+	if err != nil {
+		return
+	}
+	second, _ := jsonrpc.MatchReplies(sub, res.Body)
+	if capped {
+		capResponses(cs.methods, sub, second)
+	}
+	for i, k := range ask {
+		r := second[i]
+		if r.Err != nil {
+			continue
+		}
+		if r.Error != nil && cs.pool.Classify(upstream.RPCError{Code: r.Error.Code, Message: r.Error.Message}) != upstream.VerdictOK {
+			// No better: the first answer stands (served and billed,
+			// unless it was a confirmed limit: refunded).
+			continue
+		}
+		replies[k], refs[k] = r, res.Upstream
+	}
 }
 
 // units is what calls count as at the flat price (each its method's
@@ -377,7 +538,11 @@ func (cs *chainState) units(calls []jsonrpc.Item, only []bool) int {
 // served and charged: the upstream did the work the caller asked for, and
 // a free oversized answer would let a stranger make nodes work unpaid at
 // will. It runs before the verifier and the cache see the replies.
-func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) {
+//
+// It returns which replies it capped (nil if none): their -32005 is the
+// gateway's own, never an upstream's limit claim (secondOpinions).
+func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) []bool {
+	var capped []bool
 	for k := range replies {
 		r := &replies[k]
 		if r.Err != nil || r.Error != nil {
@@ -388,7 +553,12 @@ func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) {
 			continue
 		}
 		r.Response = jsonrpc.ErrorResponse(r.ID, jsonrpc.AnswerTooLarge(calls[k].Method, len(r.Result), limit))
+		if capped == nil {
+			capped = make([]bool, len(replies))
+		}
+		capped[k] = true
 	}
+	return capped
 }
 
 // sameBytes reports whether a and b are the same slice (not equal content:

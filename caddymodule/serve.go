@@ -21,6 +21,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		return rt.serve(h, w, r, next)
 	}
+	// The balancer's paths (ready.go) are the operator's, not the callers'
+	// API: outside the route table, so service.json and openapi.yaml do not
+	// list them.
+	switch r.URL.Path {
+	case livePath:
+		return web.OnlyGET(w, r, h.serveLive)
+	case readyPath:
+		return web.OnlyGET(w, r, h.serveReady)
+	}
 	return next.ServeHTTP(w, r)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
 	"github.com/tollgate-rpc/tollgate/shared/events"
+	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
@@ -80,7 +81,7 @@ func (h *Handler) chargeSocket(w http.ResponseWriter, r *http.Request, chainID u
 		if !delivered {
 			failed = units
 		}
-		h.payers.Settle(r, discard{}, &d, by, failed)
+		h.payers.Settle(r, discard{}, &d, []meter.Served{{By: by, Units: units - failed}}, failed)
 	}
 }
 

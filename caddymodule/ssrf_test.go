@@ -1,8 +1,10 @@
 package caddymodule_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -33,6 +35,7 @@ http://127.0.0.1:{PORT} {
 		tollgate {
 			metering off
 			redis_url {env.TG_REDIS_URL}
+			admin_token ssrf-test-admin-token-0123456789
 			key_prefix @PREFIX@
 			registry_refresh 100ms
 			probe_interval 100ms
@@ -154,7 +157,11 @@ func TestNodeDNSRebindingIsRefusedAtDial(t *testing.T) {
 				} `json:"pool"`
 			}
 		}
-		resp, err := http.Get(gw.URL() + "/rpc/health")
+		// The node's health reason is the admin view's (the public one
+		// redacts nodes' hosts and errors).
+		req, _ := http.NewRequest(http.MethodGet, gw.URL()+"/rpc/health", nil)
+		req.Header.Set("X-Admin-Token", "ssrf-test-admin-token-0123456789")
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,6 +211,20 @@ func TestNodeDNSRebindingIsRefusedAtDial(t *testing.T) {
 	})
 	if lookups.Load() == before {
 		t.Fatal("the gateway did not resolve the name again: the test proves nothing")
+	}
+	// The public view shows the node's state, not its host or error; a
+	// wrong admin token gets the public view too.
+	preq, _ := http.NewRequest(http.MethodGet, gw.URL()+"/rpc/health", nil)
+	preq.Header.Set("X-Admin-Token", "ssrf-test-admin-token-012345678")
+	pub, err := http.DefaultClient.Do(preq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := io.ReadAll(pub.Body)
+	pub.Body.Close()
+	if !bytes.Contains(pb, []byte(nodeID)) || bytes.Contains(pb, []byte("node.tollgate.test")) || bytes.Contains(pb, []byte("dial refused")) ||
+		!bytes.Contains(pb, []byte(`"view":"public"`)) {
+		t.Fatalf("public /rpc/health shows a node's host or error (or not the node): %s", pb)
 	}
 	for i := range 30 {
 		resp, err := http.Post(gw.URL()+"/rpc", "application/json", strings.NewReader(call))

@@ -88,7 +88,7 @@ func TestOneChainClient(t *testing.T) {
 	api := fmt.Sprintf("127.0.0.1:%d", caddyrun.FreePort(t))
 	runInProcess(t, map[string]string{
 		"DATABASE_URL": dsn, "REDIS_URL": os.Getenv("REDIS_URL"), "TOLLGATE_PREFIX": testenv.KeyPrefix(t), "TOLLGATE_HTTP_ADDR": api,
-		"TOLLGATE_CHAIN_RPC_URL": rpcURL, "TOLLGATE_USDT_ADDRESS": m.Polygon.USDT, "TOLLGATE_VAULT_ADDRESS": m.Polygon.RevenueVault,
+		"TOLLGATE_CHAIN_RPC_URL": rpcURL, "TOLLGATE_DEV": "1", "TOLLGATE_USDT_ADDRESS": m.Polygon.USDT, "TOLLGATE_VAULT_ADDRESS": m.Polygon.RevenueVault,
 		"TOLLGATE_CLAIMS_ADDRESS": m.Polygon.ClaimsContract, "TOLLGATE_DEPOSIT_SCHEDULE": "* * * * * *",
 		"TOLLGATE_CLAIM_SIGNER_KEY": acct("claim-signer").PrivateKey, "TOLLGATE_CLAIM_WATCH_SCHEDULE": "* * * * * *",
 		"TOLLGATE_JWT_SECRET": "one-client-jwt-secret-0123456789abcdef", "TOLLGATE_AUTH_DOMAIN": api,

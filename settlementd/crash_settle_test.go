@@ -240,7 +240,7 @@ func settleScenario(t *testing.T, bin string, rdb *redis.Client, c settleCase, e
 	m := d.Manifest
 	chainEnv := []string{
 		"TOLLGATE_CHAIN_RPC_URL=" + m.Polygon.RPCURL, "TOLLGATE_CHAIN_ID=137",
-		"TOLLGATE_USDT_ADDRESS=" + m.Polygon.USDT, "TOLLGATE_VAULT_ADDRESS=" + m.Polygon.RevenueVault,
+		"TOLLGATE_USDT_ADDRESS=" + m.Polygon.USDT, "TOLLGATE_VAULT_ADDRESS=" + m.Polygon.RevenueVault, "TOLLGATE_DEV=1",
 		"TOLLGATE_CLAIMS_ADDRESS=" + m.Polygon.ClaimsContract,
 		"TOLLGATE_PLATFORM_WALLET=" + ch.addr("platform").Hex(), "TOLLGATE_POOL_WALLET=" + ch.addr("pool").Hex(),
 		"TOLLGATE_TREASURY_KEY=" + ch.key("treasury"), "TOLLGATE_RELAYER_KEY=" + ch.key("relayer"),

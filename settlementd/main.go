@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -28,10 +29,12 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/reconcile"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/statemetrics"
 	"github.com/tollgate-rpc/tollgate/settlementd/migrations"
+	tgversion "github.com/tollgate-rpc/tollgate/shared/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=…"; otherwise
-// it comes from the VCS stamp Go embeds.
+// version may be set at build time with -ldflags "-X main.version=…";
+// otherwise it is shared/version's (make build and make release stamp that
+// one from git describe --tags --always).
 var version = ""
 
 func main() {
@@ -40,6 +43,7 @@ func main() {
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmd := "run"
+	var migrateCmd []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
@@ -50,12 +54,22 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	case "help":
 		args = []string{"-h"}
 		cmd = "run"
-	case "run", "migrate", "reconcile":
+	case "run", "reconcile":
+	case "migrate":
+		// migrate [up | status | force N]; bare: up.
+		var err error
+		if migrateCmd, args, err = migrateArgs(args); err != nil {
+			fmt.Fprintln(stderr, "settlementd:", err)
+			return 2
+		}
 	default:
 		fmt.Fprintf(stderr, "settlementd: unknown command %q (run, migrate, reconcile, version; -h for help)\n", cmd)
 		return 2
 	}
 	cfg, err := config.Load(args, getenv, stderr)
+	if err == nil && cmd == "migrate" && cfg.DatabaseURL == "" {
+		err = errors.New("migrate needs DATABASE_URL")
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -75,10 +89,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 	switch cmd {
 	case "migrate":
-		err = migrations.Up(cfg.DatabaseURL)
-		if err == nil {
-			log.Info("migrations applied")
-		}
+		err = runMigrate(cfg.DatabaseURL, migrateCmd, stdout, log)
 	case "reconcile":
 		err = runReconcile(ctx, cfg, log)
 	default:
@@ -209,12 +220,56 @@ func buildVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return s.Value[:12]
-			}
-		}
+	return tgversion.String()
+}
+
+// migrateArgs splits `migrate [up | status | force N] [flags]` into the
+// migrate command and the flags.
+func migrateArgs(args []string) ([]string, []string, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return []string{"up"}, args, nil
 	}
-	return "dev"
+	switch args[0] {
+	case "up", "status":
+		return args[:1], args[1:], nil
+	case "force":
+		if len(args) < 2 {
+			return nil, nil, errors.New("migrate force needs the version to record (the last one that applied fully; see migrate status)")
+		}
+		if _, err := strconv.Atoi(args[1]); err != nil {
+			return nil, nil, fmt.Errorf("migrate force %q: want a version number", args[1])
+		}
+		return args[:2], args[2:], nil
+	}
+	return nil, nil, fmt.Errorf("unknown migrate command %q (up, status, force N)", args[0])
+}
+
+// runMigrate runs `settlementd migrate up|status|force N`.
+func runMigrate(dsn string, cmd []string, stdout io.Writer, log *zap.Logger) error {
+	switch cmd[0] {
+	case "status":
+		st, err := migrations.Status(dsn)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, st)
+		return nil
+	case "force":
+		v, _ := strconv.Atoi(cmd[1])
+		if err := migrations.Force(dsn, v); err != nil {
+			return err
+		}
+		log.Warn("schema version forced: nothing was run; `settlementd migrate up` applies what follows it", zap.Int("version", v))
+		return nil
+	}
+	if err := migrations.Up(dsn); err != nil {
+		return err
+	}
+	st, err := migrations.Status(dsn)
+	if err != nil {
+		return err
+	}
+	log.Info("migrations applied", zap.Uint("version", st.Version))
+	fmt.Fprintln(stdout, st)
+	return nil
 }

@@ -47,9 +47,15 @@ const (
 	lossWorkers      = 2 // per key
 	lossPaidBefore   = 400
 	lossPaidAfter    = 400
-	// lossWipes: Redis is killed and restarted empty this many times in
-	// one run, under the load, with no step by anyone.
-	lossWipes = 3
+	// lossKills: Redis is killed this many times in one run, under the
+	// load, with no step by anyone (issue 40): restarted empty, or (every
+	// second kill) from an RDB snapshot it saved lossInUse before the kill
+	// — a Redis older than the ledger, as the default `save` settings
+	// bring back after a crash.
+	lossKills = 10
+	// lossInUse: every key is served paid for at least this long before
+	// each kill (issue 40: keys in use, not fresh ones).
+	lossInUse = 10 * time.Second
 )
 
 // replayedRe reads the gateway's log line of a replay to an empty Redis.
@@ -96,6 +102,7 @@ http://127.0.0.1:{PORT} {
 type ownRedis struct {
 	t    *testing.T
 	port int
+	dir  string
 	args []string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -105,8 +112,8 @@ type ownRedis struct {
 // fsync is the AOF's appendfsync ("always", "everysec"), "" for none.
 func startOwnRedis(t *testing.T, fsync string) *ownRedis {
 	t.Helper()
-	r := &ownRedis{t: t, port: caddyrun.FreePort(t), log: &syncBuf{}}
-	r.args = []string{"--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir(), "--daemonize", "no"}
+	r := &ownRedis{t: t, port: caddyrun.FreePort(t), log: &syncBuf{}, dir: t.TempDir()}
+	r.args = []string{"--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--dir", r.dir, "--daemonize", "no"}
 	if fsync != "" {
 		// Every write reaches the AOF file (the kernel's page cache, which a
 		// process kill does not lose) before its reply is sent, whatever the
@@ -195,7 +202,11 @@ func (a *lossAnswer) decided(t *testing.T) time.Time {
 //     whose script ran in the instant of the kill and whose reply was lost —
 //     the gateway answered it 503 with its request id, and the test matches
 //     them.
-//   - wiped: Redis restarts empty, lossWipes times in one run, with no step
+//   - wiped: Redis is killed lossKills times in one run, each time after
+//     every key was served paid for lossInUse; it restarts empty, or every
+//     second time from an RDB snapshot it saved at the start of those
+//     lossInUse (older than the ledger: found by the gateway's first
+//     decision, wiped and rebuilt like an empty one), with no step
 //     by anyone. The gateway answers every key 503 metering_recovering with
 //     Retry-After (never 401 or 402) until settlementd's leader notices the
 //     missing generation marker and rebuilds every key and balance from
@@ -217,7 +228,7 @@ func TestRedisLossUnderPaidLoad(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is required")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	t.Cleanup(cancel)
 	d, err := devnet.Start(ctx, devnet.Config{BlockInterval: 200 * time.Millisecond})
 	if err != nil {
@@ -361,22 +372,56 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 	})
 
 	// Kill Redis under the load and bring it back on the same port, once
-	// with its AOF, three times empty.
+	// with its AOF, lossKills times empty or from an older RDB.
 	// settlementd is paused (SIGSTOP) from each kill until the test has
 	// seen the gateway answer on the restarted Redis without it — so the
 	// answers before a rebuild are observed on every run, not only when the
 	// watcher's next tick happens to come late — then resumed (SIGCONT).
 	kills := 1
 	if !aof {
-		kills = lossWipes
+		kills = lossKills
 	}
 	var killAts []time.Time
+	inUseFrom := time.Now() // every key has been served paid since
+	rdbRestarts := 0
 	for kill := range kills {
+		// Every second kill restarts from an RDB snapshot saved now, at the
+		// start of the keys' lossInUse: older than the ledger by then.
+		fromRDB := !aof && kill%2 == 1
+		var savedSeq, ledgerAtKill int64
+		if fromRDB {
+			// Read before the SAVE: the snapshot's count is at least this.
+			savedSeq, _ = rdb.Get(ctx, l.Seq()).Int64()
+			if err := rdb.Save(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !aof {
+			settletest.Eventually(t, 2*lossInUse, fmt.Sprintf("every key served paid for %v before kill %d", lossInUse, kill+1), func() (bool, error) {
+				return time.Since(inUseFrom) >= lossInUse, nil
+			})
+		}
+		if fromRDB {
+			// The ledger has caught up past the snapshot: the restored
+			// Redis is older than what PostgreSQL holds.
+			settletest.Eventually(t, 30*time.Second, "the ledger's state count passes the snapshot's", func() (bool, error) {
+				ledgerAtKill, _ = rdb.Get(ctx, l.LedgerSeq()).Int64()
+				return ledgerAtKill > savedSeq+100, nil
+			})
+		}
 		killAt := time.Now()
 		killAts = append(killAts, killAt)
 		rs.kill()
 		if err := sd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
+		}
+		if !aof && !fromRDB {
+			if err := os.Remove(filepath.Join(rs.dir, "dump.rdb")); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+		}
+		if fromRDB {
+			rdbRestarts++
 		}
 		rs.start()
 		upAt := time.Now()
@@ -392,13 +437,18 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 			fmt.Sscanf(oldest, "%d-", &ms)
 			// Restarted empty, the stream may hold the facts the gateway
 			// replayed: entries appended now.
-			if restored := ms < killAt.UnixMilli(); restored != aof {
+			if restored := ms < killAt.UnixMilli(); restored != (aof || fromRDB) {
 				t.Fatalf("the restarted Redis's oldest stream entry %s is from %v before the kill (aof %v)", oldest, killAt.Sub(time.UnixMilli(ms)), aof)
 			}
-		} else if aof {
-			t.Fatal("the AOF restart brought no stream back")
+		} else if aof || fromRDB {
+			t.Fatal("the AOF or RDB restart brought no stream back")
 		}
-		t.Logf("kill %d: Redis killed after %d paid calls; answering again %v later", kill+1, paid.Load(), upAt.Sub(killAt).Round(time.Millisecond))
+		if fromRDB {
+			if v, _ := rdb.Get(ctx, l.Seq()).Int64(); v != -1 && (v < savedSeq || v >= ledgerAtKill) {
+				t.Fatalf("restored from the snapshot, the state count is %d, want the snapshot's (from %d, below the ledger's %d) or -1 (found older)", v, savedSeq, ledgerAtKill)
+			}
+		}
+		t.Logf("kill %d: Redis killed after %d paid calls; answering again %v later (from an RDB snapshot: %v)", kill+1, paid.Load(), upAt.Sub(killAt).Round(time.Millisecond), fromRDB)
 
 		// Without settlementd: from its AOF Redis kept the marker, so keys are
 		// paid at once; restarted empty it has none, so keys are "recovering".
@@ -460,6 +510,12 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 			map[bool]string{true: "the restart", false: "settlementd resumed"}[aof],
 			max(markerAt.Sub(from), 0).Round(time.Millisecond), slowest.Round(time.Millisecond), lossRebuildBound)
 
+		inUseFrom = time.Time{}
+		for _, at := range keyBackAt {
+			if at.After(inUseFrom) {
+				inUseFrom = at
+			}
+		}
 		target := paid.Load() + lossPaidAfter
 		settletest.Eventually(t, 60*time.Second, fmt.Sprintf("%d paid calls after the recovery", lossPaidAfter), func() (bool, error) {
 			return paid.Load() >= target, nil
@@ -628,8 +684,15 @@ func redisLoss(t *testing.T, ctx context.Context, bin string, m *devnet.Manifest
 	// One rebuild at start-up (a new deployment), and with a wiped Redis
 	// one more; Redis restored from its AOF kept its marker.
 	rebuilds := strings.Count(sdLog.String(), "Redis rebuilt from PostgreSQL")
-	if aof && rebuilds != 1 || !aof && rebuilds < 1+lossWipes {
+	if aof && rebuilds != 1 || !aof && rebuilds < 1+lossKills {
 		t.Errorf("settlementd logged %d rebuilds (aof %v)", rebuilds, aof)
+	}
+	// Each restart from a snapshot was found older than the ledger and
+	// alerted (the gateway's first decision on it, or settlementd).
+	alerts := strings.Count(gw.Output(), "ALERT: the metering Redis is older than the ledger") +
+		strings.Count(sdLog.String(), "ALERT: Redis is older than the ledger")
+	if aof && alerts != 0 || alerts < rdbRestarts {
+		t.Errorf("%d alerts of a Redis older than the ledger for %d restarts from a snapshot", alerts, rdbRestarts)
 	}
 	t.Logf("took %v", time.Since(began).Round(time.Second))
 }

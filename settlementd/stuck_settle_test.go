@@ -141,7 +141,7 @@ func stuckScenario(t *testing.T, bin string, rdb *redis.Client, c stuckCase, evs
 	}
 	chainEnv := []string{
 		"TOLLGATE_CHAIN_RPC_URL=" + n.URL, "TOLLGATE_CHAIN_ID=137",
-		"TOLLGATE_USDT_ADDRESS=" + poly.USDT.Hex(), "TOLLGATE_VAULT_ADDRESS=" + poly.Vault.Hex(), "TOLLGATE_CLAIMS_ADDRESS=" + poly.Claims.Hex(),
+		"TOLLGATE_DEV=1", "TOLLGATE_USDT_ADDRESS=" + poly.USDT.Hex(), "TOLLGATE_VAULT_ADDRESS=" + poly.Vault.Hex(), "TOLLGATE_CLAIMS_ADDRESS=" + poly.Claims.Hex(),
 		"TOLLGATE_PLATFORM_WALLET=" + ch.addr("platform").Hex(), "TOLLGATE_POOL_WALLET=" + ch.addr("pool").Hex(),
 		"TOLLGATE_TREASURY_KEY=" + ch.key("treasury"), "TOLLGATE_RELAYER_KEY=" + ch.key("relayer"),
 		"TOLLGATE_SETTLEMENT_SCHEDULE=* * * * * *", "TOLLGATE_SETTLEMENT_HOLD=0s",

@@ -47,7 +47,17 @@ func registerX402(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log
 		}
 		m, merr := meter.New(d.Redis(), meter.Config{Prefix: cfg.Prefix, Shards: cfg.RedisShards})
 		if merr == nil {
-			merr = d.Scheduler().Add(cfg.X402.ClaimSchedule, f.ClaimJob(m, key))
+			cj := f.ClaimJob(m, key)
+			wj := cj.WatchJob()
+			for _, c := range append(cj.Collectors(), wj.Collectors()...) {
+				d.Registry().MustRegister(c)
+			}
+			merr = d.Scheduler().Add(cfg.X402.ClaimSchedule, cj)
+			if merr == nil {
+				// Channels follow the chain: a payer's withdrawal lowers what
+				// vouchers may draw and is claimed ahead of its delay.
+				merr = d.Scheduler().Add(cfg.X402.WatchSchedule, wj)
+			}
 		}
 		if merr != nil {
 			client.Close()
@@ -57,6 +67,9 @@ func registerX402(ctx context.Context, d *daemon.Daemon, cfg *config.Config, log
 			zap.String("schedule", cfg.X402.ClaimSchedule))
 	}
 	f.Register(d.API().Handle)
+	if cfg.X402.GatewaySecret == "" {
+		log.Warn("x402 facilitator: TOLLGATE_GATEWAY_SECRET is not set: cooperative refunds are refused (only the authenticated gateway may ask for one)")
+	}
 	log.Info("x402 facilitator registered", zap.String("relayer", f.Relayer().Hex()))
 	return client.Close, nil
 }

@@ -67,6 +67,8 @@ http://127.0.0.1:{PORT} {
 			x402_asset @USDC@
 			x402_pay_to @PAYTO@
 			x402_facilitator_url @FACILITATOR@
+			settlementd_url @SETTLEMENTD@
+			settlementd_secret {env.TG_GATEWAY_SECRET}
 			chain 137 {
 				provider dev @POLYGON@
 			}
@@ -75,6 +77,9 @@ http://127.0.0.1:{PORT} {
 	}
 }
 `
+
+// x402GatewaySecret is the secret settlementd knows the tests' gateways by.
+const x402GatewaySecret = "x402-test-gateway-secret-0123456789abcdef"
 
 // Reasons the gateway gives itself (the x402 ones are shared/x402's).
 const (
@@ -187,6 +192,13 @@ func startX402EnvOn(t *testing.T, redisURL string, more map[string]string) *x402
 		"DATABASE_URL": dsn, "REDIS_URL": e.redisURL, "TOLLGATE_PREFIX": e.prefix,
 		"TOLLGATE_HTTP_ADDR": strings.TrimPrefix(e.api, "http://"), "TOLLGATE_INGEST_BLOCK": "100ms", "TOLLGATE_LOG_LEVEL": "warn",
 		"TOLLGATE_X402_RPC_URL": m.Base.RPCURL, "TOLLGATE_X402_RELAYER_KEY": relayer.PrivateKey,
+		// The operator's offer, as the gateway's Caddyfile states it, and
+		// the secret the gateway is known by.
+		"TOLLGATE_X402_ASSET": m.Base.USDC, "TOLLGATE_X402_PAY_TO": e.payTo.Hex(),
+		"TOLLGATE_GATEWAY_SECRET": x402GatewaySecret,
+		// The tests drive many payments through proxies that do not carry
+		// the secret; the direct callers' limit has a test of its own.
+		"TOLLGATE_X402_RATE_LIMIT": "10000",
 	}
 	for k, v := range more {
 		env[k] = v
@@ -248,8 +260,8 @@ func (e *x402Env) startGateway(facilitatorURL string) *caddyrun.Server {
 		payTo += "\n\t\t\tx402_receiver_authorizer " + e.authorizer.Hex()
 	}
 	cf := strings.NewReplacer("@PREFIX@", e.prefix, "@VAULT@", m.Polygon.RevenueVault, "@USDT@", m.Polygon.USDT,
-		"@USDC@", m.Base.USDC, "@PAYTO@", payTo, "@FACILITATOR@", facilitatorURL, "@POLYGON@", m.Polygon.RPCURL).Replace(x402Caddyfile)
-	gw := caddyrun.Start(e.t, cf, "TG_REDIS_URL="+e.redisURL) // prints its output when the test fails
+		"@USDC@", m.Base.USDC, "@PAYTO@", payTo, "@FACILITATOR@", facilitatorURL, "@SETTLEMENTD@", e.api, "@POLYGON@", m.Polygon.RPCURL).Replace(x402Caddyfile)
+	gw := caddyrun.Start(e.t, cf, "TG_REDIS_URL="+e.redisURL, "TG_GATEWAY_SECRET="+x402GatewaySecret) // prints its output when the test fails
 	settletest.Eventually(e.t, 15*time.Second, "chain 137 healthy on the gateway", func() (bool, error) { return gw.ChainHealthy(137) })
 	return gw
 }

@@ -33,6 +33,7 @@ import (
 //	    body_timeout     10s
 //	    cache_size       64MiB
 //	    finality_depth   64                         # blocks below head treated as final by the cache (built-in chains without their own finality)
+//	    dev              off                        # the dev profile (unset: TOLLGATE_DEV); never in production (docs/operators.md)
 //
 //	    upstreams {
 //	        timeout          10s                    # per attempt
@@ -74,6 +75,7 @@ import (
 //	        public_url      https://rpc.example.com # base of the 402 answer's URLs (default: the request's)
 //	        facilitator_url https://rpc.example.com/x402  # the x402 facilitator: verifies and settles payments
 //	        settlementd_url http://127.0.0.1:8081   # settlementd; its /x402 is the facilitator when facilitator_url is unset
+//	        settlementd_secret {env.TOLLGATE_GATEWAY_SECRET} # authenticates the gateway to settlementd (refunds); sent to settlementd_url only
 //	    }
 //	    intelligence {
 //	        heatmap_price   0.001                   # USDT per funding-rate-heatmap call
@@ -92,6 +94,7 @@ import (
 //	        provider <name> <url> {
 //	            header <Name> <value>               # e.g. Authorization "Bearer {env.PROVIDER_TOKEN}"
 //	            ws     <ws-url>                     # its JSON-RPC-over-WebSocket endpoint, for eth_subscribe (wss://…)
+//	            optional                            # an empty <url> (unset {env.*}) switches it off instead of failing
 //	        }
 //	        method eth_getLogs max_block_range 2000 # this chain's changes to the method table
 //	        method debug_traceTransaction deny tracing is not offered on this chain
@@ -179,7 +182,7 @@ func flat(opt string) (section, name string, ok bool) {
 	case "x402_facilitator_url":
 		return "payments", "facilitator_url", true
 	case "vault_address", "usdt_address", "min_deposit", "max_deposit", "explorer_url", "x402_asset", "x402_pay_to", "x402_receiver_authorizer",
-		"public_url", "settlementd_url":
+		"public_url", "settlementd_url", "settlementd_secret":
 		return "payments", opt, true
 	case "heatmap_price":
 		return "intelligence", opt, true
@@ -208,7 +211,7 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		"payments.explorer_url": &p.ExplorerURL, "payments.x402_asset": &p.X402Asset, "payments.x402_pay_to": &p.X402PayTo,
 		"payments.x402_receiver_authorizer": &p.X402ReceiverAuthorizer,
 		"payments.public_url":               &p.PublicURL, "payments.facilitator_url": &p.Facilitator,
-		"payments.settlementd_url":   &p.SettlementdURL,
+		"payments.settlementd_url": &p.SettlementdURL, "payments.settlementd_secret": &p.SettlementdSecret,
 		"intelligence.heatmap_price": &g.Intelligence.HeatmapPrice,
 	}
 	durations := map[string]*caddy.Duration{
@@ -286,6 +289,22 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 		case "upstreams.breaker_failures":
 			u.BreakerFailures = uint32(n)
 		}
+	case ".dev":
+		// dev [on|off|1|0|true|false]; bare means on. The dev profile: the
+		// dev chains' public-key accounts may be money settings and a
+		// provider with an empty URL is switched off instead of refused.
+		v := "on"
+		if d.NextArg() {
+			v = d.Val()
+		}
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+		on, ok := onOff(v)
+		if !ok {
+			return d.Errf("dev: want on or off, got %q", v)
+		}
+		g.Dev = &on
 	case "upstreams.allow_private_nodes":
 		// allow_private_nodes [on|off|1|0|true|false]; bare means on.
 		// Placeholders such as {$TOLLGATE_ALLOW_PRIVATE_NODES:0} are
@@ -508,8 +527,17 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 				}
 				continue
 			}
+			if d.Val() == "optional" {
+				// An empty URL (an unset {env.*}) switches this provider
+				// off instead of failing the configuration.
+				if d.NextArg() {
+					return c, d.ArgErr()
+				}
+				p.Optional = true
+				continue
+			}
 			if d.Val() != "header" {
-				return c, d.Errf("provider %s: unrecognized option %q (want header or ws)", p.Name, d.Val())
+				return c, d.Errf("provider %s: unrecognized option %q (want header, ws or optional)", p.Name, d.Val())
 			}
 			var k, v string
 			if !d.Args(&k, &v) || d.NextArg() {
@@ -707,4 +735,16 @@ func countOrOff(d *caddyfile.Dispenser, where string, off int, maxN uint64, want
 		return 0, d.Errf("%s: want %s, got %q", where, want, v)
 	}
 	return int(x), nil
+}
+
+// onOff reads a switch: on/1/true, off/0/false or empty (an unset
+// placeholder).
+func onOff(v string) (on, ok bool) {
+	switch v {
+	case "on", "1", "true":
+		return true, true
+	case "off", "0", "false", "":
+		return false, true
+	}
+	return false, false
 }

@@ -96,6 +96,13 @@ type Gateway struct {
 	CacheMaxBytes int64  `json:"cache_max_bytes,omitempty"`
 	FinalityDepth uint64 `json:"finality_depth,omitempty"`
 
+	// Dev is the dev profile (Caddyfile `dev on`; unset: the environment
+	// variable TOLLGATE_DEV, 1/true/on). Only with it may a money setting
+	// name a dev chain account or its contracts (whose keys are public,
+	// on the real chain ids 137 and 8453), and a provider with an empty
+	// URL is switched off rather than refused. Never in production.
+	Dev *bool `json:"dev,omitempty"`
+
 	Upstreams    Upstreams    `json:"upstreams,omitempty"`
 	Metering     Metering     `json:"metering,omitempty"`
 	Payments     Payments     `json:"payments,omitempty"`
@@ -207,6 +214,12 @@ type Payments struct {
 	// facilitator is never derived from a request: a Host header naming
 	// the caller's own "facilitator" would approve any payment.
 	SettlementdURL string `json:"settlementd_url,omitempty"`
+	// SettlementdSecret authenticates the gateway's calls to settlementd
+	// (its TOLLGATE_GATEWAY_SECRET): refunds need it. Give it as a
+	// placeholder ({env.TOLLGATE_GATEWAY_SECRET}), so the config (and the
+	// admin API's copy of it) never holds the secret itself. It is sent to
+	// SettlementdURL only, never to an external Facilitator.
+	SettlementdSecret string `json:"settlementd_secret,omitempty"`
 }
 
 // Intelligence prices the paid metrics.
@@ -258,6 +271,9 @@ type ProviderConfig struct {
 	// where eth_subscribe goes; empty: the provider serves no
 	// subscriptions. May be a placeholder; an empty expansion turns it off.
 	WS string `json:"ws_url,omitempty"`
+	// Optional: an empty URL after placeholder expansion switches the
+	// provider off (with a warning) instead of failing provisioning.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // SetDefaults fills what the configuration left unset.

@@ -196,9 +196,25 @@ func (h *Handler) paymentMethods(ctx context.Context, base string) map[string]an
 	free["resets_at"] = meter.NextReset(h.meter.Now()).Format(time.RFC3339)
 	free["stats"] = base + "/stats/free-tier"
 	p := h.pay
-	facilitator := h.pay.Facilitator
-	if facilitator == "" {
-		facilitator = base + "/x402"
+	x := map[string]any{
+		"x402_versions":      []int{1, 2},
+		"scheme":             paycheck.Scheme,
+		"network":            paycheck.NetworkV2,
+		"network_v1":         paycheck.NetworkV1,
+		"asset":              p.Asset,
+		"asset_symbol":       "USDC",
+		"pay_to":             p.PayTo,
+		"bundle_price_usdc":  money.USDT(money.BundlePrice),
+		"bundle_price_units": money.BundlePrice.String(),
+		"bundle_calls":       money.BundleCalls,
+		"payment_headers":    []string{"PAYMENT-SIGNATURE", "X-PAYMENT"},
+		"requirement":        "an unpaid keyless call is answered 402 with the accepts array (body: v1, PAYMENT-REQUIRED header: v2)",
+	}
+	// settlementd's facilitator serves this gateway only and is not
+	// publicly routed (docs/facilitator.md): only an external facilitator
+	// the operator configured is advertised.
+	if h.pay.Facilitator != "" {
+		x["facilitator_url"] = h.pay.Facilitator
 	}
 	return map[string]any{
 		"free_tier": free,
@@ -220,21 +236,7 @@ func (h *Handler) paymentMethods(ctx context.Context, base string) map[string]an
 			"price_per_call":         priceOf(money.PricePerCall),
 			"calls_per_usdt":         int64(money.Scale / money.PricePerCall),
 		},
-		"x402": map[string]any{
-			"x402_versions":      []int{1, 2},
-			"scheme":             paycheck.Scheme,
-			"network":            paycheck.NetworkV2,
-			"network_v1":         paycheck.NetworkV1,
-			"asset":              p.Asset,
-			"asset_symbol":       "USDC",
-			"pay_to":             p.PayTo,
-			"bundle_price_usdc":  money.USDT(money.BundlePrice),
-			"bundle_price_units": money.BundlePrice.String(),
-			"bundle_calls":       money.BundleCalls,
-			"facilitator_url":    facilitator,
-			"payment_headers":    []string{"PAYMENT-SIGNATURE", "X-PAYMENT"},
-			"requirement":        "an unpaid keyless call is answered 402 with the accepts array (body: v1, PAYMENT-REQUIRED header: v2)",
-		},
+		"x402": x,
 	}
 }
 

@@ -29,10 +29,31 @@ type Chain struct {
 type Handler struct {
 	table  *chains.Table // this config's chains, in the order shown
 	chains map[uint64]Chain
+	admin  func(*http.Request) bool
 }
 
-// New builds the room over the gateway's chains.
-func New(t *chains.Table, c map[uint64]Chain) *Handler { return &Handler{table: t, chains: c} }
+// New builds the room over the gateway's chains. admin says whether a
+// request carries the gateway's admin token (nil: never): only then does
+// /rpc/health show registered nodes' hosts and errors.
+func New(t *chains.Table, c map[uint64]Chain, admin func(*http.Request) bool) *Handler {
+	return &Handler{table: t, chains: c, admin: admin}
+}
+
+// redactNodes blanks what a registered node's operator runs and what it
+// answered (its host, its last error, the reason it is unhealthy): the
+// public view shows that a node is there and how it does, not where it is
+// or what its software said. Providers are the platform's own and stay as
+// the spec shows them; a node's quarantine reason is the gateway's verdict
+// and stays too.
+func redactNodes(snap *upstream.Snapshot) {
+	for i := range snap.Upstreams {
+		u := &snap.Upstreams[i]
+		if u.Kind != upstream.KindNode {
+			continue
+		}
+		u.Host, u.LastError, u.HealthReason = "", "", ""
+	}
+}
 
 // healthChain is one chain in GET /rpc/health.
 type healthChain struct {
@@ -43,15 +64,24 @@ type healthChain struct {
 }
 
 // Health answers GET /rpc/health: per chain, per upstream success rate,
-// latency, last error, breaker state and head block.
+// latency, last error, breaker state and head block; registered nodes'
+// hosts and errors only with the admin token ("view": "public" or "admin").
 func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
+	full := h.admin != nil && h.admin(r)
 	out := struct {
 		Time   string        `json:"time"`
+		View   string        `json:"view"`
 		Chains []healthChain `json:"chains"`
-	}{Time: time.Now().UTC().Format(time.RFC3339)}
+	}{Time: time.Now().UTC().Format(time.RFC3339), View: "public"}
+	if full {
+		out.View = "admin"
+	}
 	for _, c := range h.table.All() {
 		cs := h.chains[c.ID]
 		snap := cs.Pool.Snapshot()
+		if !full {
+			redactNodes(&snap)
+		}
 		if cs.WS != nil {
 			ws := cs.WS()
 			for i, u := range snap.Upstreams {

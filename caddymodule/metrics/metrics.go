@@ -49,6 +49,10 @@ var (
 		Namespace: ns, Subsystem: "meter", Name: "unreplicated_total",
 		Help: "Decisions that booked money while no replica acknowledged them within redis_replica_wait: what a master failover could lose.",
 	})
+	MeterOlderThanLedger = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: "meter", Name: "redis_older_than_ledger_total",
+		Help: "Metering decisions that found a Redis shard older than the ledger (restored from a snapshot): the shard serves no money until settlementd rebuilds it. Alert on any increase.",
+	})
 	MeterRefunds = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: "meter", Name: "refunded_calls_total",
 		Help: "Calls refunded because the upstream failed, by payer (credits, free) and result (ok, error).",
@@ -83,7 +87,7 @@ func Register(reg prometheus.Registerer, extra ...prometheus.Collector) error {
 		return nil
 	}
 	all := []prometheus.Collector{RPCRequests, RPCCalls, RPCDuration, CacheLookups,
-		MeterDecisions, MeterLatency, MeterUnreplicated, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes, Verifications}
+		MeterDecisions, MeterLatency, MeterUnreplicated, MeterOlderThanLedger, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes, Verifications}
 	all = append(all, subscribeCollectors()...)
 	for _, c := range append(all, extra...) {
 		if err := reg.Register(c); err != nil {

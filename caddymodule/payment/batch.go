@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -62,7 +63,7 @@ func (h *Handler) batchOffer() (paycheck.BatchOffer, bool) {
 
 // batchPrice is what a request of calls costs on a channel: the flat
 // per-call price of a bundle call.
-func batchPrice(calls int) money.Units { return money.BundleCallRevenue * money.Units(max(calls, 1)) }
+func batchPrice(calls int) money.Units { return x402.BatchCallPrice * money.Units(max(calls, 1)) }
 
 // batchAccept is the batch-settlement offer for a request of calls (the
 // voucher's increment), with the channel state of a corrective 402.
@@ -131,8 +132,13 @@ func (h *Handler) payWithBatch(r *http.Request, hdr http.Header, req meter.Reque
 		Cumulative: money.Units(p.MaxClaimable), Signature: hexutil.Encode(p.Signature)})
 	cancel()
 	if err != nil {
-		// The script appends its Debit last and nothing before it is money:
-		// a failed call charged nothing.
+		// The script may have run before its reply was lost (Redis stalled
+		// or died mid-reply): the request is answered 503, so once Redis
+		// answers again the draw, if it was booked, is voided — the
+		// channel's charged total goes back down and no claim includes it.
+		if meter.MaybeBooked(err) {
+			h.voidVoucherLater(d, id)
+		}
 		return d, meterDown(err)
 	}
 	switch d.Outcome {
@@ -184,10 +190,7 @@ func batchRefusal(reason string, p *paycheck.BatchPayment, st meter.ChannelState
 // channel state it reads after it. A refusal is a 402 (the payment's fault)
 // or a 503 (the facilitator's).
 func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id string, calls int) (string, *Refusal) {
-	url := h.pay.Facilitator
-	if url == "" && h.pay.Settlementd != "" {
-		url = h.pay.Settlementd + "/x402"
-	}
+	url := h.pay.facilitatorURL()
 	if url == "" {
 		metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
 		return "", unavailable(0, "x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url); nothing was charged")
@@ -204,6 +207,7 @@ func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id str
 		return "", h.facilitatorDown("deposit", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
+	h.pay.authenticate(hreq)
 	resp, err := facilitatorClient.Do(hreq)
 	if err != nil {
 		return "", h.facilitatorDown("deposit", err)
@@ -254,4 +258,46 @@ func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id str
 	}
 	metrics.X402Payments.WithLabelValues("deposit").Inc()
 	return strings.ToLower(sr.Transaction), nil
+}
+
+// voidVoucherLater voids a voucher draw whose outcome the gateway never
+// learned (meter.MaybeBooked), as voidLater does for credits: once Redis
+// answers, meter.VoidVoucherIfBooked (idempotent) lowers the channel's
+// charged total by the draw, if it was booked. It retries for up to
+// voidPatience.
+func (h *Handler) voidVoucherLater(d meter.Decision, channelID string) {
+	select {
+	case voidSlots <- struct{}{}:
+	default:
+		h.logger.Error("too many unsettled metering calls: this voucher draw may stay charged", zap.String("request_id", d.ID),
+			zap.String("channel", channelID))
+		return
+	}
+	m, log := h.meter, h.logger
+	go func() {
+		defer func() { <-voidSlots }()
+		time.Sleep(voidFirstLook) // a reply that timed out may belong to a script still queued
+		wait := 100 * time.Millisecond
+		for deadline := time.Now().Add(voidPatience); ; {
+			ctx, cancel := context.WithTimeout(context.Background(), MeterTimeout)
+			found, err := m.VoidVoucherIfBooked(ctx, &d, channelID)
+			cancel()
+			if err == nil {
+				if found {
+					metrics.MeterRefunds.WithLabelValues("unsettled", "ok").Inc()
+					log.Warn("a voucher draw answered 503 had been booked as Redis failed; the channel's charge was given back",
+						zap.String("request_id", d.ID), zap.String("channel", channelID))
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				metrics.MeterRefunds.WithLabelValues("unsettled", "error").Inc()
+				log.Error("could not check whether a voucher draw answered 503 was booked: it may stay charged",
+					zap.String("request_id", d.ID), zap.String("channel", channelID), zap.Error(err))
+				return
+			}
+			time.Sleep(wait)
+			wait = min(2*wait, 5*time.Second)
+		}
+	}()
 }

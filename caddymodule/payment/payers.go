@@ -152,6 +152,15 @@ var voidSlots = make(chan struct{}, 1024)
 // run (meter.MaybeBooked): the request was answered 503, so once Redis
 // answers again whatever the script booked for it is refunded
 // (meter.VoidIfBooked, idempotent). It retries for up to voidPatience.
+// Every payer that books in one script uses it: a key's credits, the free
+// tier, a Sign-In-With-X draw, an x402 bundle reuse and the draw of a
+// new grant. Only the calls are given back. A Sign-In-With-X nonce or an
+// x402 authorization's nonce the lost script marked used stays used: the
+// void lands seconds to minutes after the 503, so releasing it would make
+// the same retry a 402 now and a 200 later; a message that may have been
+// seen on the way stays single-use; and the client's only cost is a new
+// signature, which the 402 its retry gets asks for (a fresh challenge, or
+// an authorization that is never settled, so no money moved).
 func (h *Handler) voidLater(d meter.Decision) {
 	select {
 	case voidSlots <- struct{}{}:
@@ -167,10 +176,23 @@ func (h *Handler) voidLater(d meter.Decision) {
 		// slow Redis: give it time to run before looking for its debit.
 		time.Sleep(voidFirstLook)
 		wait := 100 * time.Millisecond
+		looked := false
 		for deadline := time.Now().Add(voidPatience); ; {
-			ctx, cancel := context.WithTimeout(context.Background(), MeterTimeout)
+			// A look reads the stream from the decision to its newest
+			// entry, which after a long stall is more than one page: it is
+			// not on the hot path, so it gets longer than a decision.
+			ctx, cancel := context.WithTimeout(context.Background(), voidLookTimeout)
 			found, err := m.VoidIfBooked(ctx, &d)
 			cancel()
+			if err == nil && !found && !looked {
+				// A Redis busy past the timeout (a long script, a fork)
+				// runs the queued script and this look in the same turn of
+				// its event loop, in either order: a second look, sent
+				// after the first one was answered, comes after the script.
+				looked = true
+				time.Sleep(voidFirstLook)
+				continue
+			}
 			if err == nil {
 				if found {
 					metrics.MeterRefunds.WithLabelValues("unsettled", "ok").Inc()
@@ -194,6 +216,9 @@ func (h *Handler) voidLater(d meter.Decision) {
 // voidFirstLook is when it first looks.
 const voidPatience, voidFirstLook = 10 * time.Minute, time.Second
 
+// voidLookTimeout bounds one look of voidLater (every page of it).
+const voidLookTimeout = 30 * time.Second
+
 // payerValues are the X-Tollgate-Payer values, built once (web.Const).
 var payerValues = map[events.Payer][]string{
 	events.PayerCredits: {string(events.PayerCredits)},
@@ -201,15 +226,12 @@ var payerValues = map[events.Payer][]string{
 	events.PayerFree:    {string(events.PayerFree)},
 }
 
-// Settle closes a served request's books (meter.Finish: the refund of the
-// calls the upstream failed — failed is in the units the calls were booked
-// in — synchronously so the answer and the balance
-// agree, and the revenue of the rest, queued) and tells the caller what is
-// left.
-func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, by events.ServedBy, failed int) {
-	if by.Upstream == "" {
-		by = events.ServedByCache // the forwarded part failed; only cached calls were served
-	}
+// Settle closes a served request's books (meter.FinishServed: the refund
+// of the calls the upstream failed — failed is in the units the calls were
+// booked in — synchronously so the answer and the balance agree, and the
+// revenue of the rest, queued, one event per server in served) and tells
+// the caller what is left.
+func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, served []meter.Served, failed int) {
 	// Only a refund talks to Redis; a request served whole costs no timer.
 	ctx := context.Background()
 	if failed > 0 {
@@ -217,7 +239,7 @@ func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
 		defer cancel()
 	}
-	f, err := h.meter.Finish(ctx, d, failed, by, time.Now())
+	f, err := h.meter.FinishServed(ctx, d, failed, served, time.Now())
 	switch {
 	case err != nil:
 		// The debit and its failure are both on record (the Debit event,
@@ -228,8 +250,10 @@ func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 	case f.Refunded:
 		metrics.MeterRefunds.WithLabelValues(string(d.Payer()), "ok").Add(float64(failed))
 	}
-	if f.Revenue != nil && !h.writer.Enqueue(f.Revenue) {
-		h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID))
+	for _, ev := range f.Revenues {
+		if !h.writer.Enqueue(ev) {
+			h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID), zap.String("revenue_id", ev.ID))
+		}
 	}
 	if v, ok := payerValues[d.Payer()]; ok {
 		web.Const(w.Header(), "X-Tollgate-Payer", v)

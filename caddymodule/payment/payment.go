@@ -22,6 +22,8 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
+	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -46,6 +48,9 @@ type Settings struct {
 	// ("" if not configured); Facilitator the x402 facilitator URL
 	// service.json advertises and payments settle through when set.
 	Settlementd, Facilitator string
+	// SettlementdSecret authenticates the gateway to settlementd (its
+	// TOLLGATE_GATEWAY_SECRET); sent only on requests to Settlementd.
+	SettlementdSecret string
 	// MethodWeights are the methods each chain (by decimal id) weights
 	// other than 1: a call of such a method costs its weight times the
 	// flat price. Shown in the 402, service.json and a key's usage; empty
@@ -70,15 +75,16 @@ func (s *Settings) AllWeights() map[string]map[string]uint32 {
 }
 
 // NewSettings expands (placeholders through expand) and checks the
-// payments section of the configuration.
-func NewSettings(c config.Payments, expand func(string) string) (Settings, error) {
+// payments section of the configuration. Every address here moves or
+// receives money, so outside the dev profile (dev false) each must be
+// written in its EIP-55 checksummed form (a typo is caught, not paid to),
+// must not be the zero address, and must not be a dev chain account or a
+// contract one of them deployed: their keys are public and the dev chains
+// reuse the real ids 137 and 8453. The error names the setting.
+func NewSettings(c config.Payments, expand func(string) string, dev bool) (Settings, error) {
 	var s Settings
-	addr := func(name, v string) (common.Address, error) {
-		v = expand(v)
-		if !common.IsHexAddress(v) {
-			return common.Address{}, fmt.Errorf("tollgate: %s %q is not an address", name, v)
-		}
-		return common.HexToAddress(v), nil
+	addr := func(name, raw string) (common.Address, error) {
+		return MoneyAddress(name, raw, expand(raw), dev)
 	}
 	var err error
 	if s.Vault, err = addr("vault_address", c.VaultAddress); err != nil {
@@ -114,6 +120,10 @@ func NewSettings(c config.Payments, expand func(string) string) (Settings, error
 	if s.MaxDeposit, err = money.Parse(maxS); err != nil || s.MaxDeposit < s.MinDeposit {
 		return s, fmt.Errorf("tollgate: max_deposit %q must be a USDT amount at least min_deposit", maxS)
 	}
+	s.SettlementdSecret = strings.TrimSpace(expand(c.SettlementdSecret))
+	if s.SettlementdSecret != "" && len(s.SettlementdSecret) < 32 {
+		return s, fmt.Errorf("tollgate: settlementd_secret must be at least 32 characters")
+	}
 	s.Explorer = cmp.Or(strings.TrimRight(expand(c.ExplorerURL), "/"), config.DefaultExplorerURL)
 	for _, u := range []struct {
 		name string
@@ -126,6 +136,66 @@ func NewSettings(c config.Payments, expand func(string) string) (Settings, error
 		}
 	}
 	return s, nil
+}
+
+// facilitatorURL is where x402 payments are verified and settled: the
+// configured facilitator_url, else settlementd's /x402 ("" if neither).
+func (s *Settings) facilitatorURL() string {
+	if s.Facilitator != "" {
+		return s.Facilitator
+	}
+	if s.Settlementd != "" {
+		return s.Settlementd + "/x402"
+	}
+	return ""
+}
+
+// authenticate adds the gateway's secret to a request bound for
+// settlementd, and to nothing else: an external facilitator_url never sees
+// it.
+func (s *Settings) authenticate(req *http.Request) {
+	if s.SettlementdSecret == "" || s.Settlementd == "" {
+		return
+	}
+	if u := req.URL.String(); u == s.Settlementd || strings.HasPrefix(u, s.Settlementd+"/") {
+		req.Header.Set(GatewayHeader, s.SettlementdSecret)
+	}
+}
+
+// GatewayHeader carries the secret (settlementd's facilitator.GatewayHeader).
+const GatewayHeader = "X-Tollgate-Gateway-Secret"
+
+// MoneyAddress checks one money setting (name, as written raw, expanded
+// v) by NewSettings' rules.
+func MoneyAddress(name, raw, v string, dev bool) (common.Address, error) {
+	if v == "" {
+		return common.Address{}, fmt.Errorf("tollgate: payments %s is empty (written %q): set it; no money address has a default", name, raw)
+	}
+	// ethparse's error is not passed on: for a bad checksum it names the
+	// checksummed form, which would bless a typo (see below).
+	a, err := ethparse.Address(v)
+	if err != nil {
+		if _, lower := ethparse.Address(strings.ToLower(v)); lower == nil {
+			return common.Address{}, fmt.Errorf("tollgate: payments %s %q is not in its EIP-55 checksummed form: copy the address from its source again", name, v)
+		}
+		return common.Address{}, fmt.Errorf("tollgate: payments %s %q is not an address", name, v)
+	}
+	if dev {
+		return a, nil
+	}
+	if a == (common.Address{}) {
+		return a, fmt.Errorf("tollgate: payments %s is the zero address", name)
+	}
+	// The checksummed form is not printed: if v has a typo, its checksum
+	// would bless the typo.
+	if v != a.Hex() {
+		return a, fmt.Errorf("tollgate: payments %s %q is not in its EIP-55 checksummed form: copy the address from its source again", name, v)
+	}
+	if what, ok := devaccounts.Lookup(a); ok {
+		return a, fmt.Errorf("tollgate: payments %s %s is the dev chain's %s, whose key is public: "+
+			"only the dev profile (dev on, or TOLLGATE_DEV=1) accepts it", name, v, what)
+	}
+	return a, nil
 }
 
 // BaseURL is the gateway's external base URL for r.

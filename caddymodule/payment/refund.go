@@ -140,13 +140,13 @@ type refundAnswer struct {
 // 503 refusal when the facilitator could not answer; sent tells whether
 // the request may have reached it.
 func (h *Handler) batchRefund(r *http.Request, p *paycheck.BatchPayment) (sr refundAnswer, body []byte, rf *Refusal, sent bool) {
-	url := h.pay.Facilitator
-	if url == "" && h.pay.Settlementd != "" {
-		url = h.pay.Settlementd + "/x402"
+	// A refund moves escrow: only settlementd, which holds the receiver
+	// authorizer's key, makes it, and only for this gateway (its secret).
+	// An external facilitator_url is never asked.
+	if h.pay.Settlementd == "" {
+		return sr, nil, unavailable(0, "cooperative refunds need settlementd (settlementd_url); nothing was refunded"), false
 	}
-	if url == "" {
-		return sr, nil, unavailable(0, "x402 payments are not configured on this gateway (x402_facilitator_url or settlementd_url)"), false
-	}
+	url := h.pay.Settlementd + "/x402"
 	acc, _ := h.batchAccept(1, nil)
 	reqBody, err := json.Marshal(map[string]any{"x402Version": 2, "paymentPayload": p.Raw, "paymentRequirements": acc})
 	if err != nil {
@@ -159,6 +159,7 @@ func (h *Handler) batchRefund(r *http.Request, p *paycheck.BatchPayment) (sr ref
 		return sr, nil, h.facilitatorDown("refund", err), false
 	}
 	hreq.Header.Set("Content-Type", "application/json")
+	h.pay.authenticate(hreq)
 	resp, err := facilitatorClient.Do(hreq)
 	if err != nil {
 		return sr, nil, h.facilitatorDown("refund", err), true

@@ -29,6 +29,12 @@ func (h *Handler) payWithSIWX(r *http.Request, _ http.Header, req meter.Request)
 	}
 	d, err := h.meterSIWX(r, req, wallet, nonce)
 	if err != nil {
+		// The draw may have run before its reply was lost (Redis stalled
+		// or died mid-reply): as for a key, its calls are given back. The
+		// message's nonce stays spent (voidLater says why).
+		if meter.MaybeBooked(err) {
+			h.voidLater(d)
+		}
 		return d, meterDown(err)
 	}
 	switch d.Outcome {

@@ -110,6 +110,7 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 		return fmt.Errorf("%w: %v", errFacilitatorDown, redactURL(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
+	h.pay.authenticate(req)
 	resp, err := facilitatorClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errFacilitatorDown, redactURL(err))
@@ -133,7 +134,8 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 // also draws this request's calls. This is the one request in a thousand
 // that waits on the chain; everything else about it is refused with 402
 // (the payment's fault) or 503 (the facilitator's or Redis's), and in
-// neither case is anything charged or granted.
+// neither case does anything stay charged (a draw whose reply Redis lost is
+// given back, voidLater) or is anything granted that was not paid.
 func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Request) (meter.Decision, error) {
 	name, value := paymentHeader(r)
 	if name == "" {
@@ -149,10 +151,7 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 		metrics.X402Payments.WithLabelValues("invalid").Inc()
 		return meter.Decision{}, paymentRefused(ref, nil)
 	}
-	url := h.pay.Facilitator
-	if url == "" && h.pay.Settlementd != "" {
-		url = h.pay.Settlementd + "/x402"
-	}
+	url := h.pay.facilitatorURL()
 	if url == "" {
 		// Never derived from the request: a Host header naming the caller's
 		// own "facilitator" would approve any payment.
@@ -182,6 +181,15 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 	)
 	if reusable {
 		gate, err = h.meter.AuthorizeSIWX(gctx, req, payerKey, nonceKey, ttl)
+		if err != nil && meter.MaybeBooked(err) {
+			// The draw on the bundle may have run before its reply was
+			// lost: its calls are given back (voidLater), the
+			// authorization stays used and is never settled. The request
+			// id goes out with the 503, as for a key.
+			cancel()
+			h.voidLater(gate)
+			return gate, meterDown(err)
+		}
 	} else { // valid for days: settled as sent, never drawn against
 		gate, err = h.meter.PaymentGate(gctx, req.IP)
 	}
@@ -197,7 +205,7 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 			cancel()
 			metrics.X402Payments.WithLabelValues("replayed").Inc()
 			return meter.Decision{}, paymentRefused(paycheck.Refuse(x402.ReasonNonceUsed,
-				"this authorization already paid for a request from the wallet's bundle and will not be settled; sign a new one"), nil)
+				"this authorization was already drawn against the wallet's bundle (a request answered 503 had its calls given back) and will not be settled; sign a new one"), nil)
 		}
 	}
 	cancel()
@@ -269,10 +277,14 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 		key *meter.CreatedKey
 	)
 	pg, err := h.meter.PrepareGrant(req, g)
-	for attempt := 1; err == nil; attempt++ {
+	maybeBooked := false // an attempt whose reply was lost may have booked
+	// The loop runs while PrepareGrant succeeded; a failed attempt goes
+	// round again (the condition must not read the attempt's own error).
+	for attempt := 1; pg != nil; attempt++ {
 		gctx, cancel := context.WithTimeout(ctx, MeterTimeout)
 		d, key, err = h.meter.GrantBundle(gctx, pg)
 		cancel()
+		maybeBooked = maybeBooked || meter.MaybeBooked(err)
 		if err == nil || attempt == grantAttempts {
 			break
 		}
@@ -284,7 +296,13 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 		metrics.X402Payments.WithLabelValues("grant_failed").Inc()
 		h.logger.Error("x402 payment settled but the bundle grant failed; grant it by hand (the grant is idempotent per tx)",
 			zap.String("tx", g.TxHash), zap.String("payer", payer), zap.Error(err))
-		return meter.Decision{}, unavailable(1, "the payment settled in transaction "+g.TxHash+" but the bundle could not be recorded; contact the operator with this transaction")
+		if maybeBooked && d.ID != "" {
+			// An attempt may have booked the grant and this request's draw
+			// before its reply was lost: the grant stays (the money moved),
+			// the draw is given back, since this request is not served.
+			h.voidLater(d)
+		}
+		return d, unavailable(1, "the payment settled in transaction "+g.TxHash+" but the bundle may not have been recorded; sign in with the paying wallet (Sign-In-With-X) to use it, or contact the operator with this transaction")
 	}
 	metrics.X402Payments.WithLabelValues("settled").Inc()
 	h.logger.Info("x402 payment settled; bundle granted", zap.String("tx", g.TxHash), zap.String("payer", payer),

@@ -431,6 +431,7 @@ func (f *feed) remember(k string) {
 // that subscriber with ErrSlowReader.
 func (f *feed) deliver(n Notification) {
 	metrics.UpstreamNotifications.WithLabelValues(f.labels()...).Inc()
+	n.Credit = new(Credit) // one upstream message: its upstream earns once
 	if f.filling {
 		f.awaitRoom()
 	}

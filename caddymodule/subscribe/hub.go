@@ -42,9 +42,23 @@ type Notification struct {
 	// Result is the "result" of the upstream's eth_subscription params,
 	// passed through (a gap filled after failover is shaped the same way).
 	Result json.RawMessage
-	// ServedBy is the upstream that produced it; its revenue goes there.
+	// ServedBy is the upstream that produced it; its revenue goes there,
+	// once per upstream message: Credit decides which subscriber's copy
+	// earns it (the others are the platform's fan-out).
 	ServedBy events.ServedBy
+	// Credit is shared by every subscriber's copy of one upstream message
+	// (set by the feed that fans it out).
+	Credit *Credit
 }
+
+// Credit is one upstream message's revenue for its upstream: taken by the
+// first copy delivered, so a notification fanned out to N subscribers
+// credits its upstream once, not N times.
+type Credit struct{ taken atomic.Bool }
+
+// Take reports whether this copy earns the upstream's credit (the first to
+// ask). A nil Credit (a notification no feed fanned out) always does.
+func (c *Credit) Take() bool { return c == nil || c.taken.CompareAndSwap(false, true) }
 
 // Config of a Hub. Zero fields take the defaults.
 type Config struct {

@@ -85,6 +85,9 @@ func TestRateLimitDoesNotTripBreaker(t *testing.T) {
 		p := newTestPool(t, cfg)
 		setNodes(t, p, node(a))
 		a.setMode(mode)
+		// A limit is believed only when the gateway's own call is limited
+		// too (limit.go).
+		a.setProbeMode(mode)
 
 		// Ten throttled calls in a row, twice the breaker's threshold.
 		for i := range 10 {
@@ -111,6 +114,7 @@ func TestRateLimitBacksOff(t *testing.T) {
 	p := newTestPool(t, cfg)
 	setNodes(t, p, node(a))
 	a.setMode(mode429)
+	a.setProbeMode(mode429) // the gateway's own call is limited too (limit.go)
 
 	for range 5 {
 		if r := mustForward(t, p, balanceCall); r.Upstream.Name != "b" {

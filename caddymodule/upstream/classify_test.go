@@ -36,9 +36,6 @@ func TestDefaultClassifier(t *testing.T) {
 		{-32000, "", VerdictOK},
 		{-32000, "some message no one has seen", VerdictOK},
 		{-32099, "something", VerdictOK},
-		{-32005, "query returned more than 10000 results", VerdictOK},
-		{-32005, "eth_getLogs block range is too large, max 2000", VerdictOK},
-		{-32005, "Log response size exceeded.", VerdictOK},
 		{-32603, "execution reverted", VerdictOK},
 		{-32603, "request timed out", VerdictOK},
 		{1, "anything", VerdictOK},
@@ -49,26 +46,43 @@ func TestDefaultClassifier(t *testing.T) {
 		{-32000, "unknown block", VerdictSkip},
 		{-32000, "missing trie node 0xabc (path )", VerdictSkip},
 		{-32000, "required historical state unavailable (reexec=128)", VerdictSkip},
+		// The node's own condition, in words: asked elsewhere once, never
+		// counted (a message is not evidence).
+		{-32050, "server busy", VerdictSkip},
+		{-32000, "leveldb: closed", VerdictSkip},
+		{-32000, "node is syncing", VerdictSkip},
+		{-32000, "Server is busy, please retry", VerdictSkip},
 		// The upstream's own condition.
 		{-32603, "internal error", VerdictFault},
 		{-32603, "", VerdictFault},
 		{-32002, "resource unavailable", VerdictFault},
-		{-32050, "server busy", VerdictFault},
-		{-32000, "leveldb: closed", VerdictFault},
-		{-32000, "node is syncing", VerdictFault},
-		{-32000, "Server is busy, please retry", VerdictFault},
 		{-32011, "no backend is currently healthy to serve traffic", VerdictFault},
 		{-32012, "backend is over capacity", VerdictFault},
 		{-32014, "too many RPC calls in batch request", VerdictFault},
 		{401, "unknown api key", VerdictFault},
 		{402, "payment required", VerdictFault},
 		{503, "service unavailable", VerdictFault},
-		// Rate limits: back off, not a failure.
+		// A claimed rate limit, by code only, whatever the words (the
+		// gateway's own call decides whether it is believed, limit.go);
+		// -32005 is also "query too large".
 		{-32005, "daily request count exceeded, request rate limited", VerdictRateLimited},
 		{-32005, "limit exceeded", VerdictRateLimited},
+		{-32005, "query returned more than 10000 results", VerdictRateLimited},
+		{-32005, "eth_getLogs block range is too large, max 2000", VerdictRateLimited},
 		{429, "Too Many Requests", VerdictRateLimited},
-		{-32090, "rate limit reached, retry in 1s", VerdictRateLimited},
-		{-32016, "over rate limit", VerdictRateLimited},
+		{-32016, "over rate limit", VerdictFault}, // by its code
+		// Words decide nothing: rate-limit, quota or capacity text under any
+		// other code is the caller's answer (upstreams echo the caller's
+		// input: "the method quota_x does not exist").
+		{-32090, "rate limit reached, retry in 1s", VerdictOK},
+		{-32601, "the method quota_x does not exist/is not available", VerdictOK},
+		{-32000, "quota exceeded", VerdictOK},
+		{-32000, "too many requests", VerdictOK},
+		{-32000, "capacity exceeded", VerdictOK},
+		{-32000, "rate limit", VerdictOK},
+		{-32602, "invalid argument 0: daily request count exceeded", VerdictOK},
+		{3, "execution reverted: rate limit", VerdictOK},
+		{1, "Too Many Requests: quota", VerdictOK},
 	}
 	for _, c := range cases {
 		if got := DefaultClassifier(RPCError{Code: c.code, Message: c.msg}); got != c.want {
@@ -91,17 +105,20 @@ func TestClassifyReply(t *testing.T) {
 		{"fault error", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}`, VerdictFault, true},
 		{"limited error", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}`, VerdictRateLimited, true},
 		{"batch ok", 200, ` [{"jsonrpc":"2.0","id":1,"result":"0x1"},{"jsonrpc":"2.0","id":2,"error":{"code":3,"message":"reverted"}}]`, VerdictOK, true},
-		{"batch worst item", 200, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}},{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}]`, VerdictFault, true},
+		// A batch reply is judged as a reply: its items are judged one by
+		// one where they are billed, never the worst for all.
+		{"batch items not folded", 200, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}},{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}]`, VerdictOK, true},
+		{"batch with a quota item", 200, `[{"jsonrpc":"2.0","id":1,"result":"0x1"},{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"the method quota_x does not exist"}}]`, VerdictOK, true},
 		{"html", 200, `<html>maintenance</html>`, VerdictFault, false},
 		{"truncated", 200, `{"jsonrpc":"2.0","id":1,"result":"0x`, VerdictFault, false},
 		{"json but not rpc", 200, `{"message":"Internal server error"}`, VerdictFault, false},
 		{"empty", 200, ``, VerdictFault, false},
 		{"502 bare", 502, `<html>bad gateway</html>`, VerdictFault, false},
-		// A 5xx carrying a JSON-RPC reply is the upstream's answer, judged
-		// by evidence like a 200 error answer, never better than suspect.
+		// A 5xx is the platform's fault whatever its body: never served.
 		{"502 with rpc reply", 502, `{"jsonrpc":"2.0","id":1,"result":"0x1"}`, VerdictFault, true},
 		{"500 with rpc error", 500, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"nonce too low"}}`, VerdictFault, true},
-		{"503 rate limited", 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"rate limit"}}`, VerdictRateLimited, true},
+		{"503 rate limited", 503, `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"rate limit"}}`, VerdictFault, true},
+		{"200 rate limit in words", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"too many requests, quota exceeded"}}`, VerdictOK, true},
 		{"504", 504, `gateway timeout`, VerdictSkip, false},
 		{"429", 429, ``, VerdictRateLimited, false},
 		{"401", 401, `{"error":"bad key"}`, VerdictFault, false},
@@ -111,7 +128,7 @@ func TestClassifyReply(t *testing.T) {
 	}
 	for _, c := range cases {
 		j := classifyReply(c.status, []byte(c.body), DefaultClassifier)
-		if j.verdict != c.want || j.jsonRPC != c.jsonRPC {
+		if j.verdict != c.want || j.jsonRPC != c.jsonRPC || j.platform != (c.status >= 500 && c.status != 504) {
 			t.Errorf("%s: %v jsonRPC=%v (%s), want %v jsonRPC=%v", c.name, j.verdict, j.jsonRPC, j.reason, c.want, c.jsonRPC)
 		}
 	}

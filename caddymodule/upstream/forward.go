@@ -31,6 +31,9 @@ type ForwardOptions struct {
 	// Only names the one upstream the call may go to (a filter lives on the
 	// upstream that created it); none other is tried.
 	Only string
+	// Exclude names upstreams not to try (a second opinion on some items
+	// of a batch goes to another upstream than the first answer's).
+	Exclude []string
 	// ProvidersOnly keeps the call to the configured providers (the
 	// answer verifier asks them, never another stranger's node).
 	ProvidersOnly bool
@@ -99,13 +102,15 @@ func (p *Pool) Forward(ctx context.Context, body []byte, opts ForwardOptions) (R
 	}
 	uerr := &UnavailableError{ChainID: p.cfg.ChainID}
 	exclude := map[string]bool{}
+	for _, name := range opts.Exclude {
+		exclude[name] = true
+	}
 	// pending are attempts whose blame waits for evidence: a timeout or an
 	// error answer counts against its upstream only if a provider serves
 	// the same request cleanly (blame).
 	var pending []tried
 	var held *tried // the latest error answer, served if nothing better comes
 	answers := 0    // error answers another upstream may not share
-	suspects := 0   // of them, those that may be the upstream's fault
 	hedge := !opts.NoRetry && !opts.NoHedge && opts.Only == "" && !p.cfg.Hedge.Off
 	if hedge {
 		p.hedges.reads.Add(1)
@@ -136,7 +141,14 @@ attempts:
 			if o.served {
 				if m.ref.Kind == KindProvider {
 					for _, q := range pending {
-						if blame(q.o, true) {
+						// An error answer (a fault code, or a 5xx carrying
+						// the node's error) is evidence of nothing when the
+						// provider answered with errors too: the call errs
+						// (a caller's unknown method, a revert), and a
+						// caller who repeats it must not open a breaker.
+						// Only a result shows the upstream should have
+						// served it.
+						if blame(q.o, true) && !(q.o.jsonRPC && q.o.errorsOnly && o.errorsOnly) {
 							p.countAgainst(q.m, q.o.reason)
 						}
 					}
@@ -147,9 +159,6 @@ attempts:
 			if o.answer() {
 				held = &t
 				answers++
-				if o.verdict == VerdictFault {
-					suspects++
-				}
 			} else if o.jsonRPC {
 				uerr.LastReply, uerr.LastUpstream, uerr.LastVerdict = o.x.body, m.ref, o.verdict
 			}
@@ -166,8 +175,9 @@ attempts:
 		}
 		// One second opinion is evidence enough: an error two upstreams
 		// both give is the call's own outcome, and asking a third would let
-		// a poisoned call multiply upstream load.
-		if suspects > 0 && answers >= 2 {
+		// a poisoned call (or a crafted message, see DefaultClassifier)
+		// multiply upstream load.
+		if answers >= 2 {
 			break
 		}
 	}
@@ -290,6 +300,8 @@ func (t tried) result() Result {
 //	any other error answer (VerdictFault: -32603,   only with evidence
 //	  server-side -32000, 5xx with a JSON-RPC body)
 //	timeout (the attempt's own, or HTTP 504)        only with evidence
+//	a 4xx refusal without a JSON-RPC answer (413,   only with evidence (the caller's request
+//	  400, 414, 431…)                                 may have provoked it: its size, its shape)
 //	transport failure, bare 5xx, redirect, our      always
 //	  credentials refused, not JSON, not JSON-RPC,
 //	  a reply that does not match the request
@@ -297,7 +309,7 @@ func blame(o outcome, evidence bool) bool {
 	switch {
 	case o.served, o.cause != nil, o.verdict == VerdictRateLimited:
 		return false
-	case o.timeout:
+	case o.timeout, o.provoked:
 		return evidence
 	case !o.jsonRPC:
 		return o.verdict == VerdictFault
@@ -367,6 +379,9 @@ type outcome struct {
 	jsonRPC    bool   // x.body is a well-formed JSON-RPC reply matching the request
 	timeout    bool   // no reply in time (the attempt's own deadline, or HTTP 504)
 	served     bool
+	platform   bool  // an HTTP 5xx: never an answer, whatever its body
+	provoked   bool  // a 4xx refusal without a JSON-RPC answer: counted only with evidence
+	errorsOnly bool  // the JSON-RPC reply holds error objects only
 	cause      error // ends the Forward: the caller's context, ErrReplyTooLarge
 	retryAfter time.Duration
 }
@@ -375,7 +390,7 @@ type outcome struct {
 // upstream may not share: relayable as the upstream's own word (and billed
 // as its work), worth a second opinion.
 func (o outcome) answer() bool {
-	return !o.served && o.jsonRPC && (o.verdict == VerdictFault || o.verdict == VerdictSkip)
+	return !o.served && o.jsonRPC && !o.platform && (o.verdict == VerdictFault || o.verdict == VerdictSkip)
 }
 
 func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time.Duration, validate func([]byte) error) outcome {
@@ -402,7 +417,7 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 		o.reason = fmt.Sprintf("reply larger than %d bytes", p.cfg.MaxReplyBytes)
 	default:
 		j := classifyReply(x.status, x.body, p.cfg.Classifier)
-		o.verdict, o.reason, o.jsonRPC, o.timeout = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout
+		o.verdict, o.reason, o.jsonRPC, o.timeout, o.platform, o.provoked, o.errorsOnly = j.verdict, m.red.redact(j.reason), j.jsonRPC, j.timeout, j.platform, j.provoked, j.errorsOnly
 		if o.jsonRPC && validate != nil {
 			if err := validate(x.body); err != nil {
 				// Well-formed, but not an answer to what we asked (ids
@@ -412,10 +427,29 @@ func (p *Pool) attempt(ctx context.Context, m *member, body []byte, timeout time
 				o.reason = m.red.redact("reply does not match the request: " + err.Error())
 			}
 		}
-		o.served = o.verdict == VerdictOK
-		if o.verdict == VerdictRateLimited {
-			o.retryAfter = p.backoffFor(x.header)
+		switch {
+		case o.verdict != VerdictRateLimited:
+		case !j.claimed:
+			// HTTP 429: this request was not served (tried elsewhere,
+			// refunded if nowhere). The upstream is held rate-limited only
+			// if the gateway's own call is limited too: a caller's big
+			// batch may draw a 429 an ordinary call would not, and a
+			// caller's batch never backs a provider off.
+			if limited, retryAfter := p.confirmLimited(ctx, m, timeout); limited {
+				o.retryAfter = max(retryAfter, p.backoffFor(x.header))
+			}
+		default:
+			// A limit claimed in the reply's error code: the code is also
+			// "query too large" at some providers, so only the gateway's
+			// own call, limited too, makes it the upstream's. Otherwise the
+			// answer is the caller's, served and billed.
+			if limited, retryAfter := p.confirmLimited(ctx, m, timeout); limited {
+				o.retryAfter = retryAfter
+			} else {
+				o.verdict = VerdictOK
+			}
 		}
+		o.served = o.verdict == VerdictOK
 	}
 	return o
 }
@@ -430,6 +464,10 @@ func (p *Pool) record(m *member, o outcome, counted bool) {
 		m.stats.success(o.x.latency)
 	case o.cause != nil:
 		// Not the upstream's doing; nothing to hold against it.
+	case o.verdict == VerdictRateLimited && o.retryAfter == 0:
+		// An HTTP 429 to this request that the gateway's own call did not
+		// reproduce: not served, but not a limit on the upstream.
+		m.stats.noteError(o.reason+" (not reproduced by the gateway's own call)", now)
 	case o.verdict == VerdictRateLimited:
 		m.stats.rateLimited(o.reason, now)
 		m.backOff(o.retryAfter, now)

@@ -228,6 +228,7 @@ func TestUnavailableWhenAllFail(t *testing.T) {
 	}
 
 	fakes[3].setMode(modeRPCLimited)
+	fakes[3].setProbeMode(modeRPCLimited) // the gateway's own call is limited too: a real limit
 	_, err = forward(t, p, balanceCall, ForwardOptions{MaxAttempts: 4})
 	var ue *UnavailableError
 	if !errors.Is(err, ErrUnavailable) || !errors.As(err, &ue) {
@@ -375,6 +376,7 @@ func TestBlame(t *testing.T) {
 		{"missing state / unknown block answer", outcome{verdict: VerdictSkip, jsonRPC: true}, false, false},
 		{"suspect error answer", outcome{verdict: VerdictFault, jsonRPC: true}, false, true},
 		{"timeout", outcome{verdict: VerdictSkip, timeout: true}, false, true},
+		{"4xx refusal a caller can provoke (413)", outcome{verdict: VerdictFault, provoked: true}, false, true},
 		{"transport failure, bare 5xx, not JSON-RPC, mismatched", outcome{verdict: VerdictFault}, true, true},
 	}
 	for _, c := range cases {

@@ -52,6 +52,7 @@ type member struct {
 	hedgeAt      atomic.Int64          // unix ns when hedgeDelay was computed
 	caps         capabilities          // what probing found it can answer
 	logs         logsRange             // the widest eth_getLogs range probing found it serves
+	limitCheck   limitCheck            // the latest check of a rate limit a reply claimed (limit.go)
 }
 
 func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *member, from, to BreakerState)) *member {

@@ -27,6 +27,8 @@ const (
 	modeRPCFault           // HTTP 200, JSON-RPC -32603 for every call
 	modeRPCLimited         // HTTP 200, JSON-RPC -32005 for every call
 	modeNotJSON            // HTTP 200, an HTML page
+	mode503JSON            // HTTP 503 with a well-formed JSON-RPC answer (a platform fault with a body)
+	mode413                // HTTP 413, text body (a refusal the caller's request size may provoke)
 )
 
 // fakeRPC is an in-process Ethereum JSON-RPC server: eth_chainId,
@@ -136,12 +138,19 @@ func (f *fakeRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case mode429:
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 		return
+	case mode413:
+		http.Error(w, "request entity too large", http.StatusRequestEntityTooLarge)
+		return
 	case modeNotJSON:
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, "<html><body>maintenance</body></html>")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if mode == mode503JSON {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		mode = modeOK
+	}
 	if batch && f.noBatch.Load() {
 		fmt.Fprint(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch requests are not supported"}}`)
 		return

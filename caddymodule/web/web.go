@@ -107,9 +107,12 @@ func Unavailable(w http.ResponseWriter, log *zap.Logger, err error) {
 }
 
 // ClientIP is Caddy's client IP: the connection's peer, or — only when the
-// peer is one of the server's trusted_proxies — the address it forwarded.
-// A raw X-Forwarded-For is never read here, so an untrusted client cannot
-// pick the address its free tier and limits are counted under.
+// peer is one of the server's trusted_proxies — the address it forwarded
+// (with trusted_proxies_strict, as the shipped Caddyfiles set it, the
+// right-most X-Forwarded-For address no trusted proxy owns). A raw
+// X-Forwarded-For is never read here, so a client cannot pick the address
+// its free tier and limits are counted under. It is the one place the
+// gateway derives the address (docs/client-address.md).
 func ClientIP(r *http.Request) netip.Addr {
 	if v, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && v != "" {
 		if a, err := netip.ParseAddr(v); err == nil {

@@ -271,8 +271,14 @@ func (c *conn) pump(cs *clientSub) {
 			c.shutdown(code, reasonWord(status), closing(code, reasonWord(status), e), true)
 			return
 		}
-		by := n.ServedBy
+		by, credit := n.ServedBy, n.Credit
 		c.sendReserved(frame{data: notification(cs.id, n.Result), done: func(delivered bool) {
+			if delivered && !credit.Take() {
+				// Another subscriber's copy of the same upstream message
+				// earned the upstream's credit: this copy is the
+				// platform's fan-out (the caller pays for it all the same).
+				by = events.ServedByFanout
+			}
 			ticket(by, delivered)
 			if delivered {
 				metrics.WSNotifications.WithLabelValues("delivered").Inc()

@@ -6,6 +6,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
 )
 
 // Account is a development account. Its key is derived from a public string,
@@ -36,44 +38,37 @@ func trim0x(s string) string {
 	return s
 }
 
-// The dev accounts and what each one is for. The roles mirror production's
-// key separation (README, "Key management").
-var accountRoles = []struct {
-	name  string
-	roles []string
-}{
-	{"deployer", []string{"RevenueVault owner", "ClaimsContract DEFAULT_ADMIN_ROLE"}},
-	{"treasury", []string{"receives RevenueVault deposits", "funds ClaimsContract in settlement"}},
-	{"claim-signer", []string{"ClaimsContract CLAIM_CREATOR_ROLE (signs EIP-712 claims)"}},
-	{"relayer", []string{"ClaimsContract CLAIM_CREATOR_ROLE (sends createClaim/setNodeWallet)", "x402 facilitator on 8453"}},
-	{"governor", []string{"ClaimsContract GOVERNOR_ROLE"}},
-	{"platform", []string{"platform share wallet"}},
-	{"pool", []string{"pool share wallet"}},
-	{"developer-1", []string{"holds TestUSDT and TestUSDC"}},
-	{"developer-2", []string{"holds TestUSDT and TestUSDC"}},
-	{"payer", []string{"keyless x402 payer, holds TestUSDC"}},
-	{"operator-1", []string{"node operator wallet"}},
-	{"operator-2", []string{"node operator wallet"}},
+// What each dev account is for. The roles mirror production's key
+// separation (README, "Key management"). The accounts themselves (names,
+// key derivation) are shared/devaccounts', which the gateway also uses to
+// refuse them as money settings outside the dev profile.
+var accountRoles = map[string][]string{
+	"deployer":     {"RevenueVault owner", "ClaimsContract DEFAULT_ADMIN_ROLE"},
+	"treasury":     {"receives RevenueVault deposits", "funds ClaimsContract in settlement"},
+	"claim-signer": {"ClaimsContract CLAIM_CREATOR_ROLE (signs EIP-712 claims)"},
+	"relayer":      {"ClaimsContract CLAIM_CREATOR_ROLE (sends createClaim/setNodeWallet)", "x402 facilitator on 8453"},
+	"governor":     {"ClaimsContract GOVERNOR_ROLE"},
+	"platform":     {"platform share wallet"},
+	"pool":         {"pool share wallet"},
+	"developer-1":  {"holds TestUSDT and TestUSDC"},
+	"developer-2":  {"holds TestUSDT and TestUSDC"},
+	"payer":        {"keyless x402 payer, holds TestUSDC"},
+	"operator-1":   {"node operator wallet"},
+	"operator-2":   {"node operator wallet"},
 }
 
 // DevKey derives the key of a named dev account.
-func DevKey(name string) *ecdsa.PrivateKey {
-	k, err := crypto.ToECDSA(crypto.Keccak256([]byte("tollgate devchain account " + name)))
-	if err != nil { // a keccak output is a valid key with overwhelming probability
-		panic(err)
-	}
-	return k
-}
+func DevKey(name string) *ecdsa.PrivateKey { return devaccounts.Key(name) }
 
 func devAccounts() []Account {
-	out := make([]Account, 0, len(accountRoles))
-	for _, a := range accountRoles {
-		k := DevKey(a.name)
+	out := make([]Account, 0, len(devaccounts.Names))
+	for _, name := range devaccounts.Names {
+		k := DevKey(name)
 		out = append(out, Account{
-			Name:       a.name,
+			Name:       name,
 			Address:    crypto.PubkeyToAddress(k.PublicKey).Hex(),
 			PrivateKey: "0x" + common.Bytes2Hex(crypto.FromECDSA(k)),
-			Roles:      a.roles,
+			Roles:      accountRoles[name],
 		})
 	}
 	return out

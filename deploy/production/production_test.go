@@ -7,6 +7,7 @@ package production
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,7 @@ func TestProductionCaddyfileAdapts(t *testing.T) {
 						Disable bool
 					} `json:"automatic_https"`
 					TrustedProxies   map[string]any  `json:"trusted_proxies"`
+					TrustedStrict    int             `json:"trusted_proxies_strict"`
 					ListenerWrappers json.RawMessage `json:"listener_wrappers"`
 					Routes           json.RawMessage
 				}
@@ -70,8 +72,14 @@ func TestProductionCaddyfileAdapts(t *testing.T) {
 		if s.ReadHeaderTimeout != 10*sec || s.ReadTimeout != 30*sec || s.WriteTimeout != 120*sec || s.IdleTimeout != 120*sec {
 			t.Errorf("%s: timeouts header %d body %d write %d idle %d", name, s.ReadHeaderTimeout, s.ReadTimeout, s.WriteTimeout, s.IdleTimeout)
 		}
-		if s.TrustedProxies == nil {
-			t.Errorf("%s: no trusted proxies", name)
+		// Behind a balancer that appends X-Forwarded-For, only the
+		// right-most untrusted address is the caller's
+		// (docs/client-address.md); settlementd gets that address.
+		if fmt.Sprint(s.TrustedProxies["ranges"]) != "[127.0.0.1/32]" || s.TrustedStrict != 1 {
+			t.Errorf("%s: trusted proxies %v, strict %d: want loopback by default and trusted_proxies_strict", name, s.TrustedProxies, s.TrustedStrict)
+		}
+		if !strings.Contains(string(s.Routes), `"handler":"reverse_proxy","headers":{"request":{"set":{"X-Forwarded-For":["{http.vars.client_ip}"]}}}`) {
+			t.Errorf("%s: settlementd's reverse_proxy does not set X-Forwarded-For to the client IP", name)
 		}
 		for _, want := range []string{`"handler":"tollgate"`, `"public_url":"https://rpc.example.com"`, `"host":["rpc.example.com"]`,
 			`"vault_address":"0x1111111111111111111111111111111111111111"`, `"usdt_address":"0xc2132D05D31c914a87C6611C10748AEb04B58e8F"`,

@@ -787,7 +787,7 @@ func startCaddy(ctx context.Context, cfg config, bin, name, tmpl string, vars ma
 	p := &caddyProc{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort),
 		log: logf, done: make(chan error, 1)}
 	p.cmd = exec.CommandContext(ctx, bin, "run", "--config", path, "--adapter", "caddyfile")
-	p.cmd.Env = append(append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir), extraEnv...)
+	p.cmd.Env = append(append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir, "TOLLGATE_DEV=1"), extraEnv...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s caddy: %w", name, err)

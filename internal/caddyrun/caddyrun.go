@@ -107,7 +107,10 @@ func Start(t testing.TB, caddyfile string, env ...string) *Server {
 	s := &Server{t: t, bin: Binary(t), dir: t.TempDir(), AdminAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t)), Port: FreePort(t), out: &syncBuffer{}, exited: make(chan struct{})}
 	path := s.write(caddyfile)
 	s.cmd = exec.Command(s.bin, "run", "--config", path, "--adapter", "caddyfile")
-	s.cmd.Env = append(append(os.Environ(), "HOME="+s.dir, "XDG_DATA_HOME="+s.dir, "XDG_CONFIG_HOME="+s.dir), env...)
+	// The tests run on the dev chains, whose accounts are refused as money
+	// addresses outside the dev profile; a test of the refusals passes
+	// TOLLGATE_DEV=0 in env, which comes later and wins.
+	s.cmd.Env = append(append(os.Environ(), "HOME="+s.dir, "XDG_DATA_HOME="+s.dir, "XDG_CONFIG_HOME="+s.dir, "TOLLGATE_DEV=1"), env...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start caddy: %v", err)

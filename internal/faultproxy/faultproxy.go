@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -45,6 +46,19 @@ const (
 	// DropSends: eth_sendRawTransaction is answered with the right hash
 	// (keccak256 of the bytes) and never passed on.
 	DropSends
+	// Fail503RPCCalls: every request but the health probe is answered
+	// HTTP 503 with a well-formed JSON-RPC error body (-32603, "upstream
+	// connect error"): a provider's outage that still speaks JSON-RPC.
+	Fail503RPCCalls
+	// Status500Calls: every request but the health probe is passed to the
+	// node and its real answer (results included) sent back with HTTP 500:
+	// a provider's proxy that fails the request yet carries the node's body.
+	Status500Calls
+	// Status500Errors: the node's answers are passed on, but one that is a
+	// JSON-RPC error object (a caller's unknown method, a revert) is sent
+	// with HTTP 500: a provider that maps error answers to a 5xx.
+	Status500Errors
+
 	// AskForLess: a provider refusing the caller's query with the codes
 	// real ones use, which the gateway counts as served (charged):
 	// eth_getLogs gets Infura's -32005 "query returned more than 10000
@@ -81,7 +95,8 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	calls   map[string]int
-	headers http.Header // of the latest request
+	headers http.Header                // of the latest request
+	errorOf map[string]json.RawMessage // method → the error object its calls are answered with (SetErrorFor)
 
 	wsMu sync.Mutex
 	ws   map[*wsPair]struct{} // open WebSockets (ws.go)
@@ -111,6 +126,23 @@ func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 func (p *Proxy) SetHiccups(d time.Duration, share float64) {
 	p.slowPermille.Store(int64(share * 1000))
 	p.delay.Store(int64(d))
+}
+
+// SetErrorFor makes every call of method (alone or in a batch) answered
+// with the JSON-RPC error object errObj in place of the node's answer, the
+// rest of a batch as the node answers; an empty errObj stops it. The
+// upstream double of a node whose error messages say what a caller chose.
+func (p *Proxy) SetErrorFor(method, errObj string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.errorOf == nil {
+		p.errorOf = map[string]json.RawMessage{}
+	}
+	if errObj == "" {
+		delete(p.errorOf, method)
+		return
+	}
+	p.errorOf[method] = json.RawMessage(errObj)
 }
 
 // Calls returns how many calls of method the proxy received (batch items counted one by one).
@@ -175,6 +207,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.calls[c.Method]++
 	}
 	p.headers = r.Header.Clone()
+	errorOf := maps.Clone(p.errorOf)
 	p.mu.Unlock()
 	if d := time.Duration(p.delay.Load()); d > 0 && (p.slowPermille.Load() == 0 || rand.Int64N(1000) < p.slowPermille.Load()) {
 		select {
@@ -230,6 +263,21 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad gateway", http.StatusBadGateway)
 			return
 		}
+	case Fail503RPCCalls:
+		if !healthProbe(calls) {
+			out := make([]string, len(calls))
+			for i, c := range calls {
+				out[i] = `{"jsonrpc":"2.0","id":` + string(c.ID) + `,"error":{"code":-32603,"message":"upstream connect error"}}`
+			}
+			body := out[0]
+			if batch {
+				body = "[" + strings.Join(out, ",") + "]"
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(body))
+			return
+		}
 	case CutCalls:
 		if !healthProbe(calls) {
 			// The most ambiguous failure: the node got the call (a send
@@ -254,11 +302,18 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() {
-		out = p.rewrite(calls, out, mode)
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || len(errorOf) > 0 {
+		out = p.rewrite(calls, out, mode, errorOf)
+	}
+	status := resp.StatusCode
+	if mode == Status500Calls && !healthProbe(calls) {
+		status = http.StatusInternalServerError
+	}
+	if mode == Status500Errors && !batch && bytes.Contains(out, []byte(`"error":`)) {
+		status = http.StatusInternalServerError
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(resp.StatusCode)
+	w.WriteHeader(status)
 	_, _ = w.Write(out)
 }
 
@@ -273,7 +328,7 @@ func setMember(r *reply, key string, val json.RawMessage) {
 
 // rewrite changes the eth_chainId, eth_blockNumber, balance or block answers
 // in out.
-func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
+func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]json.RawMessage) []byte {
 	methodOf := map[string]string{}
 	pruned := map[string]bool{}
 	for _, c := range calls {
@@ -306,6 +361,8 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode) []byte {
 			}
 		}
 		switch {
+		case errorOf[m] != nil:
+			r.Result, r.Error = nil, errorOf[m]
 		case mode == Pruned && pruned[string(r.ID)]:
 			r.Result = nil
 			r.Error = json.RawMessage(`{"code":-32000,"message":"missing trie node 0000000000000000000000000000000000000000000000000000000000000000 (path ) state 0x0 is not available, not found"}`)

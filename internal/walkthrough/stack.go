@@ -232,8 +232,10 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 	}
 
 	// 2. settlementd: every job on, at a demo pace (epochs stay 60 s).
+	// One secret authenticates the gateway to settlementd (refunds).
+	gatewaySecret := randomHex(32)
 	sdEnv := []string{
-		"DATABASE_URL=" + cfg.DatabaseURL, "REDIS_URL=" + cfg.RedisURL, "TOLLGATE_PREFIX=" + prefix,
+		"DATABASE_URL=" + cfg.DatabaseURL, "TOLLGATE_MIGRATE=true", "TOLLGATE_DEV=1", "REDIS_URL=" + cfg.RedisURL, "TOLLGATE_PREFIX=" + prefix,
 		"TOLLGATE_HTTP_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"), "TOLLGATE_CONSUMER=demo",
 		"TOLLGATE_EPOCH_GRACE=1s", "TOLLGATE_EPOCH_CLOSE_SCHEDULE=* * * * * *", "TOLLGATE_INGEST_BLOCK=200ms",
 		"TOLLGATE_LOG_LEVEL=info",
@@ -252,6 +254,11 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		// The sign-in domain is the gateway's host, as a browser names it.
 		"TOLLGATE_AUTH_DOMAIN=" + strings.TrimPrefix(s.Gateway, "http://"),
 		"TOLLGATE_X402_RPC_URL=" + m.Base.RPCURL, "TOLLGATE_X402_RELAYER_KEY=" + key("relayer"),
+		// The facilitator settles only the gateway's own offer (the same
+		// variables the gateway's Caddyfile reads), and knows the gateway
+		// by its secret.
+		"TOLLGATE_X402_ASSET=" + m.Base.USDC, "TOLLGATE_X402_PAY_TO=" + addr("treasury"),
+		"TOLLGATE_GATEWAY_SECRET=" + gatewaySecret,
 	}
 	sdEnv = append(sdEnv, contracts...)
 	if err != nil {
@@ -293,8 +300,14 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		"TOLLGATE_RPC_137=" + m.Polygon.RPCURL, "TOLLGATE_RPC_8453=" + m.Base.RPCURL,
 		"TOLLGATE_WS_137=" + m.Polygon.WSURL, "TOLLGATE_WS_8453=" + m.Base.WSURL,
 		"TOLLGATE_X402_ASSET=" + m.Base.USDC, "TOLLGATE_X402_PAY_TO=" + addr("treasury"),
+		"TOLLGATE_GATEWAY_SECRET=" + gatewaySecret,
 		"SETTLEMENTD_ADDR=" + strings.TrimPrefix(s.Settlementd, "http://"),
 		"TOLLGATE_ALLOW_PRIVATE_NODES=1", // the walkthrough's node runs on loopback
+		// The demo's own setting, explicit: its front proxy (startFront)
+		// runs on loopback and names the developer's address in
+		// X-Forwarded-For, so loopback is the one trusted proxy.
+		"TOLLGATE_TRUSTED_PROXIES=127.0.0.1/32 ::1/128",
+		"TOLLGATE_DEV=1", // the dev chains' accounts are the money addresses here
 	}
 	if cfg.Settings == "" {
 		caddyEnv = append(caddyEnv, "TOLLGATE_VAULT_ADDRESS="+m.Polygon.RevenueVault, "TOLLGATE_USDT_ADDRESS="+m.Polygon.USDT)

@@ -1240,9 +1240,9 @@ func startNode(upstream string) (*opNode, error) {
 }
 
 // startFront is a loopback reverse proxy to the gateway that keeps the
-// client's Host and sets X-Forwarded-For to clientIP (the root Caddyfile
-// trusts private-range proxies), so a client that cannot set headers is
-// seen from clientIP.
+// client's Host and sets X-Forwarded-For to clientIP (the stack trusts
+// loopback proxies, TOLLGATE_TRUSTED_PROXIES), so a client that cannot set
+// headers is seen from clientIP.
 func startFront(gateway, clientIP string) (*opNode, error) {
 	target, err := url.Parse(gateway)
 	if err != nil {

@@ -28,6 +28,9 @@
 //	<p>generation                    string: present once settlementd has (re)built keys and balances from PostgreSQL;
 //	                                 absent = Redis lost its data and is not rebuilt yet (see Layout.Generation)
 //	<p>rebuilding                    string: token of the rebuild in progress (settlementd)
+//	<p>seq                           string: the shard's state counter (Layout.Seq); -1 = older than the ledger
+//	<p>ledger-seq                    string: the Seq count PostgreSQL has caught up with (settlementd)
+//	<p>keep                          hash: gateway id → the oldest stream entry (ms) it may still look up (Layout.Keep)
 //
 // An account hash of kind "bundle" (an X-Tollgate-Bundle-Key) carries the
 // field w = the wallet whose bundle it draws on; such a key has no credits.
@@ -269,6 +272,27 @@ func (l Layout) Gateways() string { return l.Shard(0).Prefix + "gateways" }
 // to this Redis since it last lost its data: a Redis that comes back empty
 // has none, and each gateway adds itself once it has replayed.
 func (l Layout) Replayed() string { return l.Shard(0).Prefix + "replayed" }
+
+// Seq is the shard's state counter: every metering decision, SIWX draw and
+// voucher draw adds one (meter's seqLua). settlementd acknowledges the count
+// PostgreSQL has caught up with (Ingested's third field); a Redis whose
+// count is below it is older than the ledger (restored from a snapshot) and
+// serves no money until it is rebuilt. -1 marks a shard found so and not yet
+// wiped by settlementd. It is the generation marker's name with "seq" for
+// "generation", in the same slot.
+func (l Layout) Seq() string { return l.Shard(0).Prefix + "seq" }
+
+// LedgerSeq is the highest Seq count settlementd knows PostgreSQL has caught
+// up with on this shard: every decision counted up to it has its events
+// stored. Gateways raise their floor to it (meter.Retention.Floor) and send
+// the floor with every metering script.
+func (l Layout) LedgerSeq() string { return l.Shard(0).Prefix + "ledger-seq" }
+
+// Keep holds, per gateway id (as in Gateways), the oldest stream entry time
+// (unix ms) the gateway may still look up: the money facts it keeps for
+// replay and the requests it may still void. settlementd trims the stream
+// below the lowest of these and of what it has stored (XTRIM MINID).
+func (l Layout) Keep() string { return l.Shard(0).Prefix + "keep" }
 
 // DateOf is the UTC day a counter is kept under: daily counters are keyed
 // by it, so they reset at UTC midnight without any job running, and expire

@@ -57,10 +57,13 @@ const (
 	// batch-settlement channel: the wallet's deposit held by the escrow
 	// contract, not its bundle, so it has no ledger row (the channel's
 	// state is kept in x402_channels) and a bundle rebuilt after a Redis
-	// loss does not count it as used. Debits only: the request's Revenue
-	// and a Refund of it are bundle calls of the wallet (a failed call is
-	// given back as a bundle call, as the voucher's cumulative amount
-	// cannot be signed back down).
+	// loss does not count it as used. The request's Revenue and the Refund
+	// of a call the upstream failed are bundle calls of the wallet (a
+	// failed call is given back as a bundle call, as the voucher's
+	// cumulative amount cannot be signed back down). A draw voided after a
+	// lost Redis reply is a Refund of payer "channel": the channel's
+	// charged total goes back down, so it is never claimed
+	// (meter.VoidVoucherIfBooked); it has no ledger row either.
 	PayerChannel Payer = "channel"
 )
 
@@ -100,7 +103,7 @@ type Revenue struct {
 	Asset    string      `json:"asset"`
 	Amount   money.Units `json:"amount_units,string"`
 	Calls    int         `json:"calls"`
-	Upstream string      `json:"upstream"`          // provider name, node id, or "cache"
+	Upstream string      `json:"upstream"`          // provider name, node id, "cache" or "fanout"
 	NodeID   string      `json:"node_id,omitempty"` // set when a registered node served it
 }
 
@@ -245,10 +248,14 @@ type ServedBy struct {
 	NodeID   string
 }
 
-// Servers that are not upstreams.
+// Servers that are not upstreams. ServedByFanout is the gateway's copy of
+// an upstream's subscription notification to a further subscriber: the
+// upstream (its node) earns once per message it sent, the fan-out is the
+// platform's.
 var (
 	ServedByCache        = ServedBy{Upstream: "cache"}
 	ServedByIntelligence = ServedBy{Upstream: "intelligence"}
+	ServedByFanout       = ServedBy{Upstream: "fanout"}
 )
 
 // Payload is the "d" field of an event's stream entry: the metering scripts

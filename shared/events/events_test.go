@@ -150,6 +150,8 @@ func TestLedgerEventsRoundTrip(t *testing.T) {
 		&KeyRevoked{KeyID: "key_x", TimeMs: 4},
 		&BundleGranted{ID: "0xabc", Wallet: "0x1", Calls: 1000, Amount: 100000, Network: "eip155:8453", TimeMs: 5},
 		&Debit{ID: "r2", TimeMs: 6, ChainID: 8453, Payer: PayerChannel, Account: wallet, Asset: AssetUSDC, Amount: 100, Calls: 1},
+		// A draw voided after a lost Redis reply goes back to its channel.
+		&Refund{ID: "r2", TimeMs: 7, Payer: PayerChannel, Account: wallet, Amount: 100, Calls: 1},
 	}
 	for _, e := range evs {
 		f, err := Encode(e)
@@ -166,9 +168,9 @@ func TestLedgerEventsRoundTrip(t *testing.T) {
 		&Refund{ID: "r1", TimeMs: 1, Payer: PayerCredits, Amount: 30, Calls: 1},
 		&KeyCreated{KeyID: "key_x", KeyHash: "short", Kind: KeyAPI, TimeMs: 1},
 		&BundleGranted{ID: "0xabc", Wallet: "0x1", Calls: 0, Amount: 1, TimeMs: 1},
-		// A channel draw is a wallet's; only a Debit has that payer.
+		// A channel draw is a wallet's; a Revenue is never the channel's.
 		&Debit{ID: "r2", TimeMs: 6, ChainID: 8453, Payer: PayerChannel, Account: "key_x", Asset: AssetUSDC, Amount: 100, Calls: 1},
-		&Refund{ID: "r2", TimeMs: 7, Payer: PayerChannel, Account: wallet, Amount: 100, Calls: 1},
+		&Refund{ID: "r2", TimeMs: 7, Payer: PayerChannel, Account: "key_x", Amount: 100, Calls: 1},
 		&Revenue{ID: "r2", TimeMs: 60_000, EpochID: 1, ChainID: 8453, Method: "eth_call", Payer: PayerChannel, Account: wallet,
 			Asset: AssetUSDC, Amount: 100, Calls: 1, Upstream: "cache"},
 	}

@@ -81,11 +81,11 @@ func (r *Refund) Validate() error {
 		return errors.New("refund: id missing or too long")
 	case r.TimeMs <= 0 || r.Amount < 0 || r.Calls <= 0:
 		return errors.New("refund: bad ts, amount or calls")
-	case r.Payer != PayerCredits && r.Payer != PayerBundle && r.Payer != PayerFree:
+	case r.Payer != PayerCredits && r.Payer != PayerBundle && r.Payer != PayerFree && r.Payer != PayerChannel:
 		return fmt.Errorf("refund: unknown payer %q", r.Payer)
 	case r.Payer != PayerFree && r.Account == "":
 		return errors.New("refund: paid refund without account")
-	case r.Payer == PayerBundle && !ValidWallet(r.Account):
+	case (r.Payer == PayerBundle || r.Payer == PayerChannel) && !ValidWallet(r.Account):
 		return fmt.Errorf("refund: bundle refund account %.80q is not a lower-case 0x wallet", r.Account)
 	}
 	return nil

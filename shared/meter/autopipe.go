@@ -256,8 +256,13 @@ type autoPipelined interface {
 	Stats() (batches, calls uint64)
 }
 
-// errAbandoned is the error of a call whose caller stopped waiting.
-var errAbandoned = errors.New("metering call abandoned at its deadline")
+// errAbandoned is the error of a call whose caller stopped waiting;
+// errNeverSent marks one that was still queued then, so it cannot have
+// run (MaybeBooked is false: no void is started for it).
+var (
+	errAbandoned = errors.New("metering call abandoned at its deadline")
+	errNeverSent = errors.New("never sent")
+)
 
 func (p *AutoPipeline) do(ctx context.Context, name, payload string, keys []string, args []any) *redis.Cmd {
 	it := &piped{cmd: scriptCmd(ctx, name, payload, keys, args), ctx: ctx, done: make(chan struct{})}
@@ -282,7 +287,7 @@ func (p *AutoPipeline) do(ctx context.Context, name, payload string, keys []stri
 	// caller gets a fresh one carrying the error (not booked, or MaybeBooked).
 	out := redis.NewCmd(ctx, it.cmd.Args()...)
 	if it.state.CompareAndSwap(pipeQueued, pipeAbandoned) {
-		out.SetErr(fmt.Errorf("%w before it was sent: %w", errAbandoned, ctx.Err()))
+		out.SetErr(fmt.Errorf("%w (%w): %w", errAbandoned, errNeverSent, ctx.Err()))
 		return out
 	}
 	select {

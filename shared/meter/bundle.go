@@ -69,7 +69,7 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	draw := &run{script: siwxScript,
 		keys: []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
 		args: []any{req.Calls, int64(max(nonceTTL, time.Second) / time.Second), events.TypeDebit, events.Version, data,
-			int64(dayTTL / time.Second)}, wait: true}
+			int64(dayTTL / time.Second), m.cfg.Retain.Floor(ws)}, wait: true, seqShard: ws + 1, id: d.ID, ms: ms}
 	gate := m.gateRun(d.ipShard, d.ipKey, ms)
 	m.exec(ctx, draw, gate)
 	d.shard = ws
@@ -208,14 +208,20 @@ func (m *Meter) GrantBundle(ctx context.Context, pg *PendingGrant) (Decision, *C
 		gr := &run{script: grantScript,
 			keys: []string{l.Stream(0), l.Bundle(g.Wallet), l.BundleGrants(g.Wallet), l.KeyLookup(hash), l.Account(pg.id), l.Requests(d.date)},
 			args: []any{g.TxHash, g.Calls, pg.req.Calls, ms, pg.id, "x402 bundle", g.Wallet, events.Version,
-				events.TypeBundleGrant, grant[5], events.TypeKeyCreated, key[5], events.TypeDebit, pg.debit, int64(dayTTL / time.Second)},
-			wait: true}
+				events.TypeBundleGrant, grant[5], events.TypeKeyCreated, key[5], events.TypeDebit, pg.debit, int64(dayTTL / time.Second),
+				m.cfg.Retain.Floor(d.shard)},
+			wait: true, seqShard: d.shard + 1}
 		m.exec(ctx, gr)
 		if gr.err != nil {
 			return d, nil, gr.err
 		}
 		res := gr.res
 		code := toInt(res[0])
+		if code == 8 {
+			// The wallet's shard is older than the ledger: nothing was
+			// granted, and the grant is retried once it is rebuilt.
+			return d, nil, fmt.Errorf("%w: %s", ErrUnavailable, ReasonRecovering)
+		}
 		if code == -1 {
 			// A SHA-256 collision of two fresh 256-bit secrets: never, but
 			// the script changed nothing, so a fresh key is safe to try.

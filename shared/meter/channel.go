@@ -150,7 +150,7 @@ func (m *Meter) AuthorizeVoucher(ctx context.Context, req Request, v Voucher) (D
 	l := m.layout.Shard(d.shard)
 	draw := &run{script: voucherScript, keys: []string{l.Stream(0), l.Channel(v.ChannelID), l.Requests(d.date), l.Generation()},
 		args: []any{ms, req.Calls, int64(price), int64(v.Cumulative), v.Signature, v.Wallet, events.TypeDebit, events.Version, data,
-			int64(dayTTL / time.Second), v.ChannelID}, wait: true}
+			int64(dayTTL / time.Second), v.ChannelID, m.cfg.Retain.Floor(d.shard)}, wait: true, seqShard: d.shard + 1, id: d.ID, ms: ms}
 	gate := m.gateRun(d.ipShard, d.ipKey, ms)
 	m.exec(ctx, draw, gate)
 	if draw.err != nil {

@@ -17,3 +17,9 @@ func (p *Replayer) SeenRun(s int, run string) { p.state[s].run = run }
 
 // SetHold changes how long p keeps facts settlementd has stored (AckHold).
 func (p *Replayer) SetHold(d time.Duration) { p.hold = d }
+
+// HoldVoid plays a request whose metering reply was lost on shard at ms.
+func (r *Retention) HoldVoid(shard int, id string, ms int64) { r.holdVoid(shard, id, ms) }
+
+// ReleaseVoid plays its void settled.
+func (r *Retention) ReleaseVoid(id string) { r.releaseVoid(id) }

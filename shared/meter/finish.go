@@ -2,6 +2,8 @@ package meter
 
 import (
 	"context"
+	"sort"
+	"strconv"
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/shared/events"
@@ -10,14 +12,25 @@ import (
 
 // Finished is the state of a request's books after Finish.
 type Finished struct {
-	// Revenue is the revenue event of the served calls; nil when none was
-	// served. The caller queues it (EventWriter.Enqueue).
+	// Revenue is the revenue event of the served calls (the first of
+	// Revenues); nil when none was served. The caller queues every event
+	// of Revenues (EventWriter.Enqueue).
 	Revenue *events.Revenue
+	// Revenues are the revenue events of the served calls, one per server
+	// (RevenueParts).
+	Revenues []*events.Revenue
 	// Refunded is true when the failed calls were given back.
 	Refunded bool
 	// Balance (Paid) and BundleLeft (Bundle) after the refund.
 	Balance    money.Units
 	BundleLeft int64
+}
+
+// Served is one server's share of a request: the calls it served, in the
+// units the request was booked in.
+type Served struct {
+	By    events.ServedBy
+	Units int
 }
 
 // Finish closes the books of a served request: failed of its calls got no
@@ -28,6 +41,13 @@ type Finished struct {
 // reconciliation repays it). Prices come from the decision: what a call was
 // charged is what is refunded and what is earned.
 func (m *Meter) Finish(ctx context.Context, d *Decision, failed int, by events.ServedBy, now time.Time) (Finished, error) {
+	return m.FinishServed(ctx, d, failed, []Served{{By: by, Units: d.calls - failed}}, now)
+}
+
+// FinishServed is Finish for a request whose calls several servers served
+// (the edge cache, one upstream or several): each server earns the revenue
+// of its own calls (RevenueParts).
+func (m *Meter) FinishServed(ctx context.Context, d *Decision, failed int, served []Served, now time.Time) (Finished, error) {
 	f := Finished{Balance: d.Balance, BundleLeft: d.BundleLeft}
 	var err error
 	if failed > 0 {
@@ -41,10 +61,64 @@ func (m *Meter) Finish(ctx context.Context, d *Decision, failed int, by events.S
 			}
 		}
 	}
-	if ev, ok := d.Revenue(failed, by.Upstream, by.NodeID, now); ok {
-		f.Revenue = ev
+	f.Revenues = d.RevenueParts(failed, served, now)
+	if len(f.Revenues) > 0 {
+		f.Revenue = f.Revenues[0]
 	}
 	return f, err
+}
+
+// RevenueParts is the revenue of a request's served calls split by who
+// served them: one event per server, each with its own calls and their
+// price, so a node earns for exactly the calls it answered (never for the
+// cache's, or another upstream's share of a split batch). The parts' calls
+// and amounts sum to the request's (Revenue with failed). The largest part
+// keeps the request id; the others are "<id>/<n>" (a revenue event's id is
+// its idempotency key). Parts that do not add up to the served calls (a
+// caller's bug) are not trusted: the whole goes to the largest part's
+// server, never more or less than was served.
+func (d *Decision) RevenueParts(failed int, served []Served, now time.Time) []*events.Revenue {
+	total := d.calls - failed
+	if total <= 0 || !d.served() {
+		return nil
+	}
+	merged := map[events.ServedBy]int{}
+	sum := 0
+	for _, s := range served {
+		if s.Units > 0 {
+			merged[s.By] += s.Units
+			sum += s.Units
+		}
+	}
+	parts := make([]Served, 0, len(merged))
+	for by, n := range merged {
+		parts = append(parts, Served{By: by, Units: n})
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		if parts[i].Units != parts[j].Units {
+			return parts[i].Units > parts[j].Units
+		}
+		return parts[i].By.Upstream+"\x00"+parts[i].By.NodeID < parts[j].By.Upstream+"\x00"+parts[j].By.NodeID
+	})
+	if sum != total {
+		by := events.ServedBy{}
+		if len(parts) > 0 {
+			by = parts[0].By
+		}
+		parts = []Served{{By: by, Units: total}}
+	}
+	out := make([]*events.Revenue, 0, len(parts))
+	for i, p := range parts {
+		ev, ok := d.Revenue(d.calls-p.Units, p.By.Upstream, p.By.NodeID, now)
+		if !ok {
+			continue
+		}
+		if i > 0 {
+			ev.ID = d.ID + "/" + strconv.Itoa(i)
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // price is what n of the decision's calls cost its payer: credits and

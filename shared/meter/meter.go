@@ -91,6 +91,11 @@ type Config struct {
 	ReplicaWait time.Duration
 	// OnUnreplicated, if set, is called for each such decision (a metric).
 	OnUnreplicated func()
+	// OnOlderThanLedger, if set, is called when a metering script finds its
+	// shard's Redis older than the ledger (seqLua): restored from a snapshot
+	// or missing acknowledged writes. That shard answers "recovering" until
+	// settlementd rebuilds it. The gateway alerts (metric and log).
+	OnOlderThanLedger func(shard int)
 	// Retain, if set, keeps every money fact booked (paid debits, their
 	// refunds) until settlementd has stored it, for Replayer (retain.go).
 	Retain *Retention
@@ -453,9 +458,10 @@ func (m *Meter) meterRun(d *Decision, c *scriptCall, shard int, mode string, che
 		c.freeDaily, c.freeSubnet, NearLimitPercent, int64(dayTTL / time.Second),
 		m.cfg.IPRate.interval(), m.cfg.IPRate.burst(), m.cfg.KeyRate.interval(), m.cfg.KeyRate.burst(),
 		d.date, events.TypeDebit, events.Version, c.paid, c.free, placeholder,
-		l.BundlePrefix(), bundleArg(c.bundle), walletPlaceholder, mode, ipk, rate, countShort,
+		l.BundlePrefix(), bundleArg(c.bundle), walletPlaceholder, mode, ipk, rate, countShort, m.cfg.Retain.Floor(shard),
 	}
-	return &run{script: meterScript, keys: keys, args: args, wait: c.keyHash != "" && mode != modeIP}
+	return &run{script: meterScript, keys: keys, args: args, wait: c.keyHash != "" && mode != modeIP,
+		seqShard: shard + 1, id: d.ID, ms: c.ms}
 }
 
 // limitsOf reads the {IP limit, subnet limit} tail of a script reply.

@@ -433,6 +433,19 @@ func TestRefundRestoresExactlyOnce(t *testing.T) {
 	if _, ok := d.Revenue(10, "alpha", "", time.Now()); ok {
 		t.Fatal("a request with every call failed recorded revenue")
 	}
+	// Split by server: each earns its own calls; the parts sum to the
+	// served calls and amount; the largest keeps the request id.
+	node := events.ServedBy{Upstream: "NODE-EU-AAAAAAAA", NodeID: "NODE-EU-AAAAAAAA"}
+	parts := d.RevenueParts(4, []meter.Served{{By: events.ServedByCache, Units: 5}, {By: node, Units: 1}}, served)
+	if len(parts) != 2 || parts[0].ID != d.ID || parts[0].Upstream != "cache" || parts[0].Calls != 5 || parts[0].Amount != 150 ||
+		parts[1].ID != d.ID+"/1" || parts[1].NodeID != node.NodeID || parts[1].Calls != 1 || parts[1].Amount != 30 ||
+		parts[0].Validate() != nil || parts[1].Validate() != nil {
+		t.Fatalf("revenue parts %+v %+v", parts[0], parts[len(parts)-1])
+	}
+	// Parts that do not add up are not trusted: one event for what was served.
+	if bad := d.RevenueParts(4, []meter.Served{{By: node, Units: 9}}, served); len(bad) != 1 || bad[0].Calls != 6 || bad[0].Amount != 180 {
+		t.Fatalf("parts over the served calls: %+v", bad)
+	}
 }
 
 // TestConcurrentSpend races many goroutines for one balance: the balance

@@ -176,6 +176,20 @@ func TestVoidIfBooked(t *testing.T) {
 	if again := f.authorize(t, meter.Request{ChainID: 137, IP: ip("192.0.2.71"), Calls: 1}); again.FreeLeft != 9 {
 		t.Fatalf("free allowance after the void: %+v", again)
 	}
+	// A script Redis ran long after the decision (a Redis stalled past
+	// the timeout by a slow fsync, a paused VM, a SIGSTOP runs what waits in
+	// its sockets when it resumes): its Debit is stamped with Redis's clock
+	// then, a minute after the decision here, and is still found.
+	f.clk.Add(-time.Minute)
+	late := f.authorize(t, meter.Request{ChainID: 137, IP: ip("192.0.2.73"), KeyHash: meter.HashKey(secret), Calls: 1})
+	f.clk.Add(time.Minute)
+	if late.Outcome != meter.Paid || f.balance(t, id) != 9*money.PricePerCall {
+		t.Fatalf("late: %+v", late)
+	}
+	lostLate := meter.AsUnanswered(late)
+	if found, err := f.m.VoidIfBooked(ctx, &lostLate); err != nil || !found || f.balance(t, id) != 10*money.PricePerCall {
+		t.Fatalf("void of a script run a minute after its decision: found %v err %v balance %d", found, err, f.balance(t, id))
+	}
 	// Refused (not booked): nothing to find.
 	unknown, _ := meter.NewKey()
 	f.lose(t)
@@ -195,5 +209,8 @@ func TestVoidIfBooked(t *testing.T) {
 	}
 	if !meter.MaybeBooked(fmt.Errorf("%w: %w", meter.ErrUnavailable, io.EOF)) {
 		t.Fatal("a connection lost mid-call is not treated as maybe booked")
+	}
+	if meter.MaybeBooked(fmt.Errorf("%w: %w", meter.ErrUnavailable, redis.ErrPoolTimeout)) {
+		t.Fatal("a call that never got a connection is treated as maybe booked")
 	}
 }

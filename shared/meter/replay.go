@@ -136,18 +136,29 @@ func (p *Replayer) Run(ctx context.Context) {
 func (p *Replayer) Tick(ctx context.Context, s int) error {
 	l := p.layout.Shard(s)
 	now := time.Now().UnixMilli()
-	var gen, ack *redis.StringCmd
+	var gen, ack, ledger *redis.StringCmd
 	var member *redis.BoolCmd
+	keep := p.ret.KeepFrom(s, time.UnixMilli(now))
 	_, err := p.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		gen = pl.Get(ctx, l.Generation())
 		ack = pl.Get(ctx, l.Ingested())
+		ledger = pl.Get(ctx, l.LedgerSeq())
 		member = pl.SIsMember(ctx, l.Replayed(), p.id)
 		pl.ZAdd(ctx, l.Gateways(), redis.Z{Score: float64(now), Member: p.id})
 		pl.ZRemRangeByScore(ctx, l.Gateways(), "-inf", strconv.FormatInt(now-time.Minute.Milliseconds(), 10))
+		// What this gateway may still look up in the stream: settlementd
+		// trims below the lowest of these (balances.Layout.Keep).
+		pl.HSet(ctx, l.Keep(), p.id, keep)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
+	}
+	// The count PostgreSQL has caught up with: the floor this gateway's
+	// scripts hold this shard's Redis to (seqLua). Never lowered, so a
+	// Redis restored from the past cannot lower it either.
+	if v, err := strconv.ParseInt(ledger.Val(), 10, 64); err == nil {
+		p.ret.RaiseFloor(s, v)
 	}
 	run, err := runID(ctx, p.rdb, p.layout.Stream(s))
 	if err != nil {

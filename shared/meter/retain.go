@@ -33,6 +33,7 @@ type Retention struct {
 	bytes    atomic.Int64
 	dropped  atomic.Uint64 // let go at the bound, unstored
 	kept     atomic.Uint64 // ever kept
+	ledger   ledgerState
 }
 
 // Default bounds of a Retention: ~750,000 paid calls (75 s at 10,000 paid
@@ -127,6 +128,7 @@ func NewRetention(shards, maxFacts int, maxBytes int64) *Retention {
 		maxBytes = DefaultRetainBytes
 	}
 	r := &Retention{maxFacts: maxFacts, maxBytes: maxBytes, shards: make([]*factRing, shards)}
+	r.ledger.floors = make([]atomic.Int64, shards)
 	for i := range r.shards {
 		r.shards[i] = &factRing{}
 	}

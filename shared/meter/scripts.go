@@ -36,6 +36,46 @@ local function commit(now, key, new)
 end
 `
 
+// seqLua defines advance(p, floor) on the shard whose key prefix is p (the
+// state counter balances.Layout.Seq is p..'seq', the generation marker
+// p..'generation', in the slot of every key of the shard): every metering
+// decision, SIWX draw, voucher draw and x402 grant counts one. shardOf(key,
+// suffix) is the prefix of a shard key the script was given. The gateway
+// sends floor: the highest count settlementd has acknowledged as stored in
+// PostgreSQL (Retention.Floor, from balances.Layout.Ingested), so a Redis
+// holding a lower count is older than the ledger — restored from a snapshot
+// or an older RDB/AOF, or a replica that missed acknowledged writes. That
+// Redis serves no money: the first script to find it so sets the count to
+// -1 and deletes the generation marker, and every script answers
+// "recovering" until settlementd has wiped and rebuilt the shard from
+// PostgreSQL (package recovery). A missing count (an empty Redis) starts at
+// Redis's clock in microseconds, above any floor a gateway holds unless the
+// shard made more than a million decisions a second. No round trip is
+// added: the floor rides the script's arguments.
+// Reply: 0 go on, 1 found older earlier (awaiting the rebuild), 2 found
+// older now.
+const seqLua = `
+local function shardOf(key, suffix) return string.sub(key, 1, #key - #suffix) end
+local function advance(p, floor)
+  local k, gen = p .. 'seq', p .. 'generation'
+  local s = tonumber(redis.call('GET', k) or '0')
+  if s < 0 then return 1 end
+  if s == 0 then
+    local t = redis.call('TIME')
+    local init = math.max(tonumber(t[1]) * 1000000 + tonumber(t[2]), floor + 1)
+    redis.call('SET', k, string.format('%d', init))
+    return 0
+  end
+  if s < floor then
+    redis.call('SET', k, '-1')
+    redis.call('DEL', gen)
+    return 2
+  end
+  redis.call('INCR', k)
+  return 0
+end
+`
+
 // meterScript decides who pays for one request (all calls of a batch at
 // once) and books it. Outcomes, as the first element of the reply:
 //
@@ -51,6 +91,8 @@ end
 //	9 no funds               {9, account} (mode "payer"): the key is valid, its
 //	                         rate allows the request, but neither bundle nor
 //	                         credits cover it; the free tier is on the address's shard
+//	8 (older)                {8, 1 | 2}: this shard's Redis is older than the
+//	                         ledger (seqLua: 2 found so by this call)
 //	10 elsewhere             {10, shard}: the key's lookup here points to the
 //	                         account's home shard (an account migrated from an
 //	                         unsharded layout; balances.KeyPointer)
@@ -86,13 +128,16 @@ end
 // 19 bundle key prefix, 20 debit payload (bundle; "" = a bundle key may not
 // draw here), 21 wallet placeholder, 22 mode, 23 index of the first address
 // key (0 = none), 24 "1" = check the address's rate in mode ip, 25 "1" =
-// count a call short of funds in the key's calls of the day (mode payer).
+// count a call short of funds in the key's calls of the day (mode payer),
+// 26 the shard's ledger floor (seqLua).
 //
 // A bundle key (an X-Tollgate-Bundle-Key; its account hash holds w = the
 // wallet) draws on the wallet's bundle instead of credits; it has no credit
 // balance, so with no bundle calls left it falls through to the free tier
 // like any key without credits. Its account lives on its wallet's shard.
-var meterScript = redis.NewScript(gcraLua + `
+var meterScript = redis.NewScript(gcraLua + seqLua + `
+local older = advance(shardOf(KEYS[3], 'generation'), tonumber(ARGV[26]) or 0)
+if older > 0 then return {8, older} end
 local now = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[8])
@@ -321,11 +366,14 @@ return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or '', 
 // KEYS: 1 stream, 2 bundle hash, 3 nonce key, 4 requests today,
 // 5 generation marker.
 // ARGV: 1 calls, 2 nonce TTL s, 3 event type, 4 event version, 5 debit
-// payload, 6 daily key TTL s.
+// payload, 6 daily key TTL s, 7 the shard's ledger floor (seqLua).
 // Reply: {1, calls left, debit's stream id} served, {3, calls left} too few calls left,
 // {7, 0} nonce already used, {8, 0} the bundle is missing and Redis is not
-// rebuilt yet (the nonce stays unused, so the same message works once it is).
-var siwxScript = redis.NewScript(`
+// rebuilt yet (the nonce stays unused, so the same message works once it is),
+// {8, 1 | 2} this Redis is older than the ledger (seqLua).
+var siwxScript = redis.NewScript(seqLua + `
+local older = advance(shardOf(KEYS[5], 'generation'), tonumber(ARGV[7]) or 0)
+if older > 0 then return {8, older} end
 local n = tonumber(ARGV[1])
 if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[5]) == 0 then return {8, 0} end
 if redis.call('EXISTS', KEYS[3]) == 1 then return {7, 0} end
@@ -350,8 +398,10 @@ return {1, left, xid}
 // ARGV: 1 tx hash, 2 calls granted, 3 calls drawn, 4 now ms, 5 key id,
 // 6 key label, 7 wallet, 8 event version, 9 bundle_granted type, 10 its
 // payload, 11 key_created type, 12 its payload, 13 debit type, 14 its
-// payload, 15 daily key TTL s.
-// Reply: {1, calls left, granted 0|1, grant's entry id, key's, debit's}
+// payload, 15 daily key TTL s, 16 the shard's ledger floor (seqLua).
+// Reply: {8, 1 | 2} this Redis is older than the ledger (nothing granted: a
+// grant checked against a past grants set could grant a transaction twice;
+// the payment is retried once the shard is rebuilt), otherwise {1, calls left, granted 0|1, grant's entry id, key's, debit's}
 // served, {3, calls left, granted 0|1, grant's entry id, key's, ""} too few
 // calls left (entry ids "" when not written by this call), {5, calls left} the transaction was granted to an
 // earlier request (a replayed payment: nothing drawn), {-1} the key's hash
@@ -360,7 +410,9 @@ return {1, left, xid}
 // A retry of this same request (its reply was lost) finds the transaction
 // granted with its own key: that attempt applied everything atomically,
 // the draw included, so it answers {1, calls left, 1} and draws nothing.
-var grantScript = redis.NewScript(`
+var grantScript = redis.NewScript(seqLua + `
+local older = advance(shardOf(KEYS[1], 'events'), tonumber(ARGV[16]) or 0)
+if older > 0 then return {8, older} end
 local n = tonumber(ARGV[3])
 local granted, gxid, kxid = 0, '', ''
 if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then
@@ -459,12 +511,14 @@ return redis.call('HMGET', KEYS[1], 'w', 'bal', 'claimed', 'charged', 'signed', 
 // KEYS: 1 stream, 2 channel hash, 3 requests today, 4 generation marker.
 // ARGV: 1 now ms, 2 calls, 3 price, 4 cumulative, 5 signature, 6 wallet,
 // 7 event type, 8 event version, 9 debit payload, 10 daily key TTL s,
-// 11 channel id.
+// 11 channel id, 12 the shard's ledger floor (seqLua).
 // Reply: {code, 0, channel fields}, served with the Debit's entry id, the
 // ChannelState's and its payload after them: 1 served, 8 recovering, 9 unknown
 // channel, 10 cumulative mismatch, 11 over the deposit, 12 closed by a
 // cooperative refund.
-var voucherScript = redis.NewScript(channelEmitLua + `
+var voucherScript = redis.NewScript(channelEmitLua + seqLua + `
+local older = advance(shardOf(KEYS[4], 'generation'), tonumber(ARGV[12]) or 0)
+if older > 0 then return {8, older, {}} end
 if redis.call('EXISTS', KEYS[4]) == 0 then return {8, 0, {}} end
 local n = tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[2], 'w', 'bal', 'claimed', 'charged', 'signed', 'sig', 'cfg')

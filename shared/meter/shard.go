@@ -52,10 +52,16 @@ type run struct {
 	// wait: the script may book money; with Config.ReplicaWait it is
 	// followed by WAIT 1 on the same connection (failover.go).
 	wait bool
-	cmd  *redis.Cmd
-	res  []any
-	code int64
-	err  error
+	// shard+1 of a script that checks the ledger floor (seqLua; 0: none),
+	// and id, ms: the request and its time, held for a void when the
+	// reply is lost (ledger.go).
+	seqShard int
+	id       string
+	ms       int64
+	cmd      *redis.Cmd
+	res      []any
+	code     int64
+	err      error
 }
 
 // exec sends runs (nil ones skipped) in one round trip: one script alone
@@ -114,6 +120,9 @@ func (m *Meter) exec(ctx context.Context, runs ...*run) {
 		if r.err != nil {
 			// Wrapped: MaybeBooked tells a dial failure from a lost reply.
 			r.err = fmt.Errorf("%w: %w", ErrUnavailable, r.err)
+			if r.seqShard > 0 && MaybeBooked(r.err) {
+				m.cfg.Retain.holdVoid(r.seqShard-1, r.id, r.ms-voidBefore.Milliseconds())
+			}
 			continue
 		}
 		if len(r.res) == 0 {
@@ -121,6 +130,9 @@ func (m *Meter) exec(ctx context.Context, runs ...*run) {
 			continue
 		}
 		r.code, _ = r.res[0].(int64)
+		if r.code == 8 && r.seqShard > 0 && len(r.res) > 1 && toInt(r.res[1]) == 2 {
+			m.olderThanLedger(r.seqShard - 1)
+		}
 	}
 }
 

@@ -29,6 +29,8 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/deposits"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settle"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/solvency"
+	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
+
 	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
@@ -100,7 +102,11 @@ func (j *Jobs) Close() {
 	}
 }
 
-func addr(name, v string, required bool) (common.Address, error) {
+// addr checks one money setting: outside the dev profile (dev false) it
+// must be in its EIP-55 form and not a dev chain account or one of their
+// contracts (keys public; the dev chains reuse the real ids), as the
+// gateway's payments settings (docs/operators.md, "Configuration refusals").
+func addr(name, v string, required, dev bool) (common.Address, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		if required {
@@ -108,15 +114,21 @@ func addr(name, v string, required bool) (common.Address, error) {
 		}
 		return common.Address{}, nil
 	}
-	// Every address here holds or receives money (the token, the vault,
-	// the claims contract, the platform and pool wallets): only its
-	// EIP-55 spelling is taken, so a mistyped digit is refused, not paid.
-	a, err := ethparse.ChecksumAddress(v)
+	a, err := ethparse.Address(v)
 	if err != nil {
 		return common.Address{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if a == (common.Address{}) {
 		return a, fmt.Errorf("%s is the zero address", name)
+	}
+	if dev {
+		return a, nil
+	}
+	if v != a.Hex() {
+		return a, fmt.Errorf("%s is not in its EIP-55 checksummed form: copy the address from its source again", name)
+	}
+	if what, ok := devaccounts.Lookup(a); ok {
+		return a, fmt.Errorf("%s %s is the dev chain's %s, whose key is public: only TOLLGATE_DEV=1 accepts it", name, v, what)
 	}
 	return a, nil
 }
@@ -152,12 +164,12 @@ func Build(ctx context.Context, s Settings, d Deps) (*Jobs, error) {
 		}
 		return a
 	}
-	usdt := check(addr("TOLLGATE_USDT_ADDRESS", s.USDT, true))
-	vault := check(addr("TOLLGATE_VAULT_ADDRESS", s.Vault, true))
-	claims := check(addr("TOLLGATE_CLAIMS_ADDRESS", s.Claims, true))
+	usdt := check(addr("TOLLGATE_USDT_ADDRESS", s.USDT, true, s.Dev))
+	vault := check(addr("TOLLGATE_VAULT_ADDRESS", s.Vault, true, s.Dev))
+	claims := check(addr("TOLLGATE_CLAIMS_ADDRESS", s.Claims, true, s.Dev))
 	settling := s.TreasuryKey != "" || s.RelayerKey != ""
-	platform := check(addr("TOLLGATE_PLATFORM_WALLET", s.PlatformWallet, settling))
-	pool := check(addr("TOLLGATE_POOL_WALLET", s.PoolWallet, settling))
+	platform := check(addr("TOLLGATE_PLATFORM_WALLET", s.PlatformWallet, settling, s.Dev))
+	pool := check(addr("TOLLGATE_POOL_WALLET", s.PoolWallet, settling, s.Dev))
 	var treasury, relayer, governor *chain.Signer
 	parse := func(role, env, v string) *chain.Signer {
 		if v == "" {

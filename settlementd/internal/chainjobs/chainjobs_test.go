@@ -48,6 +48,7 @@ func TestBuildFromEnv(t *testing.T) {
 		"TOLLGATE_VAULT_ADDRESS": m.Polygon.RevenueVault, "TOLLGATE_CLAIMS_ADDRESS": m.Polygon.ClaimsContract,
 		"TOLLGATE_DEPOSIT_CONFIRMATIONS": "3", "TOLLGATE_PLATFORM_WALLET": addr("platform"), "TOLLGATE_POOL_WALLET": addr("pool"),
 		"TOLLGATE_TREASURY_KEY": key("treasury"), "TOLLGATE_RELAYER_KEY": key("relayer"), "TOLLGATE_GOVERNOR_KEY": key("governor"),
+		"TOLLGATE_DEV": "1", // the dev chain's accounts and contracts are the money settings here
 	}
 	if s, err = chainFromEnv(func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
@@ -84,17 +85,23 @@ func TestBuildFromEnv(t *testing.T) {
 		strings.Contains(err.Error(), key("treasury")[2:40]) {
 		t.Fatalf("bad settings: %v", err)
 	}
-	// Money settings must carry their EIP-55 checksum: an all-lowercase
-	// wallet (a typo in it goes unnoticed) is refused by name.
-	for _, name := range []string{"TOLLGATE_PLATFORM_WALLET", "TOLLGATE_POOL_WALLET", "TOLLGATE_VAULT_ADDRESS"} {
-		low := map[string]string{}
-		for k, v := range env {
-			low[k] = v
-		}
-		low[name] = strings.ToLower(env[name])
-		s, _ = chainFromEnv(func(k string) string { return low[k] })
-		if _, err := Build(ctx, s, deps); err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "EIP-55") {
-			t.Fatalf("lowercase %s: %v", name, err)
+	// Outside the dev profile the dev chain's contracts and wallets are
+	// refused, as is an address not in its EIP-55 form, by setting name.
+	prod := map[string]string{}
+	for k, v := range env {
+		prod[k] = v
+	}
+	delete(prod, "TOLLGATE_DEV")
+	prod["TOLLGATE_PLATFORM_WALLET"] = strings.ToLower("0xc2132D05D31c914a87C6611C10748AEb04B58e8F")
+	s, _ = chainFromEnv(func(k string) string { return prod[k] })
+	_, err = Build(ctx, s, deps)
+	for _, want := range []string{
+		"TOLLGATE_VAULT_ADDRESS " + m.Polygon.RevenueVault + " is the dev chain's deployer's contract, whose key is public",
+		"TOLLGATE_POOL_WALLET " + addr("pool") + " is the dev chain's pool, whose key is public",
+		"TOLLGATE_PLATFORM_WALLET is not in its EIP-55 checksummed form",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("without TOLLGATE_DEV: want %q in %v", want, err)
 		}
 	}
 	// The wrong chain is refused.
@@ -128,7 +135,7 @@ func TestDevChainDepositCredited(t *testing.T) {
 	}
 	defer d.Close()
 	m := d.Manifest
-	cj, err := Build(ctx, Settings{RPCURL: m.Polygon.RPCURL, USDT: m.Polygon.USDT, Vault: m.Polygon.RevenueVault,
+	cj, err := Build(ctx, Settings{Dev: true, RPCURL: m.Polygon.RPCURL, USDT: m.Polygon.USDT, Vault: m.Polygon.RevenueVault,
 		Claims: m.Polygon.ClaimsContract, Confirmations: 5}, Deps{Pool: pool, Redis: rdb, Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)

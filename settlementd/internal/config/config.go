@@ -147,6 +147,7 @@ Flags:
 // from getenv. A -h/-help request returns flag.ErrHelp after writing the
 // usage to out.
 func Load(args []string, getenv func(string) string, out io.Writer) (*Config, error) {
+	getenv, fileErr := withFiles(getenv)
 	host, _ := os.Hostname()
 	if host == "" {
 		host = "settlementd"
@@ -198,7 +199,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	dur(&c.LeaderRetry, "leader-retry", "TOLLGATE_LEADER_RETRY", 2*time.Second, "how often a follower tries to become leader")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "TOLLGATE_SHUTDOWN_TIMEOUT", 30*time.Second,
 		"how long SIGINT/SIGTERM waits for running jobs and the in-flight ingest batch")
-	boo(&c.Migrate, "migrate", "TOLLGATE_MIGRATE", true, "apply database migrations on start")
+	boo(&c.Migrate, "migrate", "TOLLGATE_MIGRATE", false,
+		"apply database migrations on start: on ONE replica only (or run `settlementd migrate up` before upgrading); without it a replica refuses a schema older than it needs")
 	str(&c.LogLevel, "log-level", "TOLLGATE_LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "TOLLGATE_LOG_FORMAT", "json", "json or console")
 	boo(&c.Apply, "apply", "TOLLGATE_RECONCILE_APPLY", false, "reconcile: write the differences (default: report only)")
@@ -259,7 +261,46 @@ func Load(args []string, getenv func(string) string, out io.Writer) (*Config, er
 	envErr := c.readEnv(getenv)
 	var chainsErr error
 	c.Chains, chainsErr = c.ReloadChains()
-	return c, errors.Join(c.validate(), envErr, chainsErr)
+	return c, errors.Join(c.validate(), envErr, chainsErr, fileErr())
+}
+
+// withFiles lets every setting come from a file: NAME_FILE=/path reads the
+// value of NAME from that file (its trailing newline dropped), as with
+// systemd's LoadCredential= (NAME_FILE=%d/name) or a mounted secret, so no
+// key has to sit in the environment. NAME and NAME_FILE together is an
+// error, as is a file that cannot be read; errors name the variable and the
+// path, never the content. Each file is read once.
+func withFiles(getenv func(string) string) (func(string) string, func() error) {
+	type read struct {
+		v   string
+		err error
+	}
+	cache := map[string]read{}
+	var errs []error
+	get := func(k string) string {
+		if r, ok := cache[k]; ok {
+			return r.v
+		}
+		v, path := getenv(k), getenv(k+"_FILE")
+		if path == "" {
+			return v
+		}
+		var r read
+		switch b, err := os.ReadFile(path); {
+		case v != "":
+			r.err = fmt.Errorf("%s and %s are both set: use one", k, k+"_FILE")
+		case err != nil:
+			r.err = fmt.Errorf("%s=%s: %w", k+"_FILE", path, errors.Unwrap(err))
+		default:
+			r.v = strings.TrimRight(string(b), "\r\n")
+		}
+		cache[k] = r
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+		return r.v
+	}
+	return get, func() error { return errors.Join(errs...) }
 }
 
 // ReloadChains reads the chains file (the built-in table without one). Its

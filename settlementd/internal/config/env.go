@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,10 @@ import (
 // Chain is the chain-137 side: the chain jobs (deposits, settlement,
 // solvency), the claims watcher and the chain id of sign-in messages.
 type Chain struct {
+	// Dev (TOLLGATE_DEV=1): the dev chains' accounts, whose keys are public,
+	// may be money settings; without it chainjobs refuses them (and
+	// addresses not in their EIP-55 form).
+	Dev     bool
 	RPCURL  string // TOLLGATE_CHAIN_RPC_URL: chain-137 JSON-RPC (http(s) or ws(s)); secret-bearing, never logged
 	ChainID uint64 // TOLLGATE_CHAIN_ID (default 137)
 
@@ -103,6 +108,56 @@ type X402 struct {
 	// ClaimSchedule (TOLLGATE_X402_CLAIM_SCHEDULE, cron with seconds) is when
 	// the vouchers are claimed and settled (default every minute).
 	ClaimSchedule string
+	// WatchSchedule (TOLLGATE_X402_WATCH_SCHEDULE, cron with seconds) is when
+	// the settlement contract's withdraw and refund events are followed
+	// (default every 5 s).
+	WatchSchedule string
+	// Asset and PayTo are the operator's offer (TOLLGATE_X402_ASSET,
+	// TOLLGATE_X402_PAY_TO: the same variables the shipped Caddyfiles give
+	// the gateway's x402_asset and x402_pay_to); the facilitator settles
+	// nothing else (shared/x402.Offer).
+	Asset, PayTo string
+	// GatewaySecret authenticates the gateway's calls (refunds, and no rate
+	// limit): TOLLGATE_GATEWAY_SECRET or the file TOLLGATE_GATEWAY_SECRET_FILE
+	// names; GatewaySecretPrevious (TOLLGATE_GATEWAY_SECRET_PREVIOUS[_FILE])
+	// is still accepted while a rotation is under way.
+	GatewaySecret, GatewaySecretPrevious string
+	// GasCap (TOLLGATE_X402_GAS_CAP) is the most gas one facilitator
+	// transaction may use (default 1,000,000); RateLimit
+	// (TOLLGATE_X402_RATE_LIMIT) the verify/settle calls per second taken
+	// from callers other than the gateway (default 5, burst 4×).
+	GasCap    uint64
+	RateLimit float64
+}
+
+// DefaultX402WatchSchedule: the withdraw/refund events are followed every 5 s.
+const DefaultX402WatchSchedule = "*/5 * * * * *"
+
+// Defaults of the facilitator's limits.
+const (
+	DefaultX402GasCap    = 1_000_000
+	DefaultX402RateLimit = 5
+)
+
+// secretEnv reads a secret from k or from the file k_FILE names (one of the
+// two); the error names the variable, never the value.
+func secretEnv(getenv func(string) string, k, kFile string) (string, error) {
+	v, f := strings.TrimSpace(getenv(k)), strings.TrimSpace(getenv(kFile))
+	if v != "" && f != "" {
+		return "", fmt.Errorf("%s and %s_FILE are both set; set one", k, k)
+	}
+	if f == "" {
+		return v, nil
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return "", fmt.Errorf("%s_FILE: the secret file cannot be read", k)
+	}
+	v = strings.TrimSpace(string(b))
+	if v == "" {
+		return "", fmt.Errorf("%s_FILE names an empty file", k)
+	}
+	return v, nil
 }
 
 // Auth is wallet sign-in: operator logins and the console's wallet keys.
@@ -177,7 +232,11 @@ Environment-only settings (keys, secrets and RPC URLs never pass through flags o
   TOLLGATE_VENUE_BINANCE_URL, TOLLGATE_VENUE_BYBIT_URL, TOLLGATE_INTEL_INTERVAL (default 60s), TOLLGATE_INTEL_SYMBOLS
  x402 facilitator (Base):
   TOLLGATE_X402_RPC_URL, TOLLGATE_X402_RELAYER_KEY, TOLLGATE_X402_TOKEN_NAME, TOLLGATE_X402_TOKEN_VERSION,
-  TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY, TOLLGATE_X402_CLAIM_SCHEDULE (default "0 * * * * *")
+  TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY, TOLLGATE_X402_CLAIM_SCHEDULE (default "0 * * * * *"),
+  TOLLGATE_X402_WATCH_SCHEDULE (default "*/5 * * * * *"), TOLLGATE_X402_ASSET (default Base USDC),
+  TOLLGATE_X402_PAY_TO (required with TOLLGATE_X402_RPC_URL), TOLLGATE_GATEWAY_SECRET[_FILE],
+  TOLLGATE_GATEWAY_SECRET_PREVIOUS[_FILE], TOLLGATE_X402_GAS_CAP (default 1000000),
+  TOLLGATE_X402_RATE_LIMIT (default 5 per second)
 `
 
 // readEnv fills the environment-only settings. Errors name the variable,
@@ -203,6 +262,7 @@ func (c *Config) readEnv(getenv func(string) string) error {
 	}
 
 	c.Chain = Chain{
+		Dev:    getenv("TOLLGATE_DEV") == "1",
 		RPCURL: trimmed("TOLLGATE_CHAIN_RPC_URL"), USDT: getenv("TOLLGATE_USDT_ADDRESS"), Vault: getenv("TOLLGATE_VAULT_ADDRESS"),
 		Claims: getenv("TOLLGATE_CLAIMS_ADDRESS"), PlatformWallet: getenv("TOLLGATE_PLATFORM_WALLET"), PoolWallet: getenv("TOLLGATE_POOL_WALLET"),
 		TreasuryKey: getenv("TOLLGATE_TREASURY_KEY"), RelayerKey: getenv("TOLLGATE_RELAYER_KEY"), GovernorKey: getenv("TOLLGATE_GOVERNOR_KEY"),
@@ -252,6 +312,37 @@ func (c *Config) readEnv(getenv func(string) string) error {
 		ReceiverAuthorizerKey: trimmed("TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY"), ClaimSchedule: trimmed("TOLLGATE_X402_CLAIM_SCHEDULE")}
 	if c.X402.ClaimSchedule == "" {
 		c.X402.ClaimSchedule = DefaultX402ClaimSchedule
+	}
+	c.X402.WatchSchedule = schedule("TOLLGATE_X402_WATCH_SCHEDULE", DefaultX402WatchSchedule)
+	c.X402.Asset, c.X402.PayTo = trimmed("TOLLGATE_X402_ASSET"), trimmed("TOLLGATE_X402_PAY_TO")
+	for _, s := range []struct {
+		k, kFile string
+		dst      *string
+	}{{"TOLLGATE_GATEWAY_SECRET", "TOLLGATE_GATEWAY_SECRET_FILE", &c.X402.GatewaySecret},
+		{"TOLLGATE_GATEWAY_SECRET_PREVIOUS", "TOLLGATE_GATEWAY_SECRET_PREVIOUS_FILE", &c.X402.GatewaySecretPrevious}} {
+		v, err := secretEnv(getenv, s.k, s.kFile)
+		if err != nil {
+			errs = append(errs, err)
+		} else if v != "" && len(v) < 32 {
+			errs = append(errs, fmt.Errorf("%s must be at least 32 characters", s.k))
+		} else {
+			*s.dst = v
+		}
+	}
+	c.X402.GasCap, c.X402.RateLimit = DefaultX402GasCap, DefaultX402RateLimit
+	if v := trimmed("TOLLGATE_X402_GAS_CAP"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n < 100_000 {
+			errs = append(errs, fmt.Errorf("TOLLGATE_X402_GAS_CAP must be an integer of at least 100000"))
+		}
+		c.X402.GasCap = n
+	}
+	if v := trimmed("TOLLGATE_X402_RATE_LIMIT"); v != "" {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("TOLLGATE_X402_RATE_LIMIT must be a positive number of calls per second"))
+		}
+		c.X402.RateLimit = n
 	}
 
 	c.Auth = Auth{JWTSecret: getenv("TOLLGATE_JWT_SECRET"), Domain: trimmed("TOLLGATE_AUTH_DOMAIN"), Dev: getenv("TOLLGATE_DEV") == "1"}

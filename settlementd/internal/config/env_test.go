@@ -30,7 +30,7 @@ func TestEnvDefaults(t *testing.T) {
 		c.Chain.SettlementSchedule != DefaultSettlementSchedule || c.Chain.SolvencySchedule != DefaultSolvencySchedule {
 		t.Errorf("chain %+v", c.Chain)
 	}
-	if c.RedisWatchInterval != time.Second || c.AdminToken != "" || c.X402 != (X402{ClaimSchedule: DefaultX402ClaimSchedule}) {
+	if c.RedisWatchInterval != time.Second || c.AdminToken != "" || c.X402 != (X402{ClaimSchedule: DefaultX402ClaimSchedule, WatchSchedule: DefaultX402WatchSchedule, GasCap: DefaultX402GasCap, RateLimit: DefaultX402RateLimit}) {
 		t.Errorf("watch %v admin %q x402 %+v", c.RedisWatchInterval, c.AdminToken, c.X402)
 	}
 	if c.Claims.Validity != 48*time.Hour || c.Claims.Confirmations != 5 || c.Claims.WatchSchedule != DefaultClaimWatchSchedule ||
@@ -71,7 +71,8 @@ func TestEnvSettings(t *testing.T) {
 		strings.Join(c.Intel.Symbols, ",") != "BTCUSDT,ETHUSDT" {
 		t.Errorf("intel %+v", c.Intel)
 	}
-	if c.X402 != (X402{RPCURL: "http://base:8545", RelayerKey: "0xbb", TokenName: "USDC", ClaimSchedule: DefaultX402ClaimSchedule}) {
+	if c.X402 != (X402{RPCURL: "http://base:8545", RelayerKey: "0xbb", TokenName: "USDC", ClaimSchedule: DefaultX402ClaimSchedule,
+		WatchSchedule: DefaultX402WatchSchedule, GasCap: DefaultX402GasCap, RateLimit: DefaultX402RateLimit}) {
 		t.Errorf("x402 %+v", c.X402)
 	}
 	if c.Auth != (Auth{JWTSecret: "j", Domain: "tollgate.example", Dev: true, KeyCreateLimit: -1}) {
@@ -199,6 +200,34 @@ func TestEvidenceLookbackAndSettlementHold(t *testing.T) {
 	for _, bad := range []string{"0", "-1m", "soon"} {
 		if _, err := load(t, map[string]string{"TOLLGATE_EVIDENCE_LOOKBACK": bad}); err == nil {
 			t.Errorf("lookback %q accepted", bad)
+		}
+	}
+}
+
+// The gateway secret comes from the variable or its _FILE (never both),
+// the previous one too (rotation); a short or unreadable one is refused
+// and the error never holds the value.
+func TestGatewaySecret(t *testing.T) {
+	dir := t.TempDir()
+	cur, prev := strings.Repeat("c", 40), strings.Repeat("p", 40)
+	path := dir + "/secret"
+	if err := os.WriteFile(path, []byte(cur+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := load(t, map[string]string{"TOLLGATE_GATEWAY_SECRET_FILE": path, "TOLLGATE_GATEWAY_SECRET_PREVIOUS": prev})
+	if err != nil || c.X402.GatewaySecret != cur || c.X402.GatewaySecretPrevious != prev {
+		t.Fatalf("secrets %v", err)
+	}
+	for name, env := range map[string]map[string]string{
+		"both":    {"TOLLGATE_GATEWAY_SECRET": cur, "TOLLGATE_GATEWAY_SECRET_FILE": path},
+		"short":   {"TOLLGATE_GATEWAY_SECRET": "tooshort-secret"},
+		"missing": {"TOLLGATE_GATEWAY_SECRET_FILE": dir + "/none"},
+	} {
+		_, err := load(t, env)
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if strings.Contains(err.Error(), cur) || strings.Contains(err.Error(), "tooshort-secret") {
+			t.Errorf("%s: the error shows the secret: %v", name, err)
 		}
 	}
 }

@@ -54,9 +54,12 @@ type Daemon struct {
 // component and binds the HTTP listener. Nothing runs until Run.
 func New(ctx context.Context, cfg *config.Config, log *zap.Logger, version string) (d *Daemon, err error) {
 	d = &Daemon{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	// `return nil, err` sets d to nil before the deferred call runs: close
+	// what was built through its own reference.
+	built := d
 	defer func() {
 		if err != nil {
-			d.close()
+			built.close()
 		}
 	}()
 	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -66,6 +69,22 @@ func New(ctx context.Context, cfg *config.Config, log *zap.Logger, version strin
 			return nil, err
 		}
 		log.Info("migrations applied")
+	} else {
+		// One replica migrates (TOLLGATE_MIGRATE, or `settlementd migrate
+		// up` before the upgrade); the others refuse a schema they cannot
+		// use rather than fail later on a missing column.
+		st, err := migrations.Status(cfg.DatabaseURL)
+		if err != nil {
+			return nil, errors.New("daemon: reading the schema version failed (check DATABASE_URL)")
+		}
+		switch {
+		case st.Dirty:
+			return nil, fmt.Errorf("daemon: %s", st)
+		case st.Behind():
+			return nil, fmt.Errorf("daemon: %s: run `settlementd migrate up` (or start one replica with TOLLGATE_MIGRATE=true); docs/operators.md, \"Upgrades\"", st)
+		case st.Ahead():
+			log.Warn("the database schema is newer than this settlementd (a later release migrated it); upgrade this replica", zap.Uint("schema", st.Version), zap.Uint("newest_known", st.Latest))
+		}
 	}
 	if d.pool, err = pgxpool.New(ctx, cfg.DatabaseURL); err != nil {
 		return nil, errors.New("daemon: opening the PostgreSQL pool failed (check DATABASE_URL)")

@@ -112,13 +112,11 @@ func badAddr(s string) (common.Address, bool) {
 	return common.HexToAddress(s), true
 }
 
-// parseChannel checks a payload's channel config against the requirement
-// and that it hashes to the voucher's channel id.
+// parseChannel checks a payload's channel config against the operator's
+// offer (not the request's requirement: a stranger writes that) and that it
+// hashes to the voucher's channel id.
 func (f *Facilitator) parseChannel(b *batchBody) (batchsettle.Config, common.Hash, error) {
 	pl := b.PaymentPayload.Payload
-	if want := fmt.Sprintf("eip155:%d", f.cfg.ChainID); b.PaymentRequirements.Network != want {
-		return batchsettle.Config{}, common.Hash{}, x402.Bad(ReasonNetwork, "network %q; this facilitator serves %s", b.PaymentRequirements.Network, want)
-	}
 	cc := pl.ChannelConfig
 	var cfg batchsettle.Config
 	var ok [5]bool
@@ -132,10 +130,12 @@ func (f *Facilitator) parseChannel(b *batchBody) (batchsettle.Config, common.Has
 		return cfg, common.Hash{}, x402.Bad(ReasonBatchDeposit, "channelConfig needs five addresses and a 32-byte salt")
 	}
 	cfg.Salt, cfg.WithdrawDelay = common.BytesToHash(salt), cc.WithdrawDelay
-	req := b.PaymentRequirements
-	if !strings.EqualFold(cfg.Receiver.Hex(), req.PayTo) || !strings.EqualFold(cfg.Token.Hex(), req.Asset) ||
-		!strings.EqualFold(cfg.ReceiverAuthorizer.Hex(), req.Extra.ReceiverAuthorizer) || cfg.WithdrawDelay != req.Extra.WithdrawDelay {
-		return cfg, common.Hash{}, x402.Bad(ReasonBatchConfig, "the channel config (receiver, token, receiverAuthorizer, withdrawDelay) does not match the requirement")
+	if err := f.cfg.Offer.CheckChannel(b.PaymentRequirements.Network, cfg.Token, cfg.Receiver, cfg.ReceiverAuthorizer, cfg.WithdrawDelay); err != nil {
+		var inv *x402.Invalid
+		if errors.As(err, &inv) && inv.Reason != x402.ReasonNetwork {
+			return cfg, common.Hash{}, x402.Bad(ReasonBatchConfig, "%s", inv.Msg)
+		}
+		return cfg, common.Hash{}, err
 	}
 	id := batchsettle.DefaultDomain(f.cfg.ChainID).ChannelID(cfg)
 	if !strings.EqualFold(pl.Voucher.ChannelID, id.Hex()) {
@@ -169,6 +169,9 @@ func (f *Facilitator) parseDeposit(b *batchBody) (*batchDeposit, error) {
 	sig, err2 := hexutil.Decode(a.Signature)
 	if !ok1 || !ok2 || !ok3 || err1 != nil || err2 != nil || len(saltAuth) != 32 || amount.Sign() <= 0 || amount.BitLen() > 128 {
 		return nil, x402.Bad(ReasonBatchDeposit, "deposit amount, validAfter, validBefore, salt and signature must be well-formed")
+	}
+	if amount.Cmp(big.NewInt(int64(x402.BatchMinDeposit))) < 0 {
+		return nil, x402.Bad(ReasonBatchDeposit, "deposit of %s units; the offer's minimum deposit is %d", amount, x402.BatchMinDeposit)
 	}
 	if before.Cmp(big.NewInt(f.cfg.Now().Unix()+6)) < 0 {
 		return nil, x402.Bad(ReasonValidBefore, "the deposit authorization expires at %s", before)
@@ -252,6 +255,9 @@ func (f *Facilitator) batchSettle(w http.ResponseWriter, r *http.Request, body [
 // sendDeposit sends the deposit and waits for its receipt.
 func (f *Facilitator) sendDeposit(ctx context.Context, d *batchDeposit) (common.Hash, *types.Receipt, error) {
 	bs := batchsettlement.NewBatchSettlement()
+	if err := f.checkGas(ctx, batchsettle.SettlementAddress, d.data); err != nil {
+		return common.Hash{}, nil, err
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.ReceiptTimeout)
 	defer cancel()
 	if f.sender == nil {

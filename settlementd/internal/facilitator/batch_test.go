@@ -19,7 +19,6 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
-	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/shared/batchsettle"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -68,7 +67,8 @@ func (e *env) depositBody(key *ecdsa.PrivateKey, cfg batchsettle.Config, amount 
 // the same authorization again moves nothing; a config that does not match
 // the requirement is refused before any transaction.
 func TestBatchDepositSettles(t *testing.T) {
-	e := newEnv(t)
+	authz := common.HexToAddress("0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC")
+	e := newEnvWith(t, func(f *Facilitator) { f.cfg.Offer.ReceiverAuthorizer = authz })
 	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
 	var salt [32]byte
 	_, _ = rand.Read(salt[:])
@@ -77,19 +77,23 @@ func TestBatchDepositSettles(t *testing.T) {
 	id := batchsettle.DefaultDomain(8453).ChannelID(cfg)
 	payer0, held0 := e.balance(payer), e.balance(batchsettle.SettlementAddress)
 
-	body := e.depositBody(e.payer, cfg, 50_000)
+	// Below the offer's minimum deposit: refused before any transaction.
+	if code, out := e.post("/x402/settle", e.depositBody(e.payer, cfg, 99_999)); code != http.StatusOK || out["errorReason"] != ReasonBatchDeposit {
+		t.Fatalf("a dust deposit: %d %v", code, out)
+	}
+	body := e.depositBody(e.payer, cfg, 100_000)
 	code, out := e.post("/x402/settle", body)
 	if code != http.StatusOK || out["success"] != true {
 		t.Fatalf("deposit: %d %v", code, out)
 	}
 	cs := out["extra"].(map[string]any)["channelState"].(map[string]any)
-	if cs["channelId"] != hexutil.Encode(id[:]) || cs["balance"] != "50000" || cs["totalClaimed"] != "0" {
+	if cs["channelId"] != hexutil.Encode(id[:]) || cs["balance"] != "100000" || cs["totalClaimed"] != "0" {
 		t.Fatalf("channelState %v", cs)
 	}
-	if d := new(big.Int).Sub(payer0, e.balance(payer)); d.Int64() != 50_000 {
+	if d := new(big.Int).Sub(payer0, e.balance(payer)); d.Int64() != 100_000 {
 		t.Fatalf("payer paid %v", d)
 	}
-	if d := new(big.Int).Sub(e.balance(batchsettle.SettlementAddress), held0); d.Int64() != 50_000 {
+	if d := new(big.Int).Sub(e.balance(batchsettle.SettlementAddress), held0); d.Int64() != 100_000 {
 		t.Fatalf("the contract received %v", d)
 	}
 	// The same authorization again: refused by the chain's simulation, nothing moves.
@@ -97,14 +101,29 @@ func TestBatchDepositSettles(t *testing.T) {
 	if code != http.StatusOK || out["success"] != false || out["errorReason"] != ReasonBatchSimulation {
 		t.Fatalf("replayed deposit: %d %v", code, out)
 	}
-	if d := new(big.Int).Sub(payer0, e.balance(payer)); d.Int64() != 50_000 {
+	if d := new(big.Int).Sub(payer0, e.balance(payer)); d.Int64() != 100_000 {
 		t.Fatalf("after the replay the payer paid %v", d)
 	}
-	// A channel whose receiver is not the requirement's payTo.
-	bad := e.depositBody(e.payer, cfg, 1)
-	bad["paymentRequirements"].(map[string]any)["payTo"] = common.HexToAddress("0x01").Hex()
-	if code, out = e.post("/x402/settle", bad); code != http.StatusOK || out["errorReason"] != ReasonBatchConfig {
-		t.Fatalf("mismatched config: %d %v", code, out)
+	// Channels that are not the operator's offer — a foreign receiver,
+	// token, receiver authorizer or withdraw delay — are refused whatever
+	// the request's requirement says, before any transaction.
+	for name, edit := range map[string]func(c *batchsettle.Config){
+		"receiver":           func(c *batchsettle.Config) { c.Receiver = common.HexToAddress("0x01") },
+		"token":              func(c *batchsettle.Config) { c.Token = common.HexToAddress("0x02") },
+		"receiverAuthorizer": func(c *batchsettle.Config) { c.ReceiverAuthorizer = common.HexToAddress("0x03") },
+		"withdrawDelay":      func(c *batchsettle.Config) { c.WithdrawDelay = 900 },
+	} {
+		foreign := cfg
+		edit(&foreign)
+		bad := e.depositBody(e.payer, foreign, 100_000)
+		req := bad["paymentRequirements"].(map[string]any)
+		req["payTo"], req["asset"] = foreign.Receiver.Hex(), foreign.Token.Hex()
+		if code, out = e.post("/x402/settle", bad); code != http.StatusOK || out["errorReason"] != ReasonBatchConfig {
+			t.Fatalf("foreign %s: %d %v", name, code, out)
+		}
+	}
+	if d := new(big.Int).Sub(payer0, e.balance(payer)); d.Int64() != 100_000 {
+		t.Fatalf("after the refused deposits the payer paid %v", d)
 	}
 }
 
@@ -112,7 +131,8 @@ func TestBatchDepositSettles(t *testing.T) {
 // receiver in one transaction: the receiver gets exactly what the vouchers
 // drawn add up to; a second run moves nothing.
 func TestClaimJobClaimsAndSettles(t *testing.T) {
-	e := newEnv(t)
+	authzKey, _ := crypto.GenerateKey()
+	e := newEnvWith(t, func(f *Facilitator) { f.cfg.Offer.ReceiverAuthorizer = crypto.PubkeyToAddress(authzKey.PublicKey) })
 	rdb := testenv.Redis(t)
 	prefix := testenv.KeyPrefix(t)
 	testenv.MarkRebuilt(t, rdb, prefix) // a healthy deployment: settlementd has written the generation marker
@@ -120,7 +140,6 @@ func TestClaimJobClaimsAndSettles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	authzKey, _ := crypto.GenerateKey()
 	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
 	var salt [32]byte
 	_, _ = rand.Read(salt[:])
@@ -128,12 +147,12 @@ func TestClaimJobClaimsAndSettles(t *testing.T) {
 		Token: e.asset, WithdrawDelay: 86400, Salt: salt}
 	dom := batchsettle.DefaultDomain(8453)
 	id := strings.ToLower(dom.ChannelID(cfg).Hex())
-	if code, out := e.post("/x402/settle", e.depositBody(e.payer, cfg, 1000)); code != 200 || out["success"] != true {
+	if code, out := e.post("/x402/settle", e.depositBody(e.payer, cfg, 100_000)); code != 200 || out["success"] != true {
 		t.Fatalf("deposit: %d %v", code, out)
 	}
 	cfgJSON, _ := json.Marshal(cfg)
 	ctx := context.Background()
-	if _, err := m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: id, Wallet: strings.ToLower(payer.Hex()), Config: string(cfgJSON), TxHash: "0xdep", Balance: 1000}); err != nil {
+	if _, err := m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: id, Wallet: strings.ToLower(payer.Hex()), Config: string(cfgJSON), TxHash: "0xdep", Balance: 100_000}); err != nil {
 		t.Fatal(err)
 	}
 	for i := int64(1); i <= 3; i++ {
@@ -144,12 +163,21 @@ func TestClaimJobClaimsAndSettles(t *testing.T) {
 			t.Fatalf("voucher %d: %v %v", i, d.Outcome, err)
 		}
 	}
-	f, client, err := Open(ctx, config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: mustAccount(t, e.m, "relayer").PrivateKey}, nil)
+	f, client, err := Open(ctx, e.cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
 	job := f.ClaimJob(m, authzKey)
+	// Fresh draws are held back for the claim grace (a lost reply's void
+	// comes first); this test claims at once.
+	if err := job.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, _ := m.Channel(ctx, id); st.Claimed != 0 {
+		t.Fatalf("a draw younger than the grace was claimed: %d", st.Claimed)
+	}
+	job.grace = 0
 	r0 := e.balance(e.payTo)
 	if err := job.Run(ctx); err != nil {
 		t.Fatal(err)
@@ -184,7 +212,8 @@ func mustAccount(t *testing.T, m *devnet.Manifest, name string) devnet.Account {
 // the amount asked; the rest later; a refund with nothing left moves nothing
 // (refund_no_balance), so a repeated request never pays twice.
 func TestBatchRefundClaimsThenRefunds(t *testing.T) {
-	e := newEnv(t)
+	authzKey, _ := crypto.GenerateKey()
+	e := newEnvWith(t, func(f *Facilitator) { f.cfg.Offer.ReceiverAuthorizer = crypto.PubkeyToAddress(authzKey.PublicKey) })
 	rdb := testenv.Redis(t)
 	prefix := testenv.KeyPrefix(t)
 	testenv.MarkRebuilt(t, rdb, prefix) // a healthy deployment: settlementd has written the generation marker
@@ -192,7 +221,6 @@ func TestBatchRefundClaimsThenRefunds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	authzKey, _ := crypto.GenerateKey()
 	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
 	var salt [32]byte
 	_, _ = rand.Read(salt[:])
@@ -200,14 +228,14 @@ func TestBatchRefundClaimsThenRefunds(t *testing.T) {
 		Token: e.asset, WithdrawDelay: 86400, Salt: salt}
 	dom := batchsettle.DefaultDomain(8453)
 	id := strings.ToLower(dom.ChannelID(cfg).Hex())
-	body := e.depositBody(e.payer, cfg, 1000)
+	body := e.depositBody(e.payer, cfg, 100_000)
 	if code, out := e.post("/x402/settle", body); code != 200 || out["success"] != true {
 		t.Fatalf("deposit: %d %v", code, out)
 	}
 	cfgJSON, _ := json.Marshal(cfg)
 	ctx := context.Background()
 	wallet := strings.ToLower(payer.Hex())
-	if _, err := m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: id, Wallet: wallet, Config: string(cfgJSON), TxHash: "0xdep", Balance: 1000}); err != nil {
+	if _, err := m.RecordDeposit(ctx, meter.ChannelDeposit{ChannelID: id, Wallet: wallet, Config: string(cfgJSON), TxHash: "0xdep", Balance: 100_000}); err != nil {
 		t.Fatal(err)
 	}
 	for i := int64(1); i <= 3; i++ {
@@ -218,10 +246,7 @@ func TestBatchRefundClaimsThenRefunds(t *testing.T) {
 			t.Fatalf("voucher %d: %v %v", i, d.Outcome, err)
 		}
 	}
-	if _, reason, err := m.CloseChannel(ctx, id, wallet, 300); err != nil || reason != "" {
-		t.Fatalf("close: %q %v", reason, err)
-	}
-	f, client, err := Open(ctx, config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: mustAccount(t, e.m, "relayer").PrivateKey}, nil)
+	f, client, err := Open(ctx, e.cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +256,35 @@ func TestBatchRefundClaimsThenRefunds(t *testing.T) {
 	f.Register(mux.Handle)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
+	payer0, payTo0 := e.balance(payer), e.balance(e.payTo)
+	// Before the gateway closed the channel: refused, with the gateway's
+	// secret or without it (then first as a stranger's), nothing moves.
+	rb := func(amount string) []byte {
+		pl := body["paymentPayload"].(map[string]any)["payload"].(map[string]any)
+		pl["type"] = "refund"
+		delete(pl, "deposit")
+		delete(pl, "amount")
+		if amount != "" {
+			pl["amount"] = amount
+		}
+		pl["voucher"].(map[string]any)["maxClaimableAmount"] = "300"
+		b, _ := json.Marshal(body)
+		return b
+	}
+	if code, out := doAs(t, srv.URL+"/x402/settle", rb(""), testGatewaySecret); code != http.StatusOK || out["errorReason"] != ReasonChannelOpen {
+		t.Fatalf("refund of an open channel: %d %v", code, out)
+	}
+	if _, reason, err := m.CloseChannel(ctx, id, wallet, 300); err != nil || reason != "" {
+		t.Fatalf("close: %q %v", reason, err)
+	}
+	for _, secret := range []string{"", "wrong-secret-wrong-secret-wrong-secret", testGatewaySecret + "x"} {
+		if code, out := doAs(t, srv.URL+"/x402/settle", rb(""), secret); code != http.StatusUnauthorized || out["errorReason"] != ReasonUnauthorized {
+			t.Fatalf("refund with secret %q: %d %v", secret, code, out)
+		}
+	}
+	if e.balance(payer).Cmp(payer0) != 0 || e.balance(e.payTo).Cmp(payTo0) != 0 {
+		t.Fatal("a refused refund moved money")
+	}
 	refund := func(amount string) map[string]any {
 		t.Helper()
 		pl := body["paymentPayload"].(map[string]any)["payload"].(map[string]any)
@@ -242,13 +296,12 @@ func TestBatchRefundClaimsThenRefunds(t *testing.T) {
 		}
 		pl["voucher"].(map[string]any)["maxClaimableAmount"] = "300"
 		b, _ := json.Marshal(body)
-		code, out := do(t, srv.URL+"/x402/settle", b)
+		code, out := doAs(t, srv.URL+"/x402/settle", b, testGatewaySecret)
 		if code != http.StatusOK {
 			t.Fatalf("refund %q: %d %v", amount, code, out)
 		}
 		return out
 	}
-	payer0, payTo0 := e.balance(payer), e.balance(e.payTo)
 	moved := func() (int64, int64) {
 		return new(big.Int).Sub(e.balance(payer), payer0).Int64(), new(big.Int).Sub(e.balance(e.payTo), payTo0).Int64()
 	}
@@ -261,16 +314,16 @@ func TestBatchRefundClaimsThenRefunds(t *testing.T) {
 	}
 	out = refund("")
 	cs := out["extra"].(map[string]any)["channelState"].(map[string]any)
-	if out["success"] != true || out["amount"] != "500" || cs["balance"] != "300" || cs["totalClaimed"] != "300" || cs["refundNonce"] != "2" {
+	if out["success"] != true || out["amount"] != "99500" || cs["balance"] != "300" || cs["totalClaimed"] != "300" || cs["refundNonce"] != "2" {
 		t.Fatalf("full refund: %v", out)
 	}
-	if p, r := moved(); p != 700 || r != 300 {
-		t.Fatalf("after the refund the payer got %d, payTo %d; want 700 and 300", p, r)
+	if p, r := moved(); p != 99_700 || r != 300 {
+		t.Fatalf("after the refund the payer got %d, payTo %d; want 99700 and 300", p, r)
 	}
 	if out = refund(""); out["success"] != false || out["errorReason"] != ReasonBatchRefundNoBalance {
 		t.Fatalf("refund with nothing left: %v", out)
 	}
-	if p, r := moved(); p != 700 || r != 300 {
+	if p, r := moved(); p != 99_700 || r != 300 {
 		t.Fatalf("a repeated refund moved money: payer %d, payTo %d", p, r)
 	}
 	if st, _, _ := m.Channel(ctx, id); st.Claimed != 300 {

@@ -47,6 +47,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdc"
 	"github.com/tollgate-rpc/tollgate/contracts/deploy"
@@ -115,6 +116,19 @@ type Config struct {
 	Log                     *zap.Logger
 	// RPCURL, when set, is removed from logged errors (it may hold an API key).
 	RPCURL string
+	// Offer is the operator's offer (shared/x402.Offer, the one the
+	// gateway's 402 states): verify and settle take nothing else. Its
+	// ReceiverAuthorizer is set by ClaimJob. ChainID fills in from the
+	// facilitator's own.
+	Offer x402.Offer
+	// GatewaySecret and GatewaySecretPrevious authenticate the gateway
+	// (guard.go); without them no refund is made.
+	GatewaySecret, GatewaySecretPrevious string
+	// GasCap is the most gas one transaction may use (0: no cap);
+	// RateLimit the verify/settle calls per second of callers other than
+	// the gateway (0: none).
+	GasCap    uint64
+	RateLimit float64
 }
 
 // Facilitator verifies and settles x402 exact-EVM payments on one chain.
@@ -130,6 +144,11 @@ type Facilitator struct {
 
 	sender *chain.Sender // nil: untracked (bind.Transact), see Track
 	signer *chain.Signer
+
+	secrets *secrets      // the gateway's (guard.go); nil: none configured
+	limiter *rate.Limiter // direct callers' budget; nil: unlimited
+	memoMu  sync.Mutex
+	memo    map[string]settledMemo // settledBefore's answers by authorization
 }
 
 // Track records, unsticks and follows every settlement transaction in
@@ -194,8 +213,15 @@ func New(cfg Config) (*Facilitator, error) {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	if cfg.Offer.ChainID == 0 {
+		cfg.Offer.ChainID = cfg.ChainID
+	}
+	if cfg.Offer.ChainID != cfg.ChainID || cfg.Offer.PayTo == (common.Address{}) || cfg.Offer.Asset == (common.Address{}) {
+		return nil, errors.New("facilitator: the offer (asset and payTo on the facilitator's chain) is required: it settles nothing else")
+	}
 	return &Facilitator{cfg: cfg, usdc: testusdc.NewTestUSDC(), relayer: crypto.PubkeyToAddress(cfg.Relayer.PublicKey),
-		locks: map[string]*keyLock{}}, nil
+		locks: map[string]*keyLock{}, secrets: newSecrets(cfg.GatewaySecret, cfg.GatewaySecretPrevious),
+		limiter: newLimiter(cfg.RateLimit), memo: map[string]settledMemo{}}, nil
 }
 
 // Relayer is the address that submits settlements.
@@ -220,7 +246,10 @@ func (f *Facilitator) supported(w http.ResponseWriter, _ *http.Request) {
 	if n := x402.V1Name(f.cfg.ChainID); n != "" {
 		kinds = append(kinds, Kind{1, "exact", n})
 	}
-	kinds = append(kinds, Kind{2, "exact", f.domain().CAIP2()}, Kind{2, batchsettle.Scheme, f.domain().CAIP2()})
+	kinds = append(kinds, Kind{2, "exact", f.domain().CAIP2()})
+	if f.cfg.Offer.ReceiverAuthorizer != (common.Address{}) {
+		kinds = append(kinds, Kind{2, batchsettle.Scheme, f.domain().CAIP2()})
+	}
 	httpx.JSON(w, http.StatusOK, map[string]any{"kinds": kinds})
 }
 
@@ -270,7 +299,20 @@ var errRPC = errors.New("chain RPC unavailable")
 // check runs shared/x402's offline checks with this facilitator's chain,
 // token domain and clock.
 func (f *Facilitator) check(req *Request) (*x402.Checked, error) {
-	return x402.Check(req, f.domain(), f.cfg.Now())
+	return f.checkAt(req, f.cfg.Now())
+}
+
+// checkAt is check at now: first that the requirement is the operator's
+// own offer (asset, payTo, network, price), then shared/x402's checks of
+// the authorization against it.
+func (f *Facilitator) checkAt(req *Request, now time.Time) (*x402.Checked, error) {
+	if v := req.X402Version; (v != 1 && v != 2) || req.PaymentPayload.X402Version != v {
+		return nil, x402.Bad(ReasonVersion, "x402Version %d (payload %d); 1 and 2 are supported", v, req.PaymentPayload.X402Version)
+	}
+	if err := f.cfg.Offer.CheckExact(req.X402Version, *req.PaymentRequirements); err != nil {
+		return nil, err
+	}
+	return x402.Check(req, f.domain(), now)
 }
 
 func (f *Facilitator) domain() x402.Domain {
@@ -363,6 +405,9 @@ func (f *Facilitator) Verify(ctx context.Context, req *Request) (*x402.Checked, 
 }
 
 func (f *Facilitator) verify(w http.ResponseWriter, r *http.Request) {
+	if f.limited(w, r) {
+		return
+	}
 	req, ok := decode(w, r)
 	if !ok {
 		return
@@ -411,6 +456,9 @@ func (f *Facilitator) lock(key string) func() {
 }
 
 func (f *Facilitator) settle(w http.ResponseWriter, r *http.Request) {
+	if f.limited(w, r) {
+		return
+	}
 	body, ok := readBody(w, r)
 	if !ok {
 		return
@@ -508,12 +556,53 @@ func (f *Facilitator) settledBefore(ctx context.Context, req *Request) (common.H
 		// An expired window does not undo a settlement made inside it: check
 		// the payment as of the window's last second.
 		if vb, ok := x402.ParseUint256(req.PaymentPayload.Payload.Authorization.ValidBefore); ok && vb.IsInt64() {
-			c, err = x402.Check(req, f.domain(), time.Unix(vb.Int64()-1, 0))
+			c, err = f.checkAt(req, time.Unix(vb.Int64()-1, 0))
 		}
 	}
 	if err != nil || c == nil {
 		return common.Hash{}, false
 	}
+	if f.sender != nil {
+		// Tracked, this facilitator's own settlement of the authorization is
+		// recorded under its purpose: a lookup, never a log scan. One it did
+		// not send is not a payment it settled.
+		t, err := f.sender.Last(ctx, f.purpose(c))
+		if err != nil || t == nil || t.State != chain.StateMined {
+			return common.Hash{}, false
+		}
+		return f.movedExactly(ctx, c, t.Hash)
+	}
+	key := f.purpose(c)
+	f.memoMu.Lock()
+	m, hit := f.memo[key]
+	f.memoMu.Unlock()
+	if hit && (m.ok || time.Now().Before(m.expires)) {
+		return m.tx, m.ok
+	}
+	tx, ok := f.scanSettled(ctx, c)
+	f.memoMu.Lock()
+	if len(f.memo) >= settledMemoSize {
+		for k := range f.memo { // map order is random: drops about half
+			if len(f.memo) < settledMemoSize/2 {
+				break
+			}
+			delete(f.memo, k)
+		}
+	}
+	f.memo[key] = settledMemo{tx: tx, ok: ok, expires: time.Now().Add(time.Minute)}
+	f.memoMu.Unlock()
+	return tx, ok
+}
+
+// purpose is the chain_txs purpose of an authorization's settlement.
+func (f *Facilitator) purpose(c *x402.Checked) string {
+	return fmt.Sprintf("x402:%s:%s:%s", strings.ToLower(c.Asset.Hex()), strings.ToLower(c.From.Hex()), hexutil.Encode(c.Nonce[:]))
+}
+
+// scanSettled looks for the authorization's use in the asset's logs, at
+// most settledLookback blocks back (untracked facilitators only; memoised
+// by settledBefore).
+func (f *Facilitator) scanSettled(ctx context.Context, c *x402.Checked) (common.Hash, bool) {
 	head, err := f.cfg.Backend.HeaderByNumber(ctx, nil)
 	if err != nil {
 		return common.Hash{}, false
@@ -529,7 +618,13 @@ func (f *Facilitator) settledBefore(ctx context.Context, req *Request) (common.H
 	if err != nil || len(logs) == 0 {
 		return common.Hash{}, false
 	}
-	rcpt, err := f.cfg.Backend.TransactionReceipt(ctx, logs[0].TxHash)
+	return f.movedExactly(ctx, c, logs[0].TxHash)
+}
+
+// movedExactly reports whether transaction tx succeeded and moved exactly
+// the authorized value from the payer to the payee.
+func (f *Facilitator) movedExactly(ctx context.Context, c *x402.Checked, tx common.Hash) (common.Hash, bool) {
+	rcpt, err := f.cfg.Backend.TransactionReceipt(ctx, tx)
 	if err != nil || rcpt.Status != types.ReceiptStatusSuccessful {
 		return common.Hash{}, false
 	}
@@ -537,7 +632,7 @@ func (f *Facilitator) settledBefore(ctx context.Context, req *Request) (common.H
 		if l.Address == c.Asset && len(l.Topics) == 3 && l.Topics[0] == transferTopic &&
 			l.Topics[1] == common.BytesToHash(c.From.Bytes()) && l.Topics[2] == common.BytesToHash(c.To.Bytes()) &&
 			new(big.Int).SetBytes(l.Data).Cmp(c.Value) == 0 {
-			return logs[0].TxHash, true
+			return tx, true
 		}
 	}
 	return common.Hash{}, false
@@ -549,6 +644,9 @@ func (f *Facilitator) settledBefore(ctx context.Context, req *Request) (common.H
 // of a stuck one has another hash).
 func (f *Facilitator) submit(ctx context.Context, c *x402.Checked) (hash common.Hash,
 	wait func(context.Context) (common.Hash, *types.Receipt, error), err error) {
+	if err := f.checkGas(ctx, c.Asset, f.callData(c)); err != nil {
+		return common.Hash{}, nil, err
+	}
 	if f.sender != nil {
 		return f.submitTracked(ctx, c)
 	}
@@ -579,7 +677,7 @@ func (f *Facilitator) submitTracked(ctx context.Context, c *x402.Checked) (commo
 		amount = money.Units(c.Value.Int64())
 	}
 	t, err := f.sender.Submit(ctx, f.signer, chain.Intent{
-		Purpose: fmt.Sprintf("x402:%s:%s:%s", strings.ToLower(c.Asset.Hex()), strings.ToLower(c.From.Hex()), hexutil.Encode(c.Nonce[:])),
+		Purpose: f.purpose(c),
 		Kind:    chain.KindX402Settle, To: c.Asset, Data: f.callData(c), Recipient: c.To, Amount: amount, Unpack: f.usdc.UnpackError,
 	})
 	if t == nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
+	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
 
 // env is the dev chain 8453 (TestUSDC, funded payer) with the facilitator
@@ -43,6 +44,7 @@ type env struct {
 	payTo  common.Address
 	client *ethclient.Client
 	srv    *httptest.Server
+	cfg    config.X402 // the facilitator's settings (a second one of the same offer: Open(ctx, e.cfg, nil))
 }
 
 var (
@@ -58,6 +60,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// testGatewaySecret is the gateway's secret of the tests' facilitators.
+const testGatewaySecret = "test-gateway-secret-0123456789abcdef"
 
 func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, nil) }
 
@@ -78,7 +83,11 @@ func newEnvWith(t *testing.T, setup func(*Facilitator)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, client, err := Open(context.Background(), config.X402{RPCURL: m.Base.RPCURL, RelayerKey: relayer.PrivateKey}, nil)
+	payTo := make([]byte, 20)
+	_, _ = rand.Read(payTo)
+	xcfg := config.X402{RPCURL: m.Base.RPCURL, RelayerKey: relayer.PrivateKey,
+		Asset: m.Base.USDC, PayTo: common.BytesToAddress(payTo).Hex(), GatewaySecret: testGatewaySecret}
+	f, client, err := Open(context.Background(), xcfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +102,8 @@ func newEnvWith(t *testing.T, setup func(*Facilitator)) *env {
 	f.Register(mux.Handle)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	payTo := make([]byte, 20)
-	_, _ = rand.Read(payTo)
 	return &env{t: t, m: m, asset: common.HexToAddress(m.Base.USDC), payer: devnet.DevKey("payer"),
-		payTo: common.BytesToAddress(payTo), client: client, srv: srv}
+		payTo: common.BytesToAddress(payTo), client: client, srv: srv, cfg: xcfg}
 }
 
 func (e *env) balance(a common.Address) *big.Int {
@@ -216,7 +223,21 @@ func (e *env) post(path string, body any) (int, map[string]any) {
 
 func do(t *testing.T, url string, b []byte) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	return doAs(t, url, b, "")
+}
+
+// doAs is do with the gateway's secret header (none when secret is "").
+func doAs(t *testing.T, url string, b []byte, secret string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if secret != "" {
+		req.Header.Set(GatewayHeader, secret)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,9 +323,20 @@ func TestSupported(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	want := `{"kinds":[{"x402Version":1,"scheme":"exact","network":"base"},{"x402Version":2,"scheme":"exact","network":"eip155:8453"},{"x402Version":2,"scheme":"batch-settlement","network":"eip155:8453"}]}`
+	want := `{"kinds":[{"x402Version":1,"scheme":"exact","network":"base"},{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]}`
 	if resp.StatusCode != 200 || strings.TrimSpace(string(raw)) != want {
 		t.Fatalf("%d %s", resp.StatusCode, raw)
+	}
+	// batch-settlement is offered with a receiver authorizer (the claim job's).
+	e = newEnvWith(t, func(f *Facilitator) { f.cfg.Offer.ReceiverAuthorizer = common.HexToAddress("0x01") })
+	resp2, err := http.Get(e.srv.URL + "/x402/supported")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	raw, _ = io.ReadAll(resp2.Body)
+	if !strings.Contains(string(raw), `{"x402Version":2,"scheme":"batch-settlement","network":"eip155:8453"}`) {
+		t.Fatalf("with a receiver authorizer: %s", raw)
 	}
 }
 
@@ -321,18 +353,18 @@ func TestV2VerifySettleReplay(t *testing.T) {
 
 func TestV1VerifySettleReplay(t *testing.T) {
 	e := newEnv(t)
-	a := e.auth(250_000)
+	a := e.auth(100_000)
 	a.validAfter = big.NewInt(time.Now().Unix() - 600) // what v1 clients send
-	body := v1Body(a, a.sign(t), e.v1Req("250000"))
+	body := v1Body(a, a.sign(t), e.v1Req("100000"))
 	e.expectValid(body, crypto.PubkeyToAddress(e.payer.PublicKey))
-	tx := e.settleOK(body, "base", 250_000)
+	tx := e.settleOK(body, "base", 100_000)
 	e.expectSettledBefore(body, tx)
 }
 
 func TestConcurrentSettlesSubmitOnce(t *testing.T) {
 	e := newEnv(t)
-	a := e.auth(70_000)
-	body, _ := json.Marshal(v2Body(a, a.sign(t), e.v2Req("70000")))
+	a := e.auth(100_000)
+	body, _ := json.Marshal(v2Body(a, a.sign(t), e.v2Req("100000")))
 	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
 	p0 := e.balance(payer)
 	const n = 4
@@ -353,8 +385,8 @@ func TestConcurrentSettlesSubmitOnce(t *testing.T) {
 			t.Fatalf("concurrent settles of one authorization: %v", outs)
 		}
 	}
-	if d := new(big.Int).Sub(p0, e.balance(payer)); d.Int64() != 70_000 {
-		t.Fatalf("payer paid %s, want 70000 once", d)
+	if d := new(big.Int).Sub(p0, e.balance(payer)); d.Int64() != 100_000 {
+		t.Fatalf("payer paid %s, want 100000 once", d)
 	}
 }
 
@@ -370,25 +402,25 @@ func TestInvalidPayments(t *testing.T) {
 		body   func() map[string]any
 	}{
 		{"v2 tampered signature", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			sig := a.sign(t)
 			sig[5] ^= 0x01
-			return v2Body(a, sig, e.v2Req("1000"))
+			return v2Body(a, sig, e.v2Req("100000"))
 		}},
 		{"v1 tampered signature", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			sig := a.sign(t)
 			sig[40] ^= 0x80
-			return v1Body(a, sig, e.v1Req("1000"))
+			return v1Body(a, sig, e.v1Req("100000"))
 		}},
 		{"signed value differs from the authorization", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(99_999)
 			sig := a.sign(t)
-			a.value = big.NewInt(1001)
-			return v2Body(a, sig, e.v2Req("1001"))
+			a.value = big.NewInt(100_000)
+			return v2Body(a, sig, e.v2Req("100000"))
 		}},
 		{"high s (malleated)", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			sig := a.sign(t)
 			s := new(big.Int).SetBytes(sig[32:64])
 			if s.Cmp(halfN) > 0 {
@@ -396,134 +428,134 @@ func TestInvalidPayments(t *testing.T) {
 			}
 			copy(sig[32:64], common.LeftPadBytes(new(big.Int).Sub(crypto.S256().Params().N, s).Bytes(), 32))
 			sig[64] = 55 - sig[64] // 27 ↔ 28: the same signer
-			return v2Body(a, sig, e.v2Req("1000"))
+			return v2Body(a, sig, e.v2Req("100000"))
 		}},
 		{"v is 0", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			sig := a.sign(t)
 			sig[64] -= 27
-			return v2Body(a, sig, e.v2Req("1000"))
+			return v2Body(a, sig, e.v2Req("100000"))
 		}},
 		{"wrong token domain name", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			a.name = "USDC"
-			return v2Body(a, a.sign(t), e.v2Req("1000"))
+			return v2Body(a, a.sign(t), e.v2Req("100000"))
 		}},
 		{"signed for another chain", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			a.chainID = 84532
-			return v2Body(a, a.sign(t), e.v2Req("1000"))
+			return v2Body(a, a.sign(t), e.v2Req("100000"))
 		}},
 		{"64-byte signature (bytes overload, simulated on chain)", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
-			return v2Body(a, a.sign(t)[:64], e.v2Req("1000"))
+			a := e.auth(100_000)
+			return v2Body(a, a.sign(t)[:64], e.v2Req("100000"))
 		}},
 		{"v2 wrong amount", ReasonValueV2, func() map[string]any {
-			a := e.auth(1000)
-			return v2Body(a, a.sign(t), e.v2Req("1001"))
+			a := e.auth(100_000)
+			return v2Body(a, a.sign(t), e.v2Req("100001"))
 		}},
 		{"v1 wrong amount (more than required)", ReasonValueV1, func() map[string]any {
-			a := e.auth(2000)
-			return v1Body(a, a.sign(t), e.v1Req("1000"))
+			a := e.auth(200_000)
+			return v1Body(a, a.sign(t), e.v1Req("100000"))
 		}},
 		{"v2 wrong payTo", ReasonRecipient, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			a.to = common.HexToAddress("0x209693Bc6afc0C5328bA36FaF03C514EF312287C")
-			return v2Body(a, a.sign(t), e.v2Req("1000"))
+			return v2Body(a, a.sign(t), e.v2Req("100000"))
 		}},
 		{"v1 wrong payTo", ReasonRecipient, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			a.to = common.HexToAddress("0x209693Bc6afc0C5328bA36FaF03C514EF312287C")
-			return v1Body(a, a.sign(t), e.v1Req("1000"))
+			return v1Body(a, a.sign(t), e.v1Req("100000"))
 		}},
 		{"v2 unsupported network", ReasonNetwork, func() map[string]any {
-			a := e.auth(1000)
-			r := e.v2Req("1000")
+			a := e.auth(100_000)
+			r := e.v2Req("100000")
 			r["network"] = "eip155:84532"
 			return v2Body(a, a.sign(t), r)
 		}},
 		{"v2 payload network differs from the requirement", ReasonNetwork, func() map[string]any {
-			a := e.auth(1000)
-			b := v2Body(a, a.sign(t), e.v2Req("1000"))
+			a := e.auth(100_000)
+			b := v2Body(a, a.sign(t), e.v2Req("100000"))
 			b["paymentPayload"].(map[string]any)["accepted"].(map[string]any)["network"] = "eip155:84532"
 			return b
 		}},
 		{"v1 with a CAIP-2 network", ReasonNetwork, func() map[string]any {
-			a := e.auth(1000)
-			r := e.v1Req("1000")
+			a := e.auth(100_000)
+			r := e.v1Req("100000")
 			r["network"] = "eip155:8453"
 			return v1Body(a, a.sign(t), r)
 		}},
 		{"v1 base-sepolia", ReasonNetwork, func() map[string]any {
-			a := e.auth(1000)
-			r := e.v1Req("1000")
+			a := e.auth(100_000)
+			r := e.v1Req("100000")
 			r["network"] = "base-sepolia"
 			return v1Body(a, a.sign(t), r)
 		}},
 		{"v2 payload asset differs from the requirement", ReasonAsset, func() map[string]any {
-			a := e.auth(1000)
-			b := v2Body(a, a.sign(t), e.v2Req("1000"))
+			a := e.auth(100_000)
+			b := v2Body(a, a.sign(t), e.v2Req("100000"))
 			b["paymentPayload"].(map[string]any)["accepted"].(map[string]any)["asset"] = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 			return b
 		}},
-		{"v1 requirement for another asset", ReasonSignature, func() map[string]any {
-			a := e.auth(1000)
-			r := e.v1Req("1000")
+		{"v1 requirement for another asset", ReasonAsset, func() map[string]any {
+			a := e.auth(100_000)
+			r := e.v1Req("100000")
 			r["asset"] = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 			return v1Body(a, a.sign(t), r)
 		}},
 		{"expired", ReasonValidBefore, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			a.validBefore = big.NewInt(now - 1)
-			return v2Body(a, a.sign(t), e.v2Req("1000"))
+			return v2Body(a, a.sign(t), e.v2Req("100000"))
 		}},
 		{"v1 expired", ReasonValidBefore, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			a.validAfter, a.validBefore = big.NewInt(now-600), big.NewInt(now-5)
-			return v1Body(a, a.sign(t), e.v1Req("1000"))
+			return v1Body(a, a.sign(t), e.v1Req("100000"))
 		}},
 		{"not yet valid", ReasonValidAfter, func() map[string]any {
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			a.validAfter = big.NewInt(now + 300)
-			return v2Body(a, a.sign(t), e.v2Req("1000"))
+			return v2Body(a, a.sign(t), e.v2Req("100000"))
 		}},
 		{"insufficient balance", ReasonFunds, func() map[string]any {
 			k, _ := crypto.GenerateKey()
-			a := e.auth(1000)
+			a := e.auth(100_000)
 			a.key = k
-			return v2Body(a, a.sign(t), e.v2Req("1000"))
+			return v2Body(a, a.sign(t), e.v2Req("100000"))
 		}},
-		{"more than the payer holds", ReasonFunds, func() map[string]any {
+		{"more than the offer's price", ReasonValueV2, func() map[string]any {
 			v := new(big.Int).Add(e.balance(payer), big.NewInt(1))
 			a := e.auth(0)
 			a.value = v
 			return v2Body(a, a.sign(t), e.v2Req(v.String()))
 		}},
-		{"decimal amount string", ReasonRequirements, func() map[string]any {
-			a := e.auth(1000)
+		{"decimal amount string", ReasonValueV2, func() map[string]any {
+			a := e.auth(100_000)
 			return v2Body(a, a.sign(t), e.v2Req("0.001"))
 		}},
 		{"bad nonce", ReasonPayload, func() map[string]any {
-			a := e.auth(1000)
-			b := v2Body(a, a.sign(t), e.v2Req("1000"))
+			a := e.auth(100_000)
+			b := v2Body(a, a.sign(t), e.v2Req("100000"))
 			b["paymentPayload"].(map[string]any)["payload"].(map[string]any)["authorization"].(map[string]any)["nonce"] = "0x1234"
 			return b
 		}},
 		{"scheme upto", ReasonScheme, func() map[string]any {
-			a := e.auth(1000)
-			r := e.v2Req("1000")
+			a := e.auth(100_000)
+			r := e.v2Req("100000")
 			r["scheme"] = "upto"
 			return v2Body(a, a.sign(t), r)
 		}},
 		{"x402Version 3", ReasonVersion, func() map[string]any {
-			a := e.auth(1000)
-			b := v2Body(a, a.sign(t), e.v2Req("1000"))
+			a := e.auth(100_000)
+			b := v2Body(a, a.sign(t), e.v2Req("100000"))
 			b["x402Version"] = 3
 			return b
 		}},
 		{"versions disagree", ReasonVersion, func() map[string]any {
-			a := e.auth(1000)
-			b := v1Body(a, a.sign(t), e.v1Req("1000"))
+			a := e.auth(100_000)
+			b := v1Body(a, a.sign(t), e.v1Req("100000"))
 			b["x402Version"] = 2
 			return b
 		}},
@@ -566,7 +598,8 @@ func TestRPCDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dead.Close()
-	f, err := New(Config{Backend: dead, ChainID: ChainID, Relayer: devnet.DevKey("relayer"), RPCURL: url})
+	f, err := New(Config{Backend: dead, ChainID: ChainID, Relayer: devnet.DevKey("relayer"), RPCURL: url,
+		Offer: x402.Offer{Asset: e.asset, PayTo: e.payTo}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,8 +610,8 @@ func TestRPCDown(t *testing.T) {
 
 	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
 	p0, t0 := e.balance(payer), e.balance(e.payTo)
-	a := e.auth(5000)
-	body, _ := json.Marshal(v2Body(a, a.sign(t), e.v2Req("5000")))
+	a := e.auth(100_000)
+	body, _ := json.Marshal(v2Body(a, a.sign(t), e.v2Req("100000")))
 	for _, path := range []string{"/x402/verify", "/x402/settle"} {
 		code, out := do(t, srv.URL+path, body)
 		if code != 503 {
@@ -589,7 +622,7 @@ func TestRPCDown(t *testing.T) {
 		t.Fatal("balances moved while the RPC was down")
 	}
 	// The authorization is still good on the live facilitator.
-	e.settleOK(v2Body(a, a.sign(t), e.v2Req("5000")), "eip155:8453", 5000)
+	e.settleOK(v2Body(a, a.sign(t), e.v2Req("100000")), "eip155:8453", 100_000)
 }
 
 func TestOpen(t *testing.T) {
@@ -599,10 +632,13 @@ func TestOpen(t *testing.T) {
 		t.Fatalf("without TOLLGATE_X402_RPC_URL: %v %v %v", f, c, err)
 	}
 	relayer, _ := e.m.Account("relayer")
-	if _, _, err := Open(context.Background(), config.X402{RPCURL: e.m.Polygon.RPCURL, RelayerKey: relayer.PrivateKey}, nil); err == nil || !strings.Contains(err.Error(), "want 8453") {
+	if _, _, err := Open(context.Background(), config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: relayer.PrivateKey}, nil); err == nil || !strings.Contains(err.Error(), "TOLLGATE_X402_PAY_TO") {
+		t.Fatalf("a facilitator without the offer's payTo: %v", err)
+	}
+	if _, _, err := Open(context.Background(), config.X402{RPCURL: e.m.Polygon.RPCURL, RelayerKey: relayer.PrivateKey, PayTo: e.payTo.Hex()}, nil); err == nil || !strings.Contains(err.Error(), "want 8453") {
 		t.Fatalf("chain 137 accepted: %v", err)
 	}
-	if _, _, err := Open(context.Background(), config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: "0xnothex"}, nil); err == nil || strings.Contains(err.Error(), "nothex") {
+	if _, _, err := Open(context.Background(), config.X402{RPCURL: e.m.Base.RPCURL, RelayerKey: "0xnothex", PayTo: e.payTo.Hex()}, nil); err == nil || strings.Contains(err.Error(), "nothex") {
 		t.Fatalf("bad key: %v", err)
 	}
 }
@@ -641,9 +677,9 @@ func TestTrackedSettleIsRecorded(t *testing.T) {
 		}
 		f = x
 	})
-	a := e.auth(90_000)
-	body := v2Body(a, a.sign(t), e.v2Req("90000"))
-	tx := e.settleOK(body, "eip155:8453", 90_000)
+	a := e.auth(100_000)
+	body := v2Body(a, a.sign(t), e.v2Req("100000"))
+	tx := e.settleOK(body, "eip155:8453", 100_000)
 	purpose := fmt.Sprintf("x402:%s:%s:%s", strings.ToLower(e.asset.Hex()), strings.ToLower(crypto.PubkeyToAddress(e.payer.PublicKey).Hex()),
 		hexutil.Encode(a.nonce[:]))
 	var hash, state, kind, role string
@@ -653,7 +689,7 @@ func TestTrackedSettleIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if hash != strings.ToLower(tx) || state != chain.StateMined || kind != chain.KindX402Settle || role != "x402-relayer" ||
-		chainID != ChainID || amount != 90_000 {
+		chainID != ChainID || amount != 100_000 {
 		t.Fatalf("recorded %s %s %s %s %d %d, answered %s", hash, state, kind, role, chainID, amount, tx)
 	}
 	e.expectSettledBefore(body, tx)
@@ -662,5 +698,27 @@ func TestTrackedSettleIsRecorded(t *testing.T) {
 	}
 	if n := settletest.Count(t, pool, `SELECT count(*) FROM chain_txs`); n != 1 {
 		t.Fatalf("%d transactions recorded, want 1", n)
+	}
+}
+
+// A transaction over the gas cap is refused before it is sent: the
+// relayer's nonce and the balances do not move.
+func TestGasCap(t *testing.T) {
+	e := newEnvWith(t, func(f *Facilitator) { f.cfg.GasCap = 30_000 }) // transferWithAuthorization needs more
+	payer := crypto.PubkeyToAddress(e.payer.PublicKey)
+	relayer, _ := e.m.Account("relayer")
+	n0, err := e.client.PendingNonceAt(context.Background(), relayer.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, t0 := e.balance(payer), e.balance(e.payTo)
+	a := e.auth(100_000)
+	code, out := e.post("/x402/settle", v2Body(a, a.sign(t), e.v2Req("100000")))
+	if code != http.StatusOK || out["success"] != false || out["errorReason"] != ReasonGasCap {
+		t.Fatalf("settle over the gas cap: %d %v", code, out)
+	}
+	n1, _ := e.client.PendingNonceAt(context.Background(), relayer.Addr())
+	if n1 != n0 || e.balance(payer).Cmp(p0) != 0 || e.balance(e.payTo).Cmp(t0) != 0 {
+		t.Fatalf("a refused settle moved something: nonce %d → %d", n0, n1)
 	}
 }

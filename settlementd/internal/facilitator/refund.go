@@ -46,6 +46,14 @@ func (f *Facilitator) batchRefund(w http.ResponseWriter, r *http.Request, b *bat
 		resp["errorReason"], resp["errorMessage"] = reason, msg
 		httpx.JSON(w, status, resp)
 	}
+	// Only the gateway refunds, and only a channel it has closed: the
+	// refund signature is the receiver authorizer's, so whoever could ask
+	// for one could return any payer's escrow while the gateway still draws
+	// vouchers on it (issue 40).
+	if !f.fromGateway(r) {
+		fail(http.StatusUnauthorized, ReasonUnauthorized, "refunds are made for the operator's gateway only: ask the gateway (a GET on its JSON-RPC path with the refund payload)")
+		return
+	}
 	j := f.claims
 	if j == nil {
 		fail(http.StatusOK, ReasonBatchRefundPayload, "this facilitator has no receiver authorizer key (TOLLGATE_X402_RECEIVER_AUTHORIZER_KEY): it cannot sign refunds")
@@ -85,6 +93,15 @@ func (f *Facilitator) batchRefund(w http.ResponseWriter, r *http.Request, b *bat
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(f.cfg.ReceiptTimeout + time.Minute))
 	unlock := f.lock("batch-refund/" + key)
 	defer unlock()
+	closed, err := j.m.ChannelClosed(ctx, key)
+	if err != nil {
+		fail(http.StatusServiceUnavailable, ReasonBatchRPCReadFaild, "the channel state is unavailable; retry")
+		return
+	}
+	if !closed {
+		fail(http.StatusOK, ReasonChannelOpen, "channel "+key+" is not closed by the gateway: a refund follows the gateway's close")
+		return
+	}
 	bs := batchsettlement.NewBatchSettlement()
 	inst := bs.Instance(f.cfg.Backend, batchsettle.SettlementAddress)
 	ch, err1 := bind.Call(inst, &bind.CallOpts{Context: ctx}, bs.PackChannels(id), bs.UnpackChannels)
@@ -93,13 +110,15 @@ func (f *Facilitator) batchRefund(w http.ResponseWriter, r *http.Request, b *bat
 		fail(http.StatusServiceUnavailable, ReasonBatchRPCReadFaild, "the channel could not be read on chain; retry")
 		return
 	}
-	// What the receiver is owed: the latest voucher drawn (the gateway
-	// closed the channel, so it is final), or more if the chain has it.
+	// What the receiver is owed: what the vouchers charged (the gateway
+	// closed the channel, so it is final; a voided draw is not in it), or
+	// more if the chain has it. The latest voucher's signature covers it:
+	// its maxClaimableAmount is never below the charged total.
 	claimTo := new(big.Int).Set(ch.TotalClaimed)
-	signed := big.NewInt(int64(st.Signed))
-	claim := st.Signed > 0 && st.Signature != "" && signed.Cmp(ch.TotalClaimed) > 0
+	signed, charged := big.NewInt(int64(st.Signed)), big.NewInt(int64(st.Charged))
+	claim := st.Charged > 0 && st.Signature != "" && st.Signed >= st.Charged && charged.Cmp(ch.TotalClaimed) > 0
 	if claim {
-		claimTo = signed
+		claimTo = charged
 	}
 	unclaimed := new(big.Int).Sub(ch.Balance, claimTo)
 	amount := unclaimed
@@ -113,7 +132,7 @@ func (f *Facilitator) batchRefund(w http.ResponseWriter, r *http.Request, b *bat
 	dom := batchsettle.DefaultDomain(f.cfg.ChainID)
 	var calls [][]byte
 	if claim {
-		digest := dom.ClaimBatchDigest([]batchsettle.ClaimEntry{{ChannelID: id, MaxClaimable: signed, TotalClaimed: signed}})
+		digest := dom.ClaimBatchDigest([]batchsettle.ClaimEntry{{ChannelID: id, MaxClaimable: signed, TotalClaimed: charged}})
 		sig, err := batchsettle.Sign(digest, j.key)
 		if err != nil {
 			fail(http.StatusServiceUnavailable, ReasonBatchRefundPayload, "signing the claim failed")
@@ -121,7 +140,7 @@ func (f *Facilitator) batchRefund(w http.ResponseWriter, r *http.Request, b *bat
 		}
 		calls = append(calls, bs.PackClaimWithSignature([]batchsettlement.BatchSettlementVoucherClaim{{
 			Voucher:   batchsettlement.BatchSettlementVoucher{Channel: onchainConfig(cfg), MaxClaimableAmount: signed},
-			Signature: common.FromHex(st.Signature), TotalClaimed: signed}}, sig))
+			Signature: common.FromHex(st.Signature), TotalClaimed: charged}}, sig))
 	}
 	rsig, err := batchsettle.Sign(dom.RefundDigest(id, nonce, amount), j.key)
 	if err != nil {
@@ -129,6 +148,11 @@ func (f *Facilitator) batchRefund(w http.ResponseWriter, r *http.Request, b *bat
 		return
 	}
 	calls = append(calls, bs.PackRefundWithSignature(onchainConfig(cfg), amount, nonce, rsig), bs.PackSettle(cfg.Receiver, cfg.Token))
+	if err := f.checkGas(ctx, batchsettle.SettlementAddress, bs.PackMulticall(calls)); err != nil {
+		errors.As(err, &inv)
+		fail(http.StatusOK, inv.Reason, inv.Msg)
+		return
+	}
 	rcpt, hash, err := j.send(ctx, "x402-batch-refund:"+key+":"+nonce.String(), chain.KindBatchRefund, bs.PackMulticall(calls),
 		cfg.Payer, money.Units(amount.Int64()))
 	if hash != (common.Hash{}) {

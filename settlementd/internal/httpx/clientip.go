@@ -10,8 +10,10 @@ import (
 // ClientIP is the caller's address as settlementd can know it. settlementd
 // listens behind the gateway's Caddy (its reverse_proxy passes settlementd's
 // routes on), so the TCP peer is the proxy; when the peer is loopback or a
-// private address, the last X-Forwarded-For entry — the one Caddy's
-// reverse_proxy sets from its own client IP — is the caller. A peer on a
+// private address, the last X-Forwarded-For entry is the caller: the
+// shipped Caddyfiles set it to the gateway's client IP (header_up
+// X-Forwarded-For {client_ip}), the address every gateway limit counts
+// under, also behind a load balancer (docs/client-address.md). A peer on a
 // public address is the caller itself, whatever headers it sends.
 func ClientIP(r *http.Request) netip.Addr {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)

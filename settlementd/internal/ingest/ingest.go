@@ -111,6 +111,7 @@ type Ingester struct {
 	cfg  Config
 	log  *zap.Logger
 	m    *metrics
+	seq  ledgerSeq
 }
 
 // New returns an ingester; metrics go to reg (nil: not registered).
@@ -607,6 +608,26 @@ func (in *Ingester) acknowledge(ctx context.Context, wm Watermark, run string) {
 	}
 	if err := in.rdb.Set(ctx, prefix+"ingested", meter.FormatAck(wm.LowMs, run), 0).Err(); err != nil && ctx.Err() == nil {
 		in.log.Warn("publishing the stream watermark to the gateways", zap.Error(err))
+	}
+	// The state count PostgreSQL has caught up with: the floor the
+	// gateways hold this shard's Redis to (a Redis restored from the past
+	// is below it). The replicas hold it too (the WAIT above). It starts
+	// from the floor PostgreSQL keeps, so a settlementd restarted onto a
+	// Redis restored from a snapshot publishes the real floor, not the
+	// snapshot's; and what is published is kept there.
+	if err := in.seq.load(ctx, in.pool, in.cfg.Stream); err != nil {
+		if ctx.Err() == nil {
+			in.log.Warn("reading the ledger's state count from PostgreSQL", zap.Error(err))
+		}
+		return // publishing a floor below PostgreSQL's could let a restored Redis pass
+	}
+	if v := in.seq.advance(ctx, node, prefix, run, wm.LowMs); v > 0 {
+		if err := in.rdb.Set(ctx, prefix+"ledger-seq", v, 0).Err(); err != nil && ctx.Err() == nil {
+			in.log.Warn("publishing the ledger's state count", zap.Error(err))
+		}
+		if err := in.seq.store(ctx, in.pool, in.cfg.Stream, v); err != nil && ctx.Err() == nil {
+			in.log.Warn("keeping the ledger's state count in PostgreSQL", zap.Error(err))
+		}
 	}
 }
 

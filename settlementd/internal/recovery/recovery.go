@@ -86,9 +86,13 @@ type Watcher struct {
 	replayedAt   int64     // Redis time (ms) at which every gateway alive had replayed; 0 not yet
 	channelsSeen bool      // this watcher found every channel Redis holds recorded in PostgreSQL
 
-	rebuilds *prometheus.CounterVec
-	duration prometheus.Gauge
-	missing  prometheus.Gauge
+	floors []int64 // per shard: the highest ledger count seen published (rollback.go)
+
+	rebuilds   *prometheus.CounterVec
+	olderTotal prometheus.Counter
+	older      prometheus.Gauge
+	duration   prometheus.Gauge
+	missing    prometheus.Gauge
 }
 
 // New returns the watcher; Register adds its metrics.
@@ -105,6 +109,14 @@ func New(pool *pgxpool.Pool, rdb redis.UniversalClient, prefix string, log *zap.
 			Name: "settlementd_redis_rebuild_duration_seconds",
 			Help: "Duration of the last automatic rebuild of Redis from PostgreSQL.",
 		}),
+		olderTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "settlementd_redis_older_than_ledger_total",
+			Help: "Times the leader found a Redis shard older than the ledger (restored from a snapshot, or missing writes PostgreSQL has) and wiped it for a rebuild. Alert on any increase.",
+		}),
+		older: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "settlementd_redis_older_than_ledger",
+			Help: "1 from finding a Redis shard older than the ledger until its rebuild from PostgreSQL is done.",
+		}),
 		missing: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "settlementd_redis_generation_missing",
 			Help: "1 while the leader finds Redis without its generation marker (the gateway answers keys 503 metering_recovering).",
@@ -114,7 +126,7 @@ func New(pool *pgxpool.Pool, rdb redis.UniversalClient, prefix string, log *zap.
 
 // Register adds the metrics to reg.
 func (w *Watcher) Register(reg prometheus.Registerer) {
-	reg.MustRegister(w.rebuilds, w.duration, w.missing)
+	reg.MustRegister(w.rebuilds, w.duration, w.missing, w.olderTotal, w.older)
 }
 
 // Name is the job's name.
@@ -122,12 +134,22 @@ func (w *Watcher) Name() string { return "redis-recovery" }
 
 // Run is one check, and a rebuild when the marker is missing.
 func (w *Watcher) Run(ctx context.Context) error {
+	if wiped, err := w.checkLedger(ctx); err != nil {
+		return err
+	} else if wiped {
+		// The wiped shard is a Redis that lost its data: the gateways
+		// replay to it from their next tick, and the grace starts now.
+		w.missing.Set(1)
+		w.missingSince, w.replayedAt = time.Now(), 0
+		return nil
+	}
 	present, err := reconcile.MarkersPresent(ctx, w.Redis, w.Prefix, w.Shards)
 	if err != nil {
 		return err // Redis down: the gateway answers 503 by itself; check again next tick
 	}
 	if present {
 		w.missing.Set(0)
+		w.older.Set(0)
 		w.missingSince, w.replayedAt = time.Time{}, 0
 		if !w.channelsSeen {
 			if err := w.recordChannels(ctx); err != nil {
@@ -172,6 +194,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.rebuilds.WithLabelValues("ok").Inc()
 	w.duration.Set(took.Seconds())
 	w.missing.Set(0)
+	w.older.Set(0)
 	w.missingSince, w.replayedAt = time.Time{}, 0
 	w.Log.Info("Redis rebuilt from PostgreSQL; generation marker set, metering resumes",
 		zap.Duration("took", took), zap.Int("accounts", rep.Accounts), zap.Int("accounts_written", rep.Changed),
@@ -295,7 +318,10 @@ func (w *Watcher) replaysStored(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if wm.LowMs < w.replayedAt {
+		// Drained: every entry in the stream is stored, those appended
+		// until replayedAt included (the same millisecond as replayedAt
+		// would otherwise hold a rebuild back a tick for nothing).
+		if !wm.Drained() && wm.LowMs < w.replayedAt {
 			return false, nil
 		}
 	}

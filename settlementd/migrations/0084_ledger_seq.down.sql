@@ -1,0 +1,1 @@
+ALTER TABLE ingest_watermark DROP COLUMN ledger_seq;
