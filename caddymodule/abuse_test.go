@@ -133,12 +133,13 @@ func TestCallerErrorsNeverTakeAChainDown(t *testing.T) {
 
 	calls := append(badCalls(t, m), everyMethodBadCalls(t)...)
 	for i := range calls {
-		if calls[i].method == "eth_getLogs" {
+		if calls[i].method == "eth_getLogs" || calls[i].method == "eth_newFilter" {
 			// A filter the gateway cannot read is refused before metering
-			// (max_block_range applies to every eth_getLogs): never sent
-			// on unjudged, so never the node's error.
+			// (max_block_range applies to every eth_getLogs, and to every
+			// eth_newFilter, whose eth_getFilterLogs reads the same range):
+			// never sent on unjudged, so never the node's error.
 			if _, _, err := evm.LogsSpan(json.RawMessage(calls[i].params), 0); err != nil {
-				calls[i].want = json.RawMessage(`{"code":-32602,"message":"Invalid params: eth_getLogs: ` + err.Error() + `"}`)
+				calls[i].want = json.RawMessage(`{"code":-32602,"message":"Invalid params: ` + calls[i].method + `: ` + err.Error() + `"}`)
 				calls[i].local = true
 				continue
 			}

@@ -44,21 +44,28 @@ func answerLocally(cs *chainState, calls []jsonrpc.Item, index []int, resps []js
 
 func localAnswer(cs *chainState, it *jsonrpc.Item) (jsonrpc.Response, bool) {
 	m := cs.methods.Lookup(it.Method)
+	limit := m.MaxBlockRange
+	if it.Method == "eth_newFilter" {
+		// eth_getFilterLogs answers a filter's whole range: a filter is
+		// held to eth_getLogs' limit (and reading) when it is made, or a
+		// filter from block 0 would fetch every log for two calls' price.
+		limit = cs.methods.Lookup("eth_getLogs").MaxBlockRange
+	}
 	switch {
 	case m.Denied != "":
 		return jsonrpc.ErrorResponse(it.ResponseID(), &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: "the method " + it.Method + " is not served by this gateway: " + m.Denied}), true
 	case m.Local != nil && noParams(it.Params):
 		return jsonrpc.ResultResponse(it.ResponseID(), m.Local(cs.chain.ID)), true
-	case m.MaxBlockRange > 0:
+	case limit > 0:
 		span, ok, err := evm.LogsSpan(it.Params, cs.pool.BestHead())
 		if err != nil { // a range the gateway cannot judge is not sent on unjudged
 			return jsonrpc.ErrorResponse(it.ResponseID(), jsonrpc.InvalidParams(it.Method+": "+err.Error())), true
 		}
-		if ok && span > m.MaxBlockRange {
+		if ok && span > limit {
 			return jsonrpc.ErrorResponse(it.ResponseID(), &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: it.Method + " spans " + strconv.FormatUint(span, 10) + " blocks; this gateway serves at most " +
-					strconv.FormatUint(m.MaxBlockRange, 10) + " per call: split the range"}), true
+					strconv.FormatUint(limit, 10) + " per call: split the range"}), true
 		}
 	}
 	return jsonrpc.Response{}, false

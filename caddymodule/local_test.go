@@ -338,3 +338,36 @@ func TestMethodTablePerChain(t *testing.T) {
 		t.Fatalf("chain 137 eth_getBalance: %v", m)
 	}
 }
+
+// TestNewFilterKeepsTheLogsRange: eth_newFilter then eth_getFilterLogs
+// answers the filter's whole range, so a filter is held to eth_getLogs'
+// max_block_range (and its reading of the range) when it is made —
+// otherwise a filter from block 0 to latest asks a node for every log of
+// the chain at the price of two calls.
+func TestNewFilterKeepsTheLogsRange(t *testing.T) {
+	e := startMetered(t, meterOpts{free: 1000, chain137: "method eth_getLogs max_block_range 2"})
+	filter := func(from, to string) map[string]any {
+		body := `{"jsonrpc":"2.0","id":1,"method":"eth_newFilter","params":[{"fromBlock":"` + from + `","toBlock":"` + to + `"}]}`
+		return e.rpc(t, body).json(t)
+	}
+	code := func(m map[string]any) any {
+		errObj, _ := m["error"].(map[string]any)
+		return errObj["code"]
+	}
+	before := e.alpha.Calls("eth_newFilter") + e.beta.Calls("eth_newFilter")
+	if m := filter("0x1", "0x3"); code(m) != float64(-32602) || !strings.Contains(fmt.Sprint(m["error"]), "spans 3 blocks") {
+		t.Fatalf("a filter over 3 blocks: %v", m)
+	}
+	if m := filter("0x00000000000000000000", "0x3"); code(m) != float64(-32602) || !strings.Contains(fmt.Sprint(m["error"]), "spans 4 blocks") {
+		t.Fatalf("a fromBlock padded past 18 characters: %v", m)
+	}
+	if m := filter("1", "0x2"); code(m) != float64(-32602) {
+		t.Fatalf("a fromBlock the gateway cannot read: %v", m)
+	}
+	if m := filter("0x1", "0x2"); m["result"] == nil {
+		t.Fatalf("a filter over 2 blocks: %v", m)
+	}
+	if n := e.alpha.Calls("eth_newFilter") + e.beta.Calls("eth_newFilter") - before; n != 1 {
+		t.Fatalf("eth_newFilter reached the upstreams %d times, want 1 (the control)", n)
+	}
+}

@@ -310,6 +310,8 @@ func TestDeployRefusals(t *testing.T) {
 		{append(f.args("e.json"), "-treasury", "nope"), "-treasury \"nope\" is not an address"},
 		// A mistyped checksum: the treasury receives money.
 		{append(f.args("f.json"), "-treasury", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"), "bad EIP-55 checksum"},
+		// All lowercase: no checksum at all, so a mistyped digit would go unnoticed.
+		{append(f.args("g.json"), "-treasury", "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"), "not EIP-55 checksummed"},
 	} {
 		_, log, err := f.run(c.args, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

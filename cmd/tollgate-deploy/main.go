@@ -92,9 +92,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if v == "" && !required {
 			return common.Address{}
 		}
-		a, err := ethparse.Address(v) // who receives money: a mistyped checksum is refused
+		// Who receives money or holds its roles: only the EIP-55 spelling
+		// is taken, so a mistyped digit is refused, not paid.
+		a, err := ethparse.ChecksumAddress(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("-%s %q is not an address (0x and 40 hex digits; in mixed case, its EIP-55 checksum): %w", flagName, v, err))
+			errs = append(errs, fmt.Errorf("-%s %q is not an address (0x and 40 hex digits, EIP-55 checksummed): %w", flagName, v, err))
 		}
 		return a
 	}

@@ -205,6 +205,17 @@ type reply struct {
 	Error   json.RawMessage `json:"error,omitempty"`
 }
 
+// askForLess: AskForLess answers a request whose every call is an
+// eth_getLogs or an eth_call.
+func askForLess(calls []call) bool {
+	for _, c := range calls {
+		if c.Method != "eth_getLogs" && c.Method != "eth_call" {
+			return false
+		}
+	}
+	return len(calls) > 0
+}
+
 func decodeCalls(body []byte) ([]call, bool) {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
@@ -254,14 +265,20 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if mode == AskForLess && len(calls) == 1 && (calls[0].Method == "eth_getLogs" || calls[0].Method == "eth_call") {
-		e := `{"code":-32005,"message":"query returned more than 10000 results. Try with this block range [0x1, 0x2]."}`
-		if calls[0].Method == "eth_call" {
-			e = `{"code":-32603,"message":"execution timeout"}`
+	if mode == AskForLess && askForLess(calls) {
+		// Each call (a batch may hold several, all of these two methods)
+		// gets its own error, as a provider answers a batch.
+		items := make([]string, len(calls))
+		for i, c := range calls {
+			e := `{"code":-32005,"message":"query returned more than 10000 results. Try with this block range [0x1, 0x2]."}`
+			if c.Method == "eth_call" {
+				e = `{"code":-32603,"message":"execution timeout"}`
+			}
+			items[i] = `{"jsonrpc":"2.0","id":` + string(c.ID) + `,"error":` + e + `}`
 		}
-		out := `{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"error":` + e + `}`
+		out := items[0]
 		if batch {
-			out = "[" + out + "]"
+			out = "[" + strings.Join(items, ",") + "]"
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(out))

@@ -101,7 +101,10 @@ func Address(s string) (common.Address, error) {
 	a := common.HexToAddress(s)
 	body := s[2:]
 	if body != strings.ToLower(body) && body != strings.ToUpper(body) && a.Hex()[2:] != body {
-		return common.Address{}, fmt.Errorf("address %s: bad EIP-55 checksum (want %s)", s, a.Hex())
+		// The right spelling is not printed: it is the checksum of what was
+		// typed, so copying it from the error would carry a typo past the
+		// check.
+		return common.Address{}, fmt.Errorf("address %s: bad EIP-55 checksum: copy the address from its source again", s)
 	}
 	return a, nil
 }
@@ -115,7 +118,7 @@ func ChecksumAddress(s string) (common.Address, error) {
 		return a, err
 	}
 	if a.Hex() != s {
-		return common.Address{}, fmt.Errorf("address %s: not EIP-55 checksummed (want %s)", s, a.Hex())
+		return common.Address{}, fmt.Errorf("address %s: not EIP-55 checksummed: copy the address, with its checksum, from its source again", s)
 	}
 	return a, nil
 }

@@ -173,3 +173,36 @@ func TestPrivateKey(t *testing.T) {
 		}
 	}
 }
+
+// TestAddressErrorsDoNotBlessATypo: a mistyped address's error must not
+// print the EIP-55 spelling of what was typed — copied from the error
+// into the setting, it would carry the typo past the checksum, which is
+// the one thing the checksum is for. (chainjobs and tollgate-deploy pass
+// these errors on to the operator.)
+func TestAddressErrorsDoNotBlessATypo(t *testing.T) {
+	right := "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+	typo := "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"      // last digit's case flipped
+	typoLower := "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaee" // a wrong digit, no checksum to catch it
+	for _, c := range []struct {
+		what string
+		err  error
+		bad  string
+	}{
+		{"Address, bad checksum", second(Address(typo)), right},
+		{"ChecksumAddress, bad checksum", second(ChecksumAddress(typo)), right},
+		{"ChecksumAddress, lowercase", second(ChecksumAddress(typoLower)), common.HexToAddress(typoLower).Hex()},
+		{"ChecksumAddress, lowercase right", second(ChecksumAddress(strings.ToLower(right))), right},
+	} {
+		if c.err == nil {
+			t.Fatalf("%s: taken", c.what)
+		}
+		if strings.Contains(c.err.Error(), c.bad[2:]) {
+			t.Errorf("%s: the error names the checksummed spelling: %v", c.what, c.err)
+		}
+		if !strings.Contains(c.err.Error(), "EIP-55") {
+			t.Errorf("%s: the error does not say what is wrong: %v", c.what, c.err)
+		}
+	}
+}
+
+func second(_ common.Address, err error) error { return err }
