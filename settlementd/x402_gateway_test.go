@@ -196,6 +196,8 @@ func startX402EnvOn(t *testing.T, redisURL string, more map[string]string) *x402
 		// the secret the gateway is known by.
 		"TOLLGATE_X402_ASSET": m.Base.USDC, "TOLLGATE_X402_PAY_TO": e.payTo.Hex(),
 		"TOLLGATE_GATEWAY_SECRET": x402GatewaySecret,
+		// The dev chain's USDC and accounts are money addresses here.
+		"TOLLGATE_DEV": "1",
 		// The tests drive many payments through proxies that do not carry
 		// the secret; the direct callers' limit has a test of its own.
 		"TOLLGATE_X402_RATE_LIMIT": "10000",

@@ -72,7 +72,7 @@ func TestX402RoutesFollowTheRPCURL(t *testing.T) {
 
 	on := start(map[string]string{"TOLLGATE_X402_RPC_URL": c.HTTPURL(),
 		"TOLLGATE_X402_RELAYER_KEY": fmt.Sprintf("%x", devnet.DevKey("relayer").D.FillBytes(make([]byte, 32))),
-		"TOLLGATE_X402_PAY_TO":      "0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5"})
+		"TOLLGATE_X402_PAY_TO":      "0x6DfbfCdd02050Ed54e9B69c697B7987C9b4265F5", "TOLLGATE_DEV": "1"})
 	// No receiver authorizer key: exact only.
 	want := `{"kinds":[{"x402Version":1,"scheme":"exact","network":"base"},{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]}`
 	if code, body := get(on + "/x402/supported"); code != 200 || body != want {

@@ -3,6 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"net/netip"
 	"os"
 	"strconv"
@@ -322,6 +325,16 @@ func (c *Config) readEnv(getenv func(string) string) error {
 	}
 	c.X402.WatchSchedule = schedule("TOLLGATE_X402_WATCH_SCHEDULE", DefaultX402WatchSchedule)
 	c.X402.Asset, c.X402.PayTo = trimmed("TOLLGATE_X402_ASSET"), trimmed("TOLLGATE_X402_PAY_TO")
+	// The offer's addresses receive money: outside the dev profile they are
+	// refused as chainjobs refuses its own (a dev account, whose key is
+	// public; the zero address; a spelling without its EIP-55 checksum).
+	if !c.Chain.Dev {
+		for _, v := range []struct{ name, val string }{{"TOLLGATE_X402_ASSET", c.X402.Asset}, {"TOLLGATE_X402_PAY_TO", c.X402.PayTo}} {
+			if err := moneyAddress(v.name, v.val); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	for _, s := range []struct {
 		k, kFile string
 		dst      *string
@@ -484,4 +497,24 @@ func readTxPolicy(trimmed func(string) string) (chain.TxPolicy, error) {
 		p.MaxFeePerGas = w
 	}
 	return p, errors.Join(errs...)
+}
+
+// moneyAddress checks a set money address outside the dev profile: in its
+// EIP-55 form, not the zero address, not a dev chain account. The
+// checksummed form is never printed (it would bless a typo).
+func moneyAddress(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	a, err := ethparse.ChecksumAddress(v)
+	if err != nil {
+		return fmt.Errorf("%s is not an address in its EIP-55 checksummed form: copy it from its source again", name)
+	}
+	if a == (common.Address{}) {
+		return fmt.Errorf("%s is the zero address", name)
+	}
+	if what, ok := devaccounts.Lookup(a); ok {
+		return fmt.Errorf("%s %s is the dev chain's %s, whose key is public: only TOLLGATE_DEV=1 accepts it", name, v, what)
+	}
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
 )
 
 // load runs Load with a valid database URL and env as the whole environment.
@@ -229,5 +231,31 @@ func TestGatewaySecret(t *testing.T) {
 		} else if strings.Contains(err.Error(), cur) || strings.Contains(err.Error(), "tooshort-secret") {
 			t.Errorf("%s: the error shows the secret: %v", name, err)
 		}
+	}
+}
+
+// The x402 offer's addresses receive money: outside the dev profile a dev
+// account (whose key is public), the zero address or a spelling without its
+// EIP-55 checksum is refused, naming the setting; TOLLGATE_DEV=1 accepts a
+// dev account.
+func TestX402OfferAddressesRefused(t *testing.T) {
+	treasury := devaccounts.Address("treasury").Hex()
+	usdc := "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" // Base USDC
+	for name, c := range map[string]struct{ key, val, want string }{
+		"dev payTo":       {"TOLLGATE_X402_PAY_TO", treasury, "whose key is public"},
+		"lowercase payTo": {"TOLLGATE_X402_PAY_TO", strings.ToLower(usdc), "EIP-55"},
+		"zero asset":      {"TOLLGATE_X402_ASSET", "0x0000000000000000000000000000000000000000", "zero address"},
+		"not an address":  {"TOLLGATE_X402_ASSET", "0x1234", "EIP-55"},
+	} {
+		_, err := load(t, map[string]string{c.key: c.val})
+		if err == nil || !strings.Contains(err.Error(), c.key) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %s and %q", name, err, c.key, c.want)
+		}
+	}
+	if _, err := load(t, map[string]string{"TOLLGATE_X402_PAY_TO": usdc, "TOLLGATE_X402_ASSET": usdc}); err != nil {
+		t.Errorf("checksummed real addresses refused: %v", err)
+	}
+	if _, err := load(t, map[string]string{"TOLLGATE_X402_PAY_TO": treasury, "TOLLGATE_DEV": "1"}); err != nil {
+		t.Errorf("the dev profile refused a dev account: %v", err)
 	}
 }
