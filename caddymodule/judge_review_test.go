@@ -283,3 +283,58 @@ func TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields(t *testing.T) {
 	}
 	t.Logf("%d logs answers of %d logs served by the node, all judged; checks %v", served, transfers, e.verifications(t))
 }
+
+// TestFlippedSyncReceiptIsCaught: eth_sendRawTransactionSync answers with
+// the transaction's receipt. A node that passes the send on and flips the
+// receipt's status (the hash is right) is judged by the provider's receipt
+// of that transaction: quarantined at its first lie, so it delivers at
+// most that one wrong answer.
+func TestFlippedSyncReceiptIsCaught(t *testing.T) {
+	e := startMetered(t, noProbationOpts())
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	node.FlipSyncStatus.Store(true)
+	const nodeID = "NODE-EU-FLIPSYNC"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+
+	client := e.net.Polygon.Client()
+	k := devnet.DevKey("developer-2")
+	from := crypto.PubkeyToAddress(k.PublicKey)
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e5")
+	delivered := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		nonce, err := client.PendingNonceAt(t.Context(), from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
+			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransactionSync","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
+		if strings.Contains(string(a.body), `"status":"0x0"`) {
+			delivered++ // a transfer of 1 wei from a funded account succeeds
+			t.Logf("wrong receipt %d delivered by %s", delivered, a.header.Get("X-Tollgate-Upstream"))
+		}
+		if _, err := waitReceipt(t, e, tx.Hash()); err != nil {
+			t.Fatalf("%v: %s", err, a.body)
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			t.Logf("quarantined: %v", st["quarantine_reason"])
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a node flipping its sync receipts is not caught (%d delivered, %d sync sends reached it); checks %v; node %v",
+				delivered, node.Calls("eth_sendRawTransactionSync"), e.verifications(t), e.upstreamState(t, nodeID))
+		}
+	}
+	if delivered > 1 {
+		t.Fatalf("%d wrong receipts delivered; the bound is the first", delivered)
+	}
+}
