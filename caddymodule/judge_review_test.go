@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -337,4 +339,83 @@ func TestFlippedSyncReceiptIsCaught(t *testing.T) {
 	if delivered > 1 {
 		t.Fatalf("%d wrong receipts delivered; the bound is the first", delivered)
 	}
+}
+
+// TestSendChecksCannotBeCrowdedOut: a node that answers every send with
+// its hash and passes none on, helped by a caller who floods it with sends
+// no provider would take (junk: never proven dropped). Their inclusion
+// checks fill the queue; a real caller's send then must not reach the node
+// unchecked: either a provider takes it (it is mined) or, taken by the
+// node, the node is caught dropping it.
+func TestSendChecksCannotBeCrowdedOut(t *testing.T) {
+	o := noProbationOpts()
+	o.extra = strings.Replace(o.extra, "probation off", "probation off\n\t\t\t\tsend_grace 10s", 1) // a short grace: the flood fills the queue within it
+	e := startMetered(t, o)
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	node.SetMode(faultproxy.DropSends)
+	const nodeID = "NODE-EU-CROWDEDA"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+
+	// The flood: junk sends (8 callers at once) until more than the
+	// queue of inclusion checks holds reached the node, well within the
+	// grace.
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for node.Calls("eth_sendRawTransaction") < 1200 && n.Load() < 20_000 {
+				i := n.Add(1)
+				e.rpc(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x%064x"]}`, i), "X-API-Key: "+key)
+			}
+		}()
+	}
+	wg.Wait()
+	if node.Calls("eth_sendRawTransaction") < 1200 {
+		t.Fatalf("only %d junk sends reached the node", node.Calls("eth_sendRawTransaction"))
+	}
+	t.Logf("junk sends reached the node: %d; checks %v", node.Calls("eth_sendRawTransaction"), e.verifications(t))
+
+	client := e.net.Polygon.Client()
+	k := devnet.DevKey("developer-2")
+	from := crypto.PubkeyToAddress(k.PublicKey)
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e4")
+	for attempt := range 20 {
+		nonce, err := client.PendingNonceAt(t.Context(), from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
+			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		before := node.Calls("eth_sendRawTransaction")
+		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
+		if node.Calls("eth_sendRawTransaction") == before {
+			if _, err := waitReceipt(t, e, tx.Hash()); err != nil {
+				t.Fatalf("a send a provider took (%s) was not mined: %v", a.body, err)
+			}
+			continue
+		}
+		// The node took it, and dropped it: it must be caught.
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+				t.Logf("attempt %d: the node took the send and was caught: %v", attempt, st["quarantine_reason"])
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a caller's send dropped by the node went unchecked: checks %v", e.verifications(t))
+			}
+			time.Sleep(100 * time.Millisecond) // the inclusion check runs after the grace
+		}
+	}
+	t.Logf("while the send checks were crowded, 20 real sends went to providers; checks %v", e.verifications(t))
 }
