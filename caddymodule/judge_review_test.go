@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -282,4 +284,134 @@ func TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // the verifier judges in the background
 	}
 	t.Logf("%d logs answers of %d logs served by the node, all judged; checks %v", served, transfers, e.verifications(t))
+}
+
+// TestFlippedSyncReceiptIsCaught: eth_sendRawTransactionSync answers with
+// the transaction's receipt. A node that passes the send on and flips the
+// receipt's status (the hash is right) is judged by the provider's receipt
+// of that transaction: quarantined at its first lie, so it delivers at
+// most that one wrong answer.
+func TestFlippedSyncReceiptIsCaught(t *testing.T) {
+	e := startMetered(t, noProbationOpts())
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	node.FlipSyncStatus.Store(true)
+	const nodeID = "NODE-EU-FLIPSYNC"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+
+	client := e.net.Polygon.Client()
+	k := devnet.DevKey("developer-2")
+	from := crypto.PubkeyToAddress(k.PublicKey)
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e5")
+	delivered := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		nonce, err := client.PendingNonceAt(t.Context(), from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
+			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransactionSync","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
+		if strings.Contains(string(a.body), `"status":"0x0"`) {
+			delivered++ // a transfer of 1 wei from a funded account succeeds
+			t.Logf("wrong receipt %d delivered by %s", delivered, a.header.Get("X-Tollgate-Upstream"))
+		}
+		if _, err := waitReceipt(t, e, tx.Hash()); err != nil {
+			t.Fatalf("%v: %s", err, a.body)
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			t.Logf("quarantined: %v", st["quarantine_reason"])
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a node flipping its sync receipts is not caught (%d delivered, %d sync sends reached it); checks %v; node %v",
+				delivered, node.Calls("eth_sendRawTransactionSync"), e.verifications(t), e.upstreamState(t, nodeID))
+		}
+	}
+	if delivered > 1 {
+		t.Fatalf("%d wrong receipts delivered; the bound is the first", delivered)
+	}
+}
+
+// TestSendChecksCannotBeCrowdedOut: a node that answers every send with
+// its hash and passes none on, helped by a caller who floods it with sends
+// no provider would take (junk: never proven dropped). Their inclusion
+// checks fill the queue; a real caller's send then must not reach the node
+// unchecked: either a provider takes it (it is mined) or, taken by the
+// node, the node is caught dropping it.
+func TestSendChecksCannotBeCrowdedOut(t *testing.T) {
+	o := noProbationOpts()
+	o.extra = strings.Replace(o.extra, "probation off", "probation off\n\t\t\t\tsend_grace 10s", 1) // a short grace: the flood fills the queue within it
+	e := startMetered(t, o)
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	node.SetMode(faultproxy.DropSends)
+	const nodeID = "NODE-EU-CROWDEDA"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+
+	// The flood: 1,500 junk sends (8 callers at once), well within the
+	// grace: more than the queue of inclusion checks holds, if the node
+	// gets them all (before the fix it did: 180 checks dropped).
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := n.Add(1); i <= 1500; i = n.Add(1) {
+				e.rpc(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x%064x"]}`, i), "X-API-Key: "+key)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("junk sends reached the node: %d; checks %v", node.Calls("eth_sendRawTransaction"), e.verifications(t))
+
+	client := e.net.Polygon.Client()
+	k := devnet.DevKey("developer-2")
+	from := crypto.PubkeyToAddress(k.PublicKey)
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e4")
+	for attempt := range 20 {
+		nonce, err := client.PendingNonceAt(t.Context(), from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
+			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		before := node.Calls("eth_sendRawTransaction")
+		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
+		if node.Calls("eth_sendRawTransaction") == before {
+			if _, err := waitReceipt(t, e, tx.Hash()); err != nil {
+				t.Fatalf("a send a provider took (%s) was not mined: %v", a.body, err)
+			}
+			continue
+		}
+		// The node took it, and dropped it: it must be caught.
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+				t.Logf("attempt %d: the node took the send and was caught: %v", attempt, st["quarantine_reason"])
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a caller's send dropped by the node went unchecked: checks %v", e.verifications(t))
+			}
+			time.Sleep(100 * time.Millisecond) // the inclusion check runs after the grace
+		}
+	}
+	t.Logf("while the send checks were crowded, 20 real sends went to providers; checks %v", e.verifications(t))
 }

@@ -359,6 +359,9 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 	}
 	opts := upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
 		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK, NoHedge: noHedge || len(calls) > maxHedgedCalls}
+	if !opts.ProvidersOnly && h.verifier.SendsBusy() && hasSend(plan.Pins) {
+		opts.ProvidersOnly = true // a node's send could not be checked now
+	}
 	res, err := cs.pool.Forward(ctx, body, opts)
 	if err != nil {
 		var uerr *upstream.UnavailableError
@@ -439,6 +442,16 @@ func servedBy(replies []jsonrpc.Reply, by upstream.Ref) []upstream.Ref {
 		}
 	}
 	return refs
+}
+
+// hasSend: the part holds a send.
+func hasSend(pins []verify.Pin) bool {
+	for _, p := range pins {
+		if p.Judge == evm.JudgeSend {
+			return true
+		}
+	}
+	return false
 }
 
 // refusedSend: a send of the part the node refused (never sent again).

@@ -31,6 +31,14 @@ type pendingSend struct {
 	due  time.Time
 }
 
+// SendsBusy: the queue of inclusion checks is three quarters full. A send
+// a node took now might find it full and go unchecked (a node that drops
+// sends, helped by a flood of sends no provider would take, would drop
+// callers' transactions unseen): while it is, sends go to providers only.
+func (v *Verifier) SendsBusy() bool {
+	return v != nil && len(v.sends) >= cap(v.sends)*3/4
+}
+
 // offerSend queues an accepted send for its inclusion check (dropped,
 // counted, when the queue is full).
 func (v *Verifier) offerSend(j Job, k int, hash string) {

@@ -233,8 +233,17 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 			}
 			// The right hash; whether the node passed the transaction on is
 			// known only later (sends.go). Only that counts as a match.
-			if h := sendHash(j.Calls[k].Params); h != "" {
+			h := sendHash(j.Calls[k].Params)
+			if h != "" {
 				v.offerSend(j, k, h)
+			}
+			if j.Calls[k].Method == "eth_sendRawTransactionSync" && h != "" && isObject(r.Result) {
+				// The answer is the transaction's receipt: judged as
+				// eth_getTransactionReceipt of that hash is (a flipped
+				// status, made-up logs), by the provider's receipt.
+				calls = append(calls, jsonrpc.Item{Method: "eth_getTransactionReceipt", Params: json.RawMessage(`["` + h + `"]`), ID: json.RawMessage("0")})
+				nodeAnswers = append(nodeAnswers, r)
+				pins = append(pins, Pin{Judge: evm.JudgeFinal})
 			}
 			continue
 		case evm.JudgeHead, evm.JudgeFinal, evm.JudgeState, evm.JudgeBlock:
@@ -286,6 +295,12 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 			return
 		}
 	}
+}
+
+// isObject: a JSON object.
+func isObject(r json.RawMessage) bool {
+	t := bytes.TrimSpace(r)
+	return len(t) > 0 && t[0] == '{'
 }
 
 // AnswerOf is a reply as evidence: its result, or its error object.

@@ -106,6 +106,9 @@ type Proxy struct {
 	// OlderLogs: an honest node of an older client (or another one) whose
 	// logs have no blockTimestamp (go-ethereum added it to logs in 1.16).
 	OlderLogs atomic.Bool
+	// FlipSyncStatus: a liar that passes an eth_sendRawTransactionSync on
+	// and answers with the true receipt's status flipped (the right hash).
+	FlipSyncStatus atomic.Bool
 	// CallGasCap: an honest node of another client with a lower eth_call
 	// gas cap (or EVM timeout): an eth_call asking for more gas than this
 	// is answered with -32000 "out of gas", where a provider answers (0:
@@ -353,7 +356,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.OlderLogs.Load() || len(errorOf) > 0 {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || len(errorOf) > 0 {
 		out = p.rewrite(calls, out, mode, errorOf)
 	}
 	status := resp.StatusCode
@@ -399,6 +402,17 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 		block := m == "eth_getBlockByNumber" || m == "eth_getBlockByHash"
 		if p.ExtraFields.Load() && block {
 			setMember(r, "clientExtra", json.RawMessage(`"0x1"`))
+		}
+		if p.FlipSyncStatus.Load() && m == "eth_sendRawTransactionSync" && r.Error == nil {
+			var rc map[string]json.RawMessage
+			if json.Unmarshal(r.Result, &rc) == nil && rc != nil {
+				if string(rc["status"]) == `"0x1"` {
+					rc["status"] = json.RawMessage(`"0x0"`)
+				} else {
+					rc["status"] = json.RawMessage(`"0x1"`)
+				}
+				r.Result, _ = json.Marshal(rc)
+			}
 		}
 		if p.OlderLogs.Load() && m == "eth_getLogs" && r.Error == nil {
 			var logs []map[string]json.RawMessage
