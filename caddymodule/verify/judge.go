@@ -236,6 +236,17 @@ func nodeShouldKnow(c Case, b uint64) bool {
 	if !ok || b+reorgMargin > head {
 		return false
 	}
+	// The head a node reports comes from its last probe, and a reorg can
+	// take a block away between that probe and the node's answer (or
+	// between the node's answer and the provider's): below the finalized
+	// head there are no branches, so only there is "nothing" certainly
+	// not a reorg seen at another moment. Above it, the answer stays
+	// unpaid and rerouted (screened), never a conviction.
+	// Unknown finality (a shadow copy, which is never delivered anyway):
+	// no conviction for "nothing".
+	if c.Finalized == 0 || b > c.Finalized {
+		return false
+	}
 	if evm.Lookup(c.Call.Method).StateAt > 0 {
 		return archive || head-b <= evm.ArchiveWindow
 	}
