@@ -253,9 +253,6 @@ var parserAllowList = []struct {
 }{
 	// --- Packages other work was changing concurrently: convert each to
 	// shared/ethparse after merging, then delete its line.
-	// paycheck: x402 batch payloads' addresses → ethparse.Address (x402.ParseAddr already is).
-	{parserSite{"caddymodule/paycheck/batch.go", "parseAddr", "address: common.HexToAddress of a variable"}, "busy: paycheck"},
-	{parserSite{"caddymodule/paycheck/batch.go", "parseAddr", "address: common.IsHexAddress"}, "busy: paycheck"},
 	// paycheck: SIWX's address line and personal_sign recovery → ethparse.Address, ethparse.Recover(…, VAny).
 	{parserSite{"caddymodule/paycheck/siwx.go", "VerifySIWX", "address: common.HexToAddress of a variable"}, "busy: paycheck"},
 	{parserSite{"caddymodule/paycheck/siwx.go", "VerifySIWX", "address: common.IsHexAddress"}, "busy: paycheck"},
