@@ -263,11 +263,6 @@ var parserAllowList = []struct {
 	// trust, upstream, verify: block numbers from upstream answers → ethparse.Quantity.
 	{parserSite{"caddymodule/trust/pin.go", "hexNumber", "quantity: strconv.ParseUint base 16"}, "busy: trust"},
 	{parserSite{"caddymodule/upstream/probe.go", "hexQuantity", "quantity: strconv.ParseUint base 16"}, "busy: upstream"},
-	// facilitator: batch payloads' addresses → ethparse.Address; its key → ethparse.PrivateKey.
-	{parserSite{"settlementd/internal/facilitator/batch.go", "badAddr", "address: common.HexToAddress of a variable"}, "busy: facilitator"},
-	{parserSite{"settlementd/internal/facilitator/batch.go", "badAddr", "address: common.IsHexAddress"}, "busy: facilitator"},
-	{parserSite{"settlementd/internal/facilitator/env.go", "Open", `quantity: strings.TrimPrefix "0x"`}, "busy: facilitator"},
-	{parserSite{"settlementd/internal/facilitator/env.go", "Open", `quantity: strings.TrimPrefix "0X"`}, "busy: facilitator"},
 
 	// --- Not a stranger's value.
 	// chain_txs rows: the lowercase hex chain.Sender.Submit wrote itself.
