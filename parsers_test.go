@@ -253,11 +253,6 @@ var parserAllowList = []struct {
 }{
 	// --- Packages other work was changing concurrently: convert each to
 	// shared/ethparse after merging, then delete its line.
-	// paycheck: SIWX's address line and personal_sign recovery → ethparse.Address, ethparse.Recover(…, VAny).
-	{parserSite{"caddymodule/paycheck/siwx.go", "VerifySIWX", "address: common.HexToAddress of a variable"}, "busy: paycheck"},
-	{parserSite{"caddymodule/paycheck/siwx.go", "VerifySIWX", "address: common.IsHexAddress"}, "busy: paycheck"},
-	{parserSite{"caddymodule/paycheck/siwx.go", "personalSigner", "signature: crypto.SigToPub"}, "busy: paycheck"},
-	{parserSite{"caddymodule/paycheck/siwx.go", "personalSigner", "signature: crypto.ValidateSignatureValues"}, "busy: paycheck"},
 	// payment: the x402 asset/payTo settings (money) → ethparse.ChecksumAddress at provisioning.
 	{parserSite{"caddymodule/payment/batch.go", "Handler.batchOffer", "address: common.HexToAddress of a variable"}, "busy: payment"},
 	// trust, upstream, verify: block numbers from upstream answers → ethparse.Quantity.
