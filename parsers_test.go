@@ -253,8 +253,6 @@ var parserAllowList = []struct {
 }{
 	// --- Packages other work was changing concurrently: convert each to
 	// shared/ethparse after merging, then delete its line.
-	// payment: the x402 asset/payTo settings (money) → ethparse.ChecksumAddress at provisioning.
-	{parserSite{"caddymodule/payment/batch.go", "Handler.batchOffer", "address: common.HexToAddress of a variable"}, "busy: payment"},
 	// trust, upstream, verify: block numbers from upstream answers → ethparse.Quantity.
 	{parserSite{"caddymodule/trust/pin.go", "hexNumber", "quantity: strconv.ParseUint base 16"}, "busy: trust"},
 	{parserSite{"caddymodule/upstream/probe.go", "hexQuantity", "quantity: strconv.ParseUint base 16"}, "busy: upstream"},
