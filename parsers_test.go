@@ -254,7 +254,6 @@ var parserAllowList = []struct {
 	// --- Packages other work was changing concurrently: convert each to
 	// shared/ethparse after merging, then delete its line.
 	// trust, upstream, verify: block numbers from upstream answers → ethparse.Quantity.
-	{parserSite{"caddymodule/trust/pin.go", "hexNumber", "quantity: strconv.ParseUint base 16"}, "busy: trust"},
 	{parserSite{"caddymodule/upstream/probe.go", "hexQuantity", "quantity: strconv.ParseUint base 16"}, "busy: upstream"},
 
 	// --- Not a stranger's value.
