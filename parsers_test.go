@@ -242,21 +242,12 @@ func orExpr(s string) string {
 	return s
 }
 
-// parserAllowList: call sites still parsing by hand. Those in packages
-// other work was changing at the same time (trust, verify, upstream,
-// payment, paycheck, settlementd's facilitator) were left for the lead to
-// convert after merging (see the issue 42 report); the rest read values
-// that are not a stranger's.
+// parserAllowList: call sites still parsing by hand, each reading a value
+// that is not a stranger's.
 var parserAllowList = []struct {
 	parserSite
 	why string
 }{
-	// --- Packages other work was changing concurrently: convert each to
-	// shared/ethparse after merging, then delete its line.
-	// trust, upstream, verify: block numbers from upstream answers → ethparse.Quantity.
-	{parserSite{"caddymodule/upstream/probe.go", "hexQuantity", "quantity: strconv.ParseUint base 16"}, "busy: upstream"},
-
-	// --- Not a stranger's value.
 	// chain_txs rows: the lowercase hex chain.Sender.Submit wrote itself.
 	{parserSite{"settlementd/internal/chain/tx.go", "scanTx", "address: common.HexToAddress of a variable"}, "own store"},
 	// A bundle wallet's spelling as a Redis/ledger key (exact lowercase), checked, not read as an address.
