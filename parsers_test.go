@@ -242,37 +242,12 @@ func orExpr(s string) string {
 	return s
 }
 
-// parserAllowList: call sites still parsing by hand. Those in packages
-// other work was changing at the same time (trust, verify, upstream,
-// payment, paycheck, settlementd's facilitator) were left for the lead to
-// convert after merging (see the issue 42 report); the rest read values
-// that are not a stranger's.
+// parserAllowList: call sites still parsing by hand, each reading a value
+// that is not a stranger's.
 var parserAllowList = []struct {
 	parserSite
 	why string
 }{
-	// --- Packages other work was changing concurrently: convert each to
-	// shared/ethparse after merging, then delete its line.
-	// paycheck: x402 batch payloads' addresses → ethparse.Address (x402.ParseAddr already is).
-	{parserSite{"caddymodule/paycheck/batch.go", "parseAddr", "address: common.HexToAddress of a variable"}, "busy: paycheck"},
-	{parserSite{"caddymodule/paycheck/batch.go", "parseAddr", "address: common.IsHexAddress"}, "busy: paycheck"},
-	// paycheck: SIWX's address line and personal_sign recovery → ethparse.Address, ethparse.Recover(…, VAny).
-	{parserSite{"caddymodule/paycheck/siwx.go", "VerifySIWX", "address: common.HexToAddress of a variable"}, "busy: paycheck"},
-	{parserSite{"caddymodule/paycheck/siwx.go", "VerifySIWX", "address: common.IsHexAddress"}, "busy: paycheck"},
-	{parserSite{"caddymodule/paycheck/siwx.go", "personalSigner", "signature: crypto.SigToPub"}, "busy: paycheck"},
-	{parserSite{"caddymodule/paycheck/siwx.go", "personalSigner", "signature: crypto.ValidateSignatureValues"}, "busy: paycheck"},
-	// payment: the x402 asset/payTo settings (money) → ethparse.ChecksumAddress at provisioning.
-	{parserSite{"caddymodule/payment/batch.go", "Handler.batchOffer", "address: common.HexToAddress of a variable"}, "busy: payment"},
-	// trust, upstream, verify: block numbers from upstream answers → ethparse.Quantity.
-	{parserSite{"caddymodule/trust/pin.go", "hexNumber", "quantity: strconv.ParseUint base 16"}, "busy: trust"},
-	{parserSite{"caddymodule/upstream/probe.go", "hexQuantity", "quantity: strconv.ParseUint base 16"}, "busy: upstream"},
-	// facilitator: batch payloads' addresses → ethparse.Address; its key → ethparse.PrivateKey.
-	{parserSite{"settlementd/internal/facilitator/batch.go", "badAddr", "address: common.HexToAddress of a variable"}, "busy: facilitator"},
-	{parserSite{"settlementd/internal/facilitator/batch.go", "badAddr", "address: common.IsHexAddress"}, "busy: facilitator"},
-	{parserSite{"settlementd/internal/facilitator/env.go", "Open", `quantity: strings.TrimPrefix "0x"`}, "busy: facilitator"},
-	{parserSite{"settlementd/internal/facilitator/env.go", "Open", `quantity: strings.TrimPrefix "0X"`}, "busy: facilitator"},
-
-	// --- Not a stranger's value.
 	// chain_txs rows: the lowercase hex chain.Sender.Submit wrote itself.
 	{parserSite{"settlementd/internal/chain/tx.go", "scanTx", "address: common.HexToAddress of a variable"}, "own store"},
 	// A bundle wallet's spelling as a Redis/ledger key (exact lowercase), checked, not read as an address.

@@ -122,13 +122,6 @@ func IsBatchPayment(value string) bool {
 	return json.Unmarshal(b, &w) == nil && w.Accepted != nil && w.Accepted.Scheme == batchsettle.Scheme
 }
 
-func parseAddr(s string) (common.Address, bool) {
-	if !common.IsHexAddress(s) || !strings.HasPrefix(s, "0x") {
-		return common.Address{}, false
-	}
-	return common.HexToAddress(s), true
-}
-
 func parseHash(s string) (common.Hash, bool) {
 	b, err := hexutil.Decode(s)
 	if err != nil || len(b) != 32 {
@@ -171,11 +164,14 @@ func DecodeBatchPayment(o BatchOffer, name, value string, now time.Time) (*Batch
 	}
 	var cfg batchsettle.Config
 	var ok [6]bool
-	cfg.Payer, ok[0] = parseAddr(cc.Payer)
-	cfg.PayerAuthorizer, ok[1] = parseAddr(cc.PayerAuthorizer)
-	cfg.Receiver, ok[2] = parseAddr(cc.Receiver)
-	cfg.ReceiverAuthorizer, ok[3] = parseAddr(cc.ReceiverAuthorizer)
-	cfg.Token, ok[4] = parseAddr(cc.Token)
+	// The one address reader (ethparse.Address, as the facilitator reads
+	// the same payload): a mixed-case address must carry its right EIP-55
+	// checksum.
+	cfg.Payer, ok[0] = x402.ParseAddr(cc.Payer)
+	cfg.PayerAuthorizer, ok[1] = x402.ParseAddr(cc.PayerAuthorizer)
+	cfg.Receiver, ok[2] = x402.ParseAddr(cc.Receiver)
+	cfg.ReceiverAuthorizer, ok[3] = x402.ParseAddr(cc.ReceiverAuthorizer)
+	cfg.Token, ok[4] = x402.ParseAddr(cc.Token)
 	cfg.Salt, ok[5] = parseHash(cc.Salt)
 	cfg.WithdrawDelay = cc.WithdrawDelay
 	for _, good := range ok {

@@ -96,6 +96,43 @@ func mutate(t *testing.T, raw json.RawMessage, fn func(m map[string]any)) string
 
 func payloadOf(m map[string]any) map[string]any { return m["payload"].(map[string]any) }
 
+// wrongChecksum is addr's EIP-55 spelling with one letter's case flipped:
+// the same 20 bytes, a checksum that does not match them.
+func wrongChecksum(t *testing.T, addr string) string {
+	t.Helper()
+	b := []byte(common.HexToAddress(addr).Hex())
+	for i := 2; i < len(b); i++ {
+		switch {
+		case b[i] >= 'a' && b[i] <= 'f':
+			b[i] -= 'a' - 'A'
+			return string(b)
+		case b[i] >= 'A' && b[i] <= 'F':
+			b[i] += 'a' - 'A'
+			return string(b)
+		}
+	}
+	t.Fatalf("%s has no letter to flip", addr)
+	return ""
+}
+
+// An all-lowercase spelling of the channel's addresses is the same
+// channel: it hashes to the same id and the voucher still verifies.
+func TestBatchPaymentLowercaseAddresses(t *testing.T) {
+	f, o := loadBatch(t)
+	v, ref := DecodeBatchPayment(o, "PAYMENT-SIGNATURE", mutate(t, f.Voucher, func(m map[string]any) {
+		cc := payloadOf(m)["channelConfig"].(map[string]any)
+		for _, k := range []string{"payer", "payerAuthorizer", "receiver", "receiverAuthorizer", "token"} {
+			cc[k] = strings.ToLower(cc[k].(string))
+		}
+	}), fixtureNow)
+	if ref != nil {
+		t.Fatalf("lowercase addresses refused: %v", ref)
+	}
+	if v.ChannelID.Hex() != f.ChannelID {
+		t.Fatalf("channel id %s, want %s", v.ChannelID.Hex(), f.ChannelID)
+	}
+}
+
 func TestBatchPaymentRefusals(t *testing.T) {
 	f, o := loadBatch(t)
 	cases := []struct {
@@ -125,6 +162,17 @@ func TestBatchPaymentRefusals(t *testing.T) {
 		{"other authorizer", ReasonBatchAuthorizer, header(f.Voucher), &BatchOffer{Asset: o.Asset, PayTo: o.PayTo, ReceiverAuthorizer: common.HexToAddress("0x02"), WithdrawDelay: o.WithdrawDelay}, fixtureNow},
 		{"other delay", ReasonBatchWithdrawDelay, header(f.Voucher), &BatchOffer{Asset: o.Asset, PayTo: o.PayTo, ReceiverAuthorizer: o.ReceiverAuthorizer, WithdrawDelay: 3600}, fixtureNow},
 		{"not base64", ReasonInvalidHeader, "%%%", nil, fixtureNow},
+		// Addresses are read by ethparse.Address, as the facilitator reads
+		// the same payload: a mixed-case spelling must carry its right
+		// checksum, and 0x is required.
+		{"payer with a wrong checksum", ReasonBatchVoucherPayload, mutate(t, f.Voucher, func(m map[string]any) {
+			cc := payloadOf(m)["channelConfig"].(map[string]any)
+			cc["payer"] = wrongChecksum(t, cc["payer"].(string))
+		}), nil, fixtureNow},
+		{"token without 0x", ReasonBatchVoucherPayload, mutate(t, f.Voucher, func(m map[string]any) {
+			cc := payloadOf(m)["channelConfig"].(map[string]any)
+			cc["token"] = strings.TrimPrefix(cc["token"].(string), "0x")
+		}), nil, fixtureNow},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	gethaccounts "github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -89,6 +90,18 @@ func TestSIWXRefusals(t *testing.T) {
 		{"line break", reencode(t, f.Header, func(m map[string]any) { m["statement"] = "hi\nURI: http://evil" }), "http://127.0.0.1:8080", now, "invalid_siwx_header"},
 		{"expired", reencode(t, f.Header, func(m map[string]any) { m["expirationTime"] = "2026-11-21T15:30:30.000Z" }),
 			"http://127.0.0.1:8080", now, "invalid_siwx_expired"},
+		// ethparse.Address: a mixed-case address must carry its right checksum.
+		{"address with a wrong checksum", reencode(t, f.Header, func(m map[string]any) { m["address"] = wrongChecksum(t, m["address"].(string)) }),
+			"http://127.0.0.1:8080", now, "invalid_siwx_address"},
+		{"address without 0x", reencode(t, f.Header, func(m map[string]any) { m["address"] = strings.TrimPrefix(m["address"].(string), "0x") }),
+			"http://127.0.0.1:8080", now, "invalid_siwx_address"},
+		// ethparse.Recover(…, VAny): the malleable twin (n - s, v flipped)
+		// of the client's own signature recovers the same signer, and is
+		// refused; so is a v that is none of 0, 1, 27, 28.
+		{"high-s twin", reencode(t, f.Header, func(m map[string]any) { editSig(t, m, highSTwin) }),
+			"http://127.0.0.1:8080", now, "invalid_siwx_signature"},
+		{"v 29", reencode(t, f.Header, func(m map[string]any) { editSig(t, m, func(sig []byte) { sig[64] = 29 }) }),
+			"http://127.0.0.1:8080", now, "invalid_siwx_signature"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,6 +110,66 @@ func TestSIWXRefusals(t *testing.T) {
 				t.Fatalf("got %v, want reason %s", ref, c.reason)
 			}
 		})
+	}
+}
+
+// editSig applies fn to the payload's 65-byte signature.
+func editSig(t *testing.T, m map[string]any, fn func(sig []byte)) {
+	t.Helper()
+	sig, err := hexutil.Decode(m["signature"].(string))
+	if err != nil || len(sig) != 65 {
+		t.Fatalf("fixture signature %v: %v", m["signature"], err)
+	}
+	fn(sig)
+	m["signature"] = hexutil.Encode(sig)
+}
+
+// highSTwin turns a low-s signature into its high-s twin: s' = n - s and
+// the recovery id flipped, which ecrecover maps to the same signer.
+func highSTwin(sig []byte) {
+	s := new(big.Int).Sub(crypto.S256().Params().N, new(big.Int).SetBytes(sig[32:64]))
+	s.FillBytes(sig[32:64])
+	if sig[64] >= 27 {
+		sig[64] = 27 + ((sig[64] - 27) ^ 1) // 27 ↔ 28
+	} else {
+		sig[64] ^= 1 // 0 ↔ 1
+	}
+}
+
+// Wallets write v as 27/28 or 0/1 and addresses checksummed or in
+// lowercase: personal_sign's every spelling of the same signature and
+// signer signs in (one nonce each; here the same, checked offline).
+func TestSIWXAcceptsEverySpelling(t *testing.T) {
+	f, now := loadSIWX(t)
+	for name, edit := range map[string]func(m map[string]any){
+		"v as 0/1": func(m map[string]any) {
+			editSig(t, m, func(sig []byte) {
+				if sig[64] < 27 {
+					t.Fatalf("fixture v %d: want the client's 27/28", sig[64])
+				}
+				sig[64] -= 27
+			})
+		},
+		"lowercase address": func(m map[string]any) { m["address"] = strings.ToLower(m["address"].(string)) },
+	} {
+		wallet, _, ref := VerifySIWX(reencode(t, f.Header, edit), "http://127.0.0.1:8080", now)
+		if ref != nil || wallet != strings.ToLower(f.Address) {
+			t.Errorf("%s: wallet %q, refusal %v", name, wallet, ref)
+		}
+	}
+	// The high-s twin recovers the same signer: refused for its s alone.
+	h := reencode(t, f.Header, func(m map[string]any) { editSig(t, m, highSTwin) })
+	b, _ := base64.StdEncoding.DecodeString(h)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	sig, _ := hexutil.Decode(m["signature"].(string))
+	sig[64] -= 27
+	b, _ = base64.StdEncoding.DecodeString(f.Header)
+	var p siwxPayload
+	_ = json.Unmarshal(b, &p)
+	pub, err := crypto.SigToPub(gethaccounts.TextHash([]byte(siweMessage(&p, common.HexToAddress(f.Address), ChainID))), sig)
+	if err != nil || crypto.PubkeyToAddress(*pub) != common.HexToAddress(f.Address) {
+		t.Fatalf("the twin does not recover the fixture's signer (%v): the high-s case tests nothing", err)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"math/big"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -16,7 +14,8 @@ import (
 	gethaccounts "github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Sign-In-With-X (the x402 "sign-in-with-x" extension): every 402 offers a
@@ -138,8 +137,13 @@ func VerifySIWX(value, base string, now time.Time) (wallet, nonce string, ref *R
 		return "", "", Refuse("invalid_siwx_signature_scheme", "type %q scheme %q; only EIP-191 signatures of externally owned accounts are accepted", p.Type, p.SignatureScheme)
 	case !siwxNonceRe.MatchString(p.Nonce):
 		return "", "", Refuse("invalid_siwx_nonce", "the nonce must be 8 to 64 letters and digits")
-	case !common.IsHexAddress(p.Address) || !strings.HasPrefix(strings.ToLower(p.Address), "0x"):
-		return "", "", Refuse("invalid_siwx_address", "address %q is not a 0x address", p.Address)
+	}
+	// The one address reader: 0x and 40 hex digits, a mixed-case spelling
+	// with its right EIP-55 checksum (as settlementd's SIWE login reads
+	// its address line).
+	addr, err := ethparse.Address(p.Address)
+	if err != nil {
+		return "", "", Refuse("invalid_siwx_address", "address %q is not a 0x address with a right EIP-55 checksum", p.Address)
 	}
 	issued, err := time.Parse(time.RFC3339Nano, p.IssuedAt)
 	if err != nil {
@@ -168,7 +172,6 @@ func VerifySIWX(value, base string, now time.Time) (wallet, nonce string, ref *R
 			return "", "", Refuse("invalid_siwx_not_yet_valid", "the message is valid from %s", p.NotBefore)
 		}
 	}
-	addr := common.HexToAddress(p.Address)
 	signer, err := personalSigner(siweMessage(&p, addr, ChainID), p.Signature)
 	if err != nil {
 		return "", "", Refuse("invalid_siwx_signature", "%v", err)
@@ -184,29 +187,15 @@ func sameOrigin(raw string, origin *url.URL) bool {
 	return err == nil && u.Scheme == origin.Scheme && u.Host == origin.Host
 }
 
-var secpHalfN = new(big.Int).Rsh(crypto.S256().Params().N, 1)
-
 // personalSigner recovers the EIP-191 (personal_sign) signer of msg from a
-// 65-byte r‖s‖v signature with v ∈ {0, 1, 27, 28} and low s.
+// 65-byte r‖s‖v signature: v ∈ {0, 1, 27, 28} (wallets write either) and
+// low s (ethparse.Recover with VAny, as settlementd's SIWE login).
 func personalSigner(msg, sigHex string) (common.Address, error) {
 	sig, err := hexutil.Decode(sigHex)
 	if err != nil || len(sig) != 65 {
 		return common.Address{}, errors.New("the signature must be 65 bytes of 0x-hex")
 	}
-	v := sig[64]
-	if v >= 27 {
-		v -= 27
-	}
-	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:64])
-	if v > 1 || s.Cmp(secpHalfN) > 0 || !crypto.ValidateSignatureValues(v, r, s, true) {
-		return common.Address{}, errors.New("the signature's v, r or s is out of range")
-	}
-	rsv := append(append([]byte(nil), sig[:64]...), v)
-	pub, err := crypto.SigToPub(gethaccounts.TextHash([]byte(msg)), rsv)
-	if err != nil {
-		return common.Address{}, fmt.Errorf("the signature does not recover: %v", err)
-	}
-	return crypto.PubkeyToAddress(*pub), nil
+	return ethparse.Recover(gethaccounts.TextHash([]byte(msg)), sig, ethparse.VAny)
 }
 
 // SIWXChallenge is the extension's entry in a 402: a fresh challenge for

@@ -57,7 +57,7 @@ func (h *Handler) batchOffer() (paycheck.BatchOffer, bool) {
 	if h.pay.ReceiverAuthorizer == (common.Address{}) {
 		return paycheck.BatchOffer{}, false
 	}
-	return paycheck.BatchOffer{Asset: common.HexToAddress(h.pay.Asset), PayTo: common.HexToAddress(h.pay.PayTo),
+	return paycheck.BatchOffer{Asset: h.pay.asset, PayTo: h.pay.payTo,
 		ReceiverAuthorizer: h.pay.ReceiverAuthorizer, WithdrawDelay: batchWithdrawDelay}, true
 }
 

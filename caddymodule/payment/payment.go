@@ -40,6 +40,10 @@ type Settings struct {
 	Explorer               string
 	// Asset and PayTo are the x402 offer: USDC on Base and its receiver.
 	Asset, PayTo string
+	// asset and payTo are Asset and PayTo as read at provisioning
+	// (MoneyAddress): the batch offer compares channels with them, so the
+	// settings are parsed once, by the one address reader.
+	asset, payTo common.Address
 	// ReceiverAuthorizer, when not zero, adds the batch-settlement offer:
 	// the channels' receiverAuthorizer (settlementd holds its key).
 	ReceiverAuthorizer common.Address
@@ -105,6 +109,7 @@ func NewSettings(c config.Payments, expand func(string) string, dev bool) (Setti
 	if payTo, err = addr("x402_pay_to", c.X402PayTo); err != nil {
 		return s, err
 	}
+	s.asset, s.payTo = a, payTo
 	s.Asset, s.PayTo = a.Hex(), payTo.Hex()
 	if c.X402ReceiverAuthorizer != "" {
 		if s.ReceiverAuthorizer, err = addr("x402_receiver_authorizer", c.X402ReceiverAuthorizer); err != nil {

@@ -106,7 +106,7 @@ func (h *Head) Poll(ctx context.Context) {
 		return
 	}
 	top := blocks[0]
-	n, ok := hexNumber(top.Number)
+	n, ok := providerNumber(top.Number)
 	if !ok || top.Hash == "" {
 		return
 	}
@@ -137,7 +137,7 @@ func (h *Head) Poll(ctx context.Context) {
 	got := h.fetch(ctx, want)
 	h.mu.Lock()
 	for _, b := range got {
-		if num, ok := hexNumber(b.Number); ok && num < n {
+		if num, ok := providerNumber(b.Number); ok && num < n {
 			h.hashes[num] = b.Hash
 		}
 	}

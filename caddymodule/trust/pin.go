@@ -9,6 +9,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Plan is what the gateway makes of a caller's calls before they leave it.
@@ -170,8 +171,11 @@ func blockOf(raw json.RawMessage) (blockRef, bool) {
 		case "earliest":
 			return blockRef{kind: refNumber}, true
 		}
-		n, ok := hexNumber(s)
-		return blockRef{kind: refNumber, n: n}, ok
+		// A caller's number is read as the upstream will read it
+		// (ethparse.Quantity: leading zeros, however many, and 0X taken),
+		// never skipped because it is spelled unusually.
+		n, err := ethparse.Quantity(s)
+		return blockRef{kind: refNumber, n: n}, err == nil
 	}
 	var obj struct {
 		BlockHash   *string `json:"blockHash"`
@@ -189,11 +193,10 @@ func blockOf(raw json.RawMessage) (blockRef, bool) {
 	return blockRef{}, false
 }
 
-func hexNumber(s string) (uint64, bool) {
-	if len(s) < 3 || len(s) > 18 || s[:2] != "0x" {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[2:], 16, 64)
+// providerNumber reads a block number in a provider's answer (the head
+// poll): a trusted answer, read as ethparse.Quantity reads any quantity.
+func providerNumber(s string) (uint64, bool) {
+	n, err := ethparse.Quantity(s)
 	return n, err == nil
 }
 

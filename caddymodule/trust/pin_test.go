@@ -38,6 +38,11 @@ func TestPinCalls(t *testing.T) {
 		{"balance at latest", "eth_getBalance", `[` + addr + `,"latest"]`, true, `[` + addr + `,{"blockHash":"` + hash100 + `"}]`, evm.JudgeState},
 		{"call with the block omitted", "eth_call", `[{"to":` + addr + `}]`, true, `[{"to":` + addr + `},{"blockHash":"` + hash100 + `"}]`, evm.JudgeState},
 		{"balance at a recent number", "eth_getBalance", `[` + addr + `,"0x62"]`, true, `[` + addr + `,{"blockHash":"` + hash98 + `"}]`, evm.JudgeState},
+		// A caller's number is read as an upstream reads it (ethparse.Quantity):
+		// padded past 16 digits, or 0X, it is the same block, pinned by hash.
+		{"balance at a padded recent number", "eth_getBalance", `[` + addr + `,"0x` + strings.Repeat("0", 17) + `62"]`, true, `[` + addr + `,{"blockHash":"` + hash98 + `"}]`, evm.JudgeState},
+		{"balance at a 0X recent number", "eth_getBalance", `[` + addr + `,"0X62"]`, true, `[` + addr + `,{"blockHash":"` + hash98 + `"}]`, evm.JudgeState},
+		{"balance at a number over 64 bits", "eth_getBalance", `[` + addr + `,"0x1` + strings.Repeat("0", 16) + `"]`, false, "", 0},
 		{"balance at a final number", "eth_getBalance", `[` + addr + `,"0x10"]`, true, "", evm.JudgeFinal},
 		{"balance at an unknown recent number", "eth_getBalance", `[` + addr + `,"0x65"]`, false, "", 0},
 		{"balance at pending", "eth_getBalance", `[` + addr + `,"pending"]`, false, "", 0},

@@ -8,6 +8,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Screen looks at a node's answers before they reach the caller, with no
@@ -138,9 +139,14 @@ func screenBlocks(method string, pin verify.Pin, result json.RawMessage, head *H
 // against: a (number, hash) the providers' recent chain has another hash
 // for.
 func against(head *Head, number, hash *string) string {
-	n, ok := hexPtr(number)
-	if !ok || hash == nil || *hash == "" {
+	if number == nil || hash == nil || *hash == "" {
 		return "" // a pending transaction, or no block named
+	}
+	n, ok := hexPtr(number)
+	if !ok {
+		// A number the providers would not write (padded, 0X, over 64
+		// bits) once skipped this check; it is not their answer.
+		return "a block number in no canonical spelling"
 	}
 	if h, known := head.HashAt(n); known && !strings.EqualFold(h, *hash) {
 		return "a block the providers do not have at that height"
@@ -154,9 +160,13 @@ func against(head *Head, number, hash *string) string {
 	return ""
 }
 
+// hexPtr reads a block number in a node's answer in its one canonical
+// spelling (ethparse.CanonicalQuantity, as verify judges it): a padded or
+// respelled number is not what a provider answers.
 func hexPtr(s *string) (uint64, bool) {
 	if s == nil {
 		return 0, false
 	}
-	return hexNumber(*s)
+	n, err := ethparse.CanonicalQuantity(*s)
+	return n, err == nil
 }

@@ -39,6 +39,11 @@ func TestScreen(t *testing.T) {
 		{"a receipt in a known block", "eth_getTransactionReceipt", `{"blockNumber":"0x62","blockHash":"` + h98 + `","status":"0x1"}`, 0, final, false},
 		{"a receipt in a block nobody has", "eth_getTransactionReceipt", `{"blockNumber":"0x62","blockHash":"` + other + `","status":"0x1"}`, 0, final, true},
 		{"a receipt a block ahead of the providers", "eth_getTransactionReceipt", `{"blockNumber":"0x65","blockHash":"` + other + `","status":"0x1"}`, 0, final, true},
+		// A node's block number is read in its canonical spelling only (as
+		// verify judges it): padded, it no longer skips the check.
+		{"a receipt in a block nobody has, its number padded", "eth_getTransactionReceipt", `{"blockNumber":"0x` + strings.Repeat("0", 17) + `62","blockHash":"` + other + `","status":"0x1"}`, 0, final, true},
+		{"a receipt in a known block, its number padded", "eth_getTransactionReceipt", `{"blockNumber":"0x062","blockHash":"` + h98 + `","status":"0x1"}`, 0, final, true},
+		{"the head block, its number padded", "eth_getBlockByNumber", `{"number":"0x064","hash":"` + h100 + `"}`, 0, blockPin, true},
 		{"a receipt below the ring", "eth_getTransactionReceipt", `{"blockNumber":"0x10","blockHash":"` + other + `","status":"0x1"}`, 0, final, false},
 		{"a pending transaction", "eth_getTransactionByHash", `{"blockNumber":null,"blockHash":null,"hash":"0x01"}`, 0, final, false},
 		{"logs, one in a block nobody has", "eth_getLogs", `[{"blockNumber":"0x62","blockHash":"` + h98 + `"},{"blockNumber":"0x62","blockHash":"` + other + `"}]`, 0, final, true},

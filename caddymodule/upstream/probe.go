@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // The probe asks every upstream for eth_chainId and eth_blockNumber, in one
@@ -264,15 +266,17 @@ func (p *Pool) probeAnswers(m *member, r probeResult, items []probeItem) probeRe
 	return r
 }
 
+// hexQuantity reads a probe answer's quantity (eth_chainId,
+// eth_blockNumber, the finalized block's number) with ethparse.Quantity,
+// the one quantity reader: 0x or 0X, leading zeros taken, 64 bits. The
+// value is all the probe needs (which chain, how far behind); judging a
+// node's spelling is verify's.
 func hexQuantity(raw json.RawMessage) (uint64, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return 0, errors.New("result is not a hex string")
 	}
-	if !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") {
-		return 0, fmt.Errorf("result %q is not a hex quantity", truncate(s, 40))
-	}
-	v, err := strconv.ParseUint(s[2:], 16, 64)
+	v, err := ethparse.Quantity(s)
 	if err != nil {
 		return 0, fmt.Errorf("result %q is not a hex quantity", truncate(s, 40))
 	}

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"runtime"
 	"strings"
@@ -273,6 +274,26 @@ func TestLogsRangeProbe(t *testing.T) {
 		var ue *UnavailableError
 		if !errors.As(err, &ue) || ue.LastReply == nil {
 			t.Fatalf("50,000-block call: %v", err)
+		}
+	}
+}
+
+// The probe reads an upstream's eth_chainId and eth_blockNumber with the
+// one quantity reader (ethparse.Quantity), as it read them before: 0x or
+// 0X, leading zeros taken however many, 64 bits; anything else is an
+// error, never a zero that would look like a chain or a head.
+func TestProbeQuantity(t *testing.T) {
+	for in, want := range map[string]uint64{
+		`"0x89"`: 137, `"0X89"`: 137, `"0x0089"`: 137, `"0x` + strings.Repeat("0", 17) + `1"`: 1,
+		`"0xffffffffffffffff"`: 1<<64 - 1,
+	} {
+		if got, err := hexQuantity(json.RawMessage(in)); err != nil || got != want {
+			t.Errorf("%s: %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{`"0x"`, `"89"`, `""`, `137`, `null`, `"0x1ffffffffffffffff"`, `"0xg1"`, `"0x-1"`, `"0x_1"`} {
+		if got, err := hexQuantity(json.RawMessage(in)); err == nil {
+			t.Errorf("%s read as %d", in, got)
 		}
 	}
 }

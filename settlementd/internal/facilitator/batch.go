@@ -105,13 +105,6 @@ type batchDeposit struct {
 	data   []byte      // BatchSettlement.deposit calldata
 }
 
-func badAddr(s string) (common.Address, bool) {
-	if !common.IsHexAddress(s) {
-		return common.Address{}, false
-	}
-	return common.HexToAddress(s), true
-}
-
 // parseChannel checks a payload's channel config against the operator's
 // offer (not the request's requirement: a stranger writes that) and that it
 // hashes to the voucher's channel id.
@@ -120,11 +113,14 @@ func (f *Facilitator) parseChannel(b *batchBody) (batchsettle.Config, common.Has
 	cc := pl.ChannelConfig
 	var cfg batchsettle.Config
 	var ok [5]bool
-	cfg.Payer, ok[0] = badAddr(cc.Payer)
-	cfg.PayerAuthorizer, ok[1] = badAddr(cc.PayerAuthorizer)
-	cfg.Receiver, ok[2] = badAddr(cc.Receiver)
-	cfg.ReceiverAuthorizer, ok[3] = badAddr(cc.ReceiverAuthorizer)
-	cfg.Token, ok[4] = badAddr(cc.Token)
+	// The one address reader (ethparse.Address), as the gateway read the
+	// same payload: 0x and 40 hex digits, a mixed-case spelling's EIP-55
+	// checksum right.
+	cfg.Payer, ok[0] = x402.ParseAddr(cc.Payer)
+	cfg.PayerAuthorizer, ok[1] = x402.ParseAddr(cc.PayerAuthorizer)
+	cfg.Receiver, ok[2] = x402.ParseAddr(cc.Receiver)
+	cfg.ReceiverAuthorizer, ok[3] = x402.ParseAddr(cc.ReceiverAuthorizer)
+	cfg.Token, ok[4] = x402.ParseAddr(cc.Token)
 	salt, err := hexutil.Decode(cc.Salt)
 	if err != nil || len(salt) != 32 || ok != [5]bool{true, true, true, true, true} {
 		return cfg, common.Hash{}, x402.Bad(ReasonBatchDeposit, "channelConfig needs five addresses and a 32-byte salt")

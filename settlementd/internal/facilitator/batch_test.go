@@ -81,6 +81,19 @@ func TestBatchDepositSettles(t *testing.T) {
 	if code, out := e.post("/x402/settle", e.depositBody(e.payer, cfg, 99_999)); code != http.StatusOK || out["errorReason"] != ReasonBatchDeposit {
 		t.Fatalf("a dust deposit: %d %v", code, out)
 	}
+	// Addresses the gateway's reader refuses are refused here too (one
+	// reader, ethparse.Address): a mixed-case payer with a wrong EIP-55
+	// checksum, a payer without 0x.
+	for name, spell := range map[string]string{
+		"a wrong checksum": flipCase(payer.Hex()),
+		"no 0x":            strings.TrimPrefix(payer.Hex(), "0x"),
+	} {
+		bad := e.depositBody(e.payer, cfg, 100_000)
+		bad["paymentPayload"].(map[string]any)["payload"].(map[string]any)["channelConfig"].(map[string]any)["payer"] = spell
+		if code, out := e.post("/x402/settle", bad); code != http.StatusOK || out["errorReason"] != ReasonBatchDeposit {
+			t.Fatalf("payer with %s (%s): %d %v", name, spell, code, out)
+		}
+	}
 	body := e.depositBody(e.payer, cfg, 100_000)
 	code, out := e.post("/x402/settle", body)
 	if code != http.StatusOK || out["success"] != true {
@@ -125,6 +138,19 @@ func TestBatchDepositSettles(t *testing.T) {
 	if d := new(big.Int).Sub(payer0, e.balance(payer)); d.Int64() != 100_000 {
 		t.Fatalf("after the refused deposits the payer paid %v", d)
 	}
+}
+
+// flipCase is an EIP-55 address with its first letter's case flipped: the
+// same bytes under a checksum that does not match them.
+func flipCase(addr string) string {
+	b := []byte(addr)
+	for i := 2; i < len(b); i++ {
+		if c := b[i] | 0x20; c >= 'a' && c <= 'f' {
+			b[i] ^= 0x20
+			return string(b)
+		}
+	}
+	panic("no letter in " + addr)
 }
 
 // The claim job claims every channel's latest voucher and settles it to the

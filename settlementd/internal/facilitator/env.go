@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/chain"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/config"
+	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
 
@@ -36,12 +36,12 @@ func Open(ctx context.Context, s config.X402, log *zap.Logger) (*Facilitator, *e
 	if url == "" {
 		return nil, nil, nil
 	}
-	hexKey := strings.TrimSpace(s.RelayerKey)
-	hexKey = strings.TrimPrefix(strings.TrimPrefix(hexKey, "0x"), "0X")
-	if hexKey == "" {
+	if hexKey := strings.TrimSpace(s.RelayerKey); hexKey == "" || hexKey == "0x" || hexKey == "0X" {
 		return nil, nil, fmt.Errorf("facilitator: TOLLGATE_X402_RPC_URL is set but TOLLGATE_X402_RELAYER_KEY is empty")
 	}
-	key, err := crypto.HexToECDSA(hexKey)
+	// ethparse.PrivateKey: the one key reader (with or without 0x, its
+	// error never repeats the secret).
+	key, err := ethparse.PrivateKey(s.RelayerKey)
 	if err != nil {
 		return nil, nil, fmt.Errorf("facilitator: TOLLGATE_X402_RELAYER_KEY is not a valid secp256k1 private key (64 hex digits)")
 	}
