@@ -1,0 +1,158 @@
+package tollgate
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// The documentation is checked like code: a guide that links a file that is
+// gone, or a section that was renamed, fails here; so does text that points
+// at documents outside the repository, which a reader cannot open.
+
+// docPages are the pages a reader walks: the README and every guide.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"README.md"}, pages...)
+}
+
+var (
+	fenceRe   = regexp.MustCompile("(?s)```.*?```")
+	codeRe    = regexp.MustCompile("`[^`\n]*`")
+	linkRe    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	headingRe = regexp.MustCompile(`(?m)^#{1,6}\s+(.+?)\s*#*\s*$`)
+	anchorRe  = regexp.MustCompile(`<a (?:name|id)="([^"]+)"`)
+)
+
+// stripCode removes fenced blocks and inline code, where ](…) is not a link
+// and # is not a heading.
+func stripCode(s string) string {
+	s = fenceRe.ReplaceAllStringFunc(s, func(b string) string { return strings.Repeat("\n", strings.Count(b, "\n")) })
+	return codeRe.ReplaceAllString(s, "``")
+}
+
+// slug is GitHub's heading anchor: lower case, spaces to hyphens, and every
+// character that is not a letter, digit, hyphen or underscore dropped.
+func slug(heading string) string {
+	heading = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(heading, "$1") // links keep their text
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// anchors are the #fragments a Markdown file offers: its headings (with
+// GitHub's -1, -2 suffixes for repeats) and explicit <a name> anchors.
+func anchors(md string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	// Headings are read with their inline code kept (it is part of the slug).
+	noFence := fenceRe.ReplaceAllStringFunc(md, func(b string) string { return strings.Repeat("\n", strings.Count(b, "\n")) })
+	for _, m := range headingRe.FindAllStringSubmatch(noFence, -1) {
+		s := slug(m[1])
+		if n := seen[s]; n > 0 {
+			out[s+"-"+strconv.Itoa(n)] = true
+		} else {
+			out[s] = true
+		}
+		seen[s]++
+	}
+	for _, m := range anchorRe.FindAllStringSubmatch(md, -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
+// TestDocLinks: every relative link in README.md and docs/*.md names a file
+// or directory that exists, and every #anchor a heading of its target.
+func TestDocLinks(t *testing.T) {
+	cache := map[string]map[string]bool{}
+	checked := 0
+	for _, page := range docPages(t) {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := stripCode(string(raw))
+		for _, m := range linkRe.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue // outside links are not this test's business
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s links %s: %s does not exist", page, target, path)
+					continue
+				}
+			}
+			checked++
+			if frag == "" {
+				continue
+			}
+			if !strings.HasSuffix(path, ".md") {
+				t.Errorf("%s links %s: an anchor into a file that is not Markdown", page, target)
+				continue
+			}
+			if cache[path] == nil {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cache[path] = anchors(string(b))
+			}
+			if !cache[path][frag] {
+				t.Errorf("%s links %s: %s has no heading #%s", page, target, path, frag)
+			}
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d links checked: the pages or this test's patterns changed", checked)
+	}
+}
+
+// TestDocsStayInTheRepo: no page points a reader at documents outside the
+// repository (the design notes, research notes, the issue tracker).
+func TestDocsStayInTheRepo(t *testing.T) {
+	outside := regexp.MustCompile(`DESIGN(\.md)?\s*§|shared/research|research/[a-z0-9_-]+\.md|research [a-z0-9_-]+\.md|\b[Ii]ssues? \d+(\.\d+)?\b`)
+	for _, page := range docPages(t) {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(raw), "\n") {
+			if m := outside.FindString(line); m != "" {
+				t.Errorf("%s:%d points outside the repository (%q): %s", page, i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"The `tollgate` Caddyfile directive":                 "the-tollgate-caddyfile-directive",
+		"Request lifecycle (`POST /rpc`)":                    "request-lifecycle-post-rpc",
+		"WebSocket: calls and metered `eth_subscribe`":       "websocket-calls-and-metered-eth_subscribe",
+		"Known limits (found rereading this as an attacker)": "known-limits-found-rereading-this-as-an-attacker",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
