@@ -197,3 +197,24 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeIsTheFrontDoor: the README stays short and its map of the
+// documentation links every guide under docs/.
+func TestReadmeIsTheFrontDoor(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(raw), "\n"); n > 200 {
+		t.Errorf("README.md has %d lines; the front door stays at 200 or fewer (move the rest into a guide)", n)
+	}
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		if !strings.Contains(string(raw), "]("+p+")") {
+			t.Errorf("README.md's documentation map does not link %s", p)
+		}
+	}
+}
