@@ -59,13 +59,13 @@ func documentedVars(t *testing.T, page string) map[string]bool {
 		t.Fatal(err)
 	}
 	text := string(raw)
-	i := strings.Index(text, "\n### settlementd\n")
+	i := strings.Index(text, "\n## settlementd\n")
 	if i < 0 {
-		t.Fatalf("%s has no \"### settlementd\" section", page)
+		t.Fatalf("%s has no \"## settlementd\" section", page)
 	}
 	text = text[i+1:]
-	if j := strings.Index(text[4:], "\n## "); j >= 0 {
-		text = text[:j+4]
+	if j := strings.Index(text[3:], "\n## "); j >= 0 {
+		text = text[:j+3] // up to the next section
 	}
 	out := map[string]bool{}
 	nameRe := regexp.MustCompile("`([A-Z][A-Z0-9_]+)`")
