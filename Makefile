@@ -7,6 +7,10 @@ GO           ?= go
 RUN_DIR      ?= $(CURDIR)/.run
 export TOLLGATE_RUN_DIR := $(RUN_DIR)
 
+# apt-get runs as root: directly when make runs as root, else through sudo
+# (as scripts/services.sh does), so a user with sudo can run make demo/test.
+SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
+
 # Static, release-style build flags (see docs/decisions.md for the tags).
 BUILD_TAGS   := nobadger,nomysql,nopgx
 GOFLAGS_BIN  := -trimpath -tags $(BUILD_TAGS)
@@ -44,7 +48,7 @@ services-stop:
 tools:
 	@command -v node >/dev/null && command -v npm >/dev/null || { \
 	  echo "installing nodejs + npm with apt-get" >&2; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 
 # npm ci only when a lockfile is newer than what is installed.
 # tests/x402: the independent x402 client (@x402/fetch); tests/x402v1: the
@@ -63,13 +67,13 @@ node-deps: tools
 browser-deps:
 	@command -v chromium >/dev/null || { \
 	  echo "installing chromium with apt-get" >&2; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # The production systemd units are checked with systemd-analyze verify.
 systemd-deps:
 	@command -v systemd-analyze >/dev/null || { \
 	  echo "installing systemd (for systemd-analyze) with apt-get" >&2; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null; }
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null; }
 
 # The monitoring tests check the alert rules and the dashboard's queries
 # with promtool, from Debian's prometheus package (without recommends: no
@@ -77,14 +81,14 @@ systemd-deps:
 monitoring-deps:
 	@command -v promtool >/dev/null || { \
 	  echo "installing prometheus (for promtool) with apt-get" >&2; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
 # The client-address test puts Debian's nginx in front of our Caddy as a
 # load balancer that appends X-Forwarded-For.
 nginx-deps:
 	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { \
 	  echo "installing nginx with apt-get" >&2; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null; }
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null; }
 
 contracts: node-deps
 	cd contracts && node build.js

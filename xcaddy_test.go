@@ -290,12 +290,12 @@ func minus(a, b []string) []string {
 	return out
 }
 
-// TestXcaddyDocsShowTheRecipe: the xcaddy command the README and
+// TestXcaddyDocsShowTheRecipe: the xcaddy command docs/running.md and
 // docs/operators.md print is xcaddy.json's — its environment and its command
 // — so the build an operator copies is the one TestXcaddyBuild runs.
 func TestXcaddyDocsShowTheRecipe(t *testing.T) {
 	x := readRecipe(t)
-	for _, doc := range []string{"README.md", "docs/operators.md"} {
+	for _, doc := range []string{"docs/running.md", "docs/operators.md"} {
 		raw, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)

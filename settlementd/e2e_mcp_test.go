@@ -571,21 +571,21 @@ func TestMCPOfficialClients(t *testing.T) {
 		e.wantSettlements(settledTx, payer)
 	})
 
-	// The README's client snippet (between its mcp-snippet markers) is
+	// The callers' guide's client snippet (docs/callers.md, between its mcp-snippet markers) is
 	// tests/x402/readme-mcp.mjs, and works: with an API key, and keyless
 	// past the free tier, paying with x402 from a fresh wallet. X402_ASSET
 	// names the token the gateway is paid in (the dev chain's TestUSDC, which
 	// is not @x402/evm's default USDC), for the snippet's spend controls.
 	t.Run("README snippet", func(t *testing.T) {
 		e := e.at(t)
-		readme, err := os.ReadFile("../README.md")
+		readme, err := os.ReadFile("../docs/callers.md")
 		if err != nil {
 			t.Fatal(err)
 		}
 		snippet, ok := between(string(readme), "<!-- mcp-snippet -->\n```js\n", "```\n<!-- /mcp-snippet -->")
 		file, err := os.ReadFile(filepath.Join(dir, "readme-mcp.mjs"))
 		if err != nil || !ok || snippet != string(file) {
-			t.Fatalf("README.md's mcp-snippet (found %v) is not tests/x402/readme-mcp.mjs (%v)", ok, err)
+			t.Fatalf("docs/callers.md's mcp-snippet (found %v) is not tests/x402/readme-mcp.mjs (%v)", ok, err)
 		}
 		run := func(env ...string) (tools []string, result, meta map[string]any) {
 			t.Helper()

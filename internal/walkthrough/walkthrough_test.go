@@ -54,7 +54,7 @@ func requireNode() bool {
 // stack — the dev chains, settlementd and our Caddy with the root Caddyfile
 // (plus a key_prefix line, so it shares Redis with other tests), as
 // processes — and checks the Summary to the base unit. Then every curl
-// example of README.md runs against the same stack (the docs check).
+// example of README.md and docs/*.md runs against the same stack (the docs check).
 func TestWalkthroughEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack and waits for a 60 s epoch")
@@ -106,21 +106,36 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 
 	checkSummary(t, sum)
 
+	// The docs check: every curl example of README.md and of every page
+	// under docs/ runs against this stack, so a guide's commands cannot drift.
 	t.Run("README curl examples", func(t *testing.T) {
-		readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+		docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		exs, err := CurlExamples(readme)
-		if err != nil {
-			t.Fatal(err)
+		var exs []CurlExample
+		var where []string
+		for _, path := range append([]string{filepath.Join(root, "README.md")}, docs...) {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := CurlExamples(raw)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			rel, _ := filepath.Rel(root, path)
+			for range got {
+				where = append(where, rel)
+			}
+			exs = append(exs, got...)
 		}
 		if len(exs) < 10 {
-			t.Fatalf("README.md has %d curl examples; the docs check expects the API reference's (at least 10)", len(exs))
+			t.Fatalf("README.md and docs/ have %d curl examples; the docs check expects the API reference's (at least 10)", len(exs))
 		}
 		env := []string{"TOLLGATE_API_KEY=" + sum.APIKey, "KEY_ID=" + sum.KeyID, "TOLLGATE_JWT=" + sum.OperatorJWT,
 			"NODE_ID=" + sum.NodeID, "TOLLGATE_ADMIN_TOKEN=" + st.AdminToken}
-		for _, ex := range exs {
+		for i, ex := range exs {
 			res := RunCurl(ctx, ex, st.Gateway, env)
 			want := "2xx"
 			if ex.Expect != 0 {
@@ -131,9 +146,9 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 				if len(body) > 300 {
 					body = body[:300] + "…"
 				}
-				t.Errorf("README.md:%d %s\n  → %d (want %s) %v %s", ex.Line, ex.Command, res.Status, want, res.Err, body)
+				t.Errorf("%s:%d %s\n  → %d (want %s) %v %s", where[i], ex.Line, ex.Command, res.Status, want, res.Err, body)
 			} else {
-				t.Logf("README.md:%d → %d", ex.Line, res.Status)
+				t.Logf("%s:%d → %d", where[i], ex.Line, res.Status)
 			}
 		}
 	})
