@@ -100,7 +100,11 @@ func pinState(c *jsonrpc.Item, head *Head, finalized, chainID uint64) (verify.Pi
 	switch {
 	case ref.kind == refHash || (ref.kind == refNumber && ref.n <= finalized):
 		_, ok := cache.Cacheable(chainID, c, finalized)
-		return verify.Pin{Judge: evm.JudgeFinal, Block: ref.n}, nil, ok
+		var out json.RawMessage
+		if ref.kind == refNumber && canonicalize(params, at-1, ref.n) {
+			out = joinParams(params)
+		}
+		return verify.Pin{Judge: evm.JudgeFinal, Block: ref.n}, out, ok
 	case ref.kind == refLatest:
 		if ref.n, ok = latest(head); !ok {
 			return verify.Pin{}, nil, false
@@ -137,6 +141,8 @@ func pinBlock(c *jsonrpc.Item, head *Head, finalized uint64) (verify.Pin, json.R
 			return verify.Pin{}, nil, false
 		}
 		params[0] = json.RawMessage(strconv.Quote("0x" + strconv.FormatUint(ref.n, 16)))
+		out = joinParams(params)
+	} else if canonicalize(params, 0, ref.n) {
 		out = joinParams(params)
 	}
 	pin := verify.Pin{Judge: evm.JudgeBlock, Block: ref.n}
@@ -228,4 +234,27 @@ func joinParams(p []json.RawMessage) json.RawMessage {
 		out = append(out, bytes.TrimSpace(v)...)
 	}
 	return append(out, ']')
+}
+
+// canonicalize rewrites params[k], a block number the caller spelt as a
+// string in another way ("0x01", "0X1"), to its one canonical spelling: a
+// node and a provider of different clients read padded numbers
+// differently (geth refuses them), and since a node's refusal is an
+// answer that is judged, a caller must not be able to make an honest node
+// refuse what the provider answers by the spelling alone. It reports
+// whether it rewrote anything.
+func canonicalize(params []json.RawMessage, k int, n uint64) bool {
+	if k >= len(params) || len(params[k]) == 0 || params[k][0] != '"' {
+		return false
+	}
+	canon := strconv.Quote("0x" + strconv.FormatUint(n, 16))
+	if string(params[k]) == canon {
+		return false
+	}
+	var s string
+	if json.Unmarshal(params[k], &s) != nil || s == "earliest" {
+		return false
+	}
+	params[k] = json.RawMessage(canon)
+	return true
 }

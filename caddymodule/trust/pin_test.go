@@ -48,6 +48,11 @@ func TestPinCalls(t *testing.T) {
 		{"balance at pending", "eth_getBalance", `[` + addr + `,"pending"]`, false, "", 0},
 		{"balance at safe", "eth_getBalance", `[` + addr + `,"safe"]`, false, "", 0},
 		{"block at latest", "eth_getBlockByNumber", `["latest",false]`, true, `["0x64",false]`, evm.JudgeBlock},
+		// A padded or 0X spelling goes out in the canonical one: clients
+		// read padding differently, and a node's refusal is judged, so the
+		// spelling alone must not make an honest node refuse.
+		{"balance at a padded final number", "eth_getBalance", `[` + addr + `,"0x0010"]`, true, `[` + addr + `,"0x10"]`, evm.JudgeFinal},
+		{"block at a padded number", "eth_getBlockByNumber", `["0X0063",false]`, true, `["0x63",false]`, evm.JudgeBlock},
 		{"block at finalized", "eth_getBlockByNumber", `["finalized",false]`, false, "", 0},
 		{"head", "eth_blockNumber", `[]`, true, "", evm.JudgeHead},
 		{"gas price", "eth_gasPrice", `[]`, false, "", 0},
