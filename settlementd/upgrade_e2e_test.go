@@ -210,9 +210,9 @@ func TestFailedMigrationRecoveredWithForce(t *testing.T) {
 	t.Cleanup(pool.Close)
 	// The sabotage: something (a hand-made hotfix, say) already added the
 	// column the newest migration adds.
-	const sabotage = `ALTER TABLE node_evidence ADD COLUMN suspect_since timestamptz`
-	if newest.Name != "0080_evidence_window" {
-		t.Fatalf("the sabotage is written for 0080_evidence_window; the newest migration is %s: write one for it", newest.Name)
+	const sabotage = `ALTER TABLE ingest_watermark ADD COLUMN ledger_seq bigint`
+	if newest.Name != "0084_ledger_seq" {
+		t.Fatalf("the sabotage is written for 0084_ledger_seq; the newest migration is %s: write one for it", newest.Name)
 	}
 	if _, err := pool.Exec(context.Background(), sabotage); err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestFailedMigrationRecoveredWithForce(t *testing.T) {
 		b, err := c.CombinedOutput()
 		return string(b), err
 	}
-	if out, err := settlementd("migrate", "up"); err == nil || !strings.Contains(out, "suspect_since") {
+	if out, err := settlementd("migrate", "up"); err == nil || !strings.Contains(out, "ledger_seq") {
 		t.Fatalf("migrate up over the sabotage: %v\n%s", err, out)
 	}
 	dirty := fmt.Sprintf("schema version %d (DIRTY", newest.Version)
@@ -241,7 +241,7 @@ func TestFailedMigrationRecoveredWithForce(t *testing.T) {
 	}
 	// The recovery, as docs/operators.md says: fix the cause, force the
 	// last good version, migrate up.
-	if _, err := pool.Exec(context.Background(), `ALTER TABLE node_evidence DROP COLUMN suspect_since`); err != nil {
+	if _, err := pool.Exec(context.Background(), `ALTER TABLE ingest_watermark DROP COLUMN ledger_seq`); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := settlementd("migrate", "force", fmt.Sprint(good)); err != nil {

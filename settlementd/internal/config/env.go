@@ -7,7 +7,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
 	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -144,23 +143,11 @@ const (
 
 // secretEnv reads a secret from k or from the file k_FILE names (one of the
 // two); the error names the variable, never the value.
-func secretEnv(getenv func(string) string, k, kFile string) (string, error) {
-	v, f := strings.TrimSpace(getenv(k)), strings.TrimSpace(getenv(kFile))
-	if v != "" && f != "" {
-		return "", fmt.Errorf("%s and %s_FILE are both set; set one", k, k)
-	}
-	if f == "" {
-		return v, nil
-	}
-	b, err := os.ReadFile(f)
-	if err != nil {
-		return "", fmt.Errorf("%s_FILE: the secret file cannot be read", k)
-	}
-	v = strings.TrimSpace(string(b))
-	if v == "" {
-		return "", fmt.Errorf("%s_FILE names an empty file", k)
-	}
-	return v, nil
+func secretEnv(getenv func(string) string, k, _ string) (string, error) {
+	// getenv is Load's withFiles: it already reads k_FILE (and refuses k
+	// and k_FILE together, or a file it cannot read, naming the variable
+	// and never the content).
+	return strings.TrimSpace(getenv(k)), nil
 }
 
 // Auth is wallet sign-in: operator logins and the console's wallet keys.
