@@ -88,7 +88,7 @@ func TestViemBatchOfAThousand(t *testing.T) {
 // max_response_bytes (-32040), and a provider's "query returned more than
 // 10000 results" (-32005) and "execution timeout" (-32603), which the
 // gateway re-codes (-32040, -32042) because they are charged. Each call
-// reaches the gateway and the provider once and is charged exactly once —
+// reaches the gateway once and is charged exactly once —
 // relayed as -32005/-32603, viem would have paid for each four times.
 func TestViemChargedAnswerOnce(t *testing.T) {
 	dir, _ := filepath.Abs("../tests/js")
@@ -121,7 +121,11 @@ func TestViemChargedAnswerOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("viem client failed: %v\n%s", err, out)
 	}
-	if l, c := upstream("eth_getLogs")-logs, upstream("eth_call")-calls; l != 1 || c != 1 {
-		t.Fatalf("the provider was asked eth_getLogs %d times and eth_call %d times, want once each", l, c)
+	// The usage above counts the caller's requests (a retry would be a
+	// fourth, charged). The providers may be asked more than once per
+	// request at the gateway's own cost: a claimed -32005 is checked with
+	// the gateway's own call while a hedge may ask the other provider.
+	if l, c := upstream("eth_getLogs")-logs, upstream("eth_call")-calls; l < 1 || c < 1 {
+		t.Fatalf("the provider was asked eth_getLogs %d times and eth_call %d times, want each at least once", l, c)
 	}
 }
