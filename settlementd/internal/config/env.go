@@ -141,15 +141,6 @@ const (
 	DefaultX402RateLimit = 5
 )
 
-// secretEnv reads a secret from k or from the file k_FILE names (one of the
-// two); the error names the variable, never the value.
-func secretEnv(getenv func(string) string, k, _ string) (string, error) {
-	// getenv is Load's withFiles: it already reads k_FILE (and refuses k
-	// and k_FILE together, or a file it cannot read, naming the variable
-	// and never the content).
-	return strings.TrimSpace(getenv(k)), nil
-}
-
 // Auth is wallet sign-in: operator logins and the console's wallet keys.
 type Auth struct {
 	JWTSecret string // TOLLGATE_JWT_SECRET: HS256 key (≥ 32 bytes); "" = the operator routes and the wallet-key routes answer 503 (it also keys the sign-in challenges' signed nonces)
@@ -322,15 +313,13 @@ func (c *Config) readEnv(getenv func(string) string) error {
 			}
 		}
 	}
+	// getenv is Load's withFiles: a secret may come from NAME_FILE too (both
+	// set, or an unreadable file, is an error naming the variable only).
 	for _, s := range []struct {
-		k, kFile string
-		dst      *string
-	}{{"TOLLGATE_GATEWAY_SECRET", "TOLLGATE_GATEWAY_SECRET_FILE", &c.X402.GatewaySecret},
-		{"TOLLGATE_GATEWAY_SECRET_PREVIOUS", "TOLLGATE_GATEWAY_SECRET_PREVIOUS_FILE", &c.X402.GatewaySecretPrevious}} {
-		v, err := secretEnv(getenv, s.k, s.kFile)
-		if err != nil {
-			errs = append(errs, err)
-		} else if v != "" && len(v) < 32 {
+		k   string
+		dst *string
+	}{{"TOLLGATE_GATEWAY_SECRET", &c.X402.GatewaySecret}, {"TOLLGATE_GATEWAY_SECRET_PREVIOUS", &c.X402.GatewaySecretPrevious}} {
+		if v := trimmed(s.k); v != "" && len(v) < 32 {
 			errs = append(errs, fmt.Errorf("%s must be at least 32 characters", s.k))
 		} else {
 			*s.dst = v
