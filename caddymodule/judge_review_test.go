@@ -289,8 +289,10 @@ func TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields(t *testing.T) {
 // TestFlippedSyncReceiptIsCaught: eth_sendRawTransactionSync answers with
 // the transaction's receipt. A node that passes the send on and flips the
 // receipt's status (the hash is right) is judged by the provider's receipt
-// of that transaction: quarantined at its first lie, so it delivers at
-// most that one wrong answer.
+// of that transaction before the caller sees it (verify.JudgeSyncReceipts):
+// quarantined at its first lie, which is replaced by the provider's
+// receipt, so no wrong receipt is delivered — even when the background
+// checks are slow (CI once delivered two while the first was queued).
 func TestFlippedSyncReceiptIsCaught(t *testing.T) {
 	e := startMetered(t, noProbationOpts())
 	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
@@ -336,8 +338,8 @@ func TestFlippedSyncReceiptIsCaught(t *testing.T) {
 				delivered, node.Calls("eth_sendRawTransactionSync"), e.verifications(t), e.upstreamState(t, nodeID))
 		}
 	}
-	if delivered > 1 {
-		t.Fatalf("%d wrong receipts delivered; the bound is the first", delivered)
+	if delivered > 0 {
+		t.Fatalf("%d wrong receipts delivered; a sync receipt is judged before delivery", delivered)
 	}
 }
 

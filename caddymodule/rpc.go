@@ -414,6 +414,14 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 				sr, by, relayed := h.screened(ctx, cs, job, body, opts, capped, why)
 				return sr, servedBy(sr, by), relayed
 			}
+			if hasSend(plan.Pins) {
+				// A sync send's receipt is judged before the caller sees
+				// it: a lie is replaced by the provider's receipt, and the
+				// part earns the node nothing.
+				if judged, lied := h.verifier.JudgeSyncReceipts(ctx, job); lied {
+					return judged, servedBy(judged, withheld), false
+				}
+			}
 		}
 		h.verifier.Offer(job)
 	case plan.Shadow:

@@ -482,22 +482,28 @@ func withFullTxs(ctx context.Context, c Case, blk json.RawMessage) json.RawMessa
 }
 
 func askProvider(ctx context.Context, pool *upstream.Pool, method, params string) (jsonrpc.Reply, bool) {
+	r, _, ok := askProviderBy(ctx, pool, method, params)
+	return r, ok
+}
+
+// askProviderBy is askProvider naming the provider that answered.
+func askProviderBy(ctx context.Context, pool *upstream.Pool, method, params string) (jsonrpc.Reply, string, bool) {
 	items := []jsonrpc.Item{{Method: method, Params: json.RawMessage(params), ID: json.RawMessage("0")}}
 	body, err := jsonrpc.EncodeUpstream(items)
 	if err != nil {
-		return jsonrpc.Reply{}, false
+		return jsonrpc.Reply{}, "", false
 	}
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	res, err := pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
 	if err != nil {
-		return jsonrpc.Reply{}, false
+		return jsonrpc.Reply{}, "", false
 	}
 	r, err := jsonrpc.MatchReplies(items, res.Body)
 	if err != nil || r[0].Err != nil {
-		return jsonrpc.Reply{}, false
+		return jsonrpc.Reply{}, "", false
 	}
-	return r[0], true
+	return r[0], res.Upstream.Name, true
 }
 
 // FreshHead asks a provider for its head now (a shadow's eth_blockNumber

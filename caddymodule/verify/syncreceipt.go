@@ -1,0 +1,103 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+)
+
+// syncReceiptWait bounds how long a provider is given to know a receipt a
+// node answered eth_sendRawTransactionSync with, in block intervals: the
+// caller waited for inclusion already, and a provider one block behind
+// the node is normal.
+const syncReceiptWait = 2
+
+// JudgeSyncReceipts judges, before delivery, the receipts a node answered
+// eth_sendRawTransactionSync with, by a provider's receipt of the same
+// transaction. A send is never made twice, so a lie cannot be rerouted the
+// way other screened answers are; but its receipt can be replaced by the
+// provider's, and it must be before the caller sees it: the background
+// checks run on a queue, and a node whose first flipped receipt is still
+// queued would deliver a second. It returns the replies with every lying
+// receipt replaced by the provider's (the node convicted at the first),
+// and whether any was replaced. A receipt no provider knows within
+// syncReceiptWait block intervals goes out as the node gave it, and the
+// background check judges it.
+func (v *Verifier) JudgeSyncReceipts(ctx context.Context, j Job) ([]jsonrpc.Reply, bool) {
+	if v == nil {
+		return j.Replies, false
+	}
+	var out []jsonrpc.Reply
+	for k := range j.Calls {
+		if k >= len(j.Replies) || k >= len(j.Pins) || j.Pins[k].Judge != evm.JudgeSend || j.Calls[k].Method != "eth_sendRawTransactionSync" {
+			continue
+		}
+		r := j.Replies[k]
+		if r.Err != nil || r.Response.Error != nil || !isObject(r.Result) {
+			continue
+		}
+		if lie, _ := CheckSend(&j.Calls[k], r.Result); lie {
+			continue // a swapped hash: trust.Screen's, never delivered
+		}
+		h := sendHash(j.Calls[k].Params)
+		if h == "" {
+			continue
+		}
+		params := `["` + h + `"]`
+		truth, ok := v.providerReceipt(ctx, j, params)
+		if !ok {
+			continue
+		}
+		call := jsonrpc.Item{Method: "eth_getTransactionReceipt", Params: json.RawMessage(params), ID: json.RawMessage("0")}
+		pin := Pin{Judge: evm.JudgeFinal}
+		jd := Judge(ctx, Case{Pool: j.Pool, Node: j.Node, BlockTime: j.BlockTime, Call: &call, Pin: pin, Answer: r, Trusted: truth.Reply, Finalized: j.Finalized})
+		if jd.Outcome != Mismatch {
+			continue
+		}
+		v.Convict(j, &call, pin, AnswerOf(r), jd.Truth, truth.By, jd.Why)
+		if out == nil {
+			out = append([]jsonrpc.Reply(nil), j.Replies...)
+		}
+		out[k].Result = truth.Result
+		out[k].Response.Error = nil
+	}
+	if out == nil {
+		return j.Replies, false
+	}
+	return out, true
+}
+
+// providerReply is a provider's answer and the provider's name.
+type providerReply struct {
+	jsonrpc.Reply
+	By string
+}
+
+// providerReceipt asks a provider for a receipt until it has one or
+// syncReceiptWait block intervals have passed.
+func (v *Verifier) providerReceipt(ctx context.Context, j Job, params string) (providerReply, bool) {
+	bt := j.BlockTime
+	if bt <= 0 {
+		bt = 2 * time.Second
+	}
+	deadline := time.Now().Add(syncReceiptWait * bt)
+	for {
+		r, by, ok := askProviderBy(ctx, j.Pool, "eth_getTransactionReceipt", params)
+		if ok && r.Response.Error == nil && !isNull(r.Result) {
+			return providerReply{Reply: r, By: by}, true
+		}
+		if time.Now().After(deadline) {
+			return providerReply{}, false
+		}
+		t := time.NewTimer(bt / 4)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return providerReply{}, false
+		case <-t.C:
+		}
+	}
+}
