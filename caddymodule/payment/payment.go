@@ -24,7 +24,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
-	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -183,36 +182,14 @@ func (s *Settings) authenticate(req *http.Request) {
 const GatewayHeader = "X-Tollgate-Gateway-Secret"
 
 // MoneyAddress checks one money setting (name, as written raw, expanded
-// v) by NewSettings' rules.
+// v) by the one money-address rule (devaccounts.MoneyAddress).
 func MoneyAddress(name, raw, v string, dev bool) (common.Address, error) {
 	if v == "" {
 		return common.Address{}, fmt.Errorf("tollgate: payments %s is empty (written %q): set it; no money address has a default", name, raw)
 	}
-	// ethparse's error is not passed on: for a bad checksum it names the
-	// checksummed form, which would bless a typo (see below).
-	a, err := ethparse.Address(v)
+	a, err := devaccounts.MoneyAddress(v, dev)
 	if err != nil {
-		if _, lower := ethparse.Address(strings.ToLower(v)); lower == nil {
-			return common.Address{}, fmt.Errorf("tollgate: payments %s %q is not in its EIP-55 checksummed form: copy the address from its source again", name, v)
-		}
-		return common.Address{}, fmt.Errorf("tollgate: payments %s %q is not an address", name, v)
-	}
-	// The zero address is nobody's: money sent there is burnt, in the dev
-	// profile too (settlementd refuses it there as well).
-	if a == (common.Address{}) {
-		return a, fmt.Errorf("tollgate: payments %s is the zero address", name)
-	}
-	if dev {
-		return a, nil
-	}
-	// The checksummed form is not printed: if v has a typo, its checksum
-	// would bless the typo.
-	if v != a.Hex() {
-		return a, fmt.Errorf("tollgate: payments %s %q is not in its EIP-55 checksummed form: copy the address from its source again", name, v)
-	}
-	if what, ok := devaccounts.Lookup(a); ok {
-		return a, fmt.Errorf("tollgate: payments %s %s is the dev chain's %s, whose key is public: "+
-			"only the dev profile (dev on, or TOLLGATE_DEV=1) accepts it", name, v, what)
+		return a, fmt.Errorf("tollgate: payments %s %w", name, err)
 	}
 	return a, nil
 }

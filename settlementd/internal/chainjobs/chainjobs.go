@@ -30,8 +30,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settle"
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/solvency"
 	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
-
-	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
 // Settings of the chain jobs: config.Chain, which config.Load reads from
@@ -102,10 +100,9 @@ func (j *Jobs) Close() {
 	}
 }
 
-// addr checks one money setting: outside the dev profile (dev false) it
-// must be in its EIP-55 form and not a dev chain account or one of their
-// contracts (keys public; the dev chains reuse the real ids), as the
-// gateway's payments settings (docs/operators.md, "Configuration refusals").
+// addr checks one money setting by the one money-address rule
+// (devaccounts.MoneyAddress), as the gateway's payments settings
+// (docs/operators.md, "Configuration refusals").
 func addr(name, v string, required, dev bool) (common.Address, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -114,21 +111,9 @@ func addr(name, v string, required, dev bool) (common.Address, error) {
 		}
 		return common.Address{}, nil
 	}
-	a, err := ethparse.Address(v)
+	a, err := devaccounts.MoneyAddress(v, dev)
 	if err != nil {
-		return common.Address{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if a == (common.Address{}) {
-		return a, fmt.Errorf("%s is the zero address", name)
-	}
-	if dev {
-		return a, nil
-	}
-	if v != a.Hex() {
-		return a, fmt.Errorf("%s is not in its EIP-55 checksummed form: copy the address from its source again", name)
-	}
-	if what, ok := devaccounts.Lookup(a); ok {
-		return a, fmt.Errorf("%s %s is the dev chain's %s, whose key is public: only TOLLGATE_DEV=1 accepts it", name, v, what)
+		return a, fmt.Errorf("%s %w", name, err)
 	}
 	return a, nil
 }

@@ -98,7 +98,7 @@ func TestBuildFromEnv(t *testing.T) {
 	for _, want := range []string{
 		"TOLLGATE_VAULT_ADDRESS " + m.Polygon.RevenueVault + " is the dev chain's deployer's contract, whose key is public",
 		"TOLLGATE_POOL_WALLET " + addr("pool") + " is the dev chain's pool, whose key is public",
-		"TOLLGATE_PLATFORM_WALLET is not in its EIP-55 checksummed form",
+		`TOLLGATE_PLATFORM_WALLET "` + prod["TOLLGATE_PLATFORM_WALLET"] + `" is not in its EIP-55 checksummed form`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("without TOLLGATE_DEV: want %q in %v", want, err)

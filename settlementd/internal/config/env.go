@@ -3,9 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/tollgate-rpc/tollgate/shared/devaccounts"
-	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -475,22 +473,14 @@ func readTxPolicy(trimmed func(string) string) (chain.TxPolicy, error) {
 	return p, errors.Join(errs...)
 }
 
-// moneyAddress checks a set money address outside the dev profile: in its
-// EIP-55 form, not the zero address, not a dev chain account. The
-// checksummed form is never printed (it would bless a typo).
+// moneyAddress checks a set money address outside the dev profile by the
+// one money-address rule (devaccounts.MoneyAddress).
 func moneyAddress(name, v string) error {
 	if v == "" {
 		return nil
 	}
-	a, err := ethparse.ChecksumAddress(v)
-	if err != nil {
-		return fmt.Errorf("%s is not an address in its EIP-55 checksummed form: copy it from its source again", name)
-	}
-	if a == (common.Address{}) {
-		return fmt.Errorf("%s is the zero address", name)
-	}
-	if what, ok := devaccounts.Lookup(a); ok {
-		return fmt.Errorf("%s %s is the dev chain's %s, whose key is public: only TOLLGATE_DEV=1 accepts it", name, v, what)
+	if _, err := devaccounts.MoneyAddress(v, false); err != nil {
+		return fmt.Errorf("%s %w", name, err)
 	}
 	return nil
 }

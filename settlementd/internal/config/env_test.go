@@ -245,7 +245,7 @@ func TestX402OfferAddressesRefused(t *testing.T) {
 		"dev payTo":       {"TOLLGATE_X402_PAY_TO", treasury, "whose key is public"},
 		"lowercase payTo": {"TOLLGATE_X402_PAY_TO", strings.ToLower(usdc), "EIP-55"},
 		"zero asset":      {"TOLLGATE_X402_ASSET", "0x0000000000000000000000000000000000000000", "zero address"},
-		"not an address":  {"TOLLGATE_X402_ASSET", "0x1234", "EIP-55"},
+		"not an address":  {"TOLLGATE_X402_ASSET", "0x1234", `"0x1234" is not an address`},
 	} {
 		_, err := load(t, map[string]string{c.key: c.val})
 		if err == nil || !strings.Contains(err.Error(), c.key) || !strings.Contains(err.Error(), c.want) {
