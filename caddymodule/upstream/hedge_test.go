@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -14,26 +15,36 @@ func TestHedgedReadWinsAndIsCounted(t *testing.T) {
 	cfg := testConfig(provider(slow), provider(fast))
 	cfg.Hedge = HedgeConfig{Floor: 10 * time.Millisecond, Ceiling: 30 * time.Millisecond, MaxShare: 1}
 	p := newTestPool(t, cfg)
-	// Teach the pool that slow is the faster one, then slow it down.
-	fast.delay.Store(int64(5 * time.Millisecond))
+	// Teach the pool that slow is the faster one (by far more than a busy
+	// machine's noise), then slow it down.
+	fast.delay.Store(int64(50 * time.Millisecond))
 	for range 20 {
 		mustForward(t, p, balanceCall)
 	}
 	if r := mustForward(t, p, balanceCall); r.Upstream.Name != "slow" {
 		t.Fatalf("the test wants slow picked first, got %s", r.Upstream.Name)
 	}
-	slow.delay.Store(int64(300 * time.Millisecond))
+	// Slow by far more than a busy machine stalls, so only the hedge can
+	// answer first; the training reads above may have been hedged too (a
+	// stall past the 10 ms floor), so hedges are counted from here.
+	// A hedge goes only to an upstream in the ideal tier: fast's first
+	// probe (slowed by its delay) must have finished, which the quick
+	// training reads above do not wait for.
+	p.ProbeNow(context.Background())
+	slow.delay.Store(int64(3 * time.Second))
+	fast.delay.Store(0)
+	before := p.Hedges()
 	start := time.Now()
 	r := mustForward(t, p, balanceCall)
 	if r.Upstream.Name != "fast" || r.Attempts != 2 {
-		t.Fatalf("served by %s after %d attempts", r.Upstream.Name, r.Attempts)
+		t.Fatalf("served by %s after %d attempts; hedges %+v; fast %+v", r.Upstream.Name, r.Attempts, p.Hedges(), upstreamState(t, p, "fast"))
 	}
-	if el := time.Since(start); el > 200*time.Millisecond {
-		t.Fatalf("the hedge did not cut the wait: %v", el)
+	if el := time.Since(start); el > 1500*time.Millisecond {
+		t.Fatalf("the hedge did not cut the wait: %v; hedges %+v (before %+v); fast %+v", el, p.Hedges(), before, upstreamState(t, p, "fast"))
 	}
 	h := p.Hedges()
-	if h.Sent != 1 || h.Won != 1 || h.Reads != 22 {
-		t.Fatalf("hedges %+v", h)
+	if h.Sent-before.Sent != 1 || h.Won-before.Won != 1 || h.Reads != 22 {
+		t.Fatalf("hedges %+v, before the slow read %+v", h, before)
 	}
 	// The loser is not a failure, and its slowness counts for selection:
 	// within a few hedged reads the fast upstream is picked first.

@@ -46,7 +46,11 @@ func TestWeightShiftsTraffic(t *testing.T) {
 	prov := newFakeRPC(t, "prov", 137, 1000)
 	n1 := newFakeRPC(t, "n1", 137, 1000)
 	n2 := newFakeRPC(t, "n2", 137, 1000)
-	p := newTestPool(t, testConfig(provider(prov)))
+	cfg := testConfig(provider(prov))
+	// No hedges: on a busy machine n1 may take longer than the hedge
+	// delay, and a hedge to n2 would win a call the weights gave n1.
+	cfg.Hedge.Off = true
+	p := newTestPool(t, cfg)
 	u1, u2 := node(n1), node(n2)
 	u2.Weight = 1e-6 // effectively off, but still a candidate
 	setNodes(t, p, u1, u2)
