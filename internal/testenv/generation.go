@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -19,7 +20,9 @@ import (
 // after choosing its prefix. The value says who wrote it.
 func MarkRebuilt(t testing.TB, rdb redis.Cmdable, prefix string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	// A generous deadline, not pingTimeout: Redis is known to be up here,
+	// and a busy machine may stall one write for seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := rdb.Set(ctx, balances.Layout{Prefix: prefix}.Generation(), "test: written by testenv.MarkRebuilt", 0).Err(); err != nil {
 		t.Fatalf("testenv: writing the generation marker: %v", err)

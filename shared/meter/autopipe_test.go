@@ -256,7 +256,7 @@ func TestAutoPipelineFlusherLetsReadyCallsJoin(t *testing.T) {
 		if _, err := f.pm.Authorize(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
-		const bursts, n = 20, 8
+		const bursts, n = 40, 8
 		whole := 0
 		for range bursts {
 			batches0, calls0 := f.ap.Stats()
@@ -292,8 +292,12 @@ func TestAutoPipelineFlusherLetsReadyCallsJoin(t *testing.T) {
 				whole++
 			}
 		}
-		if whole < bursts/2 {
-			t.Errorf("lanes %d: %d of %d bursts of %d ready calls went in one batch, want at least half", lanes, whole, bursts, n)
+		// Without the yield none does; with it about half or more on a
+		// quiet machine, and fewer when other processes take the cores
+		// (9 of 20 once in CI beside another suite): one in five tells
+		// the two apart without counting the machine's load.
+		if whole < bursts/5 {
+			t.Errorf("lanes %d: %d of %d bursts of %d ready calls went in one batch, want at least one in five", lanes, whole, bursts, n)
 		}
 		if got, want := f.balance(t, id), (1000-1-bursts*n)*money.PricePerCall; got != want {
 			t.Fatalf("lanes %d: balance %d, want %d", lanes, got, want)
