@@ -81,8 +81,9 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 		Settlementd: binary(t, "TOLLGATE_SETTLEMENTD_BIN", "./settlementd", root),
 		Devchain:    binary(t, "TOLLGATE_DEVCHAIN_BIN", "./contracts/devchain", root),
 		RepoRoot:    root, RunDir: t.TempDir(), RedisURL: os.Getenv("REDIS_URL"), DatabaseURL: dsn, Prefix: prefix,
+		NodeProof: true, // registration asks the node's endpoint for the proof, as in production
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
 	defer cancel()
 	var log strings.Builder
 	st, err := StartStack(ctx, sc, &log)
@@ -151,6 +152,12 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 				t.Logf("%s:%d → %d", where[i], ex.Line, res.Status)
 			}
 		}
+	})
+
+	// The node operators' guide: its commands, run with tollgate-node on
+	// the same stack, from nothing to a registered node and a claim.
+	t.Run("node operator guide", func(t *testing.T) {
+		checkNodeOperatorGuide(t, ctx, st, sum, root)
 	})
 
 	// The root Caddyfile serves localhost; any other host name on the same
