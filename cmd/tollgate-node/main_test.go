@@ -465,3 +465,55 @@ func TestSession(t *testing.T) {
 		t.Fatalf("status with an open session file: exit %d %s", code, ta.stderr.String())
 	}
 }
+
+// TestProof: proof prints and writes the wallet's line; --check accepts the
+// endpoint that serves it and refuses one that names another wallet,
+// redirects, or does not serve it — as registration would.
+func TestProof(t *testing.T) {
+	key, addr := newKeyT(t)
+	dir := t.TempDir()
+	ta := newTestApp(t)
+	ta.env[envKeyFile] = writeFile(t, filepath.Join(dir, "wallet.key"), hexutil.Encode(crypto.FromECDSA(key)), 0o600)
+	if code := ta.run("proof"); code != 0 || ta.stdout.String() != addr+"\n" {
+		t.Fatalf("proof: exit %d %q", code, ta.stdout.String())
+	}
+	out := filepath.Join(dir, "www", ".well-known", "tollgate-node")
+	if code := ta.run("proof", "--out", out); code != 0 {
+		t.Fatalf("proof --out: exit %d %s", code, ta.stderr.String())
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != addr+"\n" {
+		t.Fatalf("the proof file: %q %v", b, err)
+	}
+	_, other := newKeyT(t)
+	serve := map[string]http.HandlerFunc{
+		"/ok":       func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, strings.ToLower(addr)) },
+		"/other":    func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, other) },
+		"/redirect": func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) },
+		"/missing":  http.NotFound,
+	}
+	for name, c := range map[string]struct {
+		code int
+		want string
+	}{
+		"/ok":       {0, "ok: "},
+		"/other":    {1, "names " + other + ", not your wallet"},
+		"/redirect": {1, "HTTP 302, want 200 (redirects are not followed)"},
+		"/missing":  {1, "HTTP 404"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != proofPath {
+				http.NotFound(w, r)
+				return
+			}
+			serve[name](w, r)
+		}))
+		code := ta.run("proof", "--check", srv.URL+"/rpc")
+		srv.Close()
+		if code != c.code || !strings.Contains(ta.stdout.String()+ta.stderr.String(), c.want) {
+			t.Errorf("proof --check (%s): exit %d, want %d with %q:\n%s%s", name, code, c.code, c.want, ta.stdout.String(), ta.stderr.String())
+		}
+	}
+	if code := ta.run("deregister"); code != exitUsage || !strings.Contains(ta.stderr.String(), "--node ID is required") {
+		t.Errorf("deregister without --node: exit %d %s", code, ta.stderr.String())
+	}
+}
