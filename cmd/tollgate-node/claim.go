@@ -162,6 +162,9 @@ func (a *app) askSignature(c *client, node string, me common.Address) (*savedCla
 	if _, _, err := a.authed(c, "GET", "/api/nodes/"+node+"/earnings", nil, []int{200}, &e); err != nil {
 		return nil, err
 	}
+	if e.NodeID != node {
+		return nil, fmt.Errorf("GET /api/nodes/%s/earnings answered for node %q", node, e.NodeID)
+	}
 	if unitsOf(e.ClaimableUnits) == 0 {
 		if r := unitsOf(e.ReservedUnits); r > 0 {
 			return nil, nothingError{fmt.Sprintf("nothing claimable now: %s is reserved by a claim signature issued earlier and not kept here "+
