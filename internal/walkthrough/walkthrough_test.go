@@ -83,7 +83,7 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 		RepoRoot:    root, RunDir: t.TempDir(), RedisURL: os.Getenv("REDIS_URL"), DatabaseURL: dsn, Prefix: prefix,
 		NodeProof: true, // registration asks the node's endpoint for the proof, as in production
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	var log strings.Builder
 	st, err := StartStack(ctx, sc, &log)
