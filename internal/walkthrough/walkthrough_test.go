@@ -54,7 +54,9 @@ func requireNode() bool {
 // stack — the dev chains, settlementd and our Caddy with the root Caddyfile
 // (plus a key_prefix line, so it shares Redis with other tests), as
 // processes — and checks the Summary to the base unit. Then every curl
-// example of README.md and docs/*.md runs against the same stack (the docs check).
+// example of README.md and docs/*.md runs against the same stack (the docs
+// check), and so do the commands of the node operators' guide, with
+// tollgate-node, from nothing to an on-chain claim (guide_test.go).
 func TestWalkthroughEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack and waits for a 60 s epoch")
