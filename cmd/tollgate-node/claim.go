@@ -218,7 +218,7 @@ func (a *app) send(ctx context.Context, c *client, key *ecdsa.PrivateKey, s *sav
 	defer eth.Close()
 	chainID, err := eth.ChainID(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("the settlement chain at %s: eth_chainId: %w", chainRPC, err)
+		return nil, fmt.Errorf("the settlement chain at %s: eth_chainId: %w (--chain-rpc names another JSON-RPC URL of chain %d)", chainRPC, err, s.ChainID)
 	}
 	if !chainID.IsUint64() || chainID.Uint64() != s.ChainID {
 		return nil, fmt.Errorf("%s serves chain %s, but the claim is for chain %d: name the right one with --chain-rpc", chainRPC, chainID, s.ChainID)
