@@ -32,7 +32,7 @@ help:
 	@echo "make services      start throwaway Redis + PostgreSQL under .run/"
 	@echo "make services-stop stop them"
 	@echo "make contracts     recompile Solidity, regenerate Go bindings"
-	@echo "make build         build bin/caddy and bin/settlementd"
+	@echo "make build         build bin/caddy, bin/settlementd and the other commands under bin/"
 	@echo "make release       versioned static binaries, SHA256SUMS, units and licences under dist/"
 	@echo "make fuzz          run each network-facing fuzz target for FUZZTIME (default 20s)"
 
@@ -102,13 +102,15 @@ contracts-check: node-deps
 
 # bin/caddy is our custom Caddy (standard modules + http.handlers.tollgate),
 # bin/settlementd the settlement daemon, bin/devchain the local chains,
-# bin/tollgate-deploy the contracts' deploy command.
+# bin/tollgate-deploy the contracts' deploy command, bin/tollgate-node the
+# node operators' command line (docs/node-operators.md).
 build:
 	@mkdir -p bin
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -ldflags '$(LDFLAGS_VER)' -o bin/caddy ./caddymodule/cmd/caddy
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -ldflags '$(LDFLAGS_VER)' -o bin/settlementd ./settlementd
 	$(GO) build -o bin/devchain ./contracts/devchain
 	$(GO) build -o bin/tollgate-deploy ./cmd/tollgate-deploy
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BIN) -ldflags '$(LDFLAGS_VER)' -o bin/tollgate-node ./cmd/tollgate-node
 
 vet:
 	$(GO) vet ./...
@@ -132,7 +134,7 @@ test: node-deps browser-deps systemd-deps monitoring-deps nginx-deps tidy-check 
 	@source $(RUN_DIR)/services.env.sh && \
 	  export TOLLGATE_REQUIRE_SERVICES=1 TOLLGATE_REQUIRE_NODE=1 TOLLGATE_REQUIRE_BROWSER=1 \
 	    TOLLGATE_CADDY_BIN=$(CURDIR)/bin/caddy TOLLGATE_SETTLEMENTD_BIN=$(CURDIR)/bin/settlementd \
-	    TOLLGATE_DEVCHAIN_BIN=$(CURDIR)/bin/devchain TOLLGATE_DEPLOY_BIN=$(CURDIR)/bin/tollgate-deploy TOLLGATE_CHROMIUM=$$(command -v chromium) && \
+	    TOLLGATE_DEVCHAIN_BIN=$(CURDIR)/bin/devchain TOLLGATE_DEPLOY_BIN=$(CURDIR)/bin/tollgate-deploy TOLLGATE_NODE_BIN=$(CURDIR)/bin/tollgate-node TOLLGATE_CHROMIUM=$$(command -v chromium) && \
 	  $(GO) vet ./... && \
 	  $(GO) test -count=1 -timeout 25m $(NORACE_PKGS) && \
 	  $(GO) test -count=1 -race -timeout 25m $(RACE_PKGS)
@@ -268,6 +270,7 @@ release:
 	@rm -rf $(DIST)/$(RELNAME) $(DIST)/$(RELNAME).tar.gz && mkdir -p $(DIST)/$(RELNAME)/systemd $(DIST)/$(RELNAME)/licenses
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BIN) -ldflags '-s -w $(LDFLAGS_VER)' -o $(DIST)/$(RELNAME)/caddy ./caddymodule/cmd/caddy
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BIN) -ldflags '-s -w $(LDFLAGS_VER)' -o $(DIST)/$(RELNAME)/settlementd ./settlementd
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(GOFLAGS_BIN) -ldflags '-s -w $(LDFLAGS_VER)' -o $(DIST)/$(RELNAME)/tollgate-node ./cmd/tollgate-node
 	cp deploy/production/*.service $(DIST)/$(RELNAME)/systemd/
 	cp deploy/production/Caddyfile deploy/production/*.env.example LICENSE NOTICE THIRD_PARTY_NOTICES.md CHANGELOG.md SECURITY.md docs/operators.md $(DIST)/$(RELNAME)/
 	$(GO) run ./internal/notices -licenses $(DIST)/$(RELNAME)/licenses -o /dev/null

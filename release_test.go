@@ -14,7 +14,8 @@ import (
 )
 
 // TestMakeRelease runs `make release` on a clean clone of this checkout's
-// HEAD, as an operator or CI would: both binaries report `git describe
+// HEAD, as an operator or CI would: the binaries (caddy, settlementd and the
+// node operators' tollgate-node) report `git describe
 // --tags --always` of the clone, are static, every file matches SHA256SUMS
 // (and the archive matches the top-level SHA256SUMS), and the systemd units
 // and go-ethereum's LGPL texts are shipped.
@@ -40,12 +41,12 @@ func TestMakeRelease(t *testing.T) {
 	name := "tollgate-" + version + "-linux-amd64"
 	dir := filepath.Join(dist, name)
 
-	for bin, args := range map[string][]string{"caddy": {"tollgate-version"}, "settlementd": {"version"}} {
+	for bin, args := range map[string][]string{"caddy": {"tollgate-version"}, "settlementd": {"version"}, "tollgate-node": {"version"}} {
 		out, err := exec.Command(filepath.Join(dir, bin), args...).Output()
 		if err != nil {
 			t.Fatalf("%s %v: %v", bin, args, err)
 		}
-		if got := strings.TrimPrefix(strings.TrimSpace(string(out)), "settlementd "); got != version {
+		if got := strings.TrimPrefix(strings.TrimSpace(string(out)), bin+" "); got != version {
 			t.Errorf("%s reports %q, git describe --tags --always says %q", bin, got, version)
 		}
 		f, err := elf.Open(filepath.Join(dir, bin))

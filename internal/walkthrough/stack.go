@@ -50,6 +50,11 @@ type StackConfig struct {
 	// dev chains' manifest.
 	Settings string
 
+	// NodeProof makes settlementd ask a registering node's endpoint for
+	// the ownership proof (TOLLGATE_NODE_PROOF=required), as production
+	// does; off, the dev profile's default, registration skips it.
+	NodeProof bool
+
 	// BlockInterval is the dev chains' empty-block cadence (default 500ms, so
 	// the 25 deposit confirmations take about 12 s). A simulated block's
 	// timestamp is max(now, parent + 1 s), so below 1 s the chains' clocks
@@ -259,6 +264,9 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		// by its secret.
 		"TOLLGATE_X402_ASSET=" + m.Base.USDC, "TOLLGATE_X402_PAY_TO=" + addr("treasury"),
 		"TOLLGATE_GATEWAY_SECRET=" + gatewaySecret,
+	}
+	if cfg.NodeProof {
+		sdEnv = append(sdEnv, "TOLLGATE_NODE_PROOF=required")
 	}
 	sdEnv = append(sdEnv, contracts...)
 	if err != nil {

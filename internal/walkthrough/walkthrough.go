@@ -721,7 +721,14 @@ func (r *run) walk() error {
 
 	// 11. Register a node: a JSON-RPC endpoint in front of the dev chain.
 	r.header("The operator registers a node (its endpoint forwards to the dev chain)")
-	node, err := startNode(r.m.Polygon.RPCURL)
+	// The node's origin serves the endpoint proof: the operator's wallet.
+	node, err := startNode(r.m.Polygon.RPCURL, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/.well-known/tollgate-node" {
+			http.NotFound(w, req)
+			return
+		}
+		fmt.Fprintln(w, opAddr.Hex())
+	}))
 	if err != nil {
 		return r.fail("start the node: %v", err)
 	}
@@ -1219,7 +1226,9 @@ type opNode struct {
 	served atomic.Int64
 }
 
-func startNode(upstream string) (*opNode, error) {
+// wellKnown, when set, answers /.well-known/* on the node's origin (the
+// endpoint proof registration asks for); everything else goes upstream.
+func startNode(upstream string, wellKnown http.Handler) (*opNode, error) {
 	target, err := url.Parse(upstream)
 	if err != nil {
 		return nil, err
@@ -1231,12 +1240,28 @@ func startNode(upstream string) (*opNode, error) {
 	n := &opNode{URL: "http://" + l.Addr().String() + "/"}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	n.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if wellKnown != nil && strings.HasPrefix(req.URL.Path, "/.well-known/") {
+			wellKnown.ServeHTTP(w, req)
+			return
+		}
 		n.served.Add(1)
 		req.Host = target.Host
 		rp.ServeHTTP(w, req)
 	}), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = n.srv.Serve(l) }()
 	return n, nil
+}
+
+// StartGuideNode is a node operator's node for the guide check: JSON-RPC
+// forwarded to upstream (a dev chain), and a web server serving the files
+// under webRoot at /.well-known/ (where the guide writes the endpoint
+// proof). Served counts the JSON-RPC requests.
+func StartGuideNode(upstream, webRoot string) (url string, served func() int64, stop func(), err error) {
+	n, err := startNode(upstream, http.FileServer(http.Dir(webRoot)))
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return n.URL, n.served.Load, n.Close, nil
 }
 
 // startFront is a loopback reverse proxy to the gateway that keeps the

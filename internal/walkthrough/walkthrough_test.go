@@ -54,7 +54,9 @@ func requireNode() bool {
 // stack — the dev chains, settlementd and our Caddy with the root Caddyfile
 // (plus a key_prefix line, so it shares Redis with other tests), as
 // processes — and checks the Summary to the base unit. Then every curl
-// example of README.md and docs/*.md runs against the same stack (the docs check).
+// example of README.md and docs/*.md runs against the same stack (the docs
+// check), and so do the commands of the node operators' guide, with
+// tollgate-node, from nothing to an on-chain claim (guide_test.go).
 func TestWalkthroughEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole stack and waits for a 60 s epoch")
@@ -81,8 +83,9 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 		Settlementd: binary(t, "TOLLGATE_SETTLEMENTD_BIN", "./settlementd", root),
 		Devchain:    binary(t, "TOLLGATE_DEVCHAIN_BIN", "./contracts/devchain", root),
 		RepoRoot:    root, RunDir: t.TempDir(), RedisURL: os.Getenv("REDIS_URL"), DatabaseURL: dsn, Prefix: prefix,
+		NodeProof: true, // registration asks the node's endpoint for the proof, as in production
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	var log strings.Builder
 	st, err := StartStack(ctx, sc, &log)
@@ -151,6 +154,12 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 				t.Logf("%s:%d → %d", where[i], ex.Line, res.Status)
 			}
 		}
+	})
+
+	// The node operators' guide: its commands, run with tollgate-node on
+	// the same stack, from nothing to a registered node and a claim.
+	t.Run("node operator guide", func(t *testing.T) {
+		checkNodeOperatorGuide(t, ctx, st, sum, root)
 	})
 
 	// The root Caddyfile serves localhost; any other host name on the same
