@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
@@ -52,12 +53,12 @@ func (m *rpcMetrics) request(outcome string, took time.Duration) {
 	m.duration.Observe(took.Seconds())
 }
 
-// serveRPC answers one JSON-RPC request or batch for a chain: parse, answer
-// what the edge cache holds, forward the rest as one smaller batch, and put
-// every answer back at the caller's position with the caller's id.
+// serveRPC is the POST door: it reads and parses an HTTP request's body,
+// serves the message (serveMessage) and turns the outcome into the HTTP
+// answer: a refusal as its status, headers and body (payment.Refusal.HTTP),
+// else the answer with the payer's headers.
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainState) error {
 	start := time.Now()
-	chainID := cs.metrics.label
 	outcome := "rejected"
 	defer func() { cs.metrics.request(outcome, time.Since(start)) }()
 
@@ -81,6 +82,57 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		web.Raw(w, rej.Status, rej.Body())
 		return nil
 	}
+	o := h.serveMessage(r.Context(), r, w.Header(), cs, msg)
+	outcome = o.label
+	if o.refused != nil {
+		payment.WriteHTTP(w, payment.WholeID(msg), o.refused)
+		return nil
+	}
+	if o.upstream != "" {
+		w.Header().Set("X-Tollgate-Upstream", o.upstream)
+	}
+	web.Raw(w, o.status, o.body)
+	return nil
+}
+
+// rpcOutcome is what serving one JSON-RPC message came to: the answers
+// (one per item of the message, and encoded) or a typed refusal.
+type rpcOutcome struct {
+	resps    []jsonrpc.Response // resps[i] answers msg.Items[i]
+	body     []byte             // the encoded answer (nil: nothing to answer)
+	status   int                // 200, 204, or 503 when no call could be served
+	refused  *payment.Refusal   // set: nothing was served; the door renders it
+	upstream string             // who served most of it (X-Tollgate-Upstream)
+	label    string             // the rpc_requests_total outcome
+}
+
+// serveInProcess is serveMessage for the doors that are not HTTP requests
+// of their own (a WebSocket message, an MCP tool call): the caller's
+// in-flight slot (meteredEntry's) and the request metrics around it. r
+// carries who asks (address, credentials); its body is not read.
+func (h *Handler) serveInProcess(r *http.Request, hdr http.Header, cs *chainState, msg *jsonrpc.Message) rpcOutcome {
+	if h.meter != nil {
+		release, ok := h.conc.acquire(web.ClientIP(r))
+		if !ok {
+			metrics.MeterDecisions.WithLabelValues("concurrency_limited").Inc()
+			return rpcOutcome{refused: payment.Busy()}
+		}
+		defer release()
+	}
+	start := time.Now()
+	o := h.serveMessage(r.Context(), r, hdr, cs, msg)
+	cs.metrics.request(o.label, time.Since(start))
+	return o
+}
+
+// serveMessage serves one parsed JSON-RPC request or batch for a chain:
+// answer the chain's facts locally, book the rest with the payers (r is
+// who asks; hdr takes what the payers hand the caller), answer what the
+// edge cache holds, forward the rest as one smaller batch, settle, and put
+// every answer back at the caller's position with the caller's id. It
+// writes nothing: the door renders the outcome.
+func (h *Handler) serveMessage(ctx context.Context, r *http.Request, hdr http.Header, cs *chainState, msg *jsonrpc.Message) rpcOutcome {
+	chainID := cs.metrics.label
 	calls, index := msg.Calls()
 	resps := make([]jsonrpc.Response, len(msg.Items))
 	// Facts of the chain (eth_chainId, net_version, eth_accounts) are
@@ -88,16 +140,15 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	calls, index = answerLocally(cs, calls, index, resps)
 	var dec *meter.Decision
 	if h.meter != nil && len(calls) > 0 {
-		d, served := h.payers.Authorize(w, r, cs.chain.ID, msg, calls, cs.units(calls, nil))
-		if !served {
-			outcome = "refused"
-			return nil
+		d, ref := h.payers.Authorize(r, hdr, cs.chain.ID, msg, calls, cs.units(calls, nil))
+		if ref != nil {
+			return rpcOutcome{refused: ref, label: "refused"}
 		}
 		dec = &d
 	}
 	// The request deadline starts once it is paid for: a request carrying
 	// an x402 payment has waited for its settlement on chain by now.
-	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(h.RequestTimeout))
 	defer cancel()
 	if dec != nil {
 		ctx = context.WithValue(ctx, requestIDKey{}, dec.ID)
@@ -118,31 +169,28 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		resps[index[k]] = rep
 		metrics.RPCCalls.WithLabelValues(chainID, jsonrpc.MetricLabel(calls[k].Method), source).Inc()
 	}
+	o := rpcOutcome{resps: resps, upstream: out.servedBy.Upstream}
 	switch {
 	case failed == 0:
-		outcome = "ok"
+		o.label = "ok"
 	case failed == len(calls):
-		outcome = "unavailable"
+		o.label = "unavailable"
 	default:
-		outcome = "partial"
+		o.label = "partial"
 	}
-	answer, status := jsonrpc.EncodeAnswer(msg, resps)
+	o.body, o.status = jsonrpc.EncodeAnswer(msg, resps)
 	// A request none of whose calls could be served, and which no upstream
 	// answered, is a gateway failure (503), not a successful answer
 	// carrying errors. An upstream's own error is relayed as it is.
-	if failed > 0 && failed == len(calls) && status == http.StatusOK && !out.relayed {
-		status = http.StatusServiceUnavailable
+	if failed > 0 && failed == len(calls) && o.status == http.StatusOK && !out.relayed {
+		o.status = http.StatusServiceUnavailable
 	}
 	if dec != nil {
 		// The refund is in the units the calls were booked in; each
 		// server earns the units of the calls it served.
-		h.payers.Settle(r, w, dec, cs.servedShares(calls, out.by), cs.units(calls, out.failed))
+		h.payers.Settle(r, hdr, dec, cs.servedShares(calls, out.by), cs.units(calls, out.failed))
 	}
-	if out.servedBy.Upstream != "" {
-		w.Header().Set("X-Tollgate-Upstream", out.servedBy.Upstream)
-	}
-	web.Raw(w, status, answer)
-	return nil
+	return o
 }
 
 // forwarded is the outcome of serving a set of calls.
