@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -11,7 +12,8 @@ import (
 )
 
 // mcpBackend is what the MCP room (caddymodule/mcp) reaches of the hall: a
-// tool's calls are served by the very path of POST /rpc/{chain}.
+// tool's calls are served in process by POST /rpc/{chain}'s own core
+// (serveInProcess), its refusals typed.
 type mcpBackend struct{ h *Handler }
 
 var _ mcp.Backend = mcpBackend{}
@@ -25,10 +27,12 @@ func (b mcpBackend) Method(chainID uint64, method string) evm.Method {
 	return evm.Lookup(method)
 }
 
-func (b mcpBackend) ServeRPC(w http.ResponseWriter, r *http.Request, chainID uint64) error {
-	cs := b.h.chains[chainID]
-	return b.h.meteredEntry(w, r, true, func(w http.ResponseWriter, r *http.Request) error { return b.h.serveRPC(w, r, cs) })
+func (b mcpBackend) Serve(r *http.Request, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
+	o := b.h.serveInProcess(r, hdr, b.h.chains[chainID], msg)
+	return mcp.Served{Resps: o.resps, Status: o.status, Refusal: o.refused}
 }
+
+func (b mcpBackend) Limits() (int64, int) { return b.h.MaxBodyBytes, b.h.MaxBatch }
 
 func (b mcpBackend) Head(chainID uint64) uint64 {
 	if cs := b.h.chains[chainID]; cs != nil {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/accounts"
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
-	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
@@ -271,10 +270,10 @@ func (h *Handler) meteredEntry(w http.ResponseWriter, r *http.Request, rpc bool,
 	release, ok := h.conc.acquire(web.ClientIP(r))
 	if !ok {
 		metrics.MeterDecisions.WithLabelValues("concurrency_limited").Inc()
-		w.Header().Set("Retry-After", "1")
 		if rpc {
-			web.RPCError(w, http.StatusTooManyRequests, jsonrpc.ErrorResponse(nil, jsonrpc.RateLimited(1)))
+			payment.WriteHTTP(w, nil, payment.Busy()) // as serveInProcess refuses it
 		} else {
+			w.Header().Set("Retry-After", "1")
 			web.Error(w, http.StatusTooManyRequests, "rate_limited", "too many requests in flight from this address; retry in 1 s")
 		}
 		return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
+	"github.com/tollgate-rpc/tollgate/caddymodule/relay"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
@@ -80,6 +81,7 @@ type Handler struct {
 	payers    *payment.Handler
 	accounts  *accounts.Handler
 	discovery *discovery.Handler
+	relay     *relay.Relay // the forward chain behind the doors (caddymodule/relay)
 	verifier  *verify.Verifier
 	shadower  *trust.Shadower // copies for nodes in probation
 	stopHeads func()

@@ -22,6 +22,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
+	"github.com/tollgate-rpc/tollgate/caddymodule/relay"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
@@ -52,6 +53,8 @@ type chainState struct {
 	metrics rpcMetrics
 	// probation: the gateway's own probation questions (probation.go).
 	probation probationState
+	// relay is the chain as the forward chain (caddymodule/relay) uses it.
+	relay *relay.Chain
 }
 
 // finalized is the head at or below which answers are treated as immutable:
@@ -59,16 +62,7 @@ type chainState struct {
 // block its providers report when the chain's finality is its "finalized"
 // tag (0 while unknown, which still lets genesis and hash-pinned lookups be
 // cached). Two atomic reads.
-func (cs *chainState) finalized() uint64 {
-	if cs.chain.Finality.Tag {
-		return cs.pool.FinalizedHead()
-	}
-	head, depth := cs.pool.BestHead(), cs.chain.Finality.Depth
-	if head <= depth {
-		return 0
-	}
-	return head - depth
-}
+func (cs *chainState) finalized() uint64 { return cs.relay.Finalized() }
 
 // headInterval is how often the providers' head is read for pins: at most
 // a second (a pin is that much behind the newest block at worst), faster
@@ -167,8 +161,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("tollgate: chain %d: %w", c.ID, err)
 		}
 		pool := v.(*upstream.Pool)
-		h.chains[c.ID] = &chainState{chain: c, pool: pool, cache: cv.(cacheHandle).Cache, methods: methods,
+		cs := &chainState{chain: c, pool: pool, cache: cv.(cacheHandle).Cache, methods: methods,
 			head: trust.NewHead(pool, headInterval(time.Duration(h.Upstreams.ProbeInterval)), h.logger.Named("trust")), metrics: newRPCMetrics(c.ID)}
+		cs.relay = relay.NewChain(c, pool, cs.cache, methods, cs.head, cs.metrics.cacheHits, cs.metrics.cacheMiss, cs.probation.noteShadow)
+		h.chains[c.ID] = cs
 	}
 	// The heads run for this config's life; they poll only while their
 	// chain has nodes.
@@ -247,6 +243,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			go h.feedProbation(pctx)
 		}
 	}
+	// The forward chain behind the doors (caddymodule/relay), with the
+	// answer checks built above.
+	h.relay = relay.New(&h.Upstreams, h.verifier, h.shadower, h.logger)
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
 		pools[id] = cs.pool

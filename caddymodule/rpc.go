@@ -5,18 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
-	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
-	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
-	"github.com/tollgate-rpc/tollgate/caddymodule/verify"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
+	"github.com/tollgate-rpc/tollgate/caddymodule/relay"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -52,12 +48,12 @@ func (m *rpcMetrics) request(outcome string, took time.Duration) {
 	m.duration.Observe(took.Seconds())
 }
 
-// serveRPC answers one JSON-RPC request or batch for a chain: parse, answer
-// what the edge cache holds, forward the rest as one smaller batch, and put
-// every answer back at the caller's position with the caller's id.
+// serveRPC is the POST door: it reads and parses an HTTP request's body,
+// serves the message (serveMessage) and turns the outcome into the HTTP
+// answer: a refusal as its status, headers and body (payment.Refusal.HTTP),
+// else the answer with the payer's headers.
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainState) error {
 	start := time.Now()
-	chainID := cs.metrics.label
 	outcome := "rejected"
 	defer func() { cs.metrics.request(outcome, time.Since(start)) }()
 
@@ -81,6 +77,57 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		web.Raw(w, rej.Status, rej.Body())
 		return nil
 	}
+	o := h.serveMessage(r.Context(), r, w.Header(), cs, msg)
+	outcome = o.label
+	if o.refused != nil {
+		payment.WriteHTTP(w, payment.WholeID(msg), o.refused)
+		return nil
+	}
+	if o.upstream != "" {
+		w.Header().Set("X-Tollgate-Upstream", o.upstream)
+	}
+	web.Raw(w, o.status, o.body)
+	return nil
+}
+
+// rpcOutcome is what serving one JSON-RPC message came to: the answers
+// (one per item of the message, and encoded) or a typed refusal.
+type rpcOutcome struct {
+	resps    []jsonrpc.Response // resps[i] answers msg.Items[i]
+	body     []byte             // the encoded answer (nil: nothing to answer)
+	status   int                // 200, 204, or 503 when no call could be served
+	refused  *payment.Refusal   // set: nothing was served; the door renders it
+	upstream string             // who served most of it (X-Tollgate-Upstream)
+	label    string             // the rpc_requests_total outcome
+}
+
+// serveInProcess is serveMessage for the doors that are not HTTP requests
+// of their own (a WebSocket message, an MCP tool call): the caller's
+// in-flight slot (meteredEntry's) and the request metrics around it. r
+// carries who asks (address, credentials); its body is not read.
+func (h *Handler) serveInProcess(r *http.Request, hdr http.Header, cs *chainState, msg *jsonrpc.Message) rpcOutcome {
+	if h.meter != nil {
+		release, ok := h.conc.acquire(web.ClientIP(r))
+		if !ok {
+			metrics.MeterDecisions.WithLabelValues("concurrency_limited").Inc()
+			return rpcOutcome{refused: payment.Busy()}
+		}
+		defer release()
+	}
+	start := time.Now()
+	o := h.serveMessage(r.Context(), r, hdr, cs, msg)
+	cs.metrics.request(o.label, time.Since(start))
+	return o
+}
+
+// serveMessage serves one parsed JSON-RPC request or batch for a chain:
+// answer the chain's facts locally, book the rest with the payers (r is
+// who asks; hdr takes what the payers hand the caller), answer what the
+// edge cache holds, forward the rest as one smaller batch, settle, and put
+// every answer back at the caller's position with the caller's id. It
+// writes nothing: the door renders the outcome.
+func (h *Handler) serveMessage(ctx context.Context, r *http.Request, hdr http.Header, cs *chainState, msg *jsonrpc.Message) rpcOutcome {
+	chainID := cs.metrics.label
 	calls, index := msg.Calls()
 	resps := make([]jsonrpc.Response, len(msg.Items))
 	// Facts of the chain (eth_chainId, net_version, eth_accounts) are
@@ -88,25 +135,24 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 	calls, index = answerLocally(cs, calls, index, resps)
 	var dec *meter.Decision
 	if h.meter != nil && len(calls) > 0 {
-		d, served := h.payers.Authorize(w, r, cs.chain.ID, msg, calls, cs.units(calls, nil))
-		if !served {
-			outcome = "refused"
-			return nil
+		d, ref := h.payers.Authorize(r, hdr, cs.chain.ID, msg, calls, cs.units(calls, nil))
+		if ref != nil {
+			return rpcOutcome{refused: ref, label: "refused"}
 		}
 		dec = &d
 	}
 	// The request deadline starts once it is paid for: a request carrying
 	// an x402 payment has waited for its settlement on chain by now.
-	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(h.RequestTimeout))
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(h.RequestTimeout))
 	defer cancel()
 	if dec != nil {
-		ctx = context.WithValue(ctx, requestIDKey{}, dec.ID)
+		ctx = relay.WithRequestID(ctx, dec.ID)
 	}
-	out := h.forward(ctx, cs, calls)
+	out := h.relay.Forward(ctx, cs.relay, calls)
 	failed := 0 // calls
-	for k, rep := range out.replies {
-		source := out.source[k]
-		if out.failed[k] {
+	for k, rep := range out.Replies {
+		source := out.Source[k]
+		if out.Failed[k] {
 			failed++
 			source = "failed"
 		} else if rep.Error != nil && dec != nil {
@@ -118,41 +164,28 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, cs *chainStat
 		resps[index[k]] = rep
 		metrics.RPCCalls.WithLabelValues(chainID, jsonrpc.MetricLabel(calls[k].Method), source).Inc()
 	}
+	o := rpcOutcome{resps: resps, upstream: out.ServedBy.Upstream}
 	switch {
 	case failed == 0:
-		outcome = "ok"
+		o.label = "ok"
 	case failed == len(calls):
-		outcome = "unavailable"
+		o.label = "unavailable"
 	default:
-		outcome = "partial"
+		o.label = "partial"
 	}
-	answer, status := jsonrpc.EncodeAnswer(msg, resps)
+	o.body, o.status = jsonrpc.EncodeAnswer(msg, resps)
 	// A request none of whose calls could be served, and which no upstream
 	// answered, is a gateway failure (503), not a successful answer
 	// carrying errors. An upstream's own error is relayed as it is.
-	if failed > 0 && failed == len(calls) && status == http.StatusOK && !out.relayed {
-		status = http.StatusServiceUnavailable
+	if failed > 0 && failed == len(calls) && o.status == http.StatusOK && !out.Relayed {
+		o.status = http.StatusServiceUnavailable
 	}
 	if dec != nil {
 		// The refund is in the units the calls were booked in; each
 		// server earns the units of the calls it served.
-		h.payers.Settle(r, w, dec, cs.servedShares(calls, out.by), cs.units(calls, out.failed))
+		h.payers.Settle(r, hdr, dec, cs.servedShares(calls, out.By), cs.units(calls, out.Failed))
 	}
-	if out.servedBy.Upstream != "" {
-		w.Header().Set("X-Tollgate-Upstream", out.servedBy.Upstream)
-	}
-	web.Raw(w, status, answer)
-	return nil
-}
-
-// forwarded is the outcome of serving a set of calls.
-type forwarded struct {
-	replies  []jsonrpc.Response // one per call, in order
-	failed   []bool             // call k got no usable answer (refund, no revenue)
-	source   []string           // "cache" or "upstream" per call
-	servedBy events.ServedBy    // who served most of the forwarded part (the cache if nothing was forwarded): a header
-	by       []events.ServedBy  // who served call k: the cache, its upstream, or nobody (failed)
-	relayed  bool               // an upstream's answer relayed though it was not served (an error it owns)
+	return o
 }
 
 // servedShares is what each server earns of a request: the units of the
@@ -173,466 +206,6 @@ func (cs *chainState) servedShares(calls []jsonrpc.Item, by []events.ServedBy) [
 	return out
 }
 
-func (h *Handler) forward(ctx context.Context, cs *chainState, calls []jsonrpc.Item) forwarded {
-	out := forwarded{replies: make([]jsonrpc.Response, len(calls)), failed: make([]bool, len(calls)), source: make([]string, len(calls)),
-		by: make([]events.ServedBy, len(calls))}
-	if len(calls) == 0 {
-		return out
-	}
-	finalized := cs.finalized()
-	split := cs.cache.Split(calls, finalized)
-	for k := range calls {
-		out.source[k] = "upstream"
-		if split.Cached(k) {
-			out.source[k] = "cache"
-		}
-	}
-	if n := len(split.Hits); n > 0 {
-		cs.metrics.cacheHits.Add(float64(n))
-	}
-	if n := len(split.Forward); n > 0 {
-		cs.metrics.cacheMiss.Add(float64(n))
-	}
-	var replies []jsonrpc.Reply
-	var refs []upstream.Ref
-	if len(split.Upstream) == 0 {
-		out.servedBy = events.ServedByCache
-	} else {
-		replies, refs, out.relayed = h.forwardCalls(ctx, cs, split.Upstream)
-		out.servedBy = mainRef(refs).ServedBy()
-	}
-	for k, rep := range split.Merge(replies, cs.finalized()) {
-		out.replies[k] = rep.Response
-		out.failed[k] = rep.Err != nil
-		if split.Cached(k) && !out.failed[k] {
-			out.by[k] = events.ServedByCache
-		}
-	}
-	for j, k := range split.Forward {
-		switch {
-		case out.failed[k]:
-		case j < len(refs) && refs[j] != (upstream.Ref{}):
-			out.by[k] = refs[j].ServedBy()
-		default:
-			// Answered here without an upstream (a filter id no upstream
-			// made): the gateway's, like a cached answer.
-			out.by[k] = events.ServedByCache
-		}
-	}
-	return out
-}
-
-// mainRef is the upstream that served the most of refs (a header, and the
-// upstream the rest of a split batch prefers); none if none served.
-func mainRef(refs []upstream.Ref) upstream.Ref {
-	if len(refs) > 0 && !slices.ContainsFunc(refs[1:], func(r upstream.Ref) bool { return r != refs[0] }) {
-		return refs[0] // one server (or none): the usual case, no map
-	}
-	n := map[upstream.Ref]int{}
-	best := upstream.Ref{}
-	for _, r := range refs {
-		if r == (upstream.Ref{}) {
-			continue
-		}
-		n[r]++
-		if best == (upstream.Ref{}) || n[r] > n[best] {
-			best = r
-		}
-	}
-	return best
-}
-
-// forwardUpstream sends the calls the cache could not answer upstream, in
-// sub-batches of at most upstream_max_batch calls: the first alone, the
-// rest in parallel preferring the upstream the first went to, so one
-// upstream serves the caller's batch unless it fails. It returns one reply
-// per call in order, who served each (the zero Ref for a call no upstream
-// served), and whether any part is an upstream's answer relayed although
-// it did not count as served.
-func (h *Handler) forwardUpstream(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, []upstream.Ref, bool) {
-	size := h.Upstreams.MaxBatch
-	if size <= 0 || len(calls) <= size {
-		return h.forwardPart(ctx, cs, calls, "", "")
-	}
-	replies := make([]jsonrpc.Reply, 0, len(calls))
-	refs := make([]upstream.Ref, 0, len(calls))
-	first, firstRefs, relayed := h.forwardPart(ctx, cs, calls[:size], "", "")
-	replies, refs = append(replies, first...), append(refs, firstRefs...)
-	prefer := mainRef(firstRefs).Name
-	type part struct {
-		replies []jsonrpc.Reply
-		refs    []upstream.Ref
-		relayed bool
-	}
-	rest := calls[size:]
-	parts := make([]part, (len(rest)+size-1)/size)
-	sem := make(chan struct{}, subBatchConcurrency)
-	var wg sync.WaitGroup
-	for i := range parts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			chunk := rest[i*size : min((i+1)*size, len(rest))]
-			r, f, rel := h.forwardPart(ctx, cs, chunk, prefer, "")
-			parts[i] = part{r, f, rel}
-		}()
-	}
-	wg.Wait()
-	for _, p := range parts {
-		replies, refs = append(replies, p.replies...), append(refs, p.refs...)
-		relayed = relayed || p.relayed
-	}
-	return replies, refs, relayed
-}
-
-// requestIDKey carries the metered request's id down to the parts that
-// forward it, so the verifier's evidence names the caller's request.
-type requestIDKey struct{}
-
-// maxHedgedCalls is the largest part hedged: a hedge of a big batch would
-// double a big chunk of work to save the wait of its slowest call.
-const maxHedgedCalls = 16
-
-// subBatchConcurrency bounds the sub-batches of one caller's batch in
-// flight at once.
-const subBatchConcurrency = 4
-
-// forwardPart sends calls as one upstream request (preferring the upstream
-// named prefer, or only to the one named only, if any). It returns the
-// replies, who served each call (the zero Ref: none did, refunded) and
-// whether an unserved upstream answer was relayed.
-func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, []upstream.Ref, bool) {
-	noRetry, noHedge, archive, head := false, false, false, cs.pool.BestHead()
-	var need []upstream.Capability
-	var logsSpan uint64
-	capped := false // some call's method caps its answer's size (capResponses)
-	for _, c := range calls {
-		m := cs.methods.Lookup(c.Method)
-		noRetry = noRetry || m.NoRetry
-		noHedge = noHedge || m.NoHedge
-		capped = capped || m.MaxResponseBytes > 0
-		if m.MaxBlockRange > 0 { // eth_getLogs: to an upstream that serves its span
-			if span, ok, _ := evm.LogsSpan(c.Params, head); ok {
-				logsSpan = max(logsSpan, span)
-			}
-		}
-		archive = archive || evm.NeedsArchive(c.Method, c.Params, head, h.Upstreams.ArchiveWindow)
-		switch m.Needs {
-		case evm.NeedsDebug:
-			need = appendOnce(need, upstream.CapDebug)
-		case evm.NeedsTrace:
-			need = appendOnce(need, upstream.CapTrace)
-		}
-	}
-	// Trust in nodes (caddymodule/trust): a registered node answers only
-	// questions that can be judged, about a definite block. A sticky call
-	// (only) goes where its filter lives, unchanged.
-	plan := trust.Plan{Calls: calls, NodeOK: true}
-	if only == "" && cs.pool.HasNodes() {
-		plan = trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
-		calls = plan.Calls
-	}
-	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {
-		out := make([]jsonrpc.Reply, len(calls))
-		for k := range out {
-			out[k] = jsonrpc.Reply{Response: jsonrpc.ErrorResponse(calls[k].ResponseID(), e), Err: cause}
-		}
-		return out
-	}
-	body, err := jsonrpc.EncodeUpstream(calls)
-	if err != nil { // cannot happen for valid items; answer rather than panic
-		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), make([]upstream.Ref, len(calls)), false
-	}
-	// The reply each attempt got is matched to the calls once: a reply that
-	// does not answer them counts against its upstream (upstream.blame),
-	// and the served one is used as matched.
-	var matched []jsonrpc.Reply
-	var matchedBody []byte
-	validate := func(reply []byte) error {
-		r, err := jsonrpc.MatchReplies(calls, reply)
-		if err != nil && !errors.As(err, new(*jsonrpc.UpstreamError)) {
-			return err
-		}
-		matched, matchedBody = r, reply
-		return nil
-	}
-	opts := upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
-		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK, NoHedge: noHedge || len(calls) > maxHedgedCalls}
-	if !opts.ProvidersOnly && h.verifier.SendsBusy() && hasSend(plan.Pins) {
-		opts.ProvidersOnly = true // a node's send could not be checked now
-	}
-	res, err := cs.pool.Forward(ctx, body, opts)
-	if err != nil {
-		var uerr *upstream.UnavailableError
-		if errors.As(err, &uerr) && uerr.LastReply != nil {
-			// An upstream replied but did not serve the call (it throttles
-			// us, or its reply does not answer the request): the caller
-			// gets its words rather than a made-up 503, and is not charged.
-			// Only its error objects are relayed: a result in an unserved
-			// reply (an HTTP 5xx carrying the node's answers) would be
-			// service the caller does not pay for.
-			replies, _ := jsonrpc.MatchReplies(calls, uerr.LastReply)
-			untrusted(replies, uerr.LastUpstream)
-			relayed := false
-			for k := range replies {
-				if replies[k].Err == nil {
-					replies[k].Err = err
-				}
-				if replies[k].Error == nil {
-					replies[k].Response = jsonrpc.ErrorResponse(calls[k].ResponseID(),
-						jsonrpc.UpstreamUnavailable("the upstream failed the call; not charged"))
-				} else {
-					relayed = true
-				}
-			}
-			return replies, make([]upstream.Ref, len(calls)), relayed
-		}
-		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
-		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), make([]upstream.Ref, len(calls)), false
-	}
-	// Served: a result, or an upstream's error answer, which is its work
-	// and is charged like a result (its revenue goes to that upstream).
-	replies := matched
-	if !sameBytes(matchedBody, res.Body) {
-		replies, _ = jsonrpc.MatchReplies(calls, res.Body)
-	}
-	untrusted(replies, res.Upstream)
-	var gatewayCapped []bool // replies capResponses replaced: the caller's answer, not an upstream's claim
-	if capped {              // else no reply can be over a cap: no second lookup per call
-		gatewayCapped = capResponses(cs.methods, calls, replies)
-	}
-	rid, _ := ctx.Value(requestIDKey{}).(string)
-	switch {
-	case res.Upstream.Kind == upstream.KindNode:
-		job := verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,
-			Finalized: cs.finalized(), Pins: plan.Pins, BlockTime: cs.chain.BlockTime}
-		if h.verifier != nil {
-			if why := trust.Screen(calls, replies, plan.Pins, cs.head); why != "" {
-				// Each item is booked to whoever gave the caller its
-				// answer: the provider that answered instead, or withheld.
-				sr, by, relayed := h.screened(ctx, cs, job, body, opts, capped, why)
-				return sr, servedBy(sr, by), relayed
-			}
-			if hasSend(plan.Pins) {
-				// A sync send's receipt is judged before the caller sees
-				// it: a lie is replaced by the provider's receipt, and the
-				// part earns the node nothing.
-				if judged, lied := h.verifier.JudgeSyncReceipts(ctx, job); lied {
-					return judged, servedBy(judged, withheld), false
-				}
-			}
-		}
-		h.verifier.Offer(job)
-	case plan.Shadow:
-		// A provider answered the caller: a node in probation may be asked
-		// the same, and judged by that answer.
-		cs.probation.noteShadow()
-		h.shadower.Offer(cs.pool, cs.chain.ID, cs.chain.BlockTime, rid, res.Upstream.Name, calls, plan.Pins, replies)
-	}
-	refs := servedBy(replies, res.Upstream)
-	if len(calls) > 1 && only == "" {
-		// The verifier and the shadow keep the first upstream's own
-		// answers; the caller's may change below.
-		replies = slices.Clone(replies)
-		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, capped, gatewayCapped)
-	}
-	return replies, refs, false
-}
-
-// servedBy names by as the server of every reply that was served (no
-// transport error), and no one for the others.
-func servedBy(replies []jsonrpc.Reply, by upstream.Ref) []upstream.Ref {
-	refs := make([]upstream.Ref, len(replies))
-	for k := range refs {
-		if replies[k].Err == nil {
-			refs[k] = by
-		}
-	}
-	return refs
-}
-
-// hasSend: the part holds a send.
-func hasSend(pins []verify.Pin) bool {
-	for _, p := range pins {
-		if p.Judge == evm.JudgeSend {
-			return true
-		}
-	}
-	return false
-}
-
-// refusedSend: a send of the part the node refused (never sent again).
-func refusedSend(job verify.Job) bool {
-	for k, p := range job.Pins {
-		if p.Judge == evm.JudgeSend && k < len(job.Replies) && (job.Replies[k].Err != nil || job.Replies[k].Response.Error != nil) {
-			return true
-		}
-	}
-	return false
-}
-
-// swappedReply replaces a node's send answer whose hash is not its
-// transaction's: whether the node passed the transaction on is unknown.
-func swappedReply(r jsonrpc.Reply) jsonrpc.Reply {
-	r.Result = nil
-	r.Response.Error = &jsonrpc.Error{Code: -32603, Message: "the node's answer was not this transaction's hash; it may not have been sent"}
-	return r
-}
-
-// withheld is who a request is booked to when a node answered it with
-// something it is not paid for before it is judged (a refused send, or an
-// answer the providers could not give instead): no node, so the node's
-// share of the revenue is the house's and the epoch's sums stay exact.
-var withheld = upstream.Ref{Name: "withheld", Kind: upstream.KindProvider}
-
-// screened serves a part whose node answer trust.Screen turned away (an
-// error, null or [], a block the providers do not have at that height):
-// the same calls go to a provider, whose answer the caller gets and which
-// earns the revenue; the node's answer is judged by it (always, at no
-// further provider call). A send is never sent twice: its refusal is
-// delivered and withheld. If no provider answers, the node's answer goes
-// out, withheld too.
-func (h *Handler) screened(ctx context.Context, cs *chainState, job verify.Job, body []byte, opts upstream.ForwardOptions,
-	capped bool, why string) ([]jsonrpc.Reply, upstream.Ref, bool) {
-	metrics.Verifications.WithLabelValues("screened").Inc()
-	h.logger.Debug("node answer screened out: rerouted to a provider", zap.Uint64("chain_id", cs.chain.ID),
-		zap.String("node", job.Node.Name), zap.String("why", why))
-	if opts.NoRetry && !(why == trust.SwappedSend && !refusedSend(job)) {
-		h.verifier.Offer(job) // judged by the node's own answers
-		replies := job.Replies
-		if why == trust.SwappedSend {
-			// Another send of this part was refused by the node and may
-			// not be sent again: the swapped hashes are replaced by an
-			// error (the node's hash must never reach the caller).
-			replies = append([]jsonrpc.Reply(nil), job.Replies...)
-			for _, k := range trust.SwappedSends(job.Calls, job.Replies, job.Pins) {
-				replies[k] = swappedReply(replies[k])
-			}
-		}
-		return replies, withheld, false
-	}
-	// A part with a swapped send (and no refused one) goes to a provider
-	// whole: the same signed bytes, which cannot be made twice.
-	opts.ProvidersOnly, opts.Validate, opts.Prefer = true, nil, ""
-	res, err := cs.pool.Forward(ctx, body, opts)
-	var trusted []jsonrpc.Reply
-	if err == nil {
-		trusted, err = jsonrpc.MatchReplies(job.Calls, res.Body)
-		if err != nil && errors.As(err, new(*jsonrpc.UpstreamError)) {
-			err = nil
-		}
-	}
-	if err != nil {
-		h.verifier.Offer(job)
-		return job.Replies, withheld, false
-	}
-	job.Trusted, job.TrustedBy = trusted, res.Upstream.Name
-	h.verifier.Offer(job)
-	replies := append([]jsonrpc.Reply(nil), trusted...)
-	if capped {
-		capResponses(cs.methods, job.Calls, replies)
-	}
-	return replies, res.Upstream, false
-}
-
-// errClaimedLimit marks a batch item whose upstream claimed a rate limit the
-// gateway's own call confirmed: not served, unless another upstream serves it.
-var errClaimedLimit = errors.New("the upstream rate-limits the gateway (confirmed by the gateway's own call)")
-
-// secondOpinions judges a served batch's items one by one, as a single
-// call's reply is judged in upstream.Forward: an item whose error another
-// upstream may not share (the pool's classifier: a fault code, missing
-// state, or words that only ever buy a second opinion) is asked once more
-// of another provider, at the gateway's cost, and a better answer (a
-// result, or an error the classifier calls the caller's) replaces it,
-// credited to that provider. An item claiming a rate limit in its code is
-// believed only if the gateway's own call to the upstream is limited too
-// (upstream.Pool.ConfirmLimited, which then backs the upstream off): then
-// it is not served unless the second opinion serves it, and refunded. An
-// unconfirmed claim is the caller's answer, billed. Nothing here counts
-// against an upstream or backs one off on the item's word: a caller's batch
-// is the caller's to shape. Every flagged item is asked at most once more,
-// in one request, so a batch of crafted items costs at most twice its calls
-// upstream, and the caller pays for every call served. Calls that must not
-// be replayed (sends) are never asked twice.
-func (h *Handler) secondOpinions(ctx context.Context, cs *chainState, calls []jsonrpc.Item, replies []jsonrpc.Reply, refs []upstream.Ref,
-	first upstream.Ref, capped bool, gatewayCapped []bool) {
-	var ask []int
-	// A send is never asked twice (it may have gone out), but the other
-	// items of its batch are judged like any batch's: a limit the gateway's
-	// own call confirms is refunded beside a send too.
-	noRetry := func(k int) bool { return cs.methods.Lookup(calls[k].Method).NoRetry }
-	confirmed := 0 // 0: not checked, 1: limited, -1: not
-	for k := range replies {
-		e := replies[k].Error
-		if replies[k].Err != nil || e == nil || (gatewayCapped != nil && gatewayCapped[k]) {
-			// No error, or the gateway's own cap on a served answer
-			// (capResponses): the caller's, charged, never asked again.
-			continue
-		}
-		switch cs.pool.Classify(upstream.RPCError{Code: e.Code, Message: e.Message}) {
-		case upstream.VerdictRateLimited:
-			if confirmed == 0 {
-				confirmed = -1
-				if cs.pool.ConfirmLimited(ctx, first.Name) {
-					confirmed = 1
-				}
-			}
-			if confirmed == 1 {
-				replies[k].Err, refs[k] = errClaimedLimit, upstream.Ref{}
-				if !noRetry(k) {
-					ask = append(ask, k)
-				}
-			}
-		case upstream.VerdictSkip, upstream.VerdictFault:
-			if !noRetry(k) {
-				ask = append(ask, k)
-			}
-		}
-	}
-	if len(ask) == 0 {
-		return
-	}
-	sub := make([]jsonrpc.Item, len(ask))
-	for i, k := range ask {
-		sub[i] = calls[k]
-	}
-	body, err := jsonrpc.EncodeUpstream(sub)
-	if err != nil {
-		return
-	}
-	// To a configured provider only: a node's answer is verified against
-	// the request it was sent, and this one is not offered to the verifier.
-	res, err := cs.pool.Forward(ctx, body, upstream.ForwardOptions{Exclude: []string{first.Name}, MaxAttempts: 1, ProvidersOnly: true, NoHedge: true,
-		Validate: func(reply []byte) error {
-			_, err := jsonrpc.MatchReplies(sub, reply)
-			if err != nil && !errors.As(err, new(*jsonrpc.UpstreamError)) {
-				return err
-			}
-			return nil
-		}})
-	if err != nil {
-		return
-	}
-	second, _ := jsonrpc.MatchReplies(sub, res.Body)
-	if capped {
-		capResponses(cs.methods, sub, second)
-	}
-	for i, k := range ask {
-		r := second[i]
-		if r.Err != nil {
-			continue
-		}
-		if r.Error != nil && cs.pool.Classify(upstream.RPCError{Code: r.Error.Code, Message: r.Error.Message}) != upstream.VerdictOK {
-			// No better: the first answer stands (served and billed,
-			// unless it was a confirmed limit: refunded).
-			continue
-		}
-		replies[k], refs[k] = r, res.Upstream
-	}
-}
-
 // units is what calls count as at the flat price (each its method's
 // weight): the whole request, or with only set the calls k where only[k].
 func (cs *chainState) units(calls []jsonrpc.Item, only []bool) int {
@@ -643,59 +216,4 @@ func (cs *chainState) units(calls []jsonrpc.Item, only []bool) int {
 		}
 	}
 	return n
-}
-
-// capResponses replaces a result larger than its method's cap
-// (max_response_bytes) with a CodeAnswerTooLarge error naming the cap (a
-// code no default client retries: it is charged). The call stays
-// served and charged: the upstream did the work the caller asked for, and
-// a free oversized answer would let a stranger make nodes work unpaid at
-// will. It runs before the verifier and the cache see the replies.
-//
-// It returns which replies it capped (nil if none): their -32005 is the
-// gateway's own, never an upstream's limit claim (secondOpinions).
-func capResponses(t *evm.Table, calls []jsonrpc.Item, replies []jsonrpc.Reply) []bool {
-	var capped []bool
-	for k := range replies {
-		r := &replies[k]
-		if r.Err != nil || r.Error != nil {
-			continue
-		}
-		limit := t.Lookup(calls[k].Method).MaxResponseBytes
-		if limit <= 0 || int64(len(r.Result)) <= limit {
-			continue
-		}
-		r.Response = jsonrpc.ErrorResponse(r.ID, jsonrpc.AnswerTooLarge(calls[k].Method, len(r.Result), limit))
-		if capped == nil {
-			capped = make([]bool, len(replies))
-		}
-		capped[k] = true
-	}
-	return capped
-}
-
-// sameBytes reports whether a and b are the same slice (not equal content:
-// the same memory), so a reply matched during Forward is not matched again.
-func sameBytes(a, b []byte) bool {
-	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
-}
-
-func appendOnce(s []upstream.Capability, c upstream.Capability) []upstream.Capability {
-	if slices.Contains(s, c) {
-		return s
-	}
-	return append(s, c)
-}
-
-// untrusted marks the replies of a registered node: only the configured
-// providers' answers are kept in the edge cache (a node's lie about a final
-// block would otherwise be served to every later caller, after the node
-// has gone).
-func untrusted(replies []jsonrpc.Reply, by upstream.Ref) {
-	if by.Kind != upstream.KindNode {
-		return
-	}
-	for k := range replies {
-		replies[k].Untrusted = true
-	}
 }

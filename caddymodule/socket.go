@@ -18,20 +18,23 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// provisionSockets builds the JSON-RPC socket server (caddymodule/wsrpc) on
-// this handler's HTTP path and payers: a message over a socket is served by
-// the same meteredEntry and serveRPC as a POST, a notification is charged
-// through payment.Handler.Authorize and settled by payment.Handler.Settle.
+// provisionSockets builds the JSON-RPC socket server (caddymodule/wsrpc),
+// the WebSocket door: a message over a socket is served in process by the
+// same serveMessage as a POST (serveInProcess: the caller's in-flight slot
+// too), a notification is charged through payment.Handler.Authorize and
+// settled by payment.Handler.Settle; a refusal reaches the socket typed.
 func (h *Handler) provisionSockets() {
 	if h.WebSocket.Off {
 		return
 	}
 	b := wsrpc.Backend{
-		Call: func(w http.ResponseWriter, r *http.Request) error {
-			chainID, _ := chainOf(r)
-			return h.meteredEntry(w, r, true, func(w http.ResponseWriter, r *http.Request) error {
-				return h.serveRPC(w, r, h.chains[chainID])
-			})
+		Serve: func(r *http.Request, chainID uint64, msg *jsonrpc.Message) wsrpc.Answer {
+			o := h.serveInProcess(r, nil, h.chains[chainID], msg)
+			a := wsrpc.Answer{Resps: o.resps, Body: o.body, Status: o.status}
+			if o.refused != nil {
+				a.Refusal = o.refused
+			}
+			return a
 		},
 		Charge: h.chargeSocket,
 	}
@@ -40,21 +43,12 @@ func (h *Handler) provisionSockets() {
 		Log: h.logger.Named("wsrpc")})
 }
 
-// chainKey carries the socket's chain in its requests' context.
-type chainKey struct{}
-
-func chainOf(r *http.Request) (uint64, bool) {
-	id, ok := r.Context().Value(chainKey{}).(uint64)
-	return id, ok
-}
-
 // serveSocket upgrades a GET /rpc[/chain] with Upgrade: websocket.
 func (h *Handler) serveSocket(w http.ResponseWriter, r *http.Request, chainID uint64) error {
 	if h.sockets == nil {
 		web.RPCError(w, http.StatusNotFound, jsonrpc.ErrorResponse(nil, jsonrpc.InvalidRequest("this gateway offers no WebSocket; POST JSON-RPC to this URL")))
 		return nil
 	}
-	r = r.WithContext(context.WithValue(r.Context(), chainKey{}, chainID))
 	h.sockets.Serve(w, r, chainID)
 	return nil
 }
@@ -62,19 +56,22 @@ func (h *Handler) serveSocket(w http.ResponseWriter, r *http.Request, chainID ui
 // chargeSocket books one call of method for the socket's payer, the way
 // serveRPC books an HTTP request's calls (the same payers, order, rate
 // limits and refusals), and returns the ticket that closes the books:
-// revenue for the server when delivered, a refund when not. Without
-// metering every ticket is free.
-func (h *Handler) chargeSocket(w http.ResponseWriter, r *http.Request, chainID uint64, method string) wsrpc.Ticket {
+// revenue for the server when delivered, a refund when not; or the typed
+// refusal, which the socket renders (an error, or tollgate_closing and its
+// close code). Without metering every ticket is free.
+func (h *Handler) chargeSocket(r *http.Request, chainID uint64, method string) (wsrpc.Ticket, wsrpc.Refusal) {
 	cs := h.chains[chainID]
 	if h.meter == nil || cs == nil {
-		return func(events.ServedBy, bool, func() bool) {}
+		return func(events.ServedBy, bool, func() bool) {}, nil
 	}
 	msg := &jsonrpc.Message{Items: []jsonrpc.Item{{ID: []byte("1"), Method: method}}}
 	calls, _ := msg.Calls()
 	units := cs.units(calls, nil)
-	d, ok := h.payers.Authorize(w, r, chainID, msg, calls, units)
-	if !ok {
-		return nil
+	// A socket has no headers to send once open: what a payer hands the
+	// caller (a request id, remaining credits) is not sent.
+	d, ref := h.payers.Authorize(r, nil, chainID, msg, calls, units)
+	if ref != nil {
+		return nil, ref
 	}
 	// A copy that pays: a free copy earns no one anything, so it must not
 	// take the upstream's one credit for a fanned-out message (strangers
@@ -88,17 +85,9 @@ func (h *Handler) chargeSocket(w http.ResponseWriter, r *http.Request, chainID u
 		if delivered && credit != nil && (!pays || !credit()) {
 			by = events.ServedByFanout
 		}
-		h.payers.Settle(r, discard{}, &d, []meter.Served{{By: by, Units: units - failed}}, failed)
-	}
+		h.payers.Settle(r, nil, &d, []meter.Served{{By: by, Units: units - failed}}, failed)
+	}, nil
 }
-
-// discard is a response writer whose output nobody reads (Settle's
-// remaining-credit headers of a notification).
-type discard struct{}
-
-func (discard) Header() http.Header         { return http.Header{} }
-func (discard) Write(b []byte) (int, error) { return len(b), nil }
-func (discard) WriteHeader(int)             {}
 
 // closeSockets ends this configuration's sockets with 1001 (Cleanup: a
 // reload or shutdown), waiting a little for their close handshakes.

@@ -1,19 +1,18 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/zap"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
@@ -77,7 +76,7 @@ type paid struct {
 }
 
 // pay serves calls on chain for the tool call req as one JSON-RPC batch
-// through the hall (one metering decision).
+// through the gateway's core, in process (one metering decision).
 func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, calls []call) paid {
 	orig, ok := s.origin(req.Extra)
 	if !ok {
@@ -95,19 +94,29 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 	if err != nil {
 		return paid{refused: toolError("could not encode the calls: " + err.Error())}
 	}
+	// The batch is held to POST's limits, as if it had been POSTed.
+	maxBody, maxBatch := s.backend.Limits()
+	var msg *jsonrpc.Message
+	var rej *jsonrpc.Rejection
+	if int64(len(body)) > maxBody {
+		rej = jsonrpc.BodyTooLarge(maxBody)
+	} else {
+		msg, rej = jsonrpc.Parse(body, jsonrpc.Options{MaxBatch: maxBatch})
+	}
+	if rej != nil {
+		return paid{refused: refusedResult(rej.Response.Error.Message, web.RefusalOf(rej.Status, 0, rej.Response.Error, nil), sdk.Meta{})}
+	}
 	r := orig.Clone(orig.Context())
 	r.Method = http.MethodPost
 	r.URL = &url.URL{Path: "/rpc/" + strconv.FormatUint(chainID, 10)}
 	r.RequestURI = r.URL.Path
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	r.Header.Set("Content-Type", "application/json")
+	r.Body, r.ContentLength = http.NoBody, 0
 	r.Header.Del(originHeader)
-	// Credentials in _meta go where /rpc reads them. A client that also
-	// sent the payment as a header (some do) sent the same object; _meta
-	// wins. A sign-in's nonce is good for one request, so a session's fixed
-	// SIGN-IN-WITH-X header pays one tool call; an agent that signs in per
-	// call puts the proof in _meta, where it replaces the header.
+	// Credentials in _meta go where the payers read them. A client that
+	// also sent the payment as a header (some do) sent the same object;
+	// _meta wins. A sign-in's nonce is good for one request, so a session's
+	// fixed SIGN-IN-WITH-X header pays one tool call; an agent that signs
+	// in per call puts the proof in _meta, where it replaces the header.
 	if v, ok := req.Params.Meta[metaPayment]; ok && v != nil {
 		hv, err := headerValue(v, false)
 		if err != nil {
@@ -123,19 +132,16 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 		}
 		r.Header.Set(hdrSIWX, hv)
 	}
-	rec := web.NewRecorder()
-	if err := s.backend.ServeRPC(rec, r, chainID); err != nil {
-		s.logger.Error("a tool's calls could not be served", zap.String("tool", tool), zap.Error(err))
-		return paid{refused: toolError("the gateway could not serve the call; retry shortly")}
-	}
-	return s.read(rec, tool)
+	hdr := http.Header{}
+	return s.read(s.backend.Serve(r, hdr, chainID, msg), hdr, tool)
 }
 
-// read turns /rpc's answer into answers and meta, or a refusal.
-func (s *Server) read(rec *web.Recorder, tool string) paid {
+// read turns the core's outcome into answers and meta, or the tool result
+// of a refusal, rendered from the typed refusal.
+func (s *Server) read(o Served, hdr http.Header, tool string) paid {
 	meta := sdk.Meta{}
 	for h, k := range remaining {
-		if v := rec.Header().Get(h); v != "" {
+		if v := hdr.Get(h); v != "" {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && k != metaRequestID {
 				meta[k] = n
 			} else {
@@ -143,67 +149,58 @@ func (s *Server) read(rec *web.Recorder, tool string) paid {
 			}
 		}
 	}
-	if v := rec.Header().Get(hdrPaymentResponse); v != "" {
+	if v := hdr.Get(hdrPaymentResponse); v != "" {
 		if obj, err := decodeHeader(v); err == nil {
 			meta[metaPaymentResponse] = obj
 		}
 	}
-	if v := rec.Header().Get(hdrBundleKey); v != "" {
+	if v := hdr.Get(hdrBundleKey); v != "" {
 		meta[metaBundleKey] = v
 	}
-	switch rec.Status() {
-	case http.StatusOK:
-	case http.StatusPaymentRequired:
-		return paid{refused: paymentRequired(rec, tool, meta)}
-	default:
-		// A refusal (401, 429, 503...) or a request none of whose calls an
-		// upstream answered (503: refunded).
-		msg := "the gateway refused the call (HTTP " + strconv.Itoa(rec.Status()) + ")"
-		var whole struct {
-			Error *rpcError `json:"error"`
+	if ref := o.Refusal; ref != nil {
+		if ref.Offer() != nil {
+			return paid{refused: paymentRequired(ref.Offer(), tool, meta)}
 		}
-		if json.Unmarshal(rec.Body.Bytes(), &whole) == nil && whole.Error != nil {
-			msg = whole.Error.Message
-		} else if rec.Status() == http.StatusServiceUnavailable {
-			msg = "no upstream could answer; nothing was charged"
+		// A refusal (401, 429, 503...): its own message, and the same
+		// error (code, message, data fields) a socket caller gets for it:
+		// docs/errors.md's one contract.
+		msg := ref.RPCError().Message
+		if ra := ref.Retry(); ra > 0 {
+			msg += " (retry after " + strconv.Itoa(ra) + " s)"
 		}
-		if ra := rec.Header().Get(hdrRetryAfter); ra != "" {
-			msg += " (retry after " + ra + " s)"
-		}
-		// The same error (code, message, data fields) a socket caller
-		// gets for this refusal: docs/errors.md's one contract.
-		e := web.RefusalError(rec.Status(), rec.Header(), rec.Body.Bytes())
-		raw, _ := json.Marshal(map[string]any{"error": e})
-		res := toolError(msg)
-		res.StructuredContent = json.RawMessage(raw)
-		res.Meta = meta
-		return paid{refused: res}
+		return paid{refused: refusedResult(msg, ref.JSONRPC(), meta)}
 	}
-	var items []struct {
-		ID     int             `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  *rpcError       `json:"error"`
+	if o.Status != http.StatusOK {
+		// No upstream answered any call (503): refunded.
+		return paid{refused: refusedResult("no upstream could answer; nothing was charged", web.RefusalOf(o.Status, 0, nil, nil), meta)}
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &items); err != nil {
-		return paid{refused: toolError("the gateway's answer could not be read: " + err.Error())}
-	}
-	answers := make([]answer, len(items))
-	for _, it := range items {
-		if it.ID < 0 || it.ID >= len(answers) {
-			return paid{refused: toolError("the gateway's answer has an unknown id " + strconv.Itoa(it.ID))}
+	answers := make([]answer, len(o.Resps))
+	for i, r := range o.Resps {
+		answers[i] = answer{Result: r.Result}
+		if e := r.Error; e != nil {
+			answers[i].Error = &rpcError{Code: e.Code, Message: e.Message, Data: e.Data}
 		}
-		answers[it.ID] = answer{Result: it.Result, Error: it.Error}
 	}
 	return paid{answers: answers, meta: meta}
+}
+
+// refusedResult is the tool result of a refused call: msg for the model,
+// the JSON-RPC error as structuredContent.
+func refusedResult(msg string, e *jsonrpc.Error, meta sdk.Meta) *sdk.CallToolResult {
+	raw, _ := json.Marshal(map[string]any{"error": e})
+	res := toolError(msg)
+	res.StructuredContent = json.RawMessage(raw)
+	res.Meta = meta
+	return res
 }
 
 // paymentRequired is the x402 tool-result binding of a 402: isError, the
 // PaymentRequired object (the same offer as /rpc's PAYMENT-REQUIRED
 // header) as structuredContent and as the text content, its resource the
 // tool's mcp:// URL.
-func paymentRequired(rec *web.Recorder, tool string, meta sdk.Meta) *sdk.CallToolResult {
-	obj, err := decodeHeader(rec.Header().Get(hdrPaymentRequired))
-	if err != nil {
+func paymentRequired(o *payment.Offer, tool string, meta sdk.Meta) *sdk.CallToolResult {
+	var obj map[string]any
+	if json.Unmarshal(o.V2, &obj) != nil || obj == nil {
 		return toolError("payment required, but the gateway's offer could not be read")
 	}
 	res, _ := obj["resource"].(map[string]any)
@@ -214,11 +211,8 @@ func paymentRequired(rec *web.Recorder, tool string, meta sdk.Meta) *sdk.CallToo
 	obj["resource"] = res
 	// The 402's body carries the onboarding its error text points to (the
 	// key-and-credits path as data); the tool result carries it too.
-	var body struct {
-		Onboarding json.RawMessage `json:"onboarding"`
-	}
-	if json.Unmarshal(rec.Body.Bytes(), &body) == nil && len(body.Onboarding) > 0 {
-		obj["onboarding"] = body.Onboarding
+	if len(o.Onboarding) > 0 {
+		obj["onboarding"] = o.Onboarding
 	}
 	text, _ := json.Marshal(obj)
 	out := &sdk.CallToolResult{IsError: true, StructuredContent: obj, Content: []sdk.Content{&sdk.TextContent{Text: string(text)}}}

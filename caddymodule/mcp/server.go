@@ -2,9 +2,9 @@
 // Context Protocol (Streamable HTTP, official Go SDK) and offers chain
 // access as tools an agent calls, paid exactly like /rpc.
 //
-// A tool builds the JSON-RPC calls it needs and hands them to the hall as
-// one JSON-RPC batch on the chain's /rpc path (Backend.ServeRPC): the same
-// payers in the same order read the same headers, so a tool call is one
+// A tool builds the JSON-RPC calls it needs and hands them to the gateway's
+// core as one parsed JSON-RPC batch on the chain's /rpc path (Backend.Serve,
+// in process): the same payers in the same order read the same headers, so a tool call is one
 // metering decision however many calls it makes, is refunded when an
 // upstream fails and records revenue like any request. This room only
 // translates: MCP arguments into calls (checked first, so a wrong argument
@@ -33,6 +33,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -58,10 +60,14 @@ type Backend interface {
 	Chains() *chains.Table
 	// Method is the method table's entry for method on the chain.
 	Method(chainID uint64, method string) evm.Method
-	// ServeRPC answers r — a POST whose body is a JSON-RPC batch — exactly
-	// as POST /rpc/{chain} answers it: payers, metering, cache, upstreams,
-	// refunds, revenue.
-	ServeRPC(w http.ResponseWriter, r *http.Request, chainID uint64) error
+	// Serve serves msg (a parsed JSON-RPC batch) on the chain in process,
+	// exactly as POST /rpc/{chain} serves it: payers, metering, cache,
+	// upstreams, refunds, revenue. r is who asks (address, credentials; its
+	// path names the resource a 402 offers); hdr takes what the payers hand
+	// the caller (remaining credits, a settlement, a bundle key).
+	Serve(r *http.Request, hdr http.Header, chainID uint64, msg *jsonrpc.Message) Served
+	// Limits are POST's: the largest body and batch it parses.
+	Limits() (maxBody int64, maxBatch int)
 	// Head is the chain's best head the gateway knows (0 when unknown),
 	// read without an upstream call.
 	Head(chainID uint64) uint64
@@ -70,6 +76,15 @@ type Backend interface {
 	// Document writes one of the gateway's discovery documents (its GET
 	// path) to w as the caller of r would get it.
 	Document(w http.ResponseWriter, r *http.Request, path string) error
+}
+
+// Served is what serving a tool's batch came to: one response per call, in
+// order, with the status POST would send (200, or 503 when no upstream
+// could serve any call); or the typed refusal that served none.
+type Served struct {
+	Resps   []jsonrpc.Response
+	Status  int
+	Refusal *payment.Refusal
 }
 
 // Server is the /mcp handler.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
-	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -156,7 +155,15 @@ const ExposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, 
 // PaymentRequired object plus onboarding as the body (v1 clients such as
 // x402-fetch read only the body), and the v2 object in PAYMENT-REQUIRED
 // (v2 clients read only the header), with a fresh Sign-In-With-X challenge.
+// It is the REST door's (the paid intelligence metrics); /rpc's doors get
+// the same challenge in a typed Refusal (Authorize).
 func (h *Handler) WritePaymentRequired(w http.ResponseWriter, r *http.Request, d *meter.Decision) {
+	o := h.paymentRequiredOffer(r, d)
+	WriteHTTP(w, nil, &Refusal{kind: refusedPaymentRequired, decision: d, offer: &o})
+}
+
+// paymentRequiredOffer is the challenge of a decision nothing pays for.
+func (h *Handler) paymentRequiredOffer(r *http.Request, d *meter.Decision) Offer {
 	lim := d.Limits // in force when the request was refused (an operator may have changed them)
 	why := fmt.Sprintf("Free tier exhausted: %d calls per IP per UTC day", lim.DailyPerIP)
 	if d.Reason == "subnet" {
@@ -171,7 +178,7 @@ func (h *Handler) WritePaymentRequired(w http.ResponseWriter, r *http.Request, d
 			why = "This API key has too few credits for this metric"
 		}
 	}
-	h.write402(w, r, why+". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding.", d.Reason, lim, d.Calls(), nil)
+	return h.offer402(r, why+". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding.", d.Reason, lim, d.Calls(), nil)
 }
 
 // writePaymentRefused answers 402 to a payment or Sign-In-With-X header
@@ -179,18 +186,21 @@ func (h *Handler) WritePaymentRequired(w http.ResponseWriter, r *http.Request, d
 // body's error and the v2 object's error, and the settlement answer when
 // the facilitator refused to settle.
 func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, ref *paycheck.Refusal, s *settled, calls int, bs *batchState) {
-	if s != nil {
-		setSettlement(w.Header(), s)
-	}
-	h.write402(w, r, ref.Reason+": "+ref.Msg, ref.Reason, h.meter.ConfigLimits(), calls, bs)
+	h.write(w, r, nil, meter.Request{Calls: calls}, &Refusal{kind: refusedPayment, payment: ref, settled: s, batch: bs})
 }
 
-// write402 writes the challenge. calls prices the batch-settlement offer
+// write402 writes a challenge (offer402) with the message msg.
+func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits, calls int, bs *batchState) {
+	o := h.offer402(r, msg, reason, lim, calls, bs)
+	WriteHTTP(w, nil, &Refusal{kind: refusedPaymentRequired, offer: &o})
+}
+
+// offer402 builds the challenge. calls prices the batch-settlement offer
 // (a voucher pays for the request it comes with); bs, for a refused
 // batch-settlement payment, is the channel state of the corrective 402 and
 // makes the v2 error the scheme's bare code, which the official client
 // matches exactly.
-func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits, calls int, bs *batchState) {
+func (h *Handler) offer402(r *http.Request, msg, reason string, lim meter.FreeLimits, calls int, bs *batchState) Offer {
 	base := h.pay.BaseURL(r)
 	resource := base + r.URL.Path
 	v1req, _ := h.requirement(1, resource)
@@ -209,10 +219,16 @@ func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason s
 	if bs != nil {
 		v2.Error = reason
 	}
-	hdr, _ := json.Marshal(v2)
-	w.Header().Set(headerRequired, base64.StdEncoding.EncodeToString(hdr))
-	web.JSON(w, http.StatusPaymentRequired, v1) // Cache-Control: no-store
+	o := Offer{Error: msg}
+	o.V2, _ = json.Marshal(v2)
+	o.Onboarding, _ = json.Marshal(v1.Onboarding)
+	// As web.JSON writes it (shared/httpx: the encoding and a newline).
+	o.V1, _ = json.Marshal(v1)
+	o.V1 = append(o.V1, '\n')
+	return o
 }
+
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // onboarding is what an autonomous client needs to go from 402 to paid
 // calls: register, get deposit calldata, send it, call with the key. The

@@ -56,19 +56,25 @@ var payers = []payer{
 
 // Authorize books the request's calls (its valid items, counting units
 // calls at the flat price: each call its method's weight) before anything
-// is forwarded, asking the payers in order. When it returns false the
-// refusal (401, 402, 429 or 503) has been written.
-func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request, chainID uint64, msg *jsonrpc.Message, calls []jsonrpc.Item, units int) (meter.Decision, bool) {
+// is forwarded, asking the payers in order. It writes nothing: a refusal
+// (401, 402, 429 or 503) comes back typed and complete (a 402's offer
+// built for r), for the door to render in its protocol. hdr takes the
+// headers a payer hands the caller (the request id, an x402 settlement, a
+// bundle key), also with a refusal; nil when the door has none to send.
+func (h *Handler) Authorize(r *http.Request, hdr http.Header, chainID uint64, msg *jsonrpc.Message, calls []jsonrpc.Item, units int) (meter.Decision, *Refusal) {
 	req := meter.Request{ChainID: chainID, IP: web.ClientIP(r), Calls: units, Method: jsonrpc.RequestLabel(calls)}
+	if hdr == nil {
+		hdr = http.Header{}
+	}
 	for _, p := range payers {
-		d, err := p.pay(h, r, w.Header(), req)
+		d, err := p.pay(h, r, hdr, req)
 		if errors.Is(err, errNotMine) {
 			continue
 		}
 		// The request id lets the caller and the operator match a booking
 		// to this answer, also when the answer is a 503.
 		if d.ID != "" {
-			w.Header().Set("X-Tollgate-Request-Id", d.ID)
+			hdr.Set("X-Tollgate-Request-Id", d.ID)
 		}
 		var ref *Refusal
 		if errors.As(err, &ref) {
@@ -77,19 +83,20 @@ func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request, chainID uint
 			} else if ref.kind == refusedKey {
 				metrics.MeterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()
 			}
-			h.write(w, r, wholeID(msg), req, ref)
-			return d, false
+			return d, h.resolve(r, req, ref)
 		}
 		if err != nil { // a payer returns only refusals; guard the contract
-			h.write(w, r, wholeID(msg), req, meterDown(err))
-			return d, false
+			return d, h.resolve(r, req, meterDown(err))
 		}
 		metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
-		return d, true
+		return d, nil
 	}
-	h.write(w, r, wholeID(msg), req, unavailable(1, "no way to pay applies"))
-	return meter.Decision{}, false
+	return meter.Decision{}, h.resolve(r, req, unavailable(1, "no way to pay applies"))
 }
+
+// WholeID is the id a whole-request error carries: the caller's for a
+// single request, null for a batch.
+func WholeID(msg *jsonrpc.Message) json.RawMessage { return wholeID(msg) }
 
 // payWithKey: a request carrying X-API-Key is the key's, whatever else it
 // carries; the metering script checks the key and books the calls in one
@@ -230,8 +237,8 @@ var payerValues = map[events.Payer][]string{
 // of the calls the upstream failed — failed is in the units the calls were
 // booked in — synchronously so the answer and the balance agree, and the
 // revenue of the rest, queued, one event per server in served) and tells
-// the caller what is left.
-func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decision, served []meter.Served, failed int) {
+// the caller what is left in hdr (nil: a door with no headers to send).
+func (h *Handler) Settle(r *http.Request, hdr http.Header, d *meter.Decision, served []meter.Served, failed int) {
 	// Only a refund talks to Redis; a request served whole costs no timer.
 	ctx := context.Background()
 	if failed > 0 {
@@ -255,17 +262,20 @@ func (h *Handler) Settle(r *http.Request, w http.ResponseWriter, d *meter.Decisi
 			h.logger.Warn("revenue event dropped", zap.String("request_id", d.ID), zap.String("revenue_id", ev.ID))
 		}
 	}
+	if hdr == nil {
+		return
+	}
 	if v, ok := payerValues[d.Payer()]; ok {
-		web.Const(w.Header(), "X-Tollgate-Payer", v)
+		web.Const(hdr, "X-Tollgate-Payer", v)
 	} else {
-		w.Header().Set("X-Tollgate-Payer", string(d.Payer()))
+		hdr.Set("X-Tollgate-Payer", string(d.Payer()))
 	}
 	switch d.Outcome {
 	case meter.Paid:
-		w.Header().Set("X-Tollgate-Credits-Remaining", f.Balance.Decimal())
+		hdr.Set("X-Tollgate-Credits-Remaining", f.Balance.Decimal())
 	case meter.Bundle:
-		w.Header().Set(headerBundleLeft, strconv.FormatInt(f.BundleLeft, 10))
+		hdr.Set(headerBundleLeft, strconv.FormatInt(f.BundleLeft, 10))
 	default:
-		w.Header().Set("X-Tollgate-Free-Remaining", strconv.FormatInt(d.FreeLeft, 10))
+		hdr.Set("X-Tollgate-Free-Remaining", strconv.FormatInt(d.FreeLeft, 10))
 	}
 }

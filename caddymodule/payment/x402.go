@@ -339,12 +339,18 @@ type settled struct {
 }
 
 func setSettlement(hdr http.Header, s *settled) {
+	hdr.Set(s.header())
+}
+
+// header is the settlement response's header: PAYMENT-RESPONSE (v2) or
+// X-PAYMENT-RESPONSE (v1), base64 of its JSON.
+func (s *settled) header() (name, value string) {
 	b, _ := json.Marshal(s.resp)
-	name := headerResponseV2
+	name = headerResponseV2
 	if s.version == 1 {
 		name = headerResponseV1
 	}
-	hdr.Set(name, base64.StdEncoding.EncodeToString(b))
+	return name, base64.StdEncoding.EncodeToString(b)
 }
 
 func orDefault(s, def string) string {

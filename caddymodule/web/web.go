@@ -243,9 +243,14 @@ const recoveringMessage = "metering is recovering after its store lost its data;
 func Recovering(w http.ResponseWriter, id json.RawMessage, d *meter.Decision) {
 	secs := meter.RetrySeconds(d.RetryAfter)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	RPCError(w, http.StatusServiceUnavailable, jsonrpc.ErrorResponse(id, RecoveringError(secs)))
+}
+
+// RecoveringError is the JSON-RPC error of Recovering, retry in secs.
+func RecoveringError(secs int) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 		Message: "Internal error: " + fmt.Sprintf(recoveringMessage, secs),
-		Data:    json.RawMessage(`{"reason":"` + meter.ReasonRecovering + `","retry_after":` + strconv.Itoa(secs) + `}`)}))
+		Data:    json.RawMessage(`{"reason":"` + meter.ReasonRecovering + `","retry_after":` + strconv.Itoa(secs) + `}`)}
 }
 
 // RecoveringREST is Recovering for the REST endpoints.

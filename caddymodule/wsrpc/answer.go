@@ -9,11 +9,11 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
-// answered reports whether the HTTP path's answer is itself the JSON-RPC
-// answer to send as it is: a success (200), nothing to answer (204), or a
-// batch's array (per-call answers, e.g. every call failed upstream: 503).
-// Anything else is a whole-request refusal that refusalError turns into an
-// error in the caller's ids.
+// answered reports whether the answer POST would send is itself the
+// JSON-RPC answer to send as it is: a success (200), nothing to answer
+// (204), or a batch's array (per-call answers, e.g. every call failed
+// upstream: 503). Anything else (a single call no upstream could serve)
+// is a whole-request error that answersFor puts in the caller's ids.
 func answered(status int, body []byte) bool {
 	if status == http.StatusOK || status == http.StatusNoContent {
 		return true
@@ -22,50 +22,41 @@ func answered(status int, body []byte) bool {
 	return len(b) > 0 && b[0] == '['
 }
 
-// refusalError is the JSON-RPC error a refused request's callers get over a
-// socket: web.RefusalError, the contract HTTP and MCP share.
-func refusalError(status int, hdr http.Header, body []byte) *jsonrpc.Error {
-	return web.RefusalError(status, hdr, body)
-}
-
-// answersFor is one response per item of msg from the HTTP path's answer to
-// msg's valid calls sent as a batch (or as msg itself): in order, skipping
-// notifications, each with its item's id. Calls the answer does not cover
-// get -32603 (EncodeAnswer's rule); a refusal answers every call with it.
-func answersFor(msg *jsonrpc.Message, status int, hdr http.Header, body []byte) []jsonrpc.Response {
+// answersFor is one response per item of msg from the answer a: a refusal
+// answers every item with its JSON-RPC error (Refusal.JSONRPC, the contract
+// HTTP and MCP share), as does a single call no upstream served (its error
+// with the status POST sends, web.RefusalOf); else each valid call's own
+// answer with its item's id. Calls the answer does not cover get -32603
+// (EncodeAnswer's rule).
+func answersFor(msg *jsonrpc.Message, a Answer) []jsonrpc.Response {
 	resps := make([]jsonrpc.Response, len(msg.Items))
-	if !answered(status, body) {
-		e := refusalError(status, hdr, body)
+	var e *jsonrpc.Error
+	switch {
+	case a.Refusal != nil:
+		e = a.Refusal.JSONRPC()
+	case !answered(a.Status, a.Body):
+		var whole *jsonrpc.Error
+		if !msg.Batch && len(a.Resps) == 1 {
+			whole = a.Resps[0].Error
+		}
+		e = web.RefusalOf(a.Status, 0, whole, nil)
+	}
+	if e != nil {
 		for i := range resps {
 			resps[i] = jsonrpc.ErrorResponse(msg.Items[i].ResponseID(), e)
 		}
 		return resps
 	}
-	type reply struct {
-		Result json.RawMessage `json:"result"`
-		Error  *jsonrpc.Error  `json:"error"`
-	}
-	var got []reply
-	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
-		_ = json.Unmarshal(b, &got)
-	} else if len(b) > 0 {
-		var one reply
-		if json.Unmarshal(b, &one) == nil {
-			got = []reply{one}
-		}
-	}
-	k := 0
 	for i := range msg.Items {
 		it := &msg.Items[i]
 		if !it.Valid() || it.IsNotification() {
 			continue
 		}
-		if k >= len(got) {
+		if i >= len(a.Resps) {
 			resps[i] = jsonrpc.ErrorResponse(it.ResponseID(), jsonrpc.InternalError("no answer produced for this call"))
 			continue
 		}
-		r := got[k]
-		k++
+		r := a.Resps[i]
 		if r.Error != nil {
 			resps[i] = jsonrpc.ErrorResponse(it.ResponseID(), r.Error)
 		} else {
@@ -73,32 +64,6 @@ func answersFor(msg *jsonrpc.Message, status int, hdr http.Header, body []byte) 
 		}
 	}
 	return resps
-}
-
-// encodeCalls writes items as a batch request (always an array, so the
-// answer is an array in the same order).
-func encodeCalls(items []jsonrpc.Item) []byte {
-	out := []byte{'['}
-	for k := range items {
-		it := &items[k]
-		if k > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"jsonrpc":"2.0"`...)
-		if it.ID != nil {
-			out = append(out, `,"id":`...)
-			out = append(out, it.ID...)
-		}
-		m, _ := json.Marshal(it.Method)
-		out = append(out, `,"method":`...)
-		out = append(out, m...)
-		if it.Params != nil {
-			out = append(out, `,"params":`...)
-			out = append(out, it.Params...)
-		}
-		out = append(out, '}')
-	}
-	return append(out, ']')
 }
 
 // notification is an eth_subscription message.

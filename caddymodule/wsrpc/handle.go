@@ -10,7 +10,6 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
-	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
@@ -42,14 +41,13 @@ func (c *conn) handle(data []byte) {
 		}
 	}
 	if !local {
-		// The common case: the message goes to the HTTP path as it is.
-		rec := web.NewRecorder()
-		_ = c.s.cfg.Call(rec, c.request(data))
-		if answered(rec.Status(), rec.Body.Bytes()) {
-			c.reply(rec.Body.Bytes())
+		// The common case: the message is served as it is.
+		a := c.s.cfg.Serve(c.request(nil), c.chain, msg)
+		if a.Refusal == nil && answered(a.Status, a.Body) {
+			c.reply(a.Body)
 			return
 		}
-		out, _ := jsonrpc.EncodeAnswer(msg, answersFor(msg, rec.Status(), rec.Header(), rec.Body.Bytes()))
+		out, _ := jsonrpc.EncodeAnswer(msg, answersFor(msg, a))
 		c.reply(out)
 		return
 	}
@@ -77,10 +75,9 @@ func (c *conn) handle(data []byte) {
 		}
 	}
 	if len(fwd) > 0 {
-		rec := web.NewRecorder()
-		_ = c.s.cfg.Call(rec, c.request(encodeCalls(fwd)))
 		sub := &jsonrpc.Message{Batch: true, Items: fwd}
-		for k, r := range answersFor(sub, rec.Status(), rec.Header(), rec.Body.Bytes()) {
+		a := c.s.cfg.Serve(c.request(nil), c.chain, sub)
+		for k, r := range answersFor(sub, a) {
 			resps[at[k]] = r
 		}
 	}
@@ -143,11 +140,10 @@ func (c *conn) subscribe(it *jsonrpc.Item) (jsonrpc.Response, *clientSub) {
 		return fail(jsonrpc.SubscriptionCap("address", lim.MaxSubscriptionsPerIP,
 			"this address holds "+strconv.Itoa(lim.MaxSubscriptionsPerIP)+" subscriptions, the most one address may hold"))
 	}
-	rec := web.NewRecorder()
-	ticket := c.s.cfg.Charge(rec, c.request(nil), c.chain, methodSubscribe)
-	if ticket == nil {
+	ticket, ref := c.s.cfg.Charge(c.request(nil), c.chain, methodSubscribe)
+	if ref != nil {
 		c.s.giveSub(c.ip)
-		return fail(refusalError(rec.Status(), rec.Header(), rec.Body.Bytes()))
+		return fail(ref.JSONRPC())
 	}
 	sub, err := c.s.cfg.Subscribe(c.chain, kind, filter, lim.SendBuffer)
 	if err != nil {
@@ -260,12 +256,11 @@ func (c *conn) pump(cs *clientSub) {
 			c.slow()
 			return
 		}
-		rec := web.NewRecorder()
-		ticket := c.s.cfg.Charge(rec, c.request(nil), c.chain, methodNotification)
-		if ticket == nil {
+		ticket, ref := c.s.cfg.Charge(c.request(nil), c.chain, methodNotification)
+		if ref != nil {
 			c.unreserve()
-			status := rec.Status()
-			e := refusalError(status, rec.Header(), rec.Body.Bytes())
+			status := ref.Status()
+			e := ref.JSONRPC()
 			code := closeFor(status)
 			metrics.WSNotifications.WithLabelValues("refused").Inc()
 			c.shutdown(code, reasonWord(status), closing(code, reasonWord(status), e), true)

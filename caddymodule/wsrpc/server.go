@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
@@ -25,6 +26,24 @@ import (
 // platform's fan-out.
 type Ticket func(by events.ServedBy, delivered bool, credit func() bool)
 
+// Refusal is a payer's typed "no" (caddymodule/payment.Refusal) as a socket
+// renders it: its HTTP status picks the close code and reason word, and
+// its JSON-RPC error is the one HTTP and MCP callers get too.
+type Refusal interface {
+	Status() int
+	JSONRPC() *jsonrpc.Error
+}
+
+// Answer is what serving a message came to: the answers (one per item of
+// the message, and encoded with the status POST would send), or the
+// refusal that answered none.
+type Answer struct {
+	Resps   []jsonrpc.Response
+	Body    []byte
+	Status  int
+	Refusal Refusal
+}
+
 // Sub is one client's view of a hub subscription (caddymodule/subscribe).
 type Sub interface {
 	C() <-chan Notification
@@ -35,13 +54,14 @@ type Sub interface {
 // Backend is what a socket needs from the gateway; caddymodule builds it
 // from its own HTTP path and payers.
 type Backend struct {
-	// Call serves r (a POST of one JSON-RPC message to the socket's path,
-	// with the handshake's credentials) exactly as the HTTP route would.
-	Call func(w http.ResponseWriter, r *http.Request) error
+	// Serve serves msg (one parsed JSON-RPC message; r is the handshake's
+	// request: who asks, with its credentials) on chain exactly as POST
+	// would, in process.
+	Serve func(r *http.Request, chain uint64, msg *jsonrpc.Message) Answer
 	// Charge books one call of method on chain for r's payer (its weight
-	// at the flat price) and returns the ticket that settles it, or nil
-	// with the refusal written to w.
-	Charge func(w http.ResponseWriter, r *http.Request, chain uint64, method string) Ticket
+	// at the flat price) and returns the ticket that settles it, or the
+	// payer's typed refusal.
+	Charge func(r *http.Request, chain uint64, method string) (Ticket, Refusal)
 	// Subscribe opens a client subscription on the hub; nil when the
 	// gateway offers none.
 	Subscribe func(chain uint64, kind string, params json.RawMessage, buffer int) (Sub, error)

@@ -304,6 +304,9 @@ func run() error {
 		// protocol and the translation add to a paid /rpc call.
 		{id: "m", name: "gateway, funded API key, MCP tool call (rpc eth_blockNumber)", url: gw.url + "/mcp", key: key, body: mcpBody,
 			headers: map[string]string{"Accept": "application/json, text/event-stream"}, pid: gw.cmd.Process.Pid},
+		// The same call over a WebSocket (caddymodule/wsrpc), one call in
+		// flight per socket.
+		{id: "w", name: "gateway, funded API key, WebSocket call", url: gw.url + "/rpc", key: key, ws: true, pid: gw.cmd.Process.Pid},
 	}
 	if unixGW != nil {
 		setups = append(setups, setup{id: "c-unix", name: "gateway, funded API key, Redis over a Unix socket", url: unixGW.url + "/rpc", key: key, pid: unixGW.cmd.Process.Pid})
@@ -325,7 +328,12 @@ func run() error {
 	if base != nil {
 		setups = append(setups,
 			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key, pid: base.cmd.Process.Pid},
-			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc", pid: base.cmd.Process.Pid})
+			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc", pid: base.cmd.Process.Pid},
+			// (m) on the baseline build: an MCP tool call's cost before and
+			// after, in the same rounds.
+			setup{id: "m0", name: "baseline build, funded API key, MCP tool call (rpc eth_blockNumber)", url: base.url + "/mcp", key: key, body: mcpBody,
+				headers: map[string]string{"Accept": "application/json, text/event-stream"}, pid: base.cmd.Process.Pid},
+			setup{id: "w0", name: "baseline build, funded API key, WebSocket call", url: base.url + "/rpc", key: key, ws: true, pid: base.cmd.Process.Pid})
 	}
 	var cluster *benchCluster
 	if env("BENCH_CLUSTER", "1") != "0" && cfg.measures("c-cl") {
@@ -999,6 +1007,7 @@ type setup struct {
 	body               string            // the call; "" is eth_blockNumber
 	headers            map[string]string // more request headers
 	pid                int               // the proxy process whose CPU is counted (0: none, the upstream directly)
+	ws                 bool              // the call goes over a WebSocket to url (runWSCalls), not a POST
 }
 
 // result is what the wrk script's done() prints (latencies in µs).
@@ -1114,6 +1123,9 @@ end
 `
 
 func (cfg config) runWrk(ctx context.Context, s setup, conc int, d time.Duration) (result, error) {
+	if s.ws {
+		return runWSCalls(ctx, s, conc, d)
+	}
 	hdr := ""
 	if s.key != "" {
 		hdr = fmt.Sprintf(`wrk.headers["X-API-Key"] = %q`, s.key)

@@ -1,4 +1,4 @@
-package caddymodule
+package relay
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func filterNotFound(it *jsonrpc.Item) jsonrpc.Reply {
 // other, the rest as forwardUpstream does; the filter ids new filters get
 // are tagged with the upstream that created them. Replies, and who served
 // each call, come back in the calls' order.
-func (h *Handler) forwardCalls(ctx context.Context, cs *chainState, calls []jsonrpc.Item) ([]jsonrpc.Reply, []upstream.Ref, bool) {
+func (h *Relay) forwardCalls(ctx context.Context, cs *Chain, calls []jsonrpc.Item) ([]jsonrpc.Reply, []upstream.Ref, bool) {
 	var sticky []int
 	for k := range calls {
 		if cs.methods.Lookup(calls[k].Method).Sticky {
