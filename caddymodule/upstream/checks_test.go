@@ -120,3 +120,25 @@ func TestCapacityFactorSettlesAtWhatCanBeChecked(t *testing.T) {
 		t.Fatalf("factor %.2f after clean periods", f)
 	}
 }
+
+// TestCapacityFactorSteersSelection: a node whose factor fell takes that
+// share of the calls an ideal provider could take.
+func TestCapacityFactorSteersSelection(t *testing.T) {
+	a := newFakeRPC(t, "a", 137, 1000)
+	prov := newFakeRPC(t, "prov", 137, 1000)
+	cfg := testConfig(provider(prov))
+	cfg.Trust = TrustConfig{Off: true}
+	p := newTestPool(t, cfg)
+	setNodes(t, p, node(a))
+	p.probeRound(t.Context(), false)
+	p.member("a").checks.factor.Store(math.Float64bits(0.3))
+	n := 0
+	for range 2000 {
+		if r, ok := p.Pick(nil); ok && r.Name == "a" {
+			n++
+		}
+	}
+	if share := float64(n) / 2000; share < 0.25 || share > 0.35 {
+		t.Fatalf("the node took %.2f of the picks at factor 0.3", share)
+	}
+}
