@@ -187,14 +187,6 @@ func (v *Verifier) dropped(j Job) {
 	j.Pool.NoteCheck(j.Node.Name, upstream.CheckDropped)
 }
 
-// QueueDepth is how many checks wait for a worker.
-func (v *Verifier) QueueDepth() int {
-	if v == nil {
-		return 0
-	}
-	return v.jobs.depth()
-}
-
 // mustCheck: sends are checked every time (a hash is a local keccak, no
 // provider call), so a node can never swap a caller's transaction.
 func mustCheck(j Job) bool {
