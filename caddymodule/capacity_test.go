@@ -43,14 +43,15 @@ func (e *meterEnv) nodeCheckMetrics(t *testing.T, node string) (map[string]float
 }
 
 // TestUncheckableNodeGetsLessTraffic (issue 41.9): every answer of an
-// honest node is to be checked (verify 1; probation off, so it takes every
-// call while its checks keep up — no provider serves one). Then the
+// honest node is to be checked (verify 1; probation off, so it takes the
+// calls while its checks keep up: share 1). Then the
 // providers the checks ask turn slow (300 ms), so the verifier cannot keep
 // up with what the node serves. The checks it cannot take are dropped and
 // counted for the node (tollgate_gateway_node_checks_total{outcome=
 // "dropped"}, the admin view), never silently; the node's capacity factor
-// (tollgate_gateway_node_check_capacity) falls and calls go to the
-// providers instead; once the providers are fast again the factor climbs
+// (tollgate_gateway_node_check_capacity) falls, and with it the share its
+// calls are picked by (traffic_share in the admin view), and calls go to
+// the providers instead; once the providers are fast again the factor climbs
 // back. Every sampled answer is accounted for: offered = checked + dropped
 // + failed, and the public /rpc/health does not show the node's checks.
 func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
@@ -94,14 +95,18 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 	}
 	stop := func() { cancel(); wg.Wait() }
 	defer stop()
-	// Checks that keep up: the node (share 1, probation off) takes every
-	// call, no provider serves one.
+	// Checks that keep up: the node (share 1, probation off) takes the
+	// calls (a provider only while the node's probe finds it behind).
 	for calls.Load() < 300 {
 		time.Sleep(10 * time.Millisecond) // following the calls made
 	}
-	if n, p := byNode.Load(), byProvider.Load(); p != 0 || n == 0 {
-		t.Fatalf("with its checks keeping up the node served %d calls and the providers %d", n, p)
+	checks0, factor0 := e.nodeCheckMetrics(t, nodeID)
+	t.Logf("fast checks: factor %.2f, node checks %v; %d calls, %d served by the node, %d by the providers",
+		factor0, checks0, calls.Load(), byNode.Load(), byProvider.Load())
+	if byNode.Load() == 0 {
+		t.Fatal("the node served no call")
 	}
+	fromProviders := byProvider.Load()
 	// The providers (and so the checks) turn slow: the checks fall behind,
 	// drops are counted for the node, its factor falls and calls go to the
 	// providers instead.
@@ -110,9 +115,11 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		checks, factor := e.nodeCheckMetrics(t, nodeID)
-		if checks["dropped"] > 0 && factor > 0 && factor <= 0.5 && byProvider.Load() >= 16 {
-			t.Logf("slow checks: factor %.2f, node checks %v; %d calls, %d served by the node, %d by the providers",
-				factor, checks, calls.Load(), byNode.Load(), byProvider.Load())
+		tv, _ := e.adminUpstreams(t)[nodeID]["trust"].(map[string]any)
+		share, _ := tv["traffic_share"].(float64)
+		if checks["dropped"] > checks0["dropped"] && factor > 0 && factor <= 0.5 && share <= 0.5 && byProvider.Load() >= fromProviders+16 {
+			t.Logf("slow checks: factor %.2f, traffic share %.2f, node checks %v; %d calls, %d served by the node, %d by the providers",
+				factor, share, checks, calls.Load(), byNode.Load(), byProvider.Load())
 			break
 		}
 		if time.Now().After(deadline) {
