@@ -15,6 +15,12 @@
 // Screen) were rerouted to a provider; that provider's answer is the
 // truth they are judged by, always, at no further provider call.
 //
+// Checks run on DefaultWorkers workers from a queue that is fair between
+// nodes (queue.go); what becomes of every sampled answer — checked,
+// dropped, failed — is booked on the node (upstream.Pool.NoteCheck), and a
+// node whose answers cannot all be checked gets less traffic until they
+// can be (upstream/checks.go): a dropped check is never silent.
+//
 // A node that answered differently is quarantined in the pool at once and
 // the evidence, both answers included (digests and an excerpt when large),
 // goes to settlementd as an events.NodeMismatch, which quarantines the node
