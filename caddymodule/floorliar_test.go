@@ -111,7 +111,7 @@ func TestLiarAtTheFloorWithinTheBound(t *testing.T) {
 	}
 	acct, _ := e.net.Manifest.Account("deployer")
 	traffic := &balanceTraffic{headTraffic{addr: acct.Address}}
-	calls := 0
+	calls, unavailable := 0, 0
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		ups := e.adminUpstreams(t)
@@ -159,6 +159,14 @@ func TestLiarAtTheFloorWithinTheBound(t *testing.T) {
 		}
 		calls++
 		a := e.rpc(t, traffic.next())
+		if a.status == http.StatusServiceUnavailable && unavailable < 20 {
+			// Metering's Redis busy past its deadline on a loaded machine
+			// (-32603 "retry shortly"): nothing was delivered or charged;
+			// a caller retries, and so does this one.
+			unavailable++
+			t.Logf("call %d: %d %s", calls, a.status, a.body)
+			continue
+		}
 		if a.status != http.StatusOK {
 			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
 		}
