@@ -124,7 +124,7 @@ func (h *Handler) poolConfig(c config.ChainConfig, repl *caddy.Replacer) (upstre
 		Logger: h.logger.Named("upstream"),
 		Trust: upstream.TrustConfig{Off: h.Upstreams.ProbationOff || h.Upstreams.VerifyOff,
 			ProbationMatches: h.Upstreams.ProbationMatches, ProbationMethods: h.Upstreams.ProbationMethods,
-			CheckFloor: h.Upstreams.VerifyRate},
+			CheckFloor: h.Upstreams.VerifyRate, CheckDecay: h.Upstreams.CheckDecay, CheckDecayTime: time.Duration(h.Upstreams.CheckDecayTime)},
 	}
 	hedge := h.Upstreams.Hedge
 	if c.Hedge != nil {

@@ -50,6 +50,7 @@ import (
 //	        verify           0.05                   # the floor of the check rate after probation (it starts at 1); or off
 //	        probation        50 3                   # matching shadow answers (over methods) before a node serves callers; or off
 //	        ladder           0:0.1 200:0.25:10m 500:0.5:1h 1000:1:6h # verified matches after probation : share of calls [: time since probation]
+//	        check_decay      2000 6h                # verified matches after probation, and time, over which the check rate falls from 1 to the verify floor
 //	        send_grace       30s                    # a send a node accepted must be known to a provider by then
 //	        hedge            0.1 20ms 1s            # hedged reads: share of reads, delay floor and ceiling; or off
 //	        archive_window   128                    # blocks of state a full node keeps; older reads go to archive upstreams
@@ -366,6 +367,26 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 			} else {
 				u.ProbationMethods = int(n)
 			}
+		}
+	case "upstreams.check_decay":
+		// check_decay <matches> [<duration>]: the check rate falls from 1 to
+		// the floor linearly over this many verified matches after
+		// probation and over this long (the higher of the two).
+		args := d.RemainingArgs()
+		if len(args) < 1 || len(args) > 2 {
+			return d.Errf("%s: want <matches> [<duration>]", where)
+		}
+		n, err := strconv.ParseInt(args[0], 10, 32)
+		if err != nil || n <= 0 {
+			return d.Errf("%s: %q is not a positive integer", where, args[0])
+		}
+		u.CheckDecay = int(n)
+		if len(args) == 2 {
+			dur, err := caddy.ParseDuration(args[1])
+			if err != nil || dur <= 0 {
+				return d.Errf("%s: want a positive duration, got %q", where, args[1])
+			}
+			u.CheckDecayTime = caddy.Duration(dur)
 		}
 	case "upstreams.hedge":
 		h, err := parseHedge(d, where)

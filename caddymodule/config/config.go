@@ -150,6 +150,12 @@ type Upstreams struct {
 	ProbationMethods int          `json:"probation_methods,omitempty"`
 	ProbationOff     bool         `json:"probation_off,omitempty"`
 	Ladder           []LadderRung `json:"ladder,omitempty"`
+	// CheckDecay and CheckDecayTime: a node's check rate falls from 1 to
+	// the floor (VerifyRate) linearly over this many verified matches after
+	// probation and over this long, the higher of the two (0: the
+	// defaults, upstream.DefaultCheckDecay and DefaultCheckDecayTime).
+	CheckDecay     int            `json:"check_decay,omitempty"`
+	CheckDecayTime caddy.Duration `json:"check_decay_time,omitempty"`
 	// SendGrace: a transaction a node accepted must be known to a provider
 	// this long after (default 30 s), or the node dropped it.
 	SendGrace caddy.Duration `json:"send_grace,omitempty"`

@@ -52,6 +52,7 @@ func redactNodes(snap *upstream.Snapshot) {
 			continue
 		}
 		u.Host, u.LastError, u.HealthReason = "", "", ""
+		u.Checks = nil // offered against served would tell a node its check rate
 	}
 }
 

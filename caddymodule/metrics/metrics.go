@@ -122,6 +122,12 @@ var (
 	upQuarantinedDesc = prometheus.NewDesc("tollgate_gateway_upstream_quarantined",
 		"1 when a registered node is quarantined (an answer of it was proven wrong; no traffic until an operator's review), else 0.",
 		[]string{"chain_id", "upstream", "kind"}, nil)
+	nodeChecksDesc = prometheus.NewDesc("tollgate_gateway_node_checks_total",
+		"A registered node's sampled answers by what became of them: offered to the verifier, checked, dropped (its queue slots were full: never checked), failed (no provider answered the check).",
+		[]string{"chain_id", "upstream", "outcome"}, nil)
+	nodeCapacityDesc = prometheus.NewDesc("tollgate_gateway_node_check_capacity",
+		"The factor a registered node's traffic share is multiplied by because its sampled answers could not all be checked (1: all were; falls with drops, recovers without them).",
+		[]string{"chain_id", "upstream"}, nil)
 	hedgesDesc = prometheus.NewDesc("tollgate_gateway_hedges_total",
 		"Hedged reads: reads that could be hedged (outcome read), hedges sent to a second upstream (sent), and hedges whose answer was delivered (won).",
 		[]string{"chain_id", "outcome"}, nil)
@@ -138,6 +144,8 @@ func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- upBreakerDesc
 	ch <- upQuarantinedDesc
 	ch <- hedgesDesc
+	ch <- nodeChecksDesc
+	ch <- nodeCapacityDesc
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
@@ -159,6 +167,12 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(upAvailableDesc, prometheus.GaugeValue, avail, Chain(id), u.Name, string(u.Kind))
 			ch <- prometheus.MustNewConstMetric(upBreakerDesc, prometheus.GaugeValue, state, Chain(id), u.Name, string(u.Kind))
 			ch <- prometheus.MustNewConstMetric(upQuarantinedDesc, prometheus.GaugeValue, quarantined, Chain(id), u.Name, string(u.Kind))
+			if c := u.Checks; c != nil {
+				for outcome, n := range map[string]uint64{"offered": c.Offered, "checked": c.Checked, "dropped": c.Dropped, "failed": c.Failed} {
+					ch <- prometheus.MustNewConstMetric(nodeChecksDesc, prometheus.CounterValue, float64(n), Chain(id), u.Name, outcome)
+				}
+				ch <- prometheus.MustNewConstMetric(nodeCapacityDesc, prometheus.GaugeValue, c.CapacityFactor, Chain(id), u.Name)
+			}
 		}
 	}
 }

@@ -57,6 +57,7 @@ type member struct {
 	caps         capabilities          // what probing found it can answer
 	logs         logsRange             // the widest eth_getLogs range probing found it serves
 	limitCheck   limitCheck            // the latest check of a rate limit a reply claimed (limit.go)
+	checks       checkBook             // what became of its sampled answers; its capacity factor (checks.go)
 }
 
 func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *member, from, to BreakerState)) *member {
@@ -89,6 +90,9 @@ func newMember(u Upstream, parsed *url.URL, cfg *Config, onBreaker func(m *membe
 		tc.Off = true // providers are trusted
 	}
 	m.trust.Store(newTrust(&tc, false))
+	if u.Kind == KindNode {
+		m.checks.init()
+	}
 	return m
 }
 

@@ -67,6 +67,11 @@ type UpstreamSnapshot struct {
 	// Trust is a node's standing: probation, its place on the ladder,
 	// its verified history and check rate (absent for providers).
 	Trust *TrustView `json:"trust,omitempty"`
+	// Checks is what became of a node's sampled answers on this gateway
+	// (offered to the verifier, checked, dropped, failed) and the capacity
+	// factor its share is multiplied by (absent for providers; the public
+	// /rpc/health leaves it out: it would tell a node its check rate).
+	Checks *CheckView `json:"checks,omitempty"`
 
 	// WS is the upstream's WebSocket side (eth_subscribe). The URL itself
 	// is never shown.
@@ -108,6 +113,8 @@ func (p *Pool) Snapshot() Snapshot {
 			v := p.cfg.Trust.view(m.trust.Load(), m.up.Operator)
 			p.nodeView(m, &v)
 			u.Trust = &v
+			c := m.checks.view(now)
+			u.Checks = &c
 		}
 		u.WS.URLSet = m.ws != nil
 		if u.RateLimited {

@@ -338,13 +338,15 @@ func (p *Pool) countWalletNodes(ms []*member) {
 }
 
 // share is the node's part of its wallet's share, divided among the
-// wallets on its endpoint host.
+// wallets on its endpoint host, times its capacity factor (checks.go): a
+// node whose sampled answers the gateway could not all check gets less
+// traffic until they can be.
 func (m *member) share() float64 {
 	s := m.trust.Load().nodeShare()
 	if n := m.hostWallets.Load(); n > 1 {
 		s /= float64(n)
 	}
-	return s
+	return s * m.checks.capacity()
 }
 
 // RecordMatch books one of the named node's answers that matched a trusted
@@ -446,6 +448,7 @@ func (p *Pool) NodeState(name string) (head uint64, archive, ok bool) {
 // climb when its time comes (the gateway calls it on its registry tick).
 func (p *Pool) RefreshTrust() {
 	now := time.Now()
+	p.refreshChecks(now)
 	p.standing.mu.Lock()
 	ts := make([]*trust, 0, len(p.standing.m))
 	for _, t := range p.standing.m {

@@ -15,6 +15,12 @@
 // Screen) were rerouted to a provider; that provider's answer is the
 // truth they are judged by, always, at no further provider call.
 //
+// Checks run on DefaultWorkers workers from a queue that is fair between
+// nodes (queue.go); what becomes of every sampled answer — checked,
+// dropped, failed — is booked on the node (upstream.Pool.NoteCheck), and a
+// node whose answers cannot all be checked gets less traffic until they
+// can be (upstream/checks.go): a dropped check is never silent.
+//
 // A node that answered differently is quarantined in the pool at once and
 // the evidence, both answers included (digests and an excerpt when large),
 // goes to settlementd as an events.NodeMismatch, which quarantines the node
@@ -48,7 +54,6 @@ import (
 const (
 	DefaultRate         = 0.05 // a twentieth of a node's requests
 	DefaultFirstAnswers = 20   // every one of a node's first 20 requests
-	queueSize           = 256
 	checkTimeout        = 10 * time.Second
 )
 
@@ -64,6 +69,8 @@ type Config struct {
 	// SendGrace is how long after a node accepted a send a provider must
 	// know the transaction (default DefaultSendGrace).
 	SendGrace time.Duration
+	// Workers is how many checks run at once (default DefaultWorkers).
+	Workers int
 }
 
 // Job is one node-served request offered for checking.
@@ -97,10 +104,10 @@ type Pin struct {
 // Verifier samples node answers and checks them in the background.
 type Verifier struct {
 	cfg  Config
-	jobs chan Job
-	seen sync.Map // node name → *atomic.Int64, requests offered
+	jobs *jobQueue // fair between nodes (queue.go)
+	seen sync.Map  // node name → *atomic.Int64, requests offered
 	stop context.CancelFunc
-	done chan struct{}
+	wg   sync.WaitGroup
 
 	sends     chan pendingSend // accepted sends awaiting their inclusion check (sends.go)
 	sendsDone chan struct{}
@@ -120,10 +127,16 @@ func New(cfg Config) *Verifier {
 	if cfg.SendGrace <= 0 {
 		cfg.SendGrace = DefaultSendGrace
 	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	v := &Verifier{cfg: cfg, jobs: make(chan Job, queueSize), stop: cancel, done: make(chan struct{}),
+	v := &Verifier{cfg: cfg, jobs: newJobQueue(perNodeSlots, queueTotalSlots), stop: cancel,
 		sends: make(chan pendingSend, sendsQueue), sendsDone: make(chan struct{})}
-	go v.run(ctx)
+	for range cfg.Workers {
+		v.wg.Add(1)
+		go v.run(ctx)
+	}
 	go v.runSends(ctx)
 	return v
 }
@@ -131,13 +144,16 @@ func New(cfg Config) *Verifier {
 // Close stops the workers; jobs still queued are dropped.
 func (v *Verifier) Close() {
 	v.stop()
-	<-v.done
+	v.jobs.close()
+	v.wg.Wait()
 	<-v.sendsDone
 }
 
 // Offer considers a node-served request for checking. It costs the hot
-// path an atomic add and, when sampled, a channel send that never blocks
-// (a full queue drops the job).
+// path an atomic add and, when sampled, a queue push that never blocks. A
+// job the node's slots cannot hold is dropped, never silently: the node's
+// pool books it (upstream.Pool.NoteCheck), which lowers the node's share
+// until its answers can be checked at its rate (upstream/checks.go).
 func (v *Verifier) Offer(j Job) {
 	if v == nil || j.Node.Kind != upstream.KindNode || len(j.Calls) == 0 {
 		return
@@ -161,11 +177,20 @@ func (v *Verifier) Offer(j Job) {
 	if j.Trusted != nil {
 		j.Trusted = append([]jsonrpc.Reply(nil), j.Trusted...)
 	}
-	select {
-	case v.jobs <- j:
-	default:
-		metrics.Verifications.WithLabelValues("dropped").Inc()
+	j.Pool.NoteCheck(j.Node.Name, upstream.CheckOffered)
+	queued, evicted := v.jobs.push(j, j.Trusted != nil || mustCheck(j))
+	if evicted != nil {
+		v.dropped(*evicted)
 	}
+	if !queued {
+		v.dropped(j)
+	}
+}
+
+// dropped books a job no worker will check.
+func (v *Verifier) dropped(j Job) {
+	metrics.Verifications.WithLabelValues("dropped").Inc()
+	j.Pool.NoteCheck(j.Node.Name, upstream.CheckDropped)
 }
 
 // mustCheck: sends are checked every time (a hash is a local keccak, no
@@ -180,13 +205,16 @@ func mustCheck(j Job) bool {
 }
 
 func (v *Verifier) run(ctx context.Context) {
-	defer close(v.done)
+	defer v.wg.Done()
 	for {
-		select {
-		case <-ctx.Done():
+		j, ok := v.jobs.pop()
+		if !ok {
 			return
-		case j := <-v.jobs:
-			v.check(ctx, j)
+		}
+		if v.check(ctx, j) {
+			j.Pool.NoteCheck(j.Node.Name, upstream.CheckDone)
+		} else {
+			j.Pool.NoteCheck(j.Node.Name, upstream.CheckFailed)
 		}
 	}
 }
@@ -195,10 +223,11 @@ func (v *Verifier) run(ctx context.Context) {
 // provider's answers) and judges the node's answers by them (Judge). A
 // send's hash is checked locally against keccak256 of its bytes and its
 // inclusion later (sends.go); methods nobody can judge (JudgeNone) never
-// reach a node.
-func (v *Verifier) check(ctx context.Context, j Job) {
+// reach a node. It reports false when the check could not be made (no
+// provider answered).
+func (v *Verifier) check(ctx context.Context, j Job) bool {
 	if _, q := j.Pool.Quarantined(j.Node.Name); q {
-		return // already proven; one proof is enough
+		return true // already proven; one proof is enough
 	}
 	var calls []jsonrpc.Item
 	var nodeAnswers, given []jsonrpc.Reply
@@ -229,7 +258,7 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 			if lie {
 				metrics.Verifications.WithLabelValues("mismatch").Inc()
 				v.Convict(j, &j.Calls[k], pin, r.Result, why, "keccak256", "")
-				return
+				return true
 			}
 			// The right hash; whether the node passed the transaction on is
 			// known only later (sends.go). Only that counts as a match.
@@ -259,20 +288,20 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 	}
 	if len(calls) == 0 {
 		metrics.Verifications.WithLabelValues("not_deterministic").Inc()
-		return
+		return true
 	}
 	trusted, by := given, j.TrustedBy
 	if j.Trusted == nil || len(given) != len(calls) {
 		body, err := jsonrpc.EncodeUpstream(calls)
 		if err != nil {
-			return
+			return true // nothing a provider could be asked
 		}
 		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 		res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
 		cancel()
 		if err != nil {
 			metrics.Verifications.WithLabelValues("no_provider").Inc()
-			return
+			return false
 		}
 		trusted, _ = jsonrpc.MatchReplies(calls, res.Body)
 		by = res.Upstream.Name
@@ -292,9 +321,10 @@ func (v *Verifier) check(ctx context.Context, j Job) {
 		case Mismatch:
 			metrics.Verifications.WithLabelValues("mismatch").Inc()
 			v.Convict(j, &calls[k], pins[k], AnswerOf(nodeAnswers[k]), jd.Truth, by, jd.Why)
-			return
+			return true
 		}
 	}
+	return true
 }
 
 // isObject: a JSON object.

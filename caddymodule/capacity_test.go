@@ -1,0 +1,168 @@
+package caddymodule_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+)
+
+// nodeCheckMetrics reads tollgate_gateway_node_checks_total by outcome and
+// tollgate_gateway_node_check_capacity for one node on chain 137.
+func (e *meterEnv) nodeCheckMetrics(t *testing.T, node string) (map[string]float64, float64) {
+	t.Helper()
+	resp, err := http.Get("http://" + e.gw.AdminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, capacity := map[string]float64{}, -1.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `chain_id="137"`) || !strings.Contains(line, `upstream="`+node+`"`) {
+			continue
+		}
+		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		switch {
+		case strings.HasPrefix(line, "tollgate_gateway_node_checks_total{"):
+			i := strings.Index(line, `outcome="`) + len(`outcome="`)
+			out[line[i:i+strings.IndexByte(line[i:], '"')]] = v
+		case strings.HasPrefix(line, "tollgate_gateway_node_check_capacity{"):
+			capacity = v
+		}
+	}
+	return out, capacity
+}
+
+// TestUncheckableNodeGetsLessTraffic (issue 41.9): every answer of an
+// honest node is to be checked (verify 1; probation off, so it takes the
+// calls while its checks keep up: share 1). Then the
+// providers the checks ask turn slow (300 ms), so the verifier cannot keep
+// up with what the node serves. The checks it cannot take are dropped and
+// counted for the node (tollgate_gateway_node_checks_total{outcome=
+// "dropped"}, the admin view), never silently; the node's capacity factor
+// (tollgate_gateway_node_check_capacity) falls, and with it the share its
+// calls are picked by (traffic_share in the admin view), and calls go to
+// the providers instead; once the providers are fast again the factor climbs
+// back. Every sampled answer is accounted for: offered = checked + dropped
+// + failed, and the public /rpc/health does not show the node's checks.
+func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\thedge off\n\t\t\t\ttimeout 5s\n\t\t\t}"})
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-CAPACITY"
+	e.registerNode(t, nodeID, honest.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+
+	acct, _ := e.net.Manifest.Account("deployer")
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	var calls, byNode, byProvider atomic.Int64
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.gw.URL()+"/rpc", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-API-Key", key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					continue // cancelled at the end
+				}
+				resp.Body.Close()
+				calls.Add(1)
+				switch resp.Header.Get("X-Tollgate-Upstream") {
+				case nodeID:
+					byNode.Add(1)
+				case "alpha", "beta":
+					byProvider.Add(1)
+				}
+			}
+		}()
+	}
+	stop := func() { cancel(); wg.Wait() }
+	defer stop()
+	// Checks that keep up: the node (share 1, probation off) takes the
+	// calls (a provider only while the node's probe finds it behind).
+	for calls.Load() < 300 {
+		time.Sleep(10 * time.Millisecond) // following the calls made
+	}
+	checks0, factor0 := e.nodeCheckMetrics(t, nodeID)
+	t.Logf("fast checks: factor %.2f, node checks %v; %d calls, %d served by the node, %d by the providers",
+		factor0, checks0, calls.Load(), byNode.Load(), byProvider.Load())
+	if byNode.Load() == 0 {
+		t.Fatal("the node served no call")
+	}
+	fromProviders := byProvider.Load()
+	// The providers (and so the checks) turn slow: the checks fall behind,
+	// drops are counted for the node, its factor falls and calls go to the
+	// providers instead.
+	e.alpha.SetDelay(300 * time.Millisecond)
+	e.beta.SetDelay(300 * time.Millisecond)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		checks, factor := e.nodeCheckMetrics(t, nodeID)
+		tv, _ := e.adminUpstreams(t)[nodeID]["trust"].(map[string]any)
+		share, _ := tv["traffic_share"].(float64)
+		if checks["dropped"] > checks0["dropped"] && factor > 0 && factor <= 0.5 && share <= 0.5 && byProvider.Load() >= fromProviders+16 {
+			t.Logf("slow checks: factor %.2f, traffic share %.2f, node checks %v; %d calls, %d served by the node, %d by the providers",
+				factor, share, checks, calls.Load(), byNode.Load(), byProvider.Load())
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node's traffic did not fall with its checks: %d calls, %d by the node, %d by providers; checks %v, factor %v, admin view %v",
+				calls.Load(), byNode.Load(), byProvider.Load(), checks, factor, e.adminUpstreams(t)[nodeID]["checks"])
+		}
+		time.Sleep(100 * time.Millisecond) // polling the metrics
+	}
+	// The providers are fast again: the factor climbs back.
+	_, before := e.nodeCheckMetrics(t, nodeID)
+	e.alpha.SetDelay(0)
+	e.beta.SetDelay(0)
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		_, factor := e.nodeCheckMetrics(t, nodeID)
+		if factor >= before+0.2 {
+			t.Logf("fast checks again: factor %.2f (was %.2f)", factor, before)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the factor did not recover: %.2f (was %.2f)", factor, before)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the metrics
+	}
+	stop()
+	// Every sampled answer is accounted for once the queue is drained.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		checks, _ := e.nodeCheckMetrics(t, nodeID)
+		if checks["offered"] > 0 && checks["offered"] == checks["checked"]+checks["dropped"]+checks["failed"] {
+			view, _ := e.adminUpstreams(t)[nodeID]["checks"].(map[string]any)
+			if view == nil || view["dropped"] != checks["dropped"] || view["offered"] != checks["offered"] {
+				t.Fatalf("the admin view %v disagrees with the metrics %v", view, checks)
+			}
+			if pub := e.upstreamState(t, nodeID); pub["checks"] != nil {
+				t.Fatalf("the public view shows the node's checks: %v", pub["checks"])
+			}
+			t.Logf("%d calls, %d served by the node; its checks %v", calls.Load(), byNode.Load(), checks)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("offered checks not accounted for: %v", checks)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the metrics
+	}
+}
