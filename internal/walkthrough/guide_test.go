@@ -318,7 +318,7 @@ func guidePhase(t *testing.T, ctx context.Context, gateway, nodeID string) strin
 
 func TestGuideCommands(t *testing.T) {
 	md := "text\n```sh run\n# a comment\nexport A=1\n\ntollgate-node register --rpc-url x \\\n  --chain 137\n```\n" +
-		"```sh\ncurl -s localhost:8080/x\n```\n```sh no-check\nmake build\n```\n```sh run\ntollgate-node claim\n```\n"
+		"```sh\ncurl -s localhost:8080/x\n```\n```sh tested-by=TestMakeRelease\nmake release\n```\n```sh run\ntollgate-node claim\n```\n"
 	cmds, err := GuideCommands([]byte(md))
 	if err != nil {
 		t.Fatal(err)

@@ -26,8 +26,10 @@ import (
 //     operator's node), $TOLLGATE_ADMIN_TOKEN;
 //   - the answer must be 2xx, unless a comment line `# expect <status>`
 //     directly above the command names the documented status (402, 401, …);
-//   - a block whose opening fence is ```sh no-check (e.g. build commands) is
-//     not run; examples must not use -o or -w (the check adds its own).
+//   - only blocks fenced plain ```sh or ```bash are curl examples (```sh run
+//     and ```sh tested-by=… blocks are run elsewhere, docblocks.go), and
+//     TestDocCommandBlocks fails a line in them that is not a curl; examples
+//     must not use -o or -w (the check adds its own).
 
 // CurlExample is one README curl command.
 type CurlExample struct {
@@ -62,7 +64,7 @@ func CurlExamples(readme []byte) ([]CurlExample, error) {
 			}
 			info := strings.Fields(strings.TrimPrefix(trim, "```"))
 			inBlock = true
-			check = len(info) > 0 && (info[0] == "sh" || info[0] == "bash") && !(len(info) > 1 && info[1] == "no-check")
+			check = len(info) == 1 && (info[0] == "sh" || info[0] == "bash")
 			expect = 0
 			continue
 		}

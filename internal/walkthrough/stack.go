@@ -72,7 +72,8 @@ type Stack struct {
 	ManifestPath   string
 	Manifest       *devnet.Manifest
 	Pids           map[string]int
-	AdminToken     string // settlementd /admin/* and the gateway's; never printed
+	AdminToken     string   // settlementd /admin/* and the gateway's; never printed
+	SettlementdEnv []string // settlementd's environment (keys included; never printed)
 	cfg            StackConfig
 	procs          []*proc
 	stoppedAlready bool
@@ -269,6 +270,7 @@ func (s *Stack) StartServices(ctx context.Context, out io.Writer) (err error) {
 		sdEnv = append(sdEnv, "TOLLGATE_NODE_PROOF=required")
 	}
 	sdEnv = append(sdEnv, contracts...)
+	s.SettlementdEnv = sdEnv
 	if err != nil {
 		return err
 	}

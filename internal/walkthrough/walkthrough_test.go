@@ -156,10 +156,17 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 		}
 	})
 
-	// The node operators' guide: its commands, run with tollgate-node on
-	// the same stack, from nothing to a registered node and a claim.
+	// The node operators' guide (docs/node-operators.md's sh run blocks):
+	// its commands, run with tollgate-node on the same stack, from nothing
+	// to a registered node and a claim.
 	t.Run("node operator guide", func(t *testing.T) {
 		checkNodeOperatorGuide(t, ctx, st, sum, root)
+	})
+
+	// The operators' pages' sessions, last: docs/development.md reorganises
+	// chain 137.
+	t.Run("guide sessions", func(t *testing.T) {
+		checkGuideSessions(t, ctx, st, root, sc.Settlementd)
 	})
 
 	// The root Caddyfile serves localhost; any other host name on the same
@@ -191,9 +198,67 @@ func TestWalkthroughEndToEnd(t *testing.T) {
 	})
 }
 
+// checkGuideSessions runs the sh run blocks of the operators' pages that
+// need the stack (SessionTests), last, once the walkthrough is done:
+// docs/redis.md's reconcile dry run with settlementd's environment, and
+// docs/development.md's devchain_reorg call from a checkout whose .run/
+// holds the dev chains' manifest (the stack's).
+func checkGuideSessions(t *testing.T, ctx context.Context, st *Stack, root, settlementd string) {
+	bin := t.TempDir()
+	if err := os.Symlink(settlementd, filepath.Join(bin, "settlementd")); err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range []string{"docs/redis.md", "docs/development.md"} {
+		raw, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds, err := GuideCommands(raw)
+		if err != nil || len(cmds) == 0 {
+			t.Fatalf("%s: %d commands, %v", page, len(cmds), err)
+		}
+		work := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(work, ".run"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(st.ManifestPath, filepath.Join(work, ".run", "devchain.json")); err != nil {
+			t.Fatal(err)
+		}
+		sh, err := NewGuideShell(t.TempDir(), work, append([]string{"PATH=" + bin + ":" + os.Getenv("PATH")}, st.SettlementdEnv...),
+			"http://"+ReadmeBaseURL, st.Gateway)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cmds {
+			code, stdout, stderr, err := sh.Run(ctx, c.Command, 2*time.Minute)
+			if err != nil || code != 0 {
+				t.Fatalf("%s:%d %s: exit %d %v\n%s%s", page, c.Line, c.Command, code, err, stdout, stderr)
+			}
+			t.Logf("%s:%d $ %s\n%s", page, c.Line, c.Command, stdout)
+			// What each command says it does, checked.
+			switch prog := SimpleCommands(c.Command)[0]; {
+			case prog.Program == "settlementd" && strings.Join(prog.Sub, " ") == "reconcile":
+				if !strings.Contains(stderr, "reconcile finished") || !strings.Contains(stderr, `"applied":false`) {
+					t.Errorf("%s:%d %s: no dry-run report in its log:\n%s", page, c.Line, c.Command, stderr)
+				}
+			case prog.Program == "curl" && strings.Contains(c.Command, "devchain_reorg"):
+				var res struct {
+					Result json.RawMessage
+					Error  *struct{ Message string }
+				}
+				if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Error != nil || len(res.Result) == 0 || string(res.Result) == "null" {
+					t.Errorf("%s:%d devchain_reorg answered %q (%v)", page, c.Line, stdout, err)
+				}
+			default:
+				t.Errorf("%s:%d %s: the check knows no such command; say what it must show", page, c.Line, c.Command)
+			}
+		}
+	}
+}
+
 func TestCurlExamples(t *testing.T) {
 	md := "text\n```sh\n# expect 402\ncurl -s localhost:8080/rpc \\\n  -d '{}'\necho hi\ncurl -s http://localhost:8080/health\n```\n" +
-		"```sh no-check\ncurl -s localhost:8080/x\n```\n```caddyfile\ncurl no\n```\n"
+		"```sh run\ncurl -s localhost:8080/x\n```\n```sh tested-by=TestX\ncurl -s localhost:8080/y\n```\n```caddyfile\ncurl no\n```\n"
 	exs, err := CurlExamples([]byte(md))
 	if err != nil {
 		t.Fatal(err)
