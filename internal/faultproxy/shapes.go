@@ -41,6 +41,14 @@ const (
 	// ShapeMixed: each lie in the next shape of mixedShapes that fits the
 	// answer (a balance has no fields to omit or forge: a wrong value).
 	ShapeMixed
+	// ShapeProvedValue: a balance of LieBalance, and the node's
+	// eth_getProof of that account at that block made consistent with it
+	// (proofs.go): the account leaf says LieBalance and every node above
+	// it is rehashed, up to a root that is not the block's state root.
+	ShapeProvedValue
+	// ShapeProofNode: an honest balance, and one node of its eth_getProof
+	// proof altered (a byte flipped in a middle node).
+	ShapeProofNode
 )
 
 var mixedShapes = []Shape{ShapeNull, ShapeEmpty, ShapeError, ShapeForgedBlock, ShapeOmit, ShapePadded, ShapeValue}
@@ -88,6 +96,15 @@ func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 		}
 	}
 	switch shape {
+	case ShapeProvedValue, ShapeProofNode:
+		if block {
+			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))
+			return
+		}
+		p.noteProofLie(params, shape == ShapeProvedValue)
+		if shape == ShapeProvedValue {
+			r.Result = json.RawMessage(strconv.Quote(LieBalance))
+		}
 	case ShapeValue:
 		if block {
 			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))
