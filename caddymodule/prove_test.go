@@ -143,7 +143,10 @@ func TestProvedAnswersOfAnHonestNode(t *testing.T) {
 
 	byNode := map[string]int{}
 	byProvider := 0 // provable state reads the providers served the callers
-	var nodeLatency, providerLatency []time.Duration
+	// Latency: proved reads served by the node, against the node's
+	// eth_blockNumber (the same path with nothing to prove) and provable
+	// reads the providers served.
+	var nodeLatency, headLatency, providerLatency []time.Duration
 	const calls = 240
 	for range calls {
 		m, b := traffic.next()
@@ -161,6 +164,8 @@ func TestProvedAnswersOfAnHonestNode(t *testing.T) {
 			byNode[m]++
 			if state {
 				nodeLatency = append(nodeLatency, took)
+			} else if m == "eth_blockNumber" {
+				headLatency = append(headLatency, took)
 			}
 		case state && (up == "alpha" || up == "beta"):
 			byProvider++
@@ -209,8 +214,9 @@ func TestProvedAnswersOfAnHonestNode(t *testing.T) {
 		t.Errorf("the node was asked %d proofs for %d proved state reads", nodeProofs, served-byNode["eth_getBlockByNumber"])
 	}
 	t.Logf("node served %v; %d proofs asked of it; providers served %d provable reads with no replay, %d headers by hash over %d blocks; "+
-		"latency of a proved node read p50 %v mean %v, of a provider read p50 %v mean %v",
-		byNode, nodeProofs, byProvider, headers, blocks, p50(nodeLatency), mean(nodeLatency), p50(providerLatency), mean(providerLatency))
+		"latency of a proved node read p50 %v mean %v, of the node's eth_blockNumber (nothing to prove) p50 %v mean %v, of a provider's read p50 %v mean %v",
+		byNode, nodeProofs, byProvider, headers, blocks, p50(nodeLatency), mean(nodeLatency), p50(headLatency), mean(headLatency),
+		p50(providerLatency), mean(providerLatency))
 }
 
 func p50(d []time.Duration) time.Duration {
@@ -236,21 +242,33 @@ func mean(d []time.Duration) time.Duration {
 // TestProvedLiarsDeliverNothing: nodes that, serving callers, alter 1 in 5
 // balances — with a proof made consistent with the altered balance (every
 // trie node above the leaf rehashed), with the honest proof, or with an
-// honest balance and one proof node altered — deliver 0 wrong answers and
-// are quarantined at their first lie (the lie's part goes to a provider;
-// the evidence is on the stream).
+// honest balance and one proof node altered — or 1 in 5 blocks' headers by
+// one field (keeping the true hash) deliver 0 wrong answers and are
+// quarantined at their first lie (the lie's part goes to a provider; the
+// evidence is on the stream).
 func TestProvedLiarsDeliverNothing(t *testing.T) {
 	e := startMetered(t, provedOpts())
 	acct, _ := e.net.Manifest.Account("deployer")
+	// At latest: pinned to the providers' head, where the liar's proof is
+	// asked at the block it lied about.
+	balance := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	block := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`
 	for _, c := range []struct {
-		name  string
-		id    string
-		shape faultproxy.Shape
+		name   string
+		id     string
+		shape  faultproxy.Shape
+		method string
+		by     string
 	}{
-		{"consistent altered proof", "NODE-EU-PROOFALT", faultproxy.ShapeProvedValue},
-		{"honest proof, altered value", "NODE-EU-PROOFVAL", faultproxy.ShapeValue},
-		{"one proof node altered", "NODE-EU-PROOFNOD", faultproxy.ShapeProofNode},
+		{"consistent altered proof", "NODE-EU-PROOFALT", faultproxy.ShapeProvedValue, "eth_getBalance", "eth_getProof"},
+		{"honest proof, altered value", "NODE-EU-PROOFVAL", faultproxy.ShapeValue, "eth_getBalance", "eth_getProof"},
+		{"one proof node altered", "NODE-EU-PROOFNOD", faultproxy.ShapeProofNode, "eth_getBalance", "eth_getProof"},
+		{"one header field altered", "NODE-EU-HEADERFD", faultproxy.ShapeHeaderField, "eth_getBlockByNumber", "header hash"},
 	} {
+		body := balance
+		if c.method == "eth_getBlockByNumber" {
+			body = block
+		}
 		liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
 		t.Cleanup(liar.Close)
 		liar.SetShape(c.shape)
@@ -262,13 +280,11 @@ func TestProvedLiarsDeliverNothing(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			calls++
-			// At latest: pinned to the providers' head hash, where the
-			// liar's proof is asked at the block it lied about.
-			a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["`+acct.Address+`","latest"]}`)
+			a := e.rpc(t, body)
 			if a.status != http.StatusOK {
 				t.Fatalf("%s: call %d: %d %s", c.name, calls, a.status, a.body)
 			}
-			if faultproxy.IsLie("eth_getBalance", a.body, nil) {
+			if faultproxy.IsLie(c.method, a.body, nil) {
 				delivered++
 			}
 			if a.header.Get("X-Tollgate-Upstream") == c.id {
@@ -281,7 +297,7 @@ func TestProvedLiarsDeliverNothing(t *testing.T) {
 				t.Fatalf("%s: not caught after %d calls (%d lies told, %d delivered)", c.name, calls, liar.Lies.Load(), delivered)
 			}
 		}
-		t.Logf("%s: quarantined after %d calls (%d served by the node); it told %d lies in %d balances; %d wrong answers delivered",
+		t.Logf("%s: quarantined after %d calls (%d served by the node); it told %d lies in %d answers; %d wrong answers delivered",
 			c.name, calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
 		if delivered != 0 {
 			t.Errorf("%s: %d wrong balances delivered, want 0", c.name, delivered)
@@ -290,13 +306,16 @@ func TestProvedLiarsDeliverNothing(t *testing.T) {
 			t.Errorf("%s: quarantined after %d lies, want at its first", c.name, liar.Lies.Load())
 		}
 		ev := waitEvidence(t, e, c.id)
-		if ev.Method != "eth_getBalance" || ev.TrustedBy != "eth_getProof" {
-			t.Errorf("%s: evidence about %s by %s, want eth_getBalance by eth_getProof", c.name, ev.Method, ev.TrustedBy)
+		if ev.Method != c.method || ev.TrustedBy != c.by {
+			t.Errorf("%s: evidence about %s by %s, want %s by %s", c.name, ev.Method, ev.TrustedBy, c.method, c.by)
 		}
 		liar.SetMode(faultproxy.Pass)
 	}
-	counts := e.provedCounts(t)["eth_getBalance"]
-	if counts["lie"] != 3 || counts["proved"] == 0 {
-		t.Errorf("eth_getBalance proofs: %v, want 3 lies and some proved", counts)
+	counts := e.provedCounts(t)
+	if b := counts["eth_getBalance"]; b["lie"] != 3 || b["proved"] == 0 {
+		t.Errorf("eth_getBalance proofs: %v, want 3 lies and some proved", b)
+	}
+	if b := counts["eth_getBlockByNumber"]; b["lie"] != 1 || b["proved"] == 0 {
+		t.Errorf("eth_getBlockByNumber proofs: %v, want 1 lie and some proved", b)
 	}
 }

@@ -49,6 +49,9 @@ const (
 	// ShapeProofNode: an honest balance, and one node of its eth_getProof
 	// proof altered (a byte flipped in a middle node).
 	ShapeProofNode
+	// ShapeHeaderField: a block by number with one header field altered
+	// (miner LieAddress) and its true hash kept.
+	ShapeHeaderField
 )
 
 var mixedShapes = []Shape{ShapeNull, ShapeEmpty, ShapeError, ShapeForgedBlock, ShapeOmit, ShapePadded, ShapeValue}
@@ -78,7 +81,7 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 		return m == "eth_getTransactionReceipt"
 	case ShapeSelfConsistentBlock:
 		return m == "eth_getBlockByNumber" && !null && (!p.OrphansAtHead.Load() || p.atHead(r.Result))
-	case ShapeOmit, ShapeForgedBlock:
+	case ShapeOmit, ShapeForgedBlock, ShapeHeaderField:
 		return m == "eth_getBlockByNumber" && !null
 	}
 	return (m == "eth_getBalance" || m == "eth_getBlockByNumber") && !null
@@ -96,6 +99,8 @@ func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 		}
 	}
 	switch shape {
+	case ShapeHeaderField:
+		setMember(r, "miner", json.RawMessage(strconv.Quote(LieAddress)))
 	case ShapeProvedValue, ShapeProofNode:
 		if block {
 			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))
