@@ -417,6 +417,7 @@ func (h *Handler) forwardPart(ctx context.Context, cs *chainState, calls []jsonr
 			// Provable answers (balances, nonces, code, storage, block
 			// headers) are proved before delivery (verify.Prove): one more
 			// node round trip, no provider replay.
+			job.NoReroute = opts.NoRetry
 			if why := h.verifier.Prove(ctx, &job, cs.head); why != "" {
 				sr, by, relayed := h.screened(ctx, cs, job, body, opts, capped, why)
 				return sr, servedBy(sr, by), relayed

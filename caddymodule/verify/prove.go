@@ -193,7 +193,7 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 // ask a provider about them again), or why the part must go to a provider
 // instead: WhyDisproved (the node is convicted here, at its first lie) or
 // WhyUnproven (the node could not prove: not convicted). In a part that
-// holds a send (never sent twice, so never rerouted) the answers not
+// holds a send or is NoReroute (never sent twice) the answers not
 // proved are replaced in j.Replies by an error, and "" is returned with
 // j.Withhold set: nothing unproved reaches the caller, and the part earns
 // the node nothing.
@@ -254,7 +254,7 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 	if !unproven {
 		return ""
 	}
-	if hasSendPin(j.Pins) {
+	if j.NoReroute || hasSendPin(j.Pins) {
 		// Never rerouted: what is not proved is not delivered either.
 		j.Replies = append([]jsonrpc.Reply(nil), j.Replies...)
 		for k, o := range out {
@@ -400,13 +400,18 @@ func (v *Verifier) question(ctx context.Context, j *Job, view ChainView, hs *hea
 		q.slot = &slot
 	}
 	var obj struct {
-		BlockHash *common.Hash `json:"blockHash"`
+		BlockHash   *common.Hash `json:"blockHash"`
+		BlockNumber *string      `json:"blockNumber"`
 	}
 	var tag string
+	isObj := json.Unmarshal(params[at-1], &obj) == nil
+	if isObj && obj.BlockHash == nil && obj.BlockNumber != nil {
+		tag = *obj.BlockNumber // EIP-1898 {"blockNumber"}: a number like any
+	}
 	switch {
-	case json.Unmarshal(params[at-1], &obj) == nil && obj.BlockHash != nil:
+	case isObj && obj.BlockHash != nil:
 		q.block = *obj.BlockHash
-	case json.Unmarshal(params[at-1], &tag) == nil:
+	case tag != "" || json.Unmarshal(params[at-1], &tag) == nil:
 		n, err := ethparse.Quantity(tag)
 		if tag == "earliest" {
 			n, err = 0, nil

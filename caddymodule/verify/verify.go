@@ -93,6 +93,9 @@ type Job struct {
 	// Withhold: Prove replaced answers it could not prove in a part that
 	// could not be rerouted (a send's): the part earns the node nothing.
 	Withhold bool
+	// NoReroute: the part must not be sent again (a send, or a method
+	// configured no_retry): Prove withholds instead of rerouting.
+	NoReroute bool
 }
 
 // Pin is what the gateway made a call mean before a node answered it.
