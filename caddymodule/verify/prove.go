@@ -81,6 +81,9 @@ type headers struct {
 	roots    map[common.Hash]common.Hash // block hash → state root
 	byNumber map[uint64]common.Hash      // final heights only: immutable
 	inflight map[string]*sync.WaitGroup  // one provider fetch per block at a time
+	// rehash: the providers' headers rehash as go-ethereum's do (known
+	// from the first header fetched here), for before the head poll says.
+	rehash, rehashKnown bool
 	// Fetches counts provider header fetches (the bench's "provider calls
 	// per node-served call").
 	Fetches atomic.Int64
@@ -167,7 +170,9 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 	if err != nil || (hash != (common.Hash{}) && b.Hash != hash) || (hash == (common.Hash{}) && n != number) {
 		return common.Hash{}, common.Hash{}, false
 	}
+	rehash := headerHashes(r.Result) == headerTrue
 	hs.mu.Lock()
+	hs.rehash, hs.rehashKnown = rehash, true
 	if len(hs.roots) >= headerCacheSize {
 		for k := range hs.roots { // any: the map's order is random enough for a bound
 			delete(hs.roots, k)
@@ -214,8 +219,8 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 		case ProvableState[j.Calls[k].Method] && (j.Pins[k].Judge == evm.JudgeState || j.Pins[k].Judge == evm.JudgeFinal):
 			state = append(state, k)
 		case j.Calls[k].Method == "eth_getBlockByNumber" || j.Calls[k].Method == "eth_getBlockByHash":
-			if rehash, known := view.HeadersRehash(); known && rehash {
-				blocks = append(blocks, k)
+			if rehash, known := view.HeadersRehash(); rehash || !known {
+				blocks = append(blocks, k) // unknown yet: proveBlock learns it from a provider header
 			}
 		}
 	}
@@ -232,6 +237,9 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 			break
 		}
 		o, truth, why := v.proveBlock(ctx, j, view, k)
+		if o == "" {
+			continue // a chain whose headers do not rehash: sampled
+		}
 		out[k] = o
 		if o == ProofLie {
 			lied = true
@@ -566,15 +574,44 @@ func proofDB(nodes []hexutil.Bytes) *memorydb.Database {
 func (v *Verifier) proveBlock(ctx context.Context, j *Job, view ChainView, k int) (outcome string, truth json.RawMessage, why string) {
 	c, ans := &j.Calls[k], j.Replies[k].Result
 	claimed := member(ans, "hash")
-	if hc := headerHashes(ans); hc != headerTrue {
-		return ProofLie, nil, "its hash is not keccak256 of its header"
-	}
 	var params []json.RawMessage
 	if json.Unmarshal(c.Params, &params) != nil || len(params) == 0 {
 		return ProofRerouted, nil, ""
 	}
 	var asked string
 	_ = json.Unmarshal(params[0], &asked)
+	hs := v.headersOf(j.ChainID)
+	var fetched common.Hash // the providers' hash at the height asked, if learnt below
+	rehash, known := view.HeadersRehash()
+	if !known {
+		// The head poll has not seen a header yet (it starts when the
+		// chain's first node arrives): learn it from a provider's header
+		// of the block asked (one header per block, cached).
+		hs.mu.Lock()
+		rehash, known = hs.rehash, hs.rehashKnown
+		hs.mu.Unlock()
+		if !known {
+			var ok bool
+			if c.Method == "eth_getBlockByHash" {
+				_, _, ok = hs.providerHeader(ctx, j.Pool, common.HexToHash(asked), 0, false)
+			} else if n, err := ethparse.Quantity(asked); err == nil {
+				final := j.Finalized > 0 && n+reorgMargin <= j.Finalized
+				fetched, _, ok = hs.providerHeader(ctx, j.Pool, common.Hash{}, n, final)
+			}
+			if !ok {
+				return ProofRerouted, nil, ""
+			}
+			hs.mu.Lock()
+			rehash = hs.rehash
+			hs.mu.Unlock()
+		}
+	}
+	if !rehash {
+		return "", nil, "" // the chain's headers are not go-ethereum's: sampled
+	}
+	if hc := headerHashes(ans); hc != headerTrue {
+		return ProofLie, nil, "its hash is not keccak256 of its header"
+	}
 	if c.Method == "eth_getBlockByHash" {
 		if !strings.EqualFold(asked, claimed) {
 			return ProofLie, json.RawMessage(strconv.Quote(asked)), "a block of another hash than asked"
@@ -594,8 +631,11 @@ func (v *Verifier) proveBlock(ctx context.Context, j *Job, view ChainView, k int
 	}
 	final := j.Finalized > 0 && n+reorgMargin <= j.Finalized
 	h, known := view.HashAt(n)
+	if !known && fetched != (common.Hash{}) {
+		h, known = fetched.Hex(), true
+	}
 	if !known {
-		ph, _, ok := v.headersOf(j.ChainID).providerHeader(ctx, j.Pool, common.Hash{}, n, final)
+		ph, _, ok := hs.providerHeader(ctx, j.Pool, common.Hash{}, n, final)
 		if !ok {
 			return ProofRerouted, nil, ""
 		}
