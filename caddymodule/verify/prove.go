@@ -599,7 +599,10 @@ func (v *Verifier) proveBlock(ctx context.Context, j *Job, view ChainView, k int
 				fetched, _, ok = hs.providerHeader(ctx, j.Pool, common.Hash{}, n, final)
 			}
 			if !ok {
-				return ProofRerouted, nil, ""
+				// No provider says what the chain's headers are (none
+				// configured, or none answers): nothing to prove against;
+				// the block is judged as before proofs (sampled).
+				return "", nil, ""
 			}
 			hs.mu.Lock()
 			rehash = hs.rehash
