@@ -276,6 +276,15 @@ func (h *Relay) forwardPart(ctx context.Context, cs *Chain, calls []jsonrpc.Item
 				sr, by, relayed := h.screened(ctx, cs, job, body, opts, capped, why)
 				return sr, servedBy(sr, by), relayed
 			}
+			// Provable answers (balances, nonces, code, storage, block
+			// headers) are proved before delivery (verify.Prove): one more
+			// node round trip, no provider replay.
+			job.NoReroute = opts.NoRetry
+			if why := h.verifier.Prove(ctx, &job, cs.head); why != "" {
+				sr, by, relayed := h.screened(ctx, cs, job, body, opts, capped, why)
+				return sr, servedBy(sr, by), relayed
+			}
+			replies = job.Replies
 			if hasSend(plan.Pins) {
 				// A sync send's receipt is judged before the caller sees
 				// it: a lie is replaced by the provider's receipt, and the
@@ -283,6 +292,10 @@ func (h *Relay) forwardPart(ctx context.Context, cs *Chain, calls []jsonrpc.Item
 				if judged, lied := h.verifier.JudgeSyncReceipts(ctx, job); lied {
 					return judged, servedBy(judged, withheld), false
 				}
+			}
+			if job.Withhold { // a send's part with answers Prove could not prove
+				h.verifier.Offer(job)
+				return replies, servedBy(replies, withheld), false
 			}
 		}
 		h.verifier.Offer(job)

@@ -19,9 +19,12 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"go.uber.org/zap"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
@@ -48,6 +51,14 @@ type Head struct {
 	mu     sync.RWMutex
 	head   uint64
 	hashes map[uint64]string // number → hash, the providers' canonical view
+	// roots are the state roots of the headers the poll fetched (hash →
+	// root): a node's state proof is checked against them with no
+	// provider call of its own (verify.Prove).
+	roots map[string]common.Hash
+	// rehash: the providers' latest header rehashes as go-ethereum
+	// hashes headers (known once a poll saw one), so a node's block
+	// header can be proved by its hash (verify.Prove).
+	rehash, rehashKnown bool
 }
 
 // NewHead makes a Head for pool, polling every interval once Run starts.
@@ -55,7 +66,7 @@ func NewHead(pool *upstream.Pool, interval time.Duration, log *zap.Logger) *Head
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Head{pool: pool, interval: interval, log: log, hashes: map[uint64]string{}}
+	return &Head{pool: pool, interval: interval, log: log, hashes: map[uint64]string{}, roots: map[string]common.Hash{}}
 }
 
 // Latest is the providers' head and its hash (ok false until known).
@@ -68,10 +79,38 @@ func (h *Head) Latest() (uint64, string, bool) {
 
 // HashAt is the providers' hash of block n, if it is recent and known.
 func (h *Head) HashAt(n uint64) (string, bool) {
+	if h == nil {
+		return "", false
+	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	hash, ok := h.hashes[n]
 	return hash, ok
+}
+
+// StateRoot is the state root of the block with hash h, if a poll fetched
+// its header (verify.ChainView).
+func (h *Head) StateRoot(hash string) (common.Hash, bool) {
+	if h == nil {
+		return common.Hash{}, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	r, ok := h.roots[strings.ToLower(hash)]
+	return r, ok
+}
+
+// HeadersRehash says whether the providers' headers rehash as
+// go-ethereum's do (types.Header.Hash), once a poll has seen one
+// (verify.ChainView): only then is a node's block header proved by its
+// hash; otherwise blocks are judged by sampling.
+func (h *Head) HeadersRehash() (rehash, known bool) {
+	if h == nil {
+		return false, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.rehash, h.rehashKnown
 }
 
 // Run polls until ctx ends. Polling stops costing anything when the pool
@@ -92,9 +131,11 @@ func (h *Head) Run(ctx context.Context) {
 }
 
 type blockHeader struct {
-	Number     string `json:"number"`
-	Hash       string `json:"hash"`
-	ParentHash string `json:"parentHash"`
+	Number     string      `json:"number"`
+	Hash       string      `json:"hash"`
+	ParentHash string      `json:"parentHash"`
+	StateRoot  common.Hash `json:"stateRoot"`
+	raw        json.RawMessage
 }
 
 // Poll asks a provider for the latest block, records it, and fills the ring
@@ -110,10 +151,13 @@ func (h *Head) Poll(ctx context.Context) {
 	if !ok || top.Hash == "" {
 		return
 	}
+	var hdr types.Header
+	rehash := json.Unmarshal(top.raw, &hdr) == nil && strings.EqualFold(hdr.Hash().Hex(), top.Hash)
 	h.mu.Lock()
 	prev := h.head
 	parentKnown := h.hashes[n-1] == top.ParentHash
 	h.record(n, top)
+	h.rehash, h.rehashKnown = rehash, true
 	h.mu.Unlock()
 
 	// What to fetch below the head: the gap since the last poll, or, when
@@ -139,6 +183,7 @@ func (h *Head) Poll(ctx context.Context) {
 	for _, b := range got {
 		if num, ok := providerNumber(b.Number); ok && num < n {
 			h.hashes[num] = b.Hash
+			h.keepRoot(b)
 		}
 	}
 	h.mu.Unlock()
@@ -157,6 +202,7 @@ func (h *Head) record(n uint64, b blockHeader) {
 	}
 	h.head = n
 	h.hashes[n] = b.Hash
+	h.keepRoot(b)
 	if n > 0 && b.ParentHash != "" {
 		h.hashes[n-1] = b.ParentHash
 	}
@@ -164,6 +210,26 @@ func (h *Head) record(n uint64, b blockHeader) {
 		if k+ringSize < n {
 			delete(h.hashes, k)
 		}
+	}
+	if len(h.roots) > 2*ringSize {
+		// The roots of blocks that left the ring: a proof at one of them
+		// fetches its header once (verify's cache).
+		keep := make(map[string]bool, len(h.hashes))
+		for _, hash := range h.hashes {
+			keep[strings.ToLower(hash)] = true
+		}
+		for k := range h.roots {
+			if !keep[k] {
+				delete(h.roots, k)
+			}
+		}
+	}
+}
+
+// keepRoot records a fetched header's state root; the caller holds mu.
+func (h *Head) keepRoot(b blockHeader) {
+	if b.StateRoot != (common.Hash{}) {
+		h.roots[strings.ToLower(b.Hash)] = b.StateRoot
 	}
 }
 
@@ -193,6 +259,7 @@ func (h *Head) fetch(ctx context.Context, blocks []string) []blockHeader {
 		if r.Err != nil || r.Error != nil || json.Unmarshal(r.Result, &b) != nil || b.Hash == "" {
 			continue
 		}
+		b.raw = r.Result
 		out = append(out, b)
 	}
 	return out

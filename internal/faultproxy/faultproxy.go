@@ -123,6 +123,10 @@ type Proxy struct {
 	// the lies told; FirstLieAt is Answered at the first lie (0: none yet).
 	Answered, Lies, FirstLieAt atomic.Int64
 	shape                      atomic.Int32 // how LieSometimes lies (shapes.go)
+	// proofLies: the (account, block) balances ShapeProvedValue or
+	// ShapeProofNode lied about, whose eth_getProof it then alters
+	// (proofs.go).
+	proofLies sync.Map
 
 	mu      sync.Mutex
 	calls   map[string]int
@@ -442,6 +446,9 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 				p.FirstLieAt.CompareAndSwap(0, n)
 				lie = true // this answer only, as Lie does
 			}
+		}
+		if m == "eth_getProof" && mode == LieSometimes && r.Error == nil {
+			p.alterProof(paramsOf[string(r.ID)], r)
 		}
 		switch {
 		case errorOf[m] != nil:

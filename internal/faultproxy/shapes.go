@@ -41,6 +41,17 @@ const (
 	// ShapeMixed: each lie in the next shape of mixedShapes that fits the
 	// answer (a balance has no fields to omit or forge: a wrong value).
 	ShapeMixed
+	// ShapeProvedValue: a balance of LieBalance, and the node's
+	// eth_getProof of that account at that block made consistent with it
+	// (proofs.go): the account leaf says LieBalance and every node above
+	// it is rehashed, up to a root that is not the block's state root.
+	ShapeProvedValue
+	// ShapeProofNode: an honest balance, and one node of its eth_getProof
+	// proof altered (a byte flipped in a middle node).
+	ShapeProofNode
+	// ShapeHeaderField: a block by number with one header field altered
+	// (miner LieAddress) and its true hash kept.
+	ShapeHeaderField
 )
 
 var mixedShapes = []Shape{ShapeNull, ShapeEmpty, ShapeError, ShapeForgedBlock, ShapeOmit, ShapePadded, ShapeValue}
@@ -70,7 +81,7 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 		return m == "eth_getTransactionReceipt"
 	case ShapeSelfConsistentBlock:
 		return m == "eth_getBlockByNumber" && !null && (!p.OrphansAtHead.Load() || p.atHead(r.Result))
-	case ShapeOmit, ShapeForgedBlock:
+	case ShapeOmit, ShapeForgedBlock, ShapeHeaderField:
 		return m == "eth_getBlockByNumber" && !null
 	}
 	return (m == "eth_getBalance" || m == "eth_getBlockByNumber") && !null
@@ -88,6 +99,17 @@ func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 		}
 	}
 	switch shape {
+	case ShapeHeaderField:
+		setMember(r, "miner", json.RawMessage(strconv.Quote(LieAddress)))
+	case ShapeProvedValue, ShapeProofNode:
+		if block {
+			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))
+			return
+		}
+		p.noteProofLie(params, shape == ShapeProvedValue)
+		if shape == ShapeProvedValue {
+			r.Result = json.RawMessage(strconv.Quote(LieBalance))
+		}
 	case ShapeValue:
 		if block {
 			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))

@@ -1,0 +1,321 @@
+package caddymodule_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+)
+
+// provedOpts: a metered gateway with probation off (a node serves callers
+// once its probe passes: the proofs are about answers after probation) and
+// a fast registry refresh.
+func provedOpts() meterOpts {
+	return meterOpts{free: 10_000_000, subnet: 10_000_000, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\ttimeout 2s\n\t\t\t}"}
+}
+
+// provedCounts reads tollgate_gateway_node_answers_proved_total as
+// method → outcome → count.
+func (e *meterEnv) provedCounts(t *testing.T) map[string]map[string]int {
+	t.Helper()
+	resp, err := http.Get("http://" + e.gw.AdminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]map[string]int{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	label := func(line, name string) string {
+		i := strings.Index(line, name+`="`)
+		if i < 0 {
+			return ""
+		}
+		rest := line[i+len(name)+2:]
+		return rest[:strings.IndexByte(rest, '"')]
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "tollgate_gateway_node_answers_proved_total{") {
+			continue
+		}
+		n, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		m := label(line, "method")
+		if out[m] == nil {
+			out[m] = map[string]int{}
+		}
+		out[m][label(line, "outcome")] = int(n)
+	}
+	return out
+}
+
+// provableTraffic cycles through the four provable state reads (at latest
+// and a few blocks below the head, where reads are pinned to the providers'
+// block hash) and block headers by number.
+type provableTraffic struct {
+	addr, token string
+	head        uint64
+	i           int
+}
+
+func (p *provableTraffic) next() (method, body string) {
+	p.i++
+	at := "latest"
+	if p.i%2 == 0 && p.head > 3 {
+		at = "0x" + strconv.FormatUint(p.head-2, 16)
+	}
+	switch p.i % 6 {
+	case 0:
+		return "eth_getBalance", `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + p.addr + `","` + at + `"]}`
+	case 1:
+		return "eth_getTransactionCount", `{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionCount","params":["` + p.addr + `","` + at + `"]}`
+	case 2:
+		return "eth_getCode", `{"jsonrpc":"2.0","id":1,"method":"eth_getCode","params":["` + p.token + `","` + at + `"]}`
+	case 3:
+		return "eth_getStorageAt", `{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":["` + p.token + `","0x2","` + at + `"]}`
+	case 4:
+		return "eth_getBlockByNumber", `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["` + at + `",false]}`
+	}
+	return "eth_blockNumber", headNumber
+}
+
+func (p *provableTraffic) observe(method string, body []byte) {
+	if method != "eth_blockNumber" {
+		return
+	}
+	var r struct {
+		Result string `json:"result"`
+	}
+	if json.Unmarshal(body, &r) == nil && strings.HasPrefix(r.Result, "0x") {
+		if n, err := strconv.ParseUint(r.Result[2:], 16, 64); err == nil {
+			p.head = n
+		}
+	}
+}
+
+// providerCalls is how many calls of methods the two providers received.
+func (e *meterEnv) providerCalls(methods ...string) int {
+	n := 0
+	for _, m := range methods {
+		n += e.alpha.Calls(m) + e.beta.Calls(m)
+	}
+	return n
+}
+
+var provableState = []string{"eth_getBalance", "eth_getTransactionCount", "eth_getCode", "eth_getStorageAt"}
+
+// TestProvedAnswersOfAnHonestNode: an honest node's answers to the four
+// provable state reads and to blocks by number are proved before they are
+// delivered — every one (the counter's "proved" equals the calls it
+// served, method by method) — and all are delivered; it is never
+// convicted. No provider is asked a provable read again (the providers
+// got exactly the callers' reads they served, and no eth_getProof), and
+// the providers were asked at most one header per block. The latency the
+// proof adds (one node round trip) is logged.
+func TestProvedAnswersOfAnHonestNode(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-PROVEDOK"
+	e.registerNode(t, nodeID, honest.URL())
+	e.waitForNode(t, nodeID)
+	acct, _ := e.net.Manifest.Account("deployer")
+	traffic := &provableTraffic{addr: acct.Address, token: e.net.Manifest.Polygon.USDT}
+	for traffic.head == 0 {
+		m, b := traffic.next()
+		a := e.rpc(t, b)
+		traffic.observe(m, a.body)
+	}
+
+	before := e.provedCounts(t)
+	stateBefore := e.providerCalls(provableState...)
+	proofsBefore := e.providerCalls("eth_getProof")
+	headersBefore := e.providerCalls("eth_getBlockByHash")
+	nodeProofsBefore := honest.Calls("eth_getProof")
+	headStart := traffic.head
+
+	byNode := map[string]int{}
+	byProvider := 0 // provable state reads the providers served the callers
+	// Latency: proved reads served by the node, against the node's
+	// eth_blockNumber (the same path with nothing to prove) and provable
+	// reads the providers served.
+	var nodeLatency, headLatency, providerLatency []time.Duration
+	const calls = 240
+	for range calls {
+		m, b := traffic.next()
+		start := time.Now()
+		a := e.rpc(t, b)
+		took := time.Since(start)
+		if a.status != http.StatusOK || !strings.Contains(string(a.body), `"result"`) {
+			t.Fatalf("%s: %d %s", m, a.status, a.body)
+		}
+		traffic.observe(m, a.body)
+		up := a.header.Get("X-Tollgate-Upstream")
+		state := m != "eth_blockNumber" && m != "eth_getBlockByNumber"
+		switch {
+		case up == nodeID:
+			byNode[m]++
+			if state {
+				nodeLatency = append(nodeLatency, took)
+			} else if m == "eth_blockNumber" {
+				headLatency = append(headLatency, took)
+			}
+		case state && (up == "alpha" || up == "beta"):
+			byProvider++
+			providerLatency = append(providerLatency, took)
+		}
+	}
+	after := e.provedCounts(t)
+	headEnd := traffic.head
+
+	served := 0
+	for _, m := range append(provableState, "eth_getBlockByNumber") {
+		proved := after[m]["proved"] - before[m]["proved"]
+		served += byNode[m]
+		if proved != byNode[m] {
+			t.Errorf("%s: the node served %d calls, %d were proved before delivery (want all)", m, byNode[m], proved)
+		}
+		for _, o := range []string{"rerouted", "lie"} {
+			if d := after[m][o] - before[m][o]; d != 0 {
+				t.Errorf("%s: %d answers of an honest node %s", m, d, o)
+			}
+		}
+	}
+	if served < calls/10 {
+		t.Fatalf("the node served %d of %d calls: too few to show anything (%v)", served, calls, byNode)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+		t.Fatalf("an honest node was convicted: %v", st)
+	}
+	// No provider replays: the providers got exactly the provable reads they
+	// served to callers, never an eth_getProof, and at most one header per
+	// block the head moved through (the head poll's headers carry most
+	// state roots: usually none at all).
+	if got := e.providerCalls(provableState...) - stateBefore; got != byProvider {
+		t.Errorf("providers got %d provable reads, served %d to callers: %d replays", got, byProvider, got-byProvider)
+	}
+	if got := e.providerCalls("eth_getProof") - proofsBefore; got != 0 {
+		t.Errorf("providers were asked %d eth_getProof", got)
+	}
+	blocks := int(headEnd-headStart) + 3 // the blocks the traffic could name: latest and head-2 over the run
+	headers := e.providerCalls("eth_getBlockByHash") - headersBefore
+	if headers > blocks {
+		t.Errorf("providers were asked %d headers by hash over %d blocks", headers, blocks)
+	}
+	nodeProofs := honest.Calls("eth_getProof") - nodeProofsBefore
+	if nodeProofs < served-byNode["eth_getBlockByNumber"] {
+		t.Errorf("the node was asked %d proofs for %d proved state reads", nodeProofs, served-byNode["eth_getBlockByNumber"])
+	}
+	t.Logf("node served %v; %d proofs asked of it; providers served %d provable reads with no replay, %d headers by hash over %d blocks; "+
+		"latency of a proved node read p50 %v mean %v, of the node's eth_blockNumber (nothing to prove) p50 %v mean %v, of a provider's read p50 %v mean %v",
+		byNode, nodeProofs, byProvider, headers, blocks, p50(nodeLatency), mean(nodeLatency), p50(headLatency), mean(headLatency),
+		p50(providerLatency), mean(providerLatency))
+}
+
+func p50(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func mean(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, x := range d {
+		sum += x
+	}
+	return sum / time.Duration(len(d))
+}
+
+// TestProvedLiarsDeliverNothing: nodes that, serving callers, alter 1 in 5
+// balances — with a proof made consistent with the altered balance (every
+// trie node above the leaf rehashed), with the honest proof, or with an
+// honest balance and one proof node altered — or 1 in 5 blocks' headers by
+// one field (keeping the true hash) deliver 0 wrong answers and are
+// quarantined at their first lie (the lie's part goes to a provider; the
+// evidence is on the stream).
+func TestProvedLiarsDeliverNothing(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	acct, _ := e.net.Manifest.Account("deployer")
+	// At latest: pinned to the providers' head, where the liar's proof is
+	// asked at the block it lied about.
+	balance := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	block := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`
+	for _, c := range []struct {
+		name   string
+		id     string
+		shape  faultproxy.Shape
+		method string
+		by     string
+	}{
+		{"consistent altered proof", "NODE-EU-PROOFALT", faultproxy.ShapeProvedValue, "eth_getBalance", "eth_getProof"},
+		{"honest proof, altered value", "NODE-EU-PROOFVAL", faultproxy.ShapeValue, "eth_getBalance", "eth_getProof"},
+		{"one proof node altered", "NODE-EU-PROOFNOD", faultproxy.ShapeProofNode, "eth_getBalance", "eth_getProof"},
+		{"one header field altered", "NODE-EU-HEADERFD", faultproxy.ShapeHeaderField, "eth_getBlockByNumber", "header hash"},
+	} {
+		body := balance
+		if c.method == "eth_getBlockByNumber" {
+			body = block
+		}
+		liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+		t.Cleanup(liar.Close)
+		liar.SetShape(c.shape)
+		e.registerNode(t, c.id, liar.URL())
+		// Honest until it serves (every lie it tells is then in the loop).
+		e.waitForNodeOn(t, c.id, func() string { return headNumber })
+		liar.SetMode(faultproxy.LieSometimes)
+		calls, delivered, byNode := 0, 0, 0
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			calls++
+			a := e.rpc(t, body)
+			if a.status != http.StatusOK {
+				t.Fatalf("%s: call %d: %d %s", c.name, calls, a.status, a.body)
+			}
+			if faultproxy.IsLie(c.method, a.body, nil) {
+				delivered++
+			}
+			if a.header.Get("X-Tollgate-Upstream") == c.id {
+				byNode++
+			}
+			if st := e.upstreamState(t, c.id); st == nil || st["quarantined"] == true {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not caught after %d calls (%d lies told, %d delivered)", c.name, calls, liar.Lies.Load(), delivered)
+			}
+		}
+		t.Logf("%s: quarantined after %d calls (%d served by the node); it told %d lies in %d answers; %d wrong answers delivered",
+			c.name, calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
+		if delivered != 0 {
+			t.Errorf("%s: %d wrong balances delivered, want 0", c.name, delivered)
+		}
+		if liar.Lies.Load() != 1 {
+			t.Errorf("%s: quarantined after %d lies, want at its first", c.name, liar.Lies.Load())
+		}
+		ev := waitEvidence(t, e, c.id)
+		if ev.Method != c.method || ev.TrustedBy != c.by {
+			t.Errorf("%s: evidence about %s by %s, want %s by %s", c.name, ev.Method, ev.TrustedBy, c.method, c.by)
+		}
+		liar.SetMode(faultproxy.Pass)
+	}
+	counts := e.provedCounts(t)
+	if b := counts["eth_getBalance"]; b["lie"] != 3 || b["proved"] == 0 {
+		t.Errorf("eth_getBalance proofs: %v, want 3 lies and some proved", b)
+	}
+	if b := counts["eth_getBlockByNumber"]; b["lie"] != 1 || b["proved"] == 0 {
+		t.Errorf("eth_getBlockByNumber proofs: %v, want 1 lie and some proved", b)
+	}
+}
