@@ -65,8 +65,9 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 	e.credit(t, id, 1_000_000_000)
 	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
 
-	acct, _ := e.net.Manifest.Account("deployer")
-	body := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	// A sampled read (a balance is proved by the node's own proof before
+	// delivery and needs no provider check): the token's totalSupply.
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"` + e.net.Manifest.Polygon.USDT + `","data":"0x18160ddd"},"latest"]}`
 	var calls, byNode, byProvider atomic.Int64
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup

@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,19 +57,44 @@ func (e *meterEnv) adminUpstreams(t *testing.T) map[string]map[string]any {
 	return out
 }
 
-// balanceTraffic is headTraffic without its blocks: balances at latest and
-// two below the head, and the head. A block answer is proven before it is
-// delivered (its hash is keccak256 of its header: a lie there is caught at
-// once, 0 delivered), so only balances measure the sampled bound.
-type balanceTraffic struct{ headTraffic }
+// callTraffic is sampled traffic: a token's totalSupply by eth_call at
+// latest and two below the head, and the head. Balances and blocks are
+// proved before delivery (a lie there is caught at once, 0 delivered), so
+// only a sampled method measures the sampled bound.
+type callTraffic struct {
+	token string
+	head  uint64
+	i     int
+}
 
-func (b *balanceTraffic) next() string {
-	for {
-		body := b.headTraffic.next()
-		if k := b.i % 5; k == 0 || k == 2 || k == 4 {
-			return body
-		}
+func (c *callTraffic) next() string {
+	c.i++
+	at := "latest"
+	if c.i%3 == 1 && c.head > 2 {
+		at = "0x" + strconv.FormatUint(c.head-2, 16)
 	}
+	if c.i%3 == 2 {
+		return `{"jsonrpc":"2.0","id":3,"method":"eth_blockNumber","params":[]}`
+	}
+	return `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"` + c.token + `","data":"0x18160ddd"},"` + at + `"]}`
+}
+
+// observe reads the head from an eth_blockNumber answer and reports
+// whether the answer is the liar's (faultproxy.LieWord).
+func (c *callTraffic) observe(body []byte) (lie bool) {
+	var r struct {
+		Result string `json:"result"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return false
+	}
+	if c.i%3 == 2 {
+		if n, err := strconv.ParseUint(strings.TrimPrefix(r.Result, "0x"), 16, 64); err == nil {
+			c.head = n
+		}
+		return false
+	}
+	return r.Result == faultproxy.LieWord
 }
 
 // TestLiarAtTheFloorWithinTheBound: the measurement of issue 41 ("the same
@@ -75,8 +102,8 @@ func (b *balanceTraffic) next() string {
 // nodes of six wallets pass probation honestly and climb (a short ladder
 // and check decay: `ladder 0:1`, `check_decay 30 1s`) until their check
 // rate is the floor, 5 % (verify's default); from then each lies about 1
-// in 5 of its balances (a plausible wrong value; balances are sampled, not
-// proven). Each is caught by a sampled check, and the wrong answers callers
+// in 5 of its eth_call answers (a plausible wrong value, faultproxy's
+// ShapeCall; eth_call is sampled, not proved). Each is caught by a sampled check, and the wrong answers callers
 // got from each before its quarantine are counted.
 //
 // The bound for sampled methods: each lie is checked with probability
@@ -105,12 +132,12 @@ func TestLiarAtTheFloorWithinTheBound(t *testing.T) {
 		t.Cleanup(p.Close)
 		p.LieAfter.Store(math.MaxInt64 / 2) // honest until told
 		p.SetMode(faultproxy.LieSometimes)
+		p.SetShape(faultproxy.ShapeCall)
 		l := &liarNode{id: fmt.Sprintf("NODE-EU-FLOORLR%c", 'A'+i), proxy: p}
 		liars[i], byID[l.id] = l, l
 		e.registerWalletNode(t, l.id, p.URL(), fmt.Sprintf("0x00000000000000000000000000000000000000f%d", i))
 	}
-	acct, _ := e.net.Manifest.Account("deployer")
-	traffic := &balanceTraffic{headTraffic{addr: acct.Address}}
+	traffic := &callTraffic{token: e.net.Manifest.Polygon.USDT}
 	calls, unavailable := 0, 0
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -140,8 +167,8 @@ func TestLiarAtTheFloorWithinTheBound(t *testing.T) {
 			open++
 			tv, _ := u["trust"].(map[string]any)
 			if !l.lying && tv != nil && tv["phase"] == "trusted" && tv["check_rate"] == floor {
-				// At the floor: lie about every 5th balance or block from
-				// the next one on.
+				// At the floor: lie about every 5th eth_call from the next
+				// one on.
 				l.proxy.LieAfter.Store(l.proxy.Answered.Load())
 				l.lying = true
 			}

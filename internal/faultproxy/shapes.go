@@ -52,7 +52,14 @@ const (
 	// ShapeHeaderField: a block by number with one header field altered
 	// (miner LieAddress) and its true hash kept.
 	ShapeHeaderField
+	// ShapeCall: an eth_call's result replaced by LieWord (a plausible
+	// 32-byte value). eth_call is sampled, not proved: the shape that
+	// measures the sampling bound.
+	ShapeCall
 )
+
+// LieWord is the 32-byte value a ShapeCall liar answers eth_call with.
+const LieWord = "0x000000000000000000000000000000000000000000000000000000000000dead"
 
 var mixedShapes = []Shape{ShapeNull, ShapeEmpty, ShapeError, ShapeForgedBlock, ShapeOmit, ShapePadded, ShapeValue}
 
@@ -83,6 +90,8 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 		return m == "eth_getBlockByNumber" && !null && (!p.OrphansAtHead.Load() || p.atHead(r.Result))
 	case ShapeOmit, ShapeForgedBlock, ShapeHeaderField:
 		return m == "eth_getBlockByNumber" && !null
+	case ShapeCall:
+		return m == "eth_call" && !null
 	}
 	return (m == "eth_getBalance" || m == "eth_getBlockByNumber") && !null
 }
@@ -99,6 +108,8 @@ func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 		}
 	}
 	switch shape {
+	case ShapeCall:
+		r.Result = json.RawMessage(strconv.Quote(LieWord))
 	case ShapeHeaderField:
 		setMember(r, "miner", json.RawMessage(strconv.Quote(LieAddress)))
 	case ShapeProvedValue, ShapeProofNode:
