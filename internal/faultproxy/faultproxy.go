@@ -109,6 +109,20 @@ type Proxy struct {
 	// FlipSyncStatus: a liar that passes an eth_sendRawTransactionSync on
 	// and answers with the true receipt's status flipped (the right hash).
 	FlipSyncStatus atomic.Bool
+	// SyncReceiptAhead: with FlipSyncStatus, the flipped receipt also
+	// names a block number far ahead of the chain's head (its block hash
+	// is the true one): a liar hiding behind "a block the providers have
+	// not seen yet".
+	SyncReceiptAhead atomic.Bool
+	// SyncReceiptOtherBlock: with FlipSyncStatus, the flipped receipt also
+	// names another block hash at its true height (LieHash): a liar
+	// hiding behind "another branch".
+	SyncReceiptOtherBlock atomic.Bool
+	// FakeSyncReceipts: a liar that keeps every eth_sendRawTransactionSync
+	// (never passes it on) and answers each, batch or not, with a
+	// fabricated successful receipt of its hash in the latest block: no
+	// provider ever has a receipt to judge it by.
+	FakeSyncReceipts atomic.Bool
 	// CallGasCap: an honest node of another client with a lower eth_call
 	// gas cap (or EVM timeout): an eth_call asking for more gas than this
 	// is answered with -32000 "out of gas", where a provider answers (0:
@@ -208,6 +222,16 @@ type reply struct {
 	Error   json.RawMessage `json:"error,omitempty"`
 }
 
+// allMethod: every call of the request is to method (and has a param).
+func allMethod(calls []call, method string) bool {
+	for _, c := range calls {
+		if c.Method != method || len(c.Params) == 0 {
+			return false
+		}
+	}
+	return len(calls) > 0
+}
+
 // askForLess: AskForLess answers a request whose every call is an
 // eth_getLogs or an eth_call.
 func askForLess(calls []call) bool {
@@ -278,6 +302,21 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 				e = `{"code":-32603,"message":"execution timeout"}`
 			}
 			items[i] = `{"jsonrpc":"2.0","id":` + string(c.ID) + `,"error":` + e + `}`
+		}
+		out := items[0]
+		if batch {
+			out = "[" + strings.Join(items, ",") + "]"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(out))
+		return
+	}
+	if p.FakeSyncReceipts.Load() && allMethod(calls, "eth_sendRawTransactionSync") {
+		items := make([]string, len(calls))
+		for i, c := range calls {
+			raw, _ := c.Params[0].(string)
+			b, _ := hexutil.Decode(raw)
+			items[i] = `{"jsonrpc":"2.0","id":` + string(c.ID) + `,"result":` + string(p.fabricatedReceipt([]any{crypto.Keccak256Hash(b).Hex()})) + `}`
 		}
 		out := items[0]
 		if batch {
@@ -410,6 +449,12 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 					rc["status"] = json.RawMessage(`"0x0"`)
 				} else {
 					rc["status"] = json.RawMessage(`"0x1"`)
+				}
+				if p.SyncReceiptAhead.Load() {
+					rc["blockNumber"] = json.RawMessage(`"0xfffffff"`)
+				}
+				if p.SyncReceiptOtherBlock.Load() {
+					rc["blockHash"] = json.RawMessage(strconv.Quote(LieHash))
 				}
 				r.Result, _ = json.Marshal(rc)
 			}
