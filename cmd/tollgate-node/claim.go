@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -153,6 +154,9 @@ func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node,
 	return nil, errors.New("the claim signature was paid already and no new one was issued")
 }
 
+// claimGasCap is the most gas a claimNode transaction may be sent with.
+const claimGasCap = 300_000
+
 // errAlreadyPaid: the chain has paid the signature's cumulative amount.
 var errAlreadyPaid = errors.New("this claim was paid already")
 
@@ -248,9 +252,24 @@ func (a *app) send(ctx context.Context, c *client, key *ecdsa.PrivateKey, s *sav
 	if paid.Cmp(cumulative.Big()) >= 0 {
 		return nil, fmt.Errorf("%w: ClaimsContract has paid %s %s USDT base units in all", errAlreadyPaid, s.NodeID, paid)
 	}
+	data := cc.PackClaimNode(s.NodeID, sig, cumulative.Big(), big.NewInt(s.DeadlineUnix))
+	// The gas limit is the chain RPC's estimate, and that RPC is by default
+	// the gateway's own /rpc (which may route to registered nodes): an
+	// estimate far beyond what claimNode costs is a lie, or a contract
+	// that burns gas, and the wallet would pay for it. claimNode costs
+	// ~100,000 gas (a signature recovery, two storage writes and a token
+	// transfer); claimGasCap leaves room for a costlier token.
+	gas, err := eth.EstimateGas(ctx, ethereum.CallMsg{From: me, To: &contract, Data: data})
+	if err != nil {
+		return nil, fmt.Errorf("claimNode was not sent: %s", reverted(err, cc))
+	}
+	if gas > claimGasCap {
+		return nil, fmt.Errorf("claimNode would cost %d gas by %s's estimate, more than a claim ever costs (%d): not sent", gas, chainRPC, claimGasCap)
+	}
 	opts := bind.NewKeyedTransactor(key, chainID)
 	opts.Context = ctx
-	tx, err := bind.Transact(inst, opts, cc.PackClaimNode(s.NodeID, sig, cumulative.Big(), big.NewInt(s.DeadlineUnix)))
+	opts.GasLimit = gas
+	tx, err := bind.Transact(inst, opts, data)
 	if err != nil {
 		return nil, fmt.Errorf("claimNode was not sent: %s", reverted(err, cc))
 	}
