@@ -68,8 +68,12 @@ func (a *app) claimCmd(args []string) error {
 	chainRPC := f.String("chain-rpc", a.getenv(envChainRPC), "a JSON-RPC URL of the settlement chain (default: the gateway's /rpc/<chain>; "+envChainRPC+")")
 	pinned := f.String("claims-contract", a.getenv(envClaims), "the ClaimsContract address to expect (default: the one the signature names; "+envClaims+")")
 	timeout := f.Duration("timeout", 5*time.Minute, "how long to wait for the transaction to be mined")
+	maxFee := f.Uint64("max-fee-gwei", defaultMaxFeeGwei, "the most gas price (max fee per gas, in gwei) the claim transaction may pay")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if *maxFee == 0 {
+		return usagef("--max-fee-gwei must be positive")
 	}
 	var want common.Address
 	if *pinned != "" {
@@ -95,7 +99,7 @@ func (a *app) claimCmd(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, *timeout)
 	defer cancel()
-	res, err := a.claim(ctx, c, key, id, *chainRPC, want)
+	res, err := a.claim(ctx, c, key, id, *chainRPC, want, new(big.Int).Mul(new(big.Int).SetUint64(*maxFee), big.NewInt(1e9)))
 	if err != nil {
 		return err
 	}
@@ -108,7 +112,7 @@ func (a *app) claimCmd(args []string) error {
 func claimKey(c *client, node string) string { return c.base.String() + " " + node }
 
 // claim finds or asks for a signature and sends it.
-func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node, chainRPC string, want common.Address) (*claimResult, error) {
+func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node, chainRPC string, want common.Address, maxFee *big.Int) (*claimResult, error) {
 	me := crypto.PubkeyToAddress(key.PublicKey)
 	st, err := a.loadState()
 	if err != nil {
@@ -129,7 +133,7 @@ func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node,
 				return nil, fmt.Errorf("the claim signature could not be kept: %w", err)
 			}
 		}
-		res, err := a.send(ctx, c, key, saved, chainRPC, want)
+		res, err := a.send(ctx, c, key, saved, chainRPC, want, maxFee)
 		if errors.Is(err, errAlreadyPaid) && !fresh {
 			// The kept signature was paid (a run that ended before the
 			// receipt): ask for a new one for what is left.
@@ -153,6 +157,11 @@ func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node,
 	}
 	return nil, errors.New("the claim signature was paid already and no new one was issued")
 }
+
+// defaultMaxFeeGwei is --max-fee-gwei's default: Polygon's fees are
+// tens of gwei, hundreds at a peak; with claimGasCap a claim then costs at
+// most 0.3 POL whatever the RPC says.
+const defaultMaxFeeGwei = 1000
 
 // claimGasCap is the most gas a claimNode transaction may be sent with.
 const claimGasCap = 300_000
@@ -195,7 +204,7 @@ func (a *app) askSignature(c *client, node string, me common.Address) (*savedCla
 }
 
 // send checks the signature against the chain and sends claimNode.
-func (a *app) send(ctx context.Context, c *client, key *ecdsa.PrivateKey, s *savedClaim, chainRPC string, want common.Address) (*claimResult, error) {
+func (a *app) send(ctx context.Context, c *client, key *ecdsa.PrivateKey, s *savedClaim, chainRPC string, want common.Address, maxFee *big.Int) (*claimResult, error) {
 	me := crypto.PubkeyToAddress(key.PublicKey)
 	contract, err := ethparse.Address(s.Contract)
 	if err != nil {
@@ -266,9 +275,24 @@ func (a *app) send(ctx context.Context, c *client, key *ecdsa.PrivateKey, s *sav
 	if gas > claimGasCap {
 		return nil, fmt.Errorf("claimNode would cost %d gas by %s's estimate, more than a claim ever costs (%d): not sent", gas, chainRPC, claimGasCap)
 	}
+	// So is the gas price: a priority fee the RPC suggests, plus twice the
+	// base fee of the head it reports (go-ethereum's own rule), and an RPC
+	// that names thousands of gwei would have the wallet pay it.
+	tip, err := eth.SuggestGasTipCap(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the settlement chain at %s: eth_maxPriorityFeePerGas: %w", chainRPC, err)
+	}
+	head, err := eth.HeaderByNumber(ctx, nil)
+	if err != nil || head.BaseFee == nil {
+		return nil, fmt.Errorf("the settlement chain at %s: no base fee in its head (%v)", chainRPC, err)
+	}
+	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
+	if feeCap.Cmp(maxFee) > 0 || tip.Sign() < 0 {
+		return nil, fmt.Errorf("claimNode would pay up to %s wei per gas by %s's fees, more than --max-fee-gwei (%s wei): not sent", feeCap, chainRPC, maxFee)
+	}
 	opts := bind.NewKeyedTransactor(key, chainID)
 	opts.Context = ctx
-	opts.GasLimit = gas
+	opts.GasLimit, opts.GasTipCap, opts.GasFeeCap = gas, tip, feeCap
 	tx, err := bind.Transact(inst, opts, data)
 	if err != nil {
 		return nil, fmt.Errorf("claimNode was not sent: %s", reverted(err, cc))

@@ -155,6 +155,15 @@ func TestClaimOnChain(t *testing.T) {
 		lying.Calls("eth_sendRawTransaction") != 0 || !strings.Contains(ta.stderr.String(), "more than a claim ever costs") {
 		t.Fatalf("claim through an RPC overstating gas: exit %d, asked %d, sent %d\n%s", code, asked.Load(), lying.Calls("eth_sendRawTransaction"), ta.stderr.String())
 	}
+	// One that suggests a priority fee of 5,000 gwei: the wallet would pay
+	// it (up to 0.6 POL for this claim's gas). Not sent.
+	greedy := faultproxy.New(chain.HTTPURL())
+	t.Cleanup(greedy.Close)
+	greedy.TipWei.Store(5_000_000_000_000)
+	if code := ta.run("claim", "--chain-rpc", greedy.URL()); code != exitError || asked.Load() != 1 ||
+		greedy.Calls("eth_sendRawTransaction") != 0 || !strings.Contains(ta.stderr.String(), "more than --max-fee-gwei") {
+		t.Fatalf("claim through an RPC suggesting 5,000 gwei: exit %d, asked %d, sent %d\n%s", code, asked.Load(), greedy.Calls("eth_sendRawTransaction"), ta.stderr.String())
+	}
 	if code := ta.run("claim", "--chain-rpc", chain.HTTPURL(), "--json"); code != 0 || asked.Load() != 1 {
 		t.Fatalf("claim again: exit %d, asked %d\n%s%s", code, asked.Load(), ta.stdout.String(), ta.stderr.String())
 	}

@@ -98,6 +98,9 @@ type Proxy struct {
 	// GasOffset: an honest node of another client, whose gas estimates
 	// differ from geth's by this much.
 	GasOffset atomic.Int64
+	// TipWei: a lying RPC that suggests this priority fee (wei) in
+	// eth_maxPriorityFeePerGas and eth_gasPrice (0: the chain's own).
+	TipWei atomic.Uint64
 	// Held counts the sends HoldFutureSends kept.
 	Held atomic.Int64
 	// SwapSendHash: a liar that keeps a caller's eth_sendRawTransaction
@@ -395,7 +398,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || len(errorOf) > 0 {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.TipWei.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || len(errorOf) > 0 {
 		out = p.rewrite(calls, out, mode, errorOf)
 	}
 	status := resp.StatusCode
@@ -467,6 +470,9 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 				}
 				r.Result, _ = json.Marshal(logs)
 			}
+		}
+		if tip := p.TipWei.Load(); tip != 0 && (m == "eth_maxPriorityFeePerGas" || m == "eth_gasPrice") && r.Error == nil {
+			r.Result = json.RawMessage(strconv.Quote("0x" + strconv.FormatUint(tip, 16)))
 		}
 		if d := p.GasOffset.Load(); d != 0 && m == "eth_estimateGas" && r.Error == nil {
 			var hex string
