@@ -289,7 +289,10 @@ func (h *Relay) forwardPart(ctx context.Context, cs *Chain, calls []jsonrpc.Item
 				// A sync send's receipt is judged before the caller sees
 				// it: a lie is replaced by the provider's receipt, and the
 				// part earns the node nothing.
-				if judged, lied := h.verifier.JudgeSyncReceipts(ctx, job); lied {
+				if judged, replaced, convicted := h.verifier.JudgeSyncReceipts(ctx, job); replaced {
+					if !convicted {
+						h.verifier.Offer(job) // unlike, unproven: the background check may prove it later
+					}
 					return judged, servedBy(judged, withheld), false
 				}
 			}
@@ -374,13 +377,21 @@ func (h *Relay) screened(ctx context.Context, cs *Chain, job verify.Job, body []
 	h.logger.Debug("node answer screened out: rerouted to a provider", zap.Uint64("chain_id", cs.chain.ID),
 		zap.String("node", job.Node.Name), zap.String("why", why))
 	if opts.NoRetry && !(why == trust.SwappedSend && !refusedSend(job)) {
-		h.verifier.Offer(job) // judged by the node's own answers
-		replies := job.Replies
+		// A sync send's receipt goes out here unrerouted, so it is judged
+		// before delivery as on the unscreened path: a receipt naming a
+		// block the providers have not seen yet (or another block at a
+		// height) was screened and once went out as the node gave it,
+		// flipped status and all.
+		judged, _, convicted := h.verifier.JudgeSyncReceipts(ctx, job)
+		if !convicted {
+			h.verifier.Offer(job) // judged by the node's own answers
+		}
+		replies := judged
 		if why == trust.SwappedSend {
 			// Another send of this part was refused by the node and may
 			// not be sent again: the swapped hashes are replaced by an
 			// error (the node's hash must never reach the caller).
-			replies = append([]jsonrpc.Reply(nil), job.Replies...)
+			replies = append([]jsonrpc.Reply(nil), judged...)
 			for _, k := range trust.SwappedSends(job.Calls, job.Replies, job.Pins) {
 				replies[k] = swappedReply(replies[k])
 			}

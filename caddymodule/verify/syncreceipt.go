@@ -21,15 +21,26 @@ const syncReceiptWait = 2
 // way other screened answers are; but its receipt can be replaced by the
 // provider's, and it must be before the caller sees it: the background
 // checks run on a queue, and a node whose first flipped receipt is still
-// queued would deliver a second. It returns the replies with every lying
-// receipt replaced by the provider's (the node convicted at the first),
-// and whether any was replaced. A receipt no provider knows within
+// queued would deliver a second. It returns the replies with every
+// receipt unlike the provider's replaced by the provider's (the node
+// convicted at the first proven lie), whether any was replaced and
+// whether the node was convicted. A receipt no provider knows within
 // syncReceiptWait block intervals goes out as the node gave it, and the
-// background check judges it.
-func (v *Verifier) JudgeSyncReceipts(ctx context.Context, j Job) ([]jsonrpc.Reply, bool) {
+// background check judges it. The wait is the part's, once: a batch of
+// many sync sends whose receipts no provider has (a node that keeps them
+// and makes receipts up) once waited syncReceiptWait intervals for each
+// in turn, holding the caller until request_timeout and asking providers
+// ~9 times per send; past the part's deadline each further send is asked
+// about once.
+func (v *Verifier) JudgeSyncReceipts(ctx context.Context, j Job) (replies []jsonrpc.Reply, replaced, convicted bool) {
 	if v == nil {
-		return j.Replies, false
+		return j.Replies, false, false
 	}
+	bt := j.BlockTime
+	if bt <= 0 {
+		bt = 2 * time.Second
+	}
+	deadline := time.Now().Add(syncReceiptWait * bt)
 	var out []jsonrpc.Reply
 	for k := range j.Calls {
 		if k >= len(j.Replies) || k >= len(j.Pins) || j.Pins[k].Judge != evm.JudgeSend || j.Calls[k].Method != "eth_sendRawTransactionSync" {
@@ -47,17 +58,27 @@ func (v *Verifier) JudgeSyncReceipts(ctx context.Context, j Job) ([]jsonrpc.Repl
 			continue
 		}
 		params := `["` + h + `"]`
-		truth, ok := v.providerReceipt(ctx, j, params)
+		truth, ok := v.providerReceipt(ctx, j, params, bt, deadline)
 		if !ok {
 			continue
 		}
 		call := jsonrpc.Item{Method: "eth_getTransactionReceipt", Params: json.RawMessage(params), ID: json.RawMessage("0")}
 		pin := Pin{Judge: evm.JudgeFinal}
 		jd := Judge(ctx, Case{Pool: j.Pool, Node: j.Node, BlockTime: j.BlockTime, Call: &call, Pin: pin, Answer: r, Trusted: truth.Reply, Finalized: j.Finalized})
-		if jd.Outcome != Mismatch {
+		switch jd.Outcome {
+		case Match:
 			continue
+		case Mismatch:
+			v.Convict(j, &call, pin, AnswerOf(r), jd.Truth, truth.By, jd.Why)
+			convicted = true
+		default:
+			// Unlike the provider's receipt, but no proven lie: it names a
+			// block the provider never saw (an orphan, or made up). The
+			// caller gets the provider's receipt, which is the chain as
+			// the gateway knows it, never a receipt of a block no provider
+			// has (a liar once hid a flipped status behind a made-up block
+			// hash this way); the node earns nothing for it.
 		}
-		v.Convict(j, &call, pin, AnswerOf(r), jd.Truth, truth.By, jd.Why)
 		if out == nil {
 			out = append([]jsonrpc.Reply(nil), j.Replies...)
 		}
@@ -65,9 +86,9 @@ func (v *Verifier) JudgeSyncReceipts(ctx context.Context, j Job) ([]jsonrpc.Repl
 		out[k].Response.Error = nil
 	}
 	if out == nil {
-		return j.Replies, false
+		return j.Replies, false, false
 	}
-	return out, true
+	return out, true, convicted
 }
 
 // providerReply is a provider's answer and the provider's name.
@@ -76,14 +97,10 @@ type providerReply struct {
 	By string
 }
 
-// providerReceipt asks a provider for a receipt until it has one or
-// syncReceiptWait block intervals have passed.
-func (v *Verifier) providerReceipt(ctx context.Context, j Job, params string) (providerReply, bool) {
-	bt := j.BlockTime
-	if bt <= 0 {
-		bt = 2 * time.Second
-	}
-	deadline := time.Now().Add(syncReceiptWait * bt)
+// providerReceipt asks a provider for a receipt, every quarter of a block
+// interval bt, until it has one or the deadline has passed (once at
+// least).
+func (v *Verifier) providerReceipt(ctx context.Context, j Job, params string, bt time.Duration, deadline time.Time) (providerReply, bool) {
 	for {
 		r, by, ok := askProviderBy(ctx, j.Pool, "eth_getTransactionReceipt", params)
 		if ok && r.Response.Error == nil && !isNull(r.Result) {

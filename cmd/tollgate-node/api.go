@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -58,7 +59,23 @@ func parseGateway(raw string) (*url.URL, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("gateway %q: want an http(s) URL such as https://rpc.example.com, without credentials or query", raw)
 	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		// In the clear, anyone on the way reads the sign-in signature and
+		// the token (and may answer in the gateway's name: the claim's
+		// contract, the chain's answers): the operator's account at the
+		// gateway for the token's hour. Plain http is for this machine.
+		return nil, fmt.Errorf("gateway %q: plain http only to this machine (localhost, 127.0.0.1, ::1); a gateway elsewhere must be https", raw)
+	}
 	return u, nil
+}
+
+// loopback: host names this machine (localhost or a loopback address).
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func newClient(base *url.URL) *client {

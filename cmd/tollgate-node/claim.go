@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -67,8 +68,12 @@ func (a *app) claimCmd(args []string) error {
 	chainRPC := f.String("chain-rpc", a.getenv(envChainRPC), "a JSON-RPC URL of the settlement chain (default: the gateway's /rpc/<chain>; "+envChainRPC+")")
 	pinned := f.String("claims-contract", a.getenv(envClaims), "the ClaimsContract address to expect (default: the one the signature names; "+envClaims+")")
 	timeout := f.Duration("timeout", 5*time.Minute, "how long to wait for the transaction to be mined")
+	maxFee := f.Uint64("max-fee-gwei", defaultMaxFeeGwei, "the most gas price (max fee per gas, in gwei) the claim transaction may pay")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if *maxFee == 0 {
+		return usagef("--max-fee-gwei must be positive")
 	}
 	var want common.Address
 	if *pinned != "" {
@@ -94,7 +99,7 @@ func (a *app) claimCmd(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, *timeout)
 	defer cancel()
-	res, err := a.claim(ctx, c, key, id, *chainRPC, want)
+	res, err := a.claim(ctx, c, key, id, *chainRPC, want, new(big.Int).Mul(new(big.Int).SetUint64(*maxFee), big.NewInt(1e9)))
 	if err != nil {
 		return err
 	}
@@ -107,7 +112,7 @@ func (a *app) claimCmd(args []string) error {
 func claimKey(c *client, node string) string { return c.base.String() + " " + node }
 
 // claim finds or asks for a signature and sends it.
-func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node, chainRPC string, want common.Address) (*claimResult, error) {
+func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node, chainRPC string, want common.Address, maxFee *big.Int) (*claimResult, error) {
 	me := crypto.PubkeyToAddress(key.PublicKey)
 	st, err := a.loadState()
 	if err != nil {
@@ -128,7 +133,7 @@ func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node,
 				return nil, fmt.Errorf("the claim signature could not be kept: %w", err)
 			}
 		}
-		res, err := a.send(ctx, c, key, saved, chainRPC, want)
+		res, err := a.send(ctx, c, key, saved, chainRPC, want, maxFee)
 		if errors.Is(err, errAlreadyPaid) && !fresh {
 			// The kept signature was paid (a run that ended before the
 			// receipt): ask for a new one for what is left.
@@ -152,6 +157,14 @@ func (a *app) claim(ctx context.Context, c *client, key *ecdsa.PrivateKey, node,
 	}
 	return nil, errors.New("the claim signature was paid already and no new one was issued")
 }
+
+// defaultMaxFeeGwei is --max-fee-gwei's default: Polygon's fees are
+// tens of gwei, hundreds at a peak; with claimGasCap a claim then costs at
+// most 0.3 POL whatever the RPC says.
+const defaultMaxFeeGwei = 1000
+
+// claimGasCap is the most gas a claimNode transaction may be sent with.
+const claimGasCap = 300_000
 
 // errAlreadyPaid: the chain has paid the signature's cumulative amount.
 var errAlreadyPaid = errors.New("this claim was paid already")
@@ -191,7 +204,7 @@ func (a *app) askSignature(c *client, node string, me common.Address) (*savedCla
 }
 
 // send checks the signature against the chain and sends claimNode.
-func (a *app) send(ctx context.Context, c *client, key *ecdsa.PrivateKey, s *savedClaim, chainRPC string, want common.Address) (*claimResult, error) {
+func (a *app) send(ctx context.Context, c *client, key *ecdsa.PrivateKey, s *savedClaim, chainRPC string, want common.Address, maxFee *big.Int) (*claimResult, error) {
 	me := crypto.PubkeyToAddress(key.PublicKey)
 	contract, err := ethparse.Address(s.Contract)
 	if err != nil {
@@ -248,9 +261,39 @@ func (a *app) send(ctx context.Context, c *client, key *ecdsa.PrivateKey, s *sav
 	if paid.Cmp(cumulative.Big()) >= 0 {
 		return nil, fmt.Errorf("%w: ClaimsContract has paid %s %s USDT base units in all", errAlreadyPaid, s.NodeID, paid)
 	}
+	data := cc.PackClaimNode(s.NodeID, sig, cumulative.Big(), big.NewInt(s.DeadlineUnix))
+	// The gas limit is the chain RPC's estimate, and that RPC is by default
+	// the gateway's own /rpc (which may route to registered nodes): an
+	// estimate far beyond what claimNode costs is a lie, or a contract
+	// that burns gas, and the wallet would pay for it. claimNode costs
+	// ~100,000 gas (a signature recovery, two storage writes and a token
+	// transfer); claimGasCap leaves room for a costlier token.
+	gas, err := eth.EstimateGas(ctx, ethereum.CallMsg{From: me, To: &contract, Data: data})
+	if err != nil {
+		return nil, fmt.Errorf("claimNode was not sent: %s", reverted(err, cc))
+	}
+	if gas > claimGasCap {
+		return nil, fmt.Errorf("claimNode would cost %d gas by %s's estimate, more than a claim ever costs (%d): not sent", gas, chainRPC, claimGasCap)
+	}
+	// So is the gas price: a priority fee the RPC suggests, plus twice the
+	// base fee of the head it reports (go-ethereum's own rule), and an RPC
+	// that names thousands of gwei would have the wallet pay it.
+	tip, err := eth.SuggestGasTipCap(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the settlement chain at %s: eth_maxPriorityFeePerGas: %w", chainRPC, err)
+	}
+	head, err := eth.HeaderByNumber(ctx, nil)
+	if err != nil || head.BaseFee == nil {
+		return nil, fmt.Errorf("the settlement chain at %s: no base fee in its head (%v)", chainRPC, err)
+	}
+	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
+	if feeCap.Cmp(maxFee) > 0 || tip.Sign() < 0 {
+		return nil, fmt.Errorf("claimNode would pay up to %s wei per gas by %s's fees, more than --max-fee-gwei (%s wei): not sent", feeCap, chainRPC, maxFee)
+	}
 	opts := bind.NewKeyedTransactor(key, chainID)
 	opts.Context = ctx
-	tx, err := bind.Transact(inst, opts, cc.PackClaimNode(s.NodeID, sig, cumulative.Big(), big.NewInt(s.DeadlineUnix)))
+	opts.GasLimit, opts.GasTipCap, opts.GasFeeCap = gas, tip, feeCap
+	tx, err := bind.Transact(inst, opts, data)
 	if err != nil {
 		return nil, fmt.Errorf("claimNode was not sent: %s", reverted(err, cc))
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
 	"github.com/tollgate-rpc/tollgate/contracts/deploy"
 	"github.com/tollgate-rpc/tollgate/contracts/simchain"
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 	"github.com/tollgate-rpc/tollgate/shared/claim"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
@@ -143,6 +144,26 @@ func TestClaimOnChain(t *testing.T) {
 	if code := ta.run("claim", "--chain-rpc", "http://127.0.0.1:1"); code != exitError || asked.Load() != 1 {
 		t.Fatalf("claim with the chain unreachable: exit %d, asked %d\n%s", code, asked.Load(), ta.stderr.String())
 	}
+	// A chain RPC (by default the gateway's own /rpc) that overstates the
+	// gas claimNode needs: the wallet would sign and pay for whatever limit
+	// it names (a contract that burns gas looks the same). Not sent; the
+	// signature stays kept.
+	lying := faultproxy.New(chain.HTTPURL())
+	t.Cleanup(lying.Close)
+	lying.GasOffset.Store(5_000_000)
+	if code := ta.run("claim", "--chain-rpc", lying.URL()); code != exitError || asked.Load() != 1 ||
+		lying.Calls("eth_sendRawTransaction") != 0 || !strings.Contains(ta.stderr.String(), "more than a claim ever costs") {
+		t.Fatalf("claim through an RPC overstating gas: exit %d, asked %d, sent %d\n%s", code, asked.Load(), lying.Calls("eth_sendRawTransaction"), ta.stderr.String())
+	}
+	// One that suggests a priority fee of 5,000 gwei: the wallet would pay
+	// it (up to 0.6 POL for this claim's gas). Not sent.
+	greedy := faultproxy.New(chain.HTTPURL())
+	t.Cleanup(greedy.Close)
+	greedy.TipWei.Store(5_000_000_000_000)
+	if code := ta.run("claim", "--chain-rpc", greedy.URL()); code != exitError || asked.Load() != 1 ||
+		greedy.Calls("eth_sendRawTransaction") != 0 || !strings.Contains(ta.stderr.String(), "more than --max-fee-gwei") {
+		t.Fatalf("claim through an RPC suggesting 5,000 gwei: exit %d, asked %d, sent %d\n%s", code, asked.Load(), greedy.Calls("eth_sendRawTransaction"), ta.stderr.String())
+	}
 	if code := ta.run("claim", "--chain-rpc", chain.HTTPURL(), "--json"); code != 0 || asked.Load() != 1 {
 		t.Fatalf("claim again: exit %d, asked %d\n%s%s", code, asked.Load(), ta.stdout.String(), ta.stderr.String())
 	}
@@ -152,6 +173,11 @@ func TestClaimOnChain(t *testing.T) {
 	}
 	if got := balance() - before; got != alloc {
 		t.Fatalf("the wallet received %d base units, want %d", got, alloc)
+	}
+	if rc, err := chain.Client().TransactionReceipt(ctx, common.HexToHash(res.Tx)); err != nil || rc.GasUsed*2 > claimGasCap {
+		t.Fatalf("claimNode's receipt: %v; gas used %d, cap %d: the cap must leave room", err, rc.GasUsed, claimGasCap)
+	} else {
+		t.Logf("claimNode used %d gas (cap %d)", rc.GasUsed, claimGasCap)
 	}
 	claimed.Store(true)
 	if code := ta.run("claim", "--chain-rpc", chain.HTTPURL()); code != exitNothing {

@@ -517,3 +517,25 @@ func TestProof(t *testing.T) {
 		t.Errorf("deregister without --node: exit %d %s", code, ta.stderr.String())
 	}
 }
+
+// TestPlainHTTPOnlyToThisMachine: over plain http anyone on the way reads
+// the sign-in signature and the token, and may answer in the gateway's
+// name (the claim's contract, the chain's answers). A gateway elsewhere
+// must be https; the CLI once signed in to any http:// gateway. Refused
+// before any connection (a usage error, not a network one).
+func TestPlainHTTPOnlyToThisMachine(t *testing.T) {
+	key, _ := newKeyT(t)
+	raw := writeFile(t, filepath.Join(t.TempDir(), "wallet.key"), hexutil.Encode(crypto.FromECDSA(key)), 0o600)
+	for _, gw := range []string{"http://rpc.example.invalid", "http://10.1.2.3:8080", "http://[2001:db8::1]:8080"} {
+		ta := newTestApp(t)
+		ta.env[envKeyFile], ta.env[envGateway] = raw, gw
+		if code := ta.run("login"); code != exitUsage || !strings.Contains(ta.stderr.String(), "must be https") {
+			t.Errorf("login to %s: exit %d %s", gw, code, ta.stderr.String())
+		}
+	}
+	for _, gw := range []string{"https://rpc.example.com", "http://localhost:8080", "http://127.0.0.1:8080", "http://[::1]:8080"} {
+		if _, err := parseGateway(gw); err != nil {
+			t.Errorf("%s: %v", gw, err)
+		}
+	}
+}

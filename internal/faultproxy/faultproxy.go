@@ -98,6 +98,9 @@ type Proxy struct {
 	// GasOffset: an honest node of another client, whose gas estimates
 	// differ from geth's by this much.
 	GasOffset atomic.Int64
+	// TipWei: a lying RPC that suggests this priority fee (wei) in
+	// eth_maxPriorityFeePerGas and eth_gasPrice (0: the chain's own).
+	TipWei atomic.Uint64
 	// Held counts the sends HoldFutureSends kept.
 	Held atomic.Int64
 	// SwapSendHash: a liar that keeps a caller's eth_sendRawTransaction
@@ -109,6 +112,20 @@ type Proxy struct {
 	// FlipSyncStatus: a liar that passes an eth_sendRawTransactionSync on
 	// and answers with the true receipt's status flipped (the right hash).
 	FlipSyncStatus atomic.Bool
+	// SyncReceiptAhead: with FlipSyncStatus, the flipped receipt also
+	// names a block number far ahead of the chain's head (its block hash
+	// is the true one): a liar hiding behind "a block the providers have
+	// not seen yet".
+	SyncReceiptAhead atomic.Bool
+	// SyncReceiptOtherBlock: with FlipSyncStatus, the flipped receipt also
+	// names another block hash at its true height (LieHash): a liar
+	// hiding behind "another branch".
+	SyncReceiptOtherBlock atomic.Bool
+	// FakeSyncReceipts: a liar that keeps every eth_sendRawTransactionSync
+	// (never passes it on) and answers each, batch or not, with a
+	// fabricated successful receipt of its hash in the latest block: no
+	// provider ever has a receipt to judge it by.
+	FakeSyncReceipts atomic.Bool
 	// CallGasCap: an honest node of another client with a lower eth_call
 	// gas cap (or EVM timeout): an eth_call asking for more gas than this
 	// is answered with -32000 "out of gas", where a provider answers (0:
@@ -212,6 +229,16 @@ type reply struct {
 	Error   json.RawMessage `json:"error,omitempty"`
 }
 
+// allMethod: every call of the request is to method (and has a param).
+func allMethod(calls []call, method string) bool {
+	for _, c := range calls {
+		if c.Method != method || len(c.Params) == 0 {
+			return false
+		}
+	}
+	return len(calls) > 0
+}
+
 // askForLess: AskForLess answers a request whose every call is an
 // eth_getLogs or an eth_call.
 func askForLess(calls []call) bool {
@@ -291,6 +318,21 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(out))
 		return
 	}
+	if p.FakeSyncReceipts.Load() && allMethod(calls, "eth_sendRawTransactionSync") {
+		items := make([]string, len(calls))
+		for i, c := range calls {
+			raw, _ := c.Params[0].(string)
+			b, _ := hexutil.Decode(raw)
+			items[i] = `{"jsonrpc":"2.0","id":` + string(c.ID) + `,"result":` + string(p.fabricatedReceipt([]any{crypto.Keccak256Hash(b).Hex()})) + `}`
+		}
+		out := items[0]
+		if batch {
+			out = "[" + strings.Join(items, ",") + "]"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(out))
+		return
+	}
 	if p.SwapSendHash.Load() && len(calls) == 1 && calls[0].Method == "eth_sendRawTransaction" {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(calls[0].ID) + `,"result":"` + LieHash + `"}`))
@@ -360,7 +402,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || len(errorOf) > 0 {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.TipWei.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || len(errorOf) > 0 {
 		out = p.rewrite(calls, out, mode, errorOf)
 	}
 	status := resp.StatusCode
@@ -415,6 +457,12 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 				} else {
 					rc["status"] = json.RawMessage(`"0x1"`)
 				}
+				if p.SyncReceiptAhead.Load() {
+					rc["blockNumber"] = json.RawMessage(`"0xfffffff"`)
+				}
+				if p.SyncReceiptOtherBlock.Load() {
+					rc["blockHash"] = json.RawMessage(strconv.Quote(LieHash))
+				}
 				r.Result, _ = json.Marshal(rc)
 			}
 		}
@@ -426,6 +474,9 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 				}
 				r.Result, _ = json.Marshal(logs)
 			}
+		}
+		if tip := p.TipWei.Load(); tip != 0 && (m == "eth_maxPriorityFeePerGas" || m == "eth_gasPrice") && r.Error == nil {
+			r.Result = json.RawMessage(strconv.Quote("0x" + strconv.FormatUint(tip, 16)))
 		}
 		if d := p.GasOffset.Load(); d != 0 && m == "eth_estimateGas" && r.Error == nil {
 			var hex string
