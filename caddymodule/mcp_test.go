@@ -363,6 +363,9 @@ func TestMCPHostileInputs(t *testing.T) {
 	toolErr("an unknown argument", e.mcpPost(t, callMsg(1, "rpc", `{"method":"eth_blockNumber","steal":true}`), ""), "steal")
 	toolErr("params that are not an array", e.mcpPost(t, callMsg(1, "rpc", `{"method":"eth_blockNumber","params":"all"}`), ""), "params")
 	toolErr("a denied method", e.mcpPost(t, callMsg(1, "rpc", `{"method":"admin_peers"}`), ""), "admin_peers")
+	// A name the tool's pattern takes but JSON-RPC parsing refuses (over
+	// 256 bytes): the call's -32600, never a served null result.
+	toolErr("a method name over 256 bytes", e.mcpPost(t, callMsg(1, "rpc", `{"method":"eth_`+strings.Repeat("a", 300)+`"}`), ""), "-32600")
 	toolErr("an unsupported chain", e.mcpPost(t, callMsg(1, "rpc", `{"method":"eth_blockNumber","chain":"99999"}`), ""), "unknown chain")
 	toolErr("an integer too large", e.mcpPost(t, callMsg(1, "call_contract",
 		`{"to":"0x0000000000000000000000000000000000000001","function":"f(uint8)","args":["256"]}`), ""), "does not fit uint8")

@@ -133,12 +133,12 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 		r.Header.Set(hdrSIWX, hv)
 	}
 	hdr := http.Header{}
-	return s.read(s.backend.Serve(r, hdr, chainID, msg), hdr, tool)
+	return s.read(msg, s.backend.Serve(r, hdr, chainID, msg), hdr, tool)
 }
 
 // read turns the core's outcome into answers and meta, or the tool result
 // of a refusal, rendered from the typed refusal.
-func (s *Server) read(o Served, hdr http.Header, tool string) paid {
+func (s *Server) read(msg *jsonrpc.Message, o Served, hdr http.Header, tool string) paid {
 	meta := sdk.Meta{}
 	for h, k := range remaining {
 		if v := hdr.Get(h); v != "" {
@@ -176,9 +176,17 @@ func (s *Server) read(o Served, hdr http.Header, tool string) paid {
 	}
 	answers := make([]answer, len(o.Resps))
 	for i, r := range o.Resps {
+		e := r.Error
+		if i < len(msg.Items) && msg.Items[i].Err != nil {
+			// An item the parser refused (a method name over the length
+			// limit) was neither served nor charged, and the core left
+			// its response empty: its answer is the parser's error, as
+			// POST's answer carries it, never a served null result.
+			e = msg.Items[i].Err
+		}
 		answers[i] = answer{Result: r.Result}
-		if e := r.Error; e != nil {
-			answers[i].Error = &rpcError{Code: e.Code, Message: e.Message, Data: e.Data}
+		if e != nil {
+			answers[i] = answer{Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.Data}}
 		}
 	}
 	return paid{answers: answers, meta: meta}

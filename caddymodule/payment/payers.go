@@ -83,6 +83,13 @@ func (h *Handler) Authorize(r *http.Request, hdr http.Header, chainID uint64, ms
 			} else if ref.kind == refusedKey {
 				metrics.MeterDecisions.WithLabelValues(meter.Unauthorized.String()).Inc()
 			}
+			if ref.settled != nil {
+				// The facilitator's failed settlement is handed to the
+				// caller with the refusal, as a settlement is with an
+				// answer: a door without HTTP headers (MCP's _meta) reads
+				// it here, not from the 402 only POST renders.
+				setSettlement(hdr, ref.settled)
+			}
 			return d, h.resolve(r, req, ref)
 		}
 		if err != nil { // a payer returns only refusals; guard the contract
