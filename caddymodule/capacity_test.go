@@ -3,6 +3,7 @@ package caddymodule_test
 import (
 	"bufio"
 	"context"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 )
 
@@ -164,5 +170,74 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 			t.Fatalf("offered checks not accounted for: %v", checks)
 		}
 		time.Sleep(100 * time.Millisecond) // polling the metrics
+	}
+}
+
+// TestSendInABatchBuysNoChecks (review of issue 41.9): a send makes its
+// job must-check (its hash is judged every time, locally). A caller who
+// puts a send — one the node refuses costs nothing: a used nonce — in a
+// batch with reads must not make every read of that batch a must-check
+// job: that would replay each of them on a provider (one provider call
+// per node-served call instead of the check rate's share: an
+// amplification the caller chooses) ahead of every node's sampled checks.
+// The reads beside a send are sampled at the node's rate like any others.
+func TestSendInABatchBuysNoChecks(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1,
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 0.02\n\t\t\t\thedge off\n\t\t\t}"})
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-SENDBTCH"
+	e.registerNode(t, nodeID, honest.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+
+	acct, _ := e.net.Manifest.Account("deployer")
+	balance := `{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	// The node's first answers on this gateway are all checked: past them.
+	for range 2 * 20 {
+		e.rpc(t, balance, "X-API-Key: "+key)
+	}
+	// A transaction with a nonce the deployer has used: every node refuses it.
+	k := devnet.DevKey("deployer")
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e3")
+	tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(137), Nonce: 0, GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["` + hexutil.Encode(raw) + `"]},` + balance + `]`
+	providers := func() int { return e.alpha.Calls("eth_getBalance") + e.beta.Calls("eth_getBalance") }
+	const n = 100
+	node0, prov0 := honest.Calls("eth_getBalance"), providers()
+	for range n {
+		if a := e.rpc(t, batch, "X-API-Key: "+key); a.status != http.StatusOK {
+			t.Fatalf("batch: %d %s", a.status, a.body)
+		}
+	}
+	byNode := honest.Calls("eth_getBalance") - node0
+	if byNode < n/2 {
+		t.Fatalf("the node answered %d of %d batches' reads", byNode, n)
+	}
+	// Every check drains (the providers are fast): wait for the offered
+	// checks to be accounted for, then count the provider calls.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, _ := e.nodeCheckMetrics(t, nodeID)
+		if c["offered"] == c["checked"]+c["dropped"]+c["failed"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checks not drained: %v", c)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the metrics
+	}
+	// The reads the node answered are checked at 2 %: expected 2, allow 12
+	// (and whatever the providers answered for the caller themselves).
+	extra := providers() - prov0 - (n - byNode)
+	t.Logf("%d batches with a refused send: the node answered %d reads, the providers were asked %d more", n, byNode, extra)
+	if extra > 12 {
+		t.Fatalf("a refused send in each batch made %d of the node's %d reads provider replays (check rate 0.02)", extra, byNode)
 	}
 }

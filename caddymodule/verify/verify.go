@@ -167,9 +167,48 @@ func (v *Verifier) Offer(j Job) {
 			rate = 1
 		}
 	}
-	if j.Trusted == nil && !mustCheck(j) && rand.Float64() >= rate {
-		return
+	switch {
+	case j.Trusted != nil:
+		// Screened: judged by the provider's answers it brings, always.
+		v.enqueue(j, true)
+	case mustCheck(j):
+		// The sends are checked every time (locally); the calls beside
+		// them in the caller's batch are sampled like any others. Else a
+		// send the node refuses (free: a used nonce) would make every
+		// read of its batch a provider replay ahead of every node's
+		// sampled checks: a caller's choice of check rate (1) and of
+		// whose checks wait.
+		sends, rest := splitSends(j)
+		if len(rest.Calls) > 0 && rand.Float64() < rate {
+			v.enqueue(rest, false)
+		}
+		v.enqueue(sends, true)
+	case rand.Float64() < rate:
+		v.enqueue(j, false)
 	}
+}
+
+// splitSends parts a job into its sends and the rest of its calls (each
+// with its replies and pins).
+func splitSends(j Job) (sends, rest Job) {
+	sends, rest = j, j
+	sends.Calls, sends.Replies, sends.Pins = nil, nil, []Pin{}
+	rest.Calls, rest.Replies, rest.Pins = nil, nil, []Pin{}
+	for k := range min(len(j.Calls), len(j.Replies), len(j.Pins)) {
+		to := &rest
+		if j.Pins[k].Judge == evm.JudgeSend {
+			to = &sends
+		}
+		to.Calls = append(to.Calls, j.Calls[k])
+		to.Replies = append(to.Replies, j.Replies[k])
+		to.Pins = append(to.Pins, j.Pins[k])
+	}
+	return sends, rest
+}
+
+// enqueue hands a sampled (or must-check) job to the workers' queue and
+// books its fate on the node.
+func (v *Verifier) enqueue(j Job, must bool) {
 	// The request goes on with its slices (filters rewrite ids in place):
 	// the check gets its own.
 	j.Calls = append([]jsonrpc.Item(nil), j.Calls...)
@@ -178,7 +217,7 @@ func (v *Verifier) Offer(j Job) {
 		j.Trusted = append([]jsonrpc.Reply(nil), j.Trusted...)
 	}
 	j.Pool.NoteCheck(j.Node.Name, upstream.CheckOffered)
-	queued, evicted := v.jobs.push(j, j.Trusted != nil || mustCheck(j))
+	queued, evicted := v.jobs.push(j, must)
 	if evicted != nil {
 		v.dropped(*evicted)
 	}
