@@ -126,6 +126,12 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 		if checks["dropped"] > checks0["dropped"] && factor > 0 && factor <= 0.5 && share <= 0.5 && byProvider.Load() >= fromProviders+16 {
 			t.Logf("slow checks: factor %.2f, traffic share %.2f, node checks %v; %d calls, %d served by the node, %d by the providers",
 				factor, share, checks, calls.Load(), byNode.Load(), byProvider.Load())
+			// The public view shows the ladder's share, not the factor: a
+			// node that saw its share fall below its rung would know its
+			// checks are being dropped — when lying is cheap.
+			if pub, _ := e.upstreamState(t, nodeID)["trust"].(map[string]any); pub == nil || pub["traffic_share"] != 1.0 {
+				t.Fatalf("the public /rpc/health shows the node's capacity factor in its traffic share: %v (admin share %.2f)", pub, share)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
