@@ -133,6 +133,9 @@ func New(cfg Config) *Verifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	v := &Verifier{cfg: cfg, jobs: newJobQueue(perNodeSlots, queueTotalSlots), stop: cancel,
 		sends: make(chan pendingSend, sendsQueue), sendsDone: make(chan struct{})}
+	// One node's checks may hold three quarters of the workers: the rest
+	// stay free for the other nodes' (queue.go).
+	v.jobs.maxInFlight = max(1, cfg.Workers-cfg.Workers/4)
 	for range cfg.Workers {
 		v.wg.Add(1)
 		go v.run(ctx)
@@ -255,6 +258,7 @@ func (v *Verifier) run(ctx context.Context) {
 		} else {
 			j.Pool.NoteCheck(j.Node.Name, upstream.CheckFailed)
 		}
+		v.jobs.done(&j)
 	}
 }
 
