@@ -247,3 +247,59 @@ func TestSendInABatchBuysNoChecks(t *testing.T) {
 		t.Fatalf("a refused send in each batch made %d of the node's %d reads provider replays (check rate 0.02)", extra, byNode)
 	}
 }
+
+// TestRefusalsClimbNoLadder (review of issue 41.9): a check whose node
+// and provider both refused (the same code) found no lie, but it verified
+// no work: a node answering with the refusal a provider also gives (a
+// provider that refuses for now; calls a caller made invalid) must not
+// climb the ladder on it. Only answers with a result are verified matches.
+func TestRefusalsClimbNoLadder(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\thedge off\n\t\t\t}"})
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	const nodeID = "NODE-EU-REFUSALS"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	acct, _ := e.net.Manifest.Account("deployer")
+	balance := `{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	// The node serves state reads (once the gateway can pin them).
+	e.waitForNodeOn(t, nodeID, func() string { return balance }, "X-API-Key: "+key)
+
+	for _, p := range []*faultproxy.Proxy{node, e.alpha, e.beta} {
+		p.SetErrorFor("eth_getBalance", `{"code":-32602,"message":"invalid argument 0"}`)
+	}
+	matches := func() float64 {
+		tv, _ := e.adminUpstreams(t)[nodeID]["trust"].(map[string]any)
+		m, _ := tv["verified_matches"].(float64)
+		return m
+	}
+	drained := func() map[string]float64 {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, _ := e.nodeCheckMetrics(t, nodeID)
+			if c["offered"] == c["checked"]+c["dropped"]+c["failed"] {
+				return c
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("checks not drained: %v", c)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the metrics
+		}
+	}
+	drained()
+	m0, node0 := matches(), node.Calls("eth_getBalance")
+	for range 30 {
+		e.rpc(t, balance, "X-API-Key: "+key)
+	}
+	c := drained()
+	byNode := node.Calls("eth_getBalance") - node0
+	t.Logf("30 refused balances, %d refused by the node; verified matches %v -> %v; checks %v", byNode, m0, matches(), c)
+	if byNode < 15 {
+		t.Fatalf("the node was asked %d of 30 calls", byNode)
+	}
+	if m := matches(); m > m0 {
+		t.Fatalf("refusals matched by a provider's refusal climbed the ladder: verified matches %v -> %v", m0, m)
+	}
+}

@@ -360,7 +360,12 @@ func (v *Verifier) check(ctx context.Context, j Job) bool {
 			metrics.Verifications.WithLabelValues("unjudged").Inc()
 		case Match:
 			metrics.Verifications.WithLabelValues("match").Inc()
-			v.matched(j, calls[k].Method)
+			if nodeAnswers[k].Response.Error == nil {
+				// Only a result is verified work. Two refusals alike told
+				// no lie, but a node that refuses what a provider refuses
+				// (for now, or a call made invalid) did nothing to climb on.
+				v.matched(j, calls[k].Method)
+			}
 		case Mismatch:
 			metrics.Verifications.WithLabelValues("mismatch").Inc()
 			v.Convict(j, &calls[k], pins[k], AnswerOf(nodeAnswers[k]), jd.Truth, by, jd.Why)
