@@ -303,3 +303,37 @@ func TestRefusalsClimbNoLadder(t *testing.T) {
 		t.Fatalf("refusals matched by a provider's refusal climbed the ladder: verified matches %v -> %v", m0, m)
 	}
 }
+
+// TestRefusalsPassNoProbation: the same for the shadow calls of a node in
+// probation — a node that only refuses what the providers refused must
+// not earn probation's matches (it would serve callers having answered
+// nothing).
+func TestRefusalsPassNoProbation(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation 10 1\n\t\t\t\thedge off\n\t\t\t}"})
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	const nodeID = "NODE-EU-REFUSEPR"
+	for _, p := range []*faultproxy.Proxy{node, e.alpha, e.beta} {
+		p.SetErrorFor("eth_getBalance", `{"code":-32602,"message":"invalid argument 0"}`)
+	}
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	acct, _ := e.net.Manifest.Account("deployer")
+	balance := `{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	deadline := time.Now().Add(30 * time.Second)
+	for node.Calls("eth_getBalance") < 30 {
+		e.rpc(t, balance, "X-API-Key: "+key)
+		if time.Now().After(deadline) {
+			t.Fatalf("the node was shadowed %d times", node.Calls("eth_getBalance"))
+		}
+	}
+	// Wait for the shadows sent to be judged: one more call, and the
+	// node's answers to it, are judged after those before.
+	tv, _ := e.adminUpstreams(t)[nodeID]["trust"].(map[string]any)
+	t.Logf("%d shadow refusals: standing %v", node.Calls("eth_getBalance"), tv)
+	if m, _ := tv["node_matches"].(float64); m > 0 || tv["phase"] != "probation" {
+		t.Fatalf("refusals matched by a provider's refusal counted for probation: %v", tv)
+	}
+}
