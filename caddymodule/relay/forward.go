@@ -361,13 +361,20 @@ func (h *Relay) screened(ctx context.Context, cs *Chain, job verify.Job, body []
 	h.logger.Debug("node answer screened out: rerouted to a provider", zap.Uint64("chain_id", cs.chain.ID),
 		zap.String("node", job.Node.Name), zap.String("why", why))
 	if opts.NoRetry && !(why == trust.SwappedSend && !refusedSend(job)) {
-		h.verifier.Offer(job) // judged by the node's own answers
 		replies := job.Replies
+		// A sync send's receipt is judged before delivery on this path too:
+		// the screen fires on a receipt naming a block the providers' head
+		// has not reached yet, and that receipt must not go out unjudged
+		// (TestFlippedSyncReceiptIsCaught delivered one so).
+		if judged, lied := h.verifier.JudgeSyncReceipts(ctx, job); lied {
+			replies = judged
+		}
+		h.verifier.Offer(job) // judged by the node's own answers
 		if why == trust.SwappedSend {
 			// Another send of this part was refused by the node and may
 			// not be sent again: the swapped hashes are replaced by an
 			// error (the node's hash must never reach the caller).
-			replies = append([]jsonrpc.Reply(nil), job.Replies...)
+			replies = append([]jsonrpc.Reply(nil), replies...)
 			for _, k := range trust.SwappedSends(job.Calls, job.Replies, job.Pins) {
 				replies[k] = swappedReply(replies[k])
 			}
