@@ -200,10 +200,30 @@ func TestSendInABatchBuysNoChecks(t *testing.T) {
 
 	acct, _ := e.net.Manifest.Account("deployer")
 	balance := `{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
-	// The node's first answers on this gateway are all checked: past them.
-	for range 2 * 20 {
-		e.rpc(t, balance, "X-API-Key: "+key)
+	// The node's first 20 answers on this gateway are all checked: past
+	// them (the node serves state reads once the gateway can pin them),
+	// and every check of them done.
+	drained := func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, _ := e.nodeCheckMetrics(t, nodeID)
+			if c["offered"] == c["checked"]+c["dropped"]+c["failed"] {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("checks not drained: %v", c)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the metrics
+		}
 	}
+	deadline := time.Now().Add(30 * time.Second)
+	for honest.Calls("eth_getBalance") < 25 {
+		e.rpc(t, balance, "X-API-Key: "+key)
+		if time.Now().After(deadline) {
+			t.Fatalf("the node answered %d balances", honest.Calls("eth_getBalance"))
+		}
+	}
+	drained()
 	// A transaction with a nonce the deployer has used: every node refuses it.
 	k := devnet.DevKey("deployer")
 	to := common.HexToAddress("0x00000000000000000000000000000000000000e3")
@@ -228,17 +248,7 @@ func TestSendInABatchBuysNoChecks(t *testing.T) {
 	}
 	// Every check drains (the providers are fast): wait for the offered
 	// checks to be accounted for, then count the provider calls.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, _ := e.nodeCheckMetrics(t, nodeID)
-		if c["offered"] == c["checked"]+c["dropped"]+c["failed"] {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checks not drained: %v", c)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the metrics
-	}
+	drained()
 	// The reads the node answered are checked at 2 %: expected 2, allow 12
 	// (and whatever the providers answered for the caller themselves).
 	extra := providers() - prov0 - (n - byNode)
