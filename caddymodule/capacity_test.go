@@ -3,6 +3,7 @@ package caddymodule_test
 import (
 	"bufio"
 	"context"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
 )
 
@@ -121,6 +127,12 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 		if checks["dropped"] > checks0["dropped"] && factor > 0 && factor <= 0.5 && share <= 0.5 && byProvider.Load() >= fromProviders+16 {
 			t.Logf("slow checks: factor %.2f, traffic share %.2f, node checks %v; %d calls, %d served by the node, %d by the providers",
 				factor, share, checks, calls.Load(), byNode.Load(), byProvider.Load())
+			// The public view shows the ladder's share, not the factor: a
+			// node that saw its share fall below its rung would know its
+			// checks are being dropped — when lying is cheap.
+			if pub, _ := e.upstreamState(t, nodeID)["trust"].(map[string]any); pub == nil || pub["traffic_share"] != 1.0 {
+				t.Fatalf("the public /rpc/health shows the node's capacity factor in its traffic share: %v (admin share %.2f)", pub, share)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -165,5 +177,174 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 			t.Fatalf("offered checks not accounted for: %v", checks)
 		}
 		time.Sleep(100 * time.Millisecond) // polling the metrics
+	}
+}
+
+// TestSendInABatchBuysNoChecks (review of issue 41.9): a send makes its
+// job must-check (its hash is judged every time, locally). A caller who
+// puts a send — one the node refuses costs nothing: a used nonce — in a
+// batch with reads must not make every read of that batch a must-check
+// job: that would replay each of them on a provider (one provider call
+// per node-served call instead of the check rate's share: an
+// amplification the caller chooses) ahead of every node's sampled checks.
+// The reads beside a send are sampled at the node's rate like any others.
+func TestSendInABatchBuysNoChecks(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1,
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 0.02\n\t\t\t\thedge off\n\t\t\t}"})
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-SENDBTCH"
+	e.registerNode(t, nodeID, honest.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+
+	acct, _ := e.net.Manifest.Account("deployer")
+	balance := `{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	// The node's first 20 answers on this gateway are all checked: past
+	// them (the node serves state reads once the gateway can pin them),
+	// and every check of them done.
+	drained := func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, _ := e.nodeCheckMetrics(t, nodeID)
+			if c["offered"] == c["checked"]+c["dropped"]+c["failed"] {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("checks not drained: %v", c)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the metrics
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for honest.Calls("eth_getBalance") < 25 {
+		e.rpc(t, balance, "X-API-Key: "+key)
+		if time.Now().After(deadline) {
+			t.Fatalf("the node answered %d balances", honest.Calls("eth_getBalance"))
+		}
+	}
+	drained()
+	// A transaction with a nonce the deployer has used: every node refuses it.
+	k := devnet.DevKey("deployer")
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e3")
+	tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(137), Nonce: 0, GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["` + hexutil.Encode(raw) + `"]},` + balance + `]`
+	providers := func() int { return e.alpha.Calls("eth_getBalance") + e.beta.Calls("eth_getBalance") }
+	const n = 100
+	node0, prov0 := honest.Calls("eth_getBalance"), providers()
+	for range n {
+		if a := e.rpc(t, batch, "X-API-Key: "+key); a.status != http.StatusOK {
+			t.Fatalf("batch: %d %s", a.status, a.body)
+		}
+	}
+	byNode := honest.Calls("eth_getBalance") - node0
+	if byNode < n/2 {
+		t.Fatalf("the node answered %d of %d batches' reads", byNode, n)
+	}
+	// Every check drains (the providers are fast): wait for the offered
+	// checks to be accounted for, then count the provider calls.
+	drained()
+	// The reads the node answered are checked at 2 %: expected 2, allow 12
+	// (and whatever the providers answered for the caller themselves).
+	extra := providers() - prov0 - (n - byNode)
+	t.Logf("%d batches with a refused send: the node answered %d reads, the providers were asked %d more", n, byNode, extra)
+	if extra > 12 {
+		t.Fatalf("a refused send in each batch made %d of the node's %d reads provider replays (check rate 0.02)", extra, byNode)
+	}
+}
+
+// TestRefusalsClimbNoLadder (review of issue 41.9): a check whose node
+// and provider both refused (the same code) found no lie, but it verified
+// no work: a node answering with the refusal a provider also gives (a
+// provider that refuses for now; calls a caller made invalid) must not
+// climb the ladder on it. Only answers with a result are verified matches.
+func TestRefusalsClimbNoLadder(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\thedge off\n\t\t\t}"})
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	const nodeID = "NODE-EU-REFUSALS"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	acct, _ := e.net.Manifest.Account("deployer")
+	balance := `{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	// The node serves state reads (once the gateway can pin them).
+	e.waitForNodeOn(t, nodeID, func() string { return balance }, "X-API-Key: "+key)
+
+	for _, p := range []*faultproxy.Proxy{node, e.alpha, e.beta} {
+		p.SetErrorFor("eth_getBalance", `{"code":-32602,"message":"invalid argument 0"}`)
+	}
+	matches := func() float64 {
+		tv, _ := e.adminUpstreams(t)[nodeID]["trust"].(map[string]any)
+		m, _ := tv["verified_matches"].(float64)
+		return m
+	}
+	drained := func() map[string]float64 {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, _ := e.nodeCheckMetrics(t, nodeID)
+			if c["offered"] == c["checked"]+c["dropped"]+c["failed"] {
+				return c
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("checks not drained: %v", c)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the metrics
+		}
+	}
+	drained()
+	m0, node0 := matches(), node.Calls("eth_getBalance")
+	for range 30 {
+		e.rpc(t, balance, "X-API-Key: "+key)
+	}
+	c := drained()
+	byNode := node.Calls("eth_getBalance") - node0
+	t.Logf("30 refused balances, %d refused by the node; verified matches %v -> %v; checks %v", byNode, m0, matches(), c)
+	if byNode < 15 {
+		t.Fatalf("the node was asked %d of 30 calls", byNode)
+	}
+	if m := matches(); m > m0 {
+		t.Fatalf("refusals matched by a provider's refusal climbed the ladder: verified matches %v -> %v", m0, m)
+	}
+}
+
+// TestRefusalsPassNoProbation: the same for the shadow calls of a node in
+// probation — a node that only refuses what the providers refused must
+// not earn probation's matches (it would serve callers having answered
+// nothing).
+func TestRefusalsPassNoProbation(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation 10 1\n\t\t\t\thedge off\n\t\t\t}"})
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	const nodeID = "NODE-EU-REFUSEPR"
+	for _, p := range []*faultproxy.Proxy{node, e.alpha, e.beta} {
+		p.SetErrorFor("eth_getBalance", `{"code":-32602,"message":"invalid argument 0"}`)
+	}
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	acct, _ := e.net.Manifest.Account("deployer")
+	balance := `{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	deadline := time.Now().Add(30 * time.Second)
+	for node.Calls("eth_getBalance") < 30 {
+		e.rpc(t, balance, "X-API-Key: "+key)
+		if time.Now().After(deadline) {
+			t.Fatalf("the node was shadowed %d times", node.Calls("eth_getBalance"))
+		}
+	}
+	// Wait for the shadows sent to be judged: one more call, and the
+	// node's answers to it, are judged after those before.
+	tv, _ := e.adminUpstreams(t)[nodeID]["trust"].(map[string]any)
+	t.Logf("%d shadow refusals: standing %v", node.Calls("eth_getBalance"), tv)
+	if m, _ := tv["node_matches"].(float64); m > 0 || tv["phase"] != "probation" {
+		t.Fatalf("refusals matched by a provider's refusal counted for probation: %v", tv)
 	}
 }

@@ -89,6 +89,9 @@ func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 				if tv := snap.Upstreams[i].Trust; tv != nil {
 					v := *tv
 					v.CheckRate = 0
+					// Nor the capacity factor in the share: it falls when the
+					// node's checks are dropped (upstream/checks.go).
+					v.Share = v.RungShare
 					snap.Upstreams[i].Trust = &v
 				}
 			}

@@ -253,6 +253,9 @@ func (s *Shadower) shadow(pool *upstream.Pool, chainID uint64, blockTime time.Du
 		switch jd.Outcome {
 		case verify.Match:
 			metrics.Verifications.WithLabelValues("shadow_match").Inc()
+			if answers[k].Response.Error != nil {
+				continue // two refusals alike: no lie, but no verified work either (verify.check)
+			}
 			if v, changed := pool.RecordMatch(node.Name, calls[k].Method); changed {
 				s.log.Info("node climbed the trust ladder", zap.Uint64("chain_id", chainID), zap.String("node", node.Name),
 					zap.String("phase", v.Phase), zap.Float64("traffic_share", v.Share), zap.Int64("verified_matches", v.Matches),

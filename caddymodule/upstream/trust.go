@@ -169,6 +169,10 @@ type TrustView struct {
 	Methods   int     `json:"verified_methods"`
 	Share     float64 `json:"traffic_share"`        // this node's part of its wallet's share
 	CheckRate float64 `json:"check_rate,omitempty"` // absent from the public /rpc/health
+	// RungShare is Share before the capacity factor (checks.go): what the
+	// public /rpc/health shows as traffic_share, since the factor tells
+	// when a node's checks are being dropped.
+	RungShare float64 `json:"-"`
 	// Operator is the wallet whose standing this is; WalletNodes how many
 	// of its nodes share it here; Penalty: a node of the wallet was
 	// quarantined, so its probation is longer.
@@ -341,12 +345,15 @@ func (p *Pool) countWalletNodes(ms []*member) {
 // wallets on its endpoint host, times its capacity factor (checks.go): a
 // node whose sampled answers the gateway could not all check gets less
 // traffic until they can be.
-func (m *member) share() float64 {
+func (m *member) share() float64 { return m.rungShare() * m.checks.capacity() }
+
+// rungShare is the node's share before its capacity factor.
+func (m *member) rungShare() float64 {
 	s := m.trust.Load().nodeShare()
 	if n := m.hostWallets.Load(); n > 1 {
 		s /= float64(n)
 	}
-	return s * m.checks.capacity()
+	return s
 }
 
 // RecordMatch books one of the named node's answers that matched a trusted
@@ -378,7 +385,7 @@ func (p *Pool) RecordMatch(name, method string) (TrustView, bool) {
 // nodeView adds m's own probation to its wallet's standing.
 func (p *Pool) nodeView(m *member, v *TrustView) {
 	v.NodeMatches = m.own.Load()
-	v.Share = m.share()
+	v.Share, v.RungShare = m.share(), m.rungShare()
 	if !p.cfg.Trust.Off && !p.serving(m) {
 		v.Phase, v.CheckRate = "probation", 1
 	}

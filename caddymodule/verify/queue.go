@@ -14,6 +14,12 @@ import (
 // turn of their own and go before sampled ones. When the queue as a whole
 // is full, the job that makes room is the oldest sampled one of the node
 // with the most waiting — never the newcomer's when it waits less.
+//
+// Turns at the dequeue are not enough when one node's checks are slow (a
+// caller picks costly calls; a check may take checkTimeout): every worker
+// would be busy with that node's checks and the others' jobs would wait,
+// and drop, behind them. A node has at most maxInFlight checks running;
+// the other workers stay free for the other nodes.
 const (
 	DefaultWorkers  = 16   // checks in flight per gateway
 	perNodeSlots    = 64   // sampled jobs waiting per node (and as many must-check ones)
@@ -35,10 +41,14 @@ type jobQueue struct {
 	perNode int
 	cap     int
 	closed  bool
+	// inFlight counts each node's checks being run (pop to done);
+	// maxInFlight caps it (0: no cap).
+	inFlight    map[string]int
+	maxInFlight int
 }
 
 func newJobQueue(perNode, total int) *jobQueue {
-	q := &jobQueue{nodes: map[string]*nodeJobs{}, perNode: perNode, cap: total}
+	q := &jobQueue{nodes: map[string]*nodeJobs{}, perNode: perNode, cap: total, inFlight: map[string]int{}}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -116,38 +126,57 @@ func (q *jobQueue) forget(key string, nj *nodeJobs) {
 	}
 }
 
-// pop waits for a job: a must-check one first, the nodes in turn. ok is
-// false once the queue is closed.
+// pop waits for a job: a must-check one first, the nodes in turn, of a
+// node with fewer than maxInFlight checks running. ok is false once the
+// queue is closed. The worker calls done with the job when it is checked.
 func (q *jobQueue) pop() (Job, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for !q.closed && q.total == 0 {
+	for {
+		if q.closed {
+			return Job{}, false
+		}
+		for _, must := range []bool{true, false} {
+			ring := &q.sampled
+			if must {
+				ring = &q.must
+			}
+			for i, key := range *ring {
+				if q.maxInFlight > 0 && q.inFlight[key] >= q.maxInFlight {
+					continue // its share of the workers is busy: the next node's turn
+				}
+				nj := q.nodes[key]
+				list := &nj.sampled
+				if must {
+					list = &nj.must
+				}
+				j := (*list)[0]
+				(*list)[0] = Job{}
+				*list = (*list)[1:]
+				q.total--
+				q.inFlight[key]++
+				// The node's turn is over: to the back of the line, or out of it.
+				*ring = append((*ring)[:i], (*ring)[i+1:]...)
+				if len(*list) > 0 {
+					*ring = append(*ring, key)
+				}
+				q.forget(key, nj)
+				return j, true
+			}
+		}
 		q.cond.Wait()
 	}
-	if q.closed {
-		return Job{}, false
+}
+
+// done ends a popped job's check: its node may have another worker.
+func (q *jobQueue) done(j *Job) {
+	q.mu.Lock()
+	key := queueKey(j)
+	if q.inFlight[key]--; q.inFlight[key] <= 0 {
+		delete(q.inFlight, key)
 	}
-	ring, must := &q.sampled, false
-	if len(q.must) > 0 {
-		ring, must = &q.must, true
-	}
-	key := (*ring)[0]
-	nj := q.nodes[key]
-	list := &nj.sampled
-	if must {
-		list = &nj.must
-	}
-	j := (*list)[0]
-	(*list)[0] = Job{}
-	*list = (*list)[1:]
-	q.total--
-	// The node's turn is over: to the back of the line, or out of it.
-	*ring = (*ring)[1:]
-	if len(*list) > 0 {
-		*ring = append(*ring, key)
-	}
-	q.forget(key, nj)
-	return j, true
+	q.cond.Broadcast()
+	q.mu.Unlock()
 }
 
 // close wakes the workers and drops what waits.

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"testing"
+	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 )
@@ -85,4 +86,42 @@ func TestQueueFullEvictsTheLongest(t *testing.T) {
 	if _, ok := q.pop(); ok {
 		t.Fatal("pop after close")
 	}
+}
+
+// TestSlowNodeCannotHoldEveryWorker: fairness at the dequeue is not
+// enough when one node's checks are slow (a caller chooses costly calls;
+// a check may take up to checkTimeout): if every worker is busy with that
+// node's checks, another node's jobs wait — and drop — behind them. A
+// node has at most maxInFlight of the workers; the others stay free for
+// the rest, and the node's next job goes out as soon as one of its own is
+// done.
+func TestSlowNodeCannotHoldEveryWorker(t *testing.T) {
+	q := newJobQueue(64, 1024)
+	q.maxInFlight = 3
+	for range 10 {
+		q.push(jobOf("slow"), false)
+	}
+	var held []Job
+	for range 3 {
+		j, _ := q.pop()
+		held = append(held, j)
+	}
+	q.push(jobOf("quick"), false)
+	got := make(chan Job, 1)
+	go func() { j, _ := q.pop(); got <- j }()
+	if j := <-got; j.Node.Name != "quick" {
+		t.Fatalf("a fourth worker took %q's job while %q's 3 checks were in flight", j.Node.Name, "slow")
+	}
+	// Every worker free now waits: slow has 3 in flight, quick nothing.
+	go func() { j, _ := q.pop(); got <- j }()
+	select {
+	case j := <-got:
+		t.Fatalf("a worker took %q's job beyond its share of the workers", j.Node.Name)
+	case <-time.After(50 * time.Millisecond): // the worker is waiting (nothing it may take)
+	}
+	q.done(&held[0])
+	if j := <-got; j.Node.Name != "slow" {
+		t.Fatalf("after one of slow's checks ended, a worker took %q", j.Node.Name)
+	}
+	q.close()
 }

@@ -145,6 +145,9 @@ func New(cfg Config) *Verifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	v := &Verifier{cfg: cfg, jobs: newJobQueue(perNodeSlots, queueTotalSlots), stop: cancel,
 		sends: make(chan pendingSend, sendsQueue), sendsDone: make(chan struct{})}
+	// One node's checks may hold three quarters of the workers: the rest
+	// stay free for the other nodes' (queue.go).
+	v.jobs.maxInFlight = max(1, cfg.Workers-cfg.Workers/4)
 	for range cfg.Workers {
 		v.wg.Add(1)
 		go v.run(ctx)
@@ -179,9 +182,48 @@ func (v *Verifier) Offer(j Job) {
 			rate = 1
 		}
 	}
-	if j.Trusted == nil && !mustCheck(j) && rand.Float64() >= rate {
-		return
+	switch {
+	case j.Trusted != nil:
+		// Screened: judged by the provider's answers it brings, always.
+		v.enqueue(j, true)
+	case mustCheck(j):
+		// The sends are checked every time (locally); the calls beside
+		// them in the caller's batch are sampled like any others. Else a
+		// send the node refuses (free: a used nonce) would make every
+		// read of its batch a provider replay ahead of every node's
+		// sampled checks: a caller's choice of check rate (1) and of
+		// whose checks wait.
+		sends, rest := splitSends(j)
+		if len(rest.Calls) > 0 && rand.Float64() < rate {
+			v.enqueue(rest, false)
+		}
+		v.enqueue(sends, true)
+	case rand.Float64() < rate:
+		v.enqueue(j, false)
 	}
+}
+
+// splitSends parts a job into its sends and the rest of its calls (each
+// with its replies and pins).
+func splitSends(j Job) (sends, rest Job) {
+	sends, rest = j, j
+	sends.Calls, sends.Replies, sends.Pins = nil, nil, []Pin{}
+	rest.Calls, rest.Replies, rest.Pins = nil, nil, []Pin{}
+	for k := range min(len(j.Calls), len(j.Replies), len(j.Pins)) {
+		to := &rest
+		if j.Pins[k].Judge == evm.JudgeSend {
+			to = &sends
+		}
+		to.Calls = append(to.Calls, j.Calls[k])
+		to.Replies = append(to.Replies, j.Replies[k])
+		to.Pins = append(to.Pins, j.Pins[k])
+	}
+	return sends, rest
+}
+
+// enqueue hands a sampled (or must-check) job to the workers' queue and
+// books its fate on the node.
+func (v *Verifier) enqueue(j Job, must bool) {
 	// The request goes on with its slices (filters rewrite ids in place):
 	// the check gets its own.
 	j.Calls = append([]jsonrpc.Item(nil), j.Calls...)
@@ -193,7 +235,7 @@ func (v *Verifier) Offer(j Job) {
 		j.Proved = append([]bool(nil), j.Proved...)
 	}
 	j.Pool.NoteCheck(j.Node.Name, upstream.CheckOffered)
-	queued, evicted := v.jobs.push(j, j.Trusted != nil || mustCheck(j))
+	queued, evicted := v.jobs.push(j, must)
 	if evicted != nil {
 		v.dropped(*evicted)
 	}
@@ -231,6 +273,7 @@ func (v *Verifier) run(ctx context.Context) {
 		} else {
 			j.Pool.NoteCheck(j.Node.Name, upstream.CheckFailed)
 		}
+		v.jobs.done(&j)
 	}
 }
 
@@ -345,7 +388,12 @@ func (v *Verifier) check(ctx context.Context, j Job) bool {
 			metrics.Verifications.WithLabelValues("unjudged").Inc()
 		case Match:
 			metrics.Verifications.WithLabelValues("match").Inc()
-			v.matched(j, calls[k].Method)
+			if nodeAnswers[k].Response.Error == nil {
+				// Only a result is verified work. Two refusals alike told
+				// no lie, but a node that refuses what a provider refuses
+				// (for now, or a call made invalid) did nothing to climb on.
+				v.matched(j, calls[k].Method)
+			}
 		case Mismatch:
 			metrics.Verifications.WithLabelValues("mismatch").Inc()
 			v.Convict(j, &calls[k], pins[k], AnswerOf(nodeAnswers[k]), jd.Truth, by, jd.Why)
