@@ -16,7 +16,10 @@ import (
 // (here 200 ms of body_timeout against 300 ms of upstream latency) would be
 // lost although its caller did nothing wrong.
 func TestBodyDeadlineEndsWithTheBody(t *testing.T) {
-	e := startMeteredWith(t, meterOpts{free: 100}, slowServers, "body_timeout 200ms")
+	// The attempt timeout well above the upstream latency: on a busy machine
+	// 300 ms of latency overran the template's 400 ms attempts (a 503 that
+	// says nothing about body_timeout).
+	e := startMeteredWith(t, meterOpts{free: 100, extra: "upstreams {\n\t\t\t\ttimeout 3s\n\t\t\t}"}, slowServers, "body_timeout 200ms")
 	e.alpha.SetDelay(300 * time.Millisecond)
 	e.beta.SetDelay(300 * time.Millisecond)
 	for i := range 3 {
