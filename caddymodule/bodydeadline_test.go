@@ -19,7 +19,7 @@ func TestBodyDeadlineEndsWithTheBody(t *testing.T) {
 	// The attempt timeout well above the upstream latency: on a busy machine
 	// 300 ms of latency overran the template's 400 ms attempts (a 503 that
 	// says nothing about body_timeout).
-	e := startMeteredWith(t, meterOpts{free: 100, extra: "upstreams {\n\t\t\t\ttimeout 3s\n\t\t\t}"}, slowServers, "body_timeout 200ms")
+	e := startMeteredWith(t, meterOpts{free: 100}, slowServers, "body_timeout 200ms\n\t\t\tupstreams {\n\t\t\t\ttimeout 3s\n\t\t\t}")
 	e.alpha.SetDelay(300 * time.Millisecond)
 	e.beta.SetDelay(300 * time.Millisecond)
 	for i := range 3 {
