@@ -256,7 +256,10 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 			continue
 		}
 		metrics.Proofs.WithLabelValues(jsonrpc.MetricLabel(j.Calls[k].Method), o).Inc()
-		j.Proved[k] = o == ProofProved
+		// Only a state read is proved whole. A block's proof is its header:
+		// the rest (transactions, uncles, size) is still judged by sampling,
+		// so it is not marked proved (a sampled check would skip it).
+		j.Proved[k] = o == ProofProved && ProvableState[j.Calls[k].Method]
 		unproven = unproven || o != ProofProved
 	}
 	if !unproven {
@@ -347,6 +350,10 @@ func (v *Verifier) proveState(ctx context.Context, j *Job, view ChainView, idx [
 			continue
 		}
 		truth, why := judgeByProof(j.Calls[q.k].Method, q, proofs[i].Result, j.Replies[q.k].Result)
+		if why == whyOversize {
+			out[q.k] = ProofRerouted // more than any honest proof: not read, not a lie
+			continue
+		}
 		if why == "" {
 			out[q.k] = ProofProved
 			continue
@@ -469,13 +476,35 @@ type accountProof struct {
 	} `json:"storageProof"`
 }
 
+// Bounds on a node's eth_getProof answer, checked before it is decoded
+// and hashed (a node must not make the gateway hash megabytes per call): a
+// path to a 32-byte key in a hexary trie has at most 65 nodes of at most
+// 532 bytes (a full branch), so an honest proof of an account and one slot
+// is under 150 KiB of JSON. Past these the proof is not read; the part goes
+// to a provider (no conviction: the node's value is then judged by the
+// provider's answer, as any rerouted answer is).
+const (
+	maxProofBytes = 256 << 10
+	maxProofNodes = 128
+)
+
+// whyOversize is judgeByProof's answer for a proof past the bounds.
+const whyOversize = "a proof larger than any trie path"
+
 // judgeByProof verifies a node's proof against the block's state root and
 // compares the node's answer with what it proves. why is "" when the
-// answer is proved; truth is the proven value.
+// answer is proved, whyOversize when the proof is past the bounds; truth
+// is the proven value.
 func judgeByProof(method string, q stateQuestion, proof, answer json.RawMessage) (truth json.RawMessage, why string) {
+	if len(proof) > maxProofBytes {
+		return nil, whyOversize
+	}
 	var p accountProof
 	if json.Unmarshal(proof, &p) != nil {
 		return nil, "an eth_getProof answer that is not a proof"
+	}
+	if len(p.AccountProof) > maxProofNodes || (len(p.StorageProof) == 1 && len(p.StorageProof[0].Proof) > maxProofNodes) {
+		return nil, whyOversize
 	}
 	acct, err := provenAccount(q.root, q.addr, p.AccountProof)
 	if err != nil {

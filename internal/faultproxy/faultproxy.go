@@ -448,7 +448,11 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 			}
 		}
 		if m == "eth_getProof" && mode == LieSometimes && r.Error == nil {
-			p.alterProof(paramsOf[string(r.ID)], r)
+			if Shape(p.shape.Load()) == ShapeProofPadded {
+				padProof(r)
+			} else {
+				p.alterProof(paramsOf[string(r.ID)], r)
+			}
 		}
 		switch {
 		case errorOf[m] != nil:
