@@ -417,3 +417,59 @@ func TestProvedProofSizeIsBounded(t *testing.T) {
 		t.Fatalf("a node whose values were true was convicted for padding its proofs: %v", st)
 	}
 }
+
+// TestProvedEmptyStorageOfOtherClients (review of issue 41 item 8): honest
+// nodes of other clients spell the proof of an empty storage trie their own
+// way — reth proves it with the empty trie's node ["0x80"], Besu gives a
+// missing account no storageProof entry — and must never be convicted for
+// it: an account whose proven storage root is the empty trie's has every
+// slot zero, whatever storage proof comes with it. eth_getStorageAt of an
+// account with no storage (the deployer) and of one that does not exist
+// is proved for each, and neither node is quarantined.
+func TestProvedEmptyStorageOfOtherClients(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	acct, _ := e.net.Manifest.Account("deployer")
+	for _, c := range []struct {
+		id      string
+		dialect int32
+	}{{"NODE-EU-RETHLIKE", faultproxy.DialectReth}, {"NODE-EU-BESULIKE", faultproxy.DialectBesu}} {
+		node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+		t.Cleanup(node.Close)
+		node.ProofDialect.Store(c.dialect)
+		e.registerNode(t, c.id, node.URL())
+		e.waitForNodeOn(t, c.id, func() string { return headNumber })
+		before := e.provedCounts(t)["eth_getStorageAt"]
+		served := map[string]int{}
+		deadline := time.Now().Add(60 * time.Second)
+		for i := 0; served[acct.Address] < 3 || served[missingAccount] < 3; i++ {
+			who := acct.Address
+			if i%2 == 1 {
+				who = missingAccount
+			}
+			a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":["`+who+`","0x0","latest"]}`)
+			if a.status != http.StatusOK || !strings.Contains(string(a.body), `"result":"0x0000000000000000000000000000000000000000000000000000000000000000"`) {
+				t.Fatalf("%s: storage of %s: %d %s", c.id, who, a.status, a.body)
+			}
+			if a.header.Get("X-Tollgate-Upstream") == c.id {
+				served[who]++
+			}
+			if st := e.upstreamState(t, c.id); st["quarantined"] != false {
+				t.Fatalf("%s: an honest node was convicted for its client's empty storage proof: %v", c.id, st)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: served %v in 60 s", c.id, served)
+			}
+		}
+		after := e.provedCounts(t)["eth_getStorageAt"]
+		if d := after["proved"] - before["proved"]; d != served[acct.Address]+served[missingAccount] {
+			t.Errorf("%s: %d storage reads proved, the node served %v", c.id, d, served)
+		}
+		if d := after["lie"] - before["lie"]; d != 0 {
+			t.Errorf("%s: %d honest storage proofs judged lies", c.id, d)
+		}
+		node.SetMode(faultproxy.Fail502) // out of the way of the next client's node
+	}
+}
+
+// missingAccount is an address no dev chain account or contract has.
+const missingAccount = "0x00000000000000000000000000000000000e4e4e"
