@@ -473,3 +473,48 @@ func TestProvedEmptyStorageOfOtherClients(t *testing.T) {
 
 // missingAccount is an address no dev chain account or contract has.
 const missingAccount = "0x00000000000000000000000000000000000e4e4e"
+
+// TestProvedBlockWithAMemberNamedTwice (review of issue 41 item 8): a node
+// that writes a block's "miner" twice — a made-up one first, the true one
+// last — passes a header check that reads JSON as Go does (the last member
+// wins) and a sampled comparison alike, while a caller whose decoder takes
+// the first member or refuses duplicates (serde, so alloy) gets the lie or
+// an error. Such an answer is never delivered: the node is convicted at
+// its first.
+func TestProvedBlockWithAMemberNamedTwice(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	const nodeID = "NODE-EU-NAMEDTWO"
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetShape(faultproxy.ShapeNamedTwice)
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+	liar.SetMode(faultproxy.LieSometimes)
+	block := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`
+	calls, delivered := 0, 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		calls++
+		a := e.rpc(t, block)
+		if a.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
+		}
+		if strings.Count(string(a.body), `"miner"`) > 1 {
+			delivered++
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a node writing a block's miner twice was not caught after %d calls (%d lies told, %d delivered)",
+				calls, liar.Lies.Load(), delivered)
+		}
+	}
+	t.Logf("quarantined after %d calls; %d lies told, %d delivered", calls, liar.Lies.Load(), delivered)
+	if delivered != 0 {
+		t.Errorf("%d blocks with a member named twice delivered, want 0", delivered)
+	}
+	if liar.Lies.Load() != 1 {
+		t.Errorf("quarantined after %d lies, want at its first", liar.Lies.Load())
+	}
+}

@@ -649,6 +649,12 @@ func (v *Verifier) proveBlock(ctx context.Context, j *Job, view ChainView, k int
 	if !rehash {
 		return "", nil, "" // the chain's headers are not go-ethereum's: sampled
 	}
+	if namedTwice(ans) {
+		// Go reads the last of two same-named members, other clients the
+		// first or neither (serde, alloy: an error): the header proved
+		// here would not be the one every caller reads.
+		return ProofLie, nil, "an answer with a member named twice"
+	}
 	if hc := headerHashes(ans); hc != headerTrue {
 		return ProofLie, nil, "its hash is not keccak256 of its header"
 	}
@@ -699,4 +705,49 @@ func headerEvidence(block json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{"headerHash":null}`)
 	}
 	return json.RawMessage(`{"headerHash":"` + h.Hash().Hex() + `"}`)
+}
+
+// namedTwice: some object in raw has two members of one name. No client
+// writes that; decoders disagree on which one counts.
+func namedTwice(raw json.RawMessage) bool {
+	type frame struct {
+		obj, wantKey bool
+		keys         map[string]bool
+	}
+	var stack []*frame
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // the end, or not JSON (judged elsewhere)
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.wantKey {
+			if k, ok := tok.(string); ok {
+				if top.keys[k] {
+					return true
+				}
+				top.keys[k], top.wantKey = true, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			stack = append(stack, &frame{obj: tok == json.Delim('{'), wantKey: true, keys: map[string]bool{}})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				top = stack[len(stack)-1]
+			} else {
+				top = nil
+			}
+		}
+		if top != nil && top.obj {
+			top.wantKey = true // a value ended: a key is next
+		}
+	}
 }

@@ -64,6 +64,11 @@ const (
 	// with ProofPadNodes junk trie nodes (that no path reaches): a proof
 	// that verifies, made as costly to read as a reply may be.
 	ShapeProofPadded
+	// ShapeNamedTwice: a block by number with a second "miner" member
+	// (LieAddress) written before the true one: Go reads the true one
+	// (last wins), a first-wins or strict decoder (serde, alloy) the lie
+	// or an error.
+	ShapeNamedTwice
 )
 
 // ProofPadNodes is how many junk nodes ShapeProofPadded adds to a proof
@@ -100,7 +105,7 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 		return m == "eth_getTransactionReceipt"
 	case ShapeSelfConsistentBlock:
 		return m == "eth_getBlockByNumber" && !null && (!p.OrphansAtHead.Load() || p.atHead(r.Result))
-	case ShapeOmit, ShapeForgedBlock, ShapeHeaderField, ShapeBlockBody:
+	case ShapeOmit, ShapeForgedBlock, ShapeHeaderField, ShapeBlockBody, ShapeNamedTwice:
 		return m == "eth_getBlockByNumber" && !null
 	case ShapeProofPadded:
 		return false // it tells no lie: it only pads its proofs
@@ -126,6 +131,10 @@ func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 		r.Result = json.RawMessage(strconv.Quote(LieWord))
 	case ShapeHeaderField:
 		setMember(r, "miner", json.RawMessage(strconv.Quote(LieAddress)))
+	case ShapeNamedTwice:
+		if t := bytes.TrimSpace(r.Result); len(t) > 1 && t[0] == '{' {
+			r.Result = append([]byte(`{"miner":"`+LieAddress+`",`), t[1:]...)
+		}
 	case ShapeBlockBody:
 		var b struct {
 			Transactions []json.RawMessage `json:"transactions"`
