@@ -186,6 +186,9 @@ func TestNamedTwice(t *testing.T) {
 		`{"t":[{"h":1},{"h":2}],"n":{"m":{}},"t2":1,"n":0}`: true,
 		`[{"a":1},{"a":1}]`:                                 false,
 		`not json`:                                          false,
+		`{"miner":1,"\u006diner":2}`:                        true,
+		`{"a\"b":1,"a\"c":2,"x":"{\"x\":1,"}`:               false,
+		`{"a":[1,{"b":2}],"c":{"b":3}}`:                     false,
 	} {
 		if got := namedTwice(json.RawMessage(raw)); got != want {
 			t.Errorf("namedTwice(%s) = %v, want %v", raw, got, want)
