@@ -319,3 +319,202 @@ func TestProvedLiarsDeliverNothing(t *testing.T) {
 		t.Errorf("eth_getBlockByNumber proofs: %v, want 1 lie and some proved", b)
 	}
 }
+
+// TestProvedBlockBodyIsStillJudged (review of issue 41 item 8): a block's
+// proof is its header only. A node that answers blocks with their true
+// header (the hash rehashes) and a made-up transaction in the body must
+// still be judged by sampling, as docs/trust.md says — the header's proof
+// must not mark the whole answer verified. It is caught (quarantined, the
+// evidence about eth_getBlockByNumber) after at most a few lies: a fresh
+// node is checked at rate 1.
+func TestProvedBlockBodyIsStillJudged(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	const nodeID = "NODE-EU-BODYLIAR"
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetShape(faultproxy.ShapeBlockBody)
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+	liar.SetMode(faultproxy.LieSometimes)
+	block := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`
+	before := e.provedCounts(t)["eth_getBlockByNumber"]
+	calls, delivered := 0, 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		calls++
+		a := e.rpc(t, block)
+		if a.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
+		}
+		if faultproxy.IsLie("eth_getBlockByNumber", a.body, nil) {
+			delivered++
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a node adding a made-up transaction to true headers was not caught after %d calls (%d lies told, %d delivered)",
+				calls, liar.Lies.Load(), delivered)
+		}
+	}
+	after := e.provedCounts(t)["eth_getBlockByNumber"]
+	t.Logf("quarantined after %d calls; %d lies told, %d delivered; headers proved %d", calls, liar.Lies.Load(), delivered,
+		after["proved"]-before["proved"])
+	if after["proved"]-before["proved"] == 0 {
+		t.Errorf("no block header of the node was proved: the test did not exercise the proof")
+	}
+	if delivered > 3 {
+		t.Errorf("%d blocks with a made-up transaction delivered, want at most 3 (sampled at rate 1)", delivered)
+	}
+	if ev := waitEvidence(t, e, nodeID); ev.Method != "eth_getBlockByNumber" {
+		t.Errorf("evidence about %s, want eth_getBlockByNumber", ev.Method)
+	}
+}
+
+// TestProvedProofSizeIsBounded (review of issue 41 item 8): a node whose
+// eth_getProof answers are padded with 2,000 junk trie nodes (about 2 MiB,
+// a proof that still verifies: VerifyProof only follows the path) must not
+// make the gateway decode and hash them for every balance. Its proofs are
+// not read (the counter says rerouted, never proved), the caller gets the
+// true balance from a provider, and the node is not convicted (its value
+// was true).
+func TestProvedProofSizeIsBounded(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	const nodeID = "NODE-EU-FATPROOF"
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	node.SetShape(faultproxy.ShapeProofPadded)
+	e.registerNode(t, nodeID, node.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+	node.SetMode(faultproxy.LieSometimes) // pads every proof, tells no lie
+	acct, _ := e.net.Manifest.Account("deployer")
+	balance := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
+	before := e.provedCounts(t)["eth_getBalance"]
+	proofsBefore := node.Calls("eth_getProof")
+	deadline := time.Now().Add(60 * time.Second)
+	for node.Calls("eth_getProof")-proofsBefore < 5 {
+		a := e.rpc(t, balance)
+		if a.status != http.StatusOK || !strings.Contains(string(a.body), `"result"`) || faultproxy.IsLie("eth_getBalance", a.body, nil) {
+			t.Fatalf("balance: %d %s", a.status, a.body)
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			t.Fatalf("a balance proved by a padded proof was delivered as the node's: %s", a.body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node was asked %d proofs in 60 s", node.Calls("eth_getProof")-proofsBefore)
+		}
+	}
+	after := e.provedCounts(t)["eth_getBalance"]
+	asked := node.Calls("eth_getProof") - proofsBefore
+	t.Logf("%d padded proofs: %d proved, %d rerouted", asked, after["proved"]-before["proved"], after["rerouted"]-before["rerouted"])
+	if d := after["proved"] - before["proved"]; d != 0 {
+		t.Errorf("%d balances proved by padded proofs (read whole): want 0", d)
+	}
+	if d := after["rerouted"] - before["rerouted"]; d < asked {
+		t.Errorf("%d of %d padded proofs rerouted, want each", d, asked)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+		t.Fatalf("a node whose values were true was convicted for padding its proofs: %v", st)
+	}
+}
+
+// TestProvedEmptyStorageOfOtherClients (review of issue 41 item 8): honest
+// nodes of other clients spell the proof of an empty storage trie their own
+// way — reth proves it with the empty trie's node ["0x80"], Besu gives a
+// missing account no storageProof entry — and must never be convicted for
+// it: an account whose proven storage root is the empty trie's has every
+// slot zero, whatever storage proof comes with it. eth_getStorageAt of an
+// account with no storage (the deployer) and of one that does not exist
+// is proved for each, and neither node is quarantined.
+func TestProvedEmptyStorageOfOtherClients(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	acct, _ := e.net.Manifest.Account("deployer")
+	for _, c := range []struct {
+		id      string
+		dialect int32
+	}{{"NODE-EU-RETHLIKE", faultproxy.DialectReth}, {"NODE-EU-BESULIKE", faultproxy.DialectBesu}} {
+		node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+		t.Cleanup(node.Close)
+		node.ProofDialect.Store(c.dialect)
+		e.registerNode(t, c.id, node.URL())
+		e.waitForNodeOn(t, c.id, func() string { return headNumber })
+		before := e.provedCounts(t)["eth_getStorageAt"]
+		served := map[string]int{}
+		deadline := time.Now().Add(60 * time.Second)
+		for i := 0; served[acct.Address] < 3 || served[missingAccount] < 3; i++ {
+			who := acct.Address
+			if i%2 == 1 {
+				who = missingAccount
+			}
+			a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":["`+who+`","0x0","latest"]}`)
+			if a.status != http.StatusOK || !strings.Contains(string(a.body), `"result":"0x0000000000000000000000000000000000000000000000000000000000000000"`) {
+				t.Fatalf("%s: storage of %s: %d %s", c.id, who, a.status, a.body)
+			}
+			if a.header.Get("X-Tollgate-Upstream") == c.id {
+				served[who]++
+			}
+			if st := e.upstreamState(t, c.id); st["quarantined"] != false {
+				t.Fatalf("%s: an honest node was convicted for its client's empty storage proof: %v", c.id, st)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: served %v in 60 s", c.id, served)
+			}
+		}
+		after := e.provedCounts(t)["eth_getStorageAt"]
+		if d := after["proved"] - before["proved"]; d != served[acct.Address]+served[missingAccount] {
+			t.Errorf("%s: %d storage reads proved, the node served %v", c.id, d, served)
+		}
+		if d := after["lie"] - before["lie"]; d != 0 {
+			t.Errorf("%s: %d honest storage proofs judged lies", c.id, d)
+		}
+		node.SetMode(faultproxy.Fail502) // out of the way of the next client's node
+	}
+}
+
+// missingAccount is an address no dev chain account or contract has.
+const missingAccount = "0x00000000000000000000000000000000000e4e4e"
+
+// TestProvedBlockWithAMemberNamedTwice (review of issue 41 item 8): a node
+// that writes a block's "miner" twice — a made-up one first, the true one
+// last — passes a header check that reads JSON as Go does (the last member
+// wins) and a sampled comparison alike, while a caller whose decoder takes
+// the first member or refuses duplicates (serde, so alloy) gets the lie or
+// an error. Such an answer is never delivered: the node is convicted at
+// its first.
+func TestProvedBlockWithAMemberNamedTwice(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	const nodeID = "NODE-EU-NAMEDTWO"
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetShape(faultproxy.ShapeNamedTwice)
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+	liar.SetMode(faultproxy.LieSometimes)
+	block := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`
+	calls, delivered := 0, 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		calls++
+		a := e.rpc(t, block)
+		if a.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
+		}
+		if strings.Count(string(a.body), `"miner"`) > 1 {
+			delivered++
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a node writing a block's miner twice was not caught after %d calls (%d lies told, %d delivered)",
+				calls, liar.Lies.Load(), delivered)
+		}
+	}
+	t.Logf("quarantined after %d calls; %d lies told, %d delivered", calls, liar.Lies.Load(), delivered)
+	if delivered != 0 {
+		t.Errorf("%d blocks with a member named twice delivered, want 0", delivered)
+	}
+	if liar.Lies.Load() != 1 {
+		t.Errorf("quarantined after %d lies, want at its first", liar.Lies.Load())
+	}
+}

@@ -256,7 +256,10 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 			continue
 		}
 		metrics.Proofs.WithLabelValues(jsonrpc.MetricLabel(j.Calls[k].Method), o).Inc()
-		j.Proved[k] = o == ProofProved
+		// Only a state read is proved whole. A block's proof is its header:
+		// the rest (transactions, uncles, size) is still judged by sampling,
+		// so it is not marked proved (a sampled check would skip it).
+		j.Proved[k] = o == ProofProved && ProvableState[j.Calls[k].Method]
 		unproven = unproven || o != ProofProved
 	}
 	if !unproven {
@@ -347,6 +350,10 @@ func (v *Verifier) proveState(ctx context.Context, j *Job, view ChainView, idx [
 			continue
 		}
 		truth, why := judgeByProof(j.Calls[q.k].Method, q, proofs[i].Result, j.Replies[q.k].Result)
+		if why == whyOversize {
+			out[q.k] = ProofRerouted // more than any honest proof: not read, not a lie
+			continue
+		}
 		if why == "" {
 			out[q.k] = ProofProved
 			continue
@@ -469,13 +476,35 @@ type accountProof struct {
 	} `json:"storageProof"`
 }
 
+// Bounds on a node's eth_getProof answer, checked before it is decoded
+// and hashed (a node must not make the gateway hash megabytes per call): a
+// path to a 32-byte key in a hexary trie has at most 65 nodes of at most
+// 532 bytes (a full branch), so an honest proof of an account and one slot
+// is under 150 KiB of JSON. Past these the proof is not read; the part goes
+// to a provider (no conviction: the node's value is then judged by the
+// provider's answer, as any rerouted answer is).
+const (
+	maxProofBytes = 256 << 10
+	maxProofNodes = 128
+)
+
+// whyOversize is judgeByProof's answer for a proof past the bounds.
+const whyOversize = "a proof larger than any trie path"
+
 // judgeByProof verifies a node's proof against the block's state root and
 // compares the node's answer with what it proves. why is "" when the
-// answer is proved; truth is the proven value.
+// answer is proved, whyOversize when the proof is past the bounds; truth
+// is the proven value.
 func judgeByProof(method string, q stateQuestion, proof, answer json.RawMessage) (truth json.RawMessage, why string) {
+	if len(proof) > maxProofBytes {
+		return nil, whyOversize
+	}
 	var p accountProof
 	if json.Unmarshal(proof, &p) != nil {
 		return nil, "an eth_getProof answer that is not a proof"
+	}
+	if len(p.AccountProof) > maxProofNodes || (len(p.StorageProof) == 1 && len(p.StorageProof[0].Proof) > maxProofNodes) {
+		return nil, whyOversize
 	}
 	acct, err := provenAccount(q.root, q.addr, p.AccountProof)
 	if err != nil {
@@ -497,13 +526,21 @@ func judgeByProof(method string, q stateQuestion, proof, answer json.RawMessage)
 		}
 		return nil, ""
 	case "eth_getStorageAt":
-		if len(p.StorageProof) != 1 {
-			return nil, "a storage proof of another number of slots"
+		var val common.Hash
+		if acct.Root != types.EmptyRootHash {
+			if len(p.StorageProof) != 1 {
+				return nil, "a storage proof of another number of slots"
+			}
+			v, err := provenSlot(acct.Root, *q.slot, p.StorageProof[0].Proof)
+			if err != nil {
+				return nil, "its storage proof does not verify against the account's storage root: " + err.Error()
+			}
+			val = v
 		}
-		val, err := provenSlot(acct.Root, *q.slot, p.StorageProof[0].Proof)
-		if err != nil {
-			return nil, "its storage proof does not verify against the account's storage root: " + err.Error()
-		}
+		// else the proven account has no storage (or does not exist):
+		// every slot is zero, whatever storage proof the client gives —
+		// geth [], reth ["0x80"] (the empty trie's node), old Besu no
+		// entry for a missing account — and none is read.
 		want = val.Hex()
 		var got hexutil.Bytes
 		if json.Unmarshal(answer, &got) != nil || len(got) > 32 || common.BytesToHash(got) != val {
@@ -612,6 +649,12 @@ func (v *Verifier) proveBlock(ctx context.Context, j *Job, view ChainView, k int
 	if !rehash {
 		return "", nil, "" // the chain's headers are not go-ethereum's: sampled
 	}
+	if namedTwice(ans) {
+		// Go reads the last of two same-named members, other clients the
+		// first or neither (serde, alloy: an error): the header proved
+		// here would not be the one every caller reads.
+		return ProofLie, nil, "an answer with a member named twice"
+	}
 	if hc := headerHashes(ans); hc != headerTrue {
 		return ProofLie, nil, "its hash is not keccak256 of its header"
 	}
@@ -662,4 +705,66 @@ func headerEvidence(block json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{"headerHash":null}`)
 	}
 	return json.RawMessage(`{"headerHash":"` + h.Hash().Hex() + `"}`)
+}
+
+// namedTwice: some object in raw has two members of one name. No client
+// writes that; decoders disagree on which one counts. One pass over the
+// bytes, no allocation but for a key spelled with escapes (a block of 200
+// transactions is scanned in well under a millisecond).
+func namedTwice(raw json.RawMessage) bool {
+	type level struct {
+		obj  bool
+		keys [][]byte
+	}
+	var stack []level
+	prev := byte(0) // the last byte outside strings and whitespace
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '"':
+			j, esc := i+1, false
+			for ; j < len(raw) && raw[j] != '"'; j++ {
+				if raw[j] == '\\' {
+					esc = true
+					j++
+				}
+			}
+			if j >= len(raw) {
+				return false // not JSON: judged elsewhere
+			}
+			if n := len(stack); n > 0 && stack[n-1].obj && (prev == '{' || prev == ',') {
+				key := raw[i+1 : j]
+				if esc { // "miner" and "\u006diner" are one name
+					var s string
+					if json.Unmarshal(raw[i:j+1], &s) != nil {
+						return false
+					}
+					key = []byte(s)
+				}
+				for _, k := range stack[n-1].keys {
+					if bytes.Equal(k, key) {
+						return true
+					}
+				}
+				stack[n-1].keys = append(stack[n-1].keys, key)
+			}
+			i, prev = j, '"'
+		case '{', '[':
+			if n := len(stack); n < cap(stack) {
+				stack = stack[:n+1] // reuse the level's key list
+				stack[n].obj, stack[n].keys = c == '{', stack[n].keys[:0]
+			} else {
+				stack = append(stack, level{obj: c == '{'})
+			}
+			prev = c
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			prev = c
+		case ' ', '\t', '\n', '\r':
+		default:
+			prev = c
+		}
+	}
+	return false
 }

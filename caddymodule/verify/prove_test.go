@@ -173,3 +173,25 @@ func cpuTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestNamedTwice: a member named twice is found at any depth, and only then
+// (the same name in sibling objects, or as a value, is not twice).
+func TestNamedTwice(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"a":1,"b":2}`:                                     false,
+		`{"a":1,"a":2}`:                                     true,
+		`{"a":{"x":1},"b":{"x":1}}`:                         false,
+		`{"a":[{"x":1,"x":2}]}`:                             true,
+		`{"a":"a","b":["a","a"],"c":{"a":"c"}}`:             false,
+		`{"t":[{"h":1},{"h":2}],"n":{"m":{}},"t2":1,"n":0}`: true,
+		`[{"a":1},{"a":1}]`:                                 false,
+		`not json`:                                          false,
+		`{"miner":1,"\u006diner":2}`:                        true,
+		`{"a\"b":1,"a\"c":2,"x":"{\"x\":1,"}`:               false,
+		`{"a":[1,{"b":2}],"c":{"b":3}}`:                     false,
+	} {
+		if got := namedTwice(json.RawMessage(raw)); got != want {
+			t.Errorf("namedTwice(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}

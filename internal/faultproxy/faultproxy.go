@@ -106,6 +106,12 @@ type Proxy struct {
 	// SwapSendHash: a liar that keeps a caller's eth_sendRawTransaction
 	// (never passes it on) and answers with LieHash.
 	SwapSendHash atomic.Bool
+	// ProofDialect: an honest node of another client whose eth_getProof
+	// spells an empty storage trie its own way (proofs.go): DialectReth
+	// proves it with the empty trie's own node ["0x80"] (reth before its
+	// PR 24719), DialectBesu gives a missing account no storageProof
+	// entries at all (Besu before its PR 11082). 0: as geth.
+	ProofDialect atomic.Int32
 	// OlderLogs: an honest node of an older client (or another one) whose
 	// logs have no blockTimestamp (go-ethereum added it to logs in 1.16).
 	OlderLogs atomic.Bool
@@ -402,7 +408,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.TipWei.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || len(errorOf) > 0 {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.TipWei.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || p.ProofDialect.Load() != 0 || len(errorOf) > 0 {
 		out = p.rewrite(calls, out, mode, errorOf)
 	}
 	status := resp.StatusCode
@@ -466,6 +472,9 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 				r.Result, _ = json.Marshal(rc)
 			}
 		}
+		if d := p.ProofDialect.Load(); d != 0 && m == "eth_getProof" && r.Error == nil {
+			dialectProof(d, r)
+		}
 		if p.OlderLogs.Load() && m == "eth_getLogs" && r.Error == nil {
 			var logs []map[string]json.RawMessage
 			if json.Unmarshal(r.Result, &logs) == nil {
@@ -499,7 +508,11 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 			}
 		}
 		if m == "eth_getProof" && mode == LieSometimes && r.Error == nil {
-			p.alterProof(paramsOf[string(r.ID)], r)
+			if Shape(p.shape.Load()) == ShapeProofPadded {
+				padProof(r)
+			} else {
+				p.alterProof(paramsOf[string(r.ID)], r)
+			}
 		}
 		switch {
 		case errorOf[m] != nil:

@@ -85,3 +85,69 @@ func (p *Proxy) alterProof(params []any, r *reply) {
 	obj["accountProof"], _ = json.Marshal(nodes)
 	r.Result, _ = json.Marshal(obj)
 }
+
+// padProof adds ProofPadNodes junk nodes to an eth_getProof answer's
+// accountProof (ShapeProofPadded): trie.VerifyProof only follows the path
+// from the root, so the proof still verifies.
+func padProof(r *reply) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(r.Result, &obj) != nil {
+		return
+	}
+	var nodes []hexutil.Bytes
+	if json.Unmarshal(obj["accountProof"], &nodes) != nil {
+		return
+	}
+	for i := range ProofPadNodes {
+		junk := bytes.Repeat([]byte{byte(i), byte(i >> 8)}, 266)
+		nodes = append(nodes, junk)
+	}
+	obj["accountProof"], _ = json.Marshal(nodes)
+	r.Result, _ = json.Marshal(obj)
+}
+
+// ProofDialect values.
+const (
+	DialectReth int32 = 1 + iota
+	DialectBesu
+)
+
+// dialectProof respells an honest geth eth_getProof answer as another
+// client does for an account whose storage trie is empty (storageHash the
+// empty root, or zero for a missing account): each storage proof [] becomes ["0x80"] (DialectReth), or,
+// for an account that does not exist (nonce 0, balance 0, no code), the
+// storageProof list is empty (DialectBesu).
+func dialectProof(d int32, r *reply) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(r.Result, &obj) != nil {
+		return
+	}
+	var storageHash string
+	_ = json.Unmarshal(obj["storageHash"], &storageHash)
+	// geth names a missing account's storage and code hashes by zero.
+	zero := "0x" + strings.Repeat("0", 64)
+	if !strings.EqualFold(storageHash, types.EmptyRootHash.Hex()) && storageHash != zero {
+		return
+	}
+	switch d {
+	case DialectReth:
+		var sps []map[string]json.RawMessage
+		if json.Unmarshal(obj["storageProof"], &sps) != nil {
+			return
+		}
+		for _, sp := range sps {
+			sp["proof"] = json.RawMessage(`["0x80"]`)
+		}
+		obj["storageProof"], _ = json.Marshal(sps)
+	case DialectBesu:
+		var balance, nonce, codeHash string
+		_ = json.Unmarshal(obj["balance"], &balance)
+		_ = json.Unmarshal(obj["nonce"], &nonce)
+		_ = json.Unmarshal(obj["codeHash"], &codeHash)
+		if balance != "0x0" || nonce != "0x0" || (!strings.EqualFold(codeHash, types.EmptyCodeHash.Hex()) && codeHash != zero) {
+			return
+		}
+		obj["storageProof"] = json.RawMessage(`[]`)
+	}
+	r.Result, _ = json.Marshal(obj)
+}

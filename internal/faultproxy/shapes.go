@@ -56,7 +56,24 @@ const (
 	// 32-byte value). eth_call is sampled, not proved: the shape that
 	// measures the sampling bound.
 	ShapeCall
+	// ShapeBlockBody: a block by number with its true header (it rehashes
+	// to its true hash) and a made-up transaction (LieHash) added to its
+	// transactions: a body its header does not prove.
+	ShapeBlockBody
+	// ShapeProofPadded: honest answers, and every eth_getProof answer padded
+	// with ProofPadNodes junk trie nodes (that no path reaches): a proof
+	// that verifies, made as costly to read as a reply may be.
+	ShapeProofPadded
+	// ShapeNamedTwice: a block by number with a second "miner" member
+	// (LieAddress) written before the true one: Go reads the true one
+	// (last wins), a first-wins or strict decoder (serde, alloy) the lie
+	// or an error.
+	ShapeNamedTwice
 )
+
+// ProofPadNodes is how many junk nodes ShapeProofPadded adds to a proof
+// (each 532 bytes, the largest a trie node is: about 2 MiB of JSON).
+const ProofPadNodes = 2000
 
 // LieWord is the 32-byte value a ShapeCall liar answers eth_call with.
 const LieWord = "0x000000000000000000000000000000000000000000000000000000000000dead"
@@ -88,8 +105,10 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 		return m == "eth_getTransactionReceipt"
 	case ShapeSelfConsistentBlock:
 		return m == "eth_getBlockByNumber" && !null && (!p.OrphansAtHead.Load() || p.atHead(r.Result))
-	case ShapeOmit, ShapeForgedBlock, ShapeHeaderField:
+	case ShapeOmit, ShapeForgedBlock, ShapeHeaderField, ShapeBlockBody, ShapeNamedTwice:
 		return m == "eth_getBlockByNumber" && !null
+	case ShapeProofPadded:
+		return false // it tells no lie: it only pads its proofs
 	case ShapeCall:
 		return m == "eth_call" && !null
 	}
@@ -112,6 +131,17 @@ func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 		r.Result = json.RawMessage(strconv.Quote(LieWord))
 	case ShapeHeaderField:
 		setMember(r, "miner", json.RawMessage(strconv.Quote(LieAddress)))
+	case ShapeNamedTwice:
+		if t := bytes.TrimSpace(r.Result); len(t) > 1 && t[0] == '{' {
+			r.Result = append([]byte(`{"miner":"`+LieAddress+`",`), t[1:]...)
+		}
+	case ShapeBlockBody:
+		var b struct {
+			Transactions []json.RawMessage `json:"transactions"`
+		}
+		_ = json.Unmarshal(r.Result, &b)
+		txs, _ := json.Marshal(append(b.Transactions, json.RawMessage(strconv.Quote(LieHash))))
+		setMember(r, "transactions", txs)
 	case ShapeProvedValue, ShapeProofNode:
 		if block {
 			setMember(r, "hash", json.RawMessage(strconv.Quote(LieHash)))
