@@ -54,57 +54,99 @@ type DocBlock struct {
 	Commands []DocCommand
 }
 
-// DocBlocks returns the fenced blocks of a Markdown page; commands are the
-// non-blank lines that are not # comments.
-func DocBlocks(md []byte) ([]DocBlock, error) {
-	var out []DocBlock
-	var cur *DocBlock
-	var cont *DocCommand
+// fence is one fenced block of a page as written: the lines between its
+// fences, trimmed, with their page line numbers. It is the one fence scanner
+// of the package: DocBlocks, CurlExamples (readme.go) and GuideCommands
+// (guide.go) each read its blocks and apply only their own rules.
+type fence struct {
+	Line   int      // line of the opening fence
+	Info   []string // the info string's words
+	Lines  []fenceLine
+	Closed bool // false only for a last block the page never closes
+}
+
+type fenceLine struct {
+	N    int    // 1-based line in the page
+	Text string // trimmed
+}
+
+// fences returns the fenced blocks of a Markdown page, a block left open at
+// the end included (Closed false), and then the scanner's error: a reader
+// stops on it, so it comes after whatever the blocks read so far say.
+func fences(md []byte) ([]fence, error) {
+	var out []fence
+	var cur *fence
 	sc := bufio.NewScanner(bytes.NewReader(md))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		trim := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(trim, "```") {
-			if cur != nil {
-				if cont != nil {
-					return nil, fmt.Errorf("line %d: a command ends with a continuation", cont.Line)
-				}
-				out = append(out, *cur)
-				cur = nil
-				continue
-			}
-			info := strings.Fields(strings.TrimPrefix(trim, "```"))
-			cur = &DocBlock{Line: n}
-			if len(info) > 0 {
-				cur.Lang, cur.Attrs = info[0], info[1:]
-			}
-			continue
+		switch {
+		case strings.HasPrefix(trim, "```") && cur != nil:
+			cur.Closed = true
+			out = append(out, *cur)
+			cur = nil
+		case strings.HasPrefix(trim, "```"):
+			cur = &fence{Line: n, Info: strings.Fields(strings.TrimPrefix(trim, "```"))}
+		case cur != nil:
+			cur.Lines = append(cur.Lines, fenceLine{n, trim})
 		}
-		if cur == nil {
-			continue
-		}
+	}
+	if cur != nil {
+		out = append(out, *cur)
+	}
+	return out, sc.Err()
+}
+
+// commands joins a block's lines into commands: blank lines and # comments
+// are skipped, a line ending in `\` continues onto the next. open is the
+// line of a command the block ends inside (0: none).
+func (f fence) commands() (cmds []DocCommand, open int) {
+	var cont *DocCommand
+	for _, l := range f.Lines {
 		if cont != nil {
-			cont.Text += " " + strings.TrimSuffix(trim, `\`)
-			if !strings.HasSuffix(trim, `\`) {
-				cur.Commands = append(cur.Commands, *cont)
+			cont.Text += " " + strings.TrimSuffix(l.Text, `\`)
+			if !strings.HasSuffix(l.Text, `\`) {
+				cmds = append(cmds, *cont)
 				cont = nil
 			}
 			continue
 		}
-		if trim == "" || strings.HasPrefix(trim, "#") {
+		if l.Text == "" || strings.HasPrefix(l.Text, "#") {
 			continue
 		}
-		c := DocCommand{Line: n, Text: strings.TrimSuffix(trim, `\`)}
-		if strings.HasSuffix(trim, `\`) {
+		c := DocCommand{Line: l.N, Text: strings.TrimSuffix(l.Text, `\`)}
+		if strings.HasSuffix(l.Text, `\`) {
 			cont = &c
 		} else {
-			cur.Commands = append(cur.Commands, c)
+			cmds = append(cmds, c)
 		}
 	}
-	if cur != nil {
-		return nil, fmt.Errorf("line %d: a fenced block is not closed", cur.Line)
+	if cont != nil {
+		open = cont.Line
 	}
-	return out, sc.Err()
+	return cmds, open
+}
+
+// DocBlocks returns the fenced blocks of a Markdown page; commands are the
+// non-blank lines that are not # comments.
+func DocBlocks(md []byte) ([]DocBlock, error) {
+	blocks, err := fences(md)
+	var out []DocBlock
+	for _, f := range blocks {
+		if !f.Closed {
+			return nil, fmt.Errorf("line %d: a fenced block is not closed", f.Line)
+		}
+		b := DocBlock{Line: f.Line}
+		if len(f.Info) > 0 {
+			b.Lang, b.Attrs = f.Info[0], f.Info[1:]
+		}
+		var open int
+		if b.Commands, open = f.commands(); open != 0 {
+			return nil, fmt.Errorf("line %d: a command ends with a continuation", open)
+		}
+		out = append(out, b)
+	}
+	return out, err
 }
 
 // shellWords splits a command into words, keeping quoted strings (and

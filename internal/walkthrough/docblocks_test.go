@@ -1,6 +1,7 @@
 package walkthrough
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -142,6 +143,67 @@ func TestSimpleCommands(t *testing.T) {
 	for i := range got {
 		if got[i].Program != want[i].Program || got[i].Path != want[i].Path || strings.Join(got[i].Sub, " ") != strings.Join(want[i].Sub, " ") {
 			t.Fatalf("%d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestDocFenceReaders: the three readers of fenced blocks (DocBlocks,
+// CurlExamples, GuideCommands) share one fence scanner but keep their own
+// rules: which blocks they read, what continues a line, and how a page left
+// open or a block ending in a continuation is reported (with its line).
+func TestDocFenceReaders(t *testing.T) {
+	for _, c := range []struct {
+		md               string
+		curl, guide, doc string // fmt of the results, or the error
+	}{
+		// A README left open keeps its examples and drops an unfinished one;
+		// the other readers reject the page.
+		{md: "```sh\ncurl -s a\ncurl -s b \\",
+			curl:  "[{Line:2 Command:curl -s a Expect:0}]",
+			guide: "a fenced block is not closed",
+			doc:   "line 1: a fenced block is not closed"},
+		// A block ending in a continuation, named by its command's line: only
+		// the readers that read that block object.
+		{md: "x\n```sh\ncurl -s a \\\n```\n",
+			curl:  "README line 3: a curl example ends with a continuation",
+			guide: "[]",
+			doc:   "line 3: a command ends with a continuation"},
+		{md: "```sh run\necho a\nfoo \\\n```\n",
+			curl:  "[]",
+			guide: "line 3: a command ends with a continuation",
+			doc:   "line 3: a command ends with a continuation"},
+		// In curl examples only a curl continues, and any other line (a blank
+		// one too) forgets an # expect; commands skip blanks and comments.
+		{md: "```bash\n# expect 401\ncurl -s a\necho b \\\ncurl -s c\n# expect 402\n\ncurl -s d\n```\n" +
+			"```sh run\n# c\necho b \\\n\n  curl -s c\n```\n",
+			curl:  "[{Line:3 Command:curl -s a Expect:401} {Line:5 Command:curl -s c Expect:0} {Line:8 Command:curl -s d Expect:0}]",
+			guide: "[{Line:12 Command:echo b  } {Line:14 Command:curl -s c}]",
+			doc: "[{Line:1 Lang:bash Attrs:[] Commands:[{Line:3 Text:curl -s a} {Line:4 Text:echo b  curl -s c} {Line:8 Text:curl -s d}]} " +
+				"{Line:10 Lang:sh Attrs:[run] Commands:[{Line:12 Text:echo b  } {Line:14 Text:curl -s c}]}]"},
+		{md: "```sh\ncurl -s a \\\n -w x\n```\n",
+			curl: "[{Line:2 Command:curl -s a  -w x Expect:0}]", guide: "[]",
+			doc: "[{Line:1 Lang:sh Attrs:[] Commands:[{Line:2 Text:curl -s a  -w x}]}]"},
+		{md: "```sh\necho\ncurl -s a -o f\n```\n",
+			curl: "README line 3: curl examples must not use -o or -w", guide: "[]",
+			doc: "[{Line:1 Lang:sh Attrs:[] Commands:[{Line:2 Text:echo} {Line:3 Text:curl -s a -o f}]}]"},
+	} {
+		show := func(v any, err error) string {
+			if err != nil {
+				return err.Error()
+			}
+			return strings.TrimPrefix(fmt.Sprintf("%+v", v), "&")
+		}
+		curl, cerr := CurlExamples([]byte(c.md))
+		guide, gerr := GuideCommands([]byte(c.md))
+		doc, derr := DocBlocks([]byte(c.md))
+		if got := show(curl, cerr); got != c.curl {
+			t.Errorf("%q: curl %s, want %s", c.md, got, c.curl)
+		}
+		if got := show(guide, gerr); got != c.guide {
+			t.Errorf("%q: guide %s, want %s", c.md, got, c.guide)
+		}
+		if got := show(doc, derr); got != c.doc {
+			t.Errorf("%q: doc %s, want %s", c.md, got, c.doc)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package walkthrough
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -50,51 +49,24 @@ type GuideCommand struct {
 
 // GuideCommands extracts the commands of a guide's ```sh run blocks.
 func GuideCommands(md []byte) ([]GuideCommand, error) {
+	blocks, err := fences(md)
 	var out []GuideCommand
-	sc := bufio.NewScanner(bytes.NewReader(md))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	inBlock, run := false, false
-	var cur *GuideCommand
-	for n := 1; sc.Scan(); n++ {
-		trim := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(trim, "```") {
-			if inBlock {
-				if cur != nil {
-					return nil, fmt.Errorf("line %d: a command ends with a continuation", cur.Line)
-				}
-				inBlock = false
-				continue
-			}
-			info := strings.Fields(strings.TrimPrefix(trim, "```"))
-			inBlock = true
-			run = len(info) == 2 && info[0] == "sh" && info[1] == "run"
+	for _, f := range blocks {
+		if !f.Closed {
+			return nil, fmt.Errorf("a fenced block is not closed")
+		}
+		if len(f.Info) != 2 || f.Info[0] != "sh" || f.Info[1] != "run" {
 			continue
 		}
-		if !inBlock || !run {
-			continue
+		cmds, open := f.commands()
+		if open != 0 {
+			return nil, fmt.Errorf("line %d: a command ends with a continuation", open)
 		}
-		if cur != nil {
-			cur.Command += " " + strings.TrimSuffix(trim, `\`)
-			if !strings.HasSuffix(trim, `\`) {
-				out = append(out, *cur)
-				cur = nil
-			}
-			continue
-		}
-		if trim == "" || strings.HasPrefix(trim, "#") {
-			continue
-		}
-		c := GuideCommand{Line: n, Command: strings.TrimSuffix(trim, `\`)}
-		if strings.HasSuffix(trim, `\`) {
-			cur = &c
-		} else {
-			out = append(out, c)
+		for _, c := range cmds {
+			out = append(out, GuideCommand{Line: c.Line, Command: c.Text})
 		}
 	}
-	if inBlock {
-		return nil, fmt.Errorf("a fenced block is not closed")
-	}
-	return out, sc.Err()
+	return out, err
 }
 
 // GuideShell runs guide commands one at a time as one shell session would:

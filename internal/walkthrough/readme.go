@@ -1,7 +1,6 @@
 package walkthrough
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -45,60 +44,50 @@ var expectRe = regexp.MustCompile(`^#\s*expect\s+(\d{3})\b`)
 
 // CurlExamples extracts the curl examples of a README.
 func CurlExamples(readme []byte) ([]CurlExample, error) {
+	blocks, err := fences(readme)
 	var out []CurlExample
-	sc := bufio.NewScanner(bytes.NewReader(readme))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	inBlock, check := false, false
-	expect := 0
-	var cur *CurlExample
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		trim := strings.TrimSpace(line)
-		if strings.HasPrefix(trim, "```") {
-			if inBlock {
-				if cur != nil {
-					return nil, fmt.Errorf("README line %d: a curl example ends with a continuation", cur.Line)
+	for _, f := range blocks {
+		if len(f.Info) != 1 || (f.Info[0] != "sh" && f.Info[0] != "bash") {
+			continue
+		}
+		expect := 0
+		var cur *CurlExample
+		for _, l := range f.Lines {
+			n, trim := l.N, l.Text
+			if cur != nil {
+				cur.Command += " " + strings.TrimSuffix(trim, `\`)
+				if !strings.HasSuffix(trim, `\`) {
+					out = append(out, *cur)
+					cur = nil
 				}
-				inBlock = false
 				continue
 			}
-			info := strings.Fields(strings.TrimPrefix(trim, "```"))
-			inBlock = true
-			check = len(info) == 1 && (info[0] == "sh" || info[0] == "bash")
+			if m := expectRe.FindStringSubmatch(trim); m != nil {
+				expect, _ = strconv.Atoi(m[1])
+				continue
+			}
+			if strings.HasPrefix(trim, "curl ") {
+				ex := CurlExample{Line: n, Command: strings.TrimSuffix(trim, `\`), Expect: expect}
+				expect = 0
+				if strings.Contains(" "+trim+" ", " -o ") || strings.Contains(trim, " -w ") {
+					return nil, fmt.Errorf("README line %d: curl examples must not use -o or -w", n)
+				}
+				if strings.HasSuffix(trim, `\`) {
+					cur = &ex
+				} else {
+					out = append(out, ex)
+				}
+				continue
+			}
 			expect = 0
-			continue
 		}
-		if !inBlock || !check {
-			continue
+		// Unlike the other readers, a README left open at the end is not an
+		// error here: that block's unfinished example is dropped.
+		if cur != nil && f.Closed {
+			return nil, fmt.Errorf("README line %d: a curl example ends with a continuation", cur.Line)
 		}
-		if cur != nil {
-			cur.Command += " " + strings.TrimSuffix(trim, `\`)
-			if !strings.HasSuffix(trim, `\`) {
-				out = append(out, *cur)
-				cur = nil
-			}
-			continue
-		}
-		if m := expectRe.FindStringSubmatch(trim); m != nil {
-			expect, _ = strconv.Atoi(m[1])
-			continue
-		}
-		if strings.HasPrefix(trim, "curl ") {
-			ex := CurlExample{Line: n, Command: strings.TrimSuffix(trim, `\`), Expect: expect}
-			expect = 0
-			if strings.Contains(" "+trim+" ", " -o ") || strings.Contains(trim, " -w ") {
-				return nil, fmt.Errorf("README line %d: curl examples must not use -o or -w", n)
-			}
-			if strings.HasSuffix(trim, `\`) {
-				cur = &ex
-			} else {
-				out = append(out, ex)
-			}
-			continue
-		}
-		expect = 0
 	}
-	return out, sc.Err()
+	return out, err
 }
 
 // CurlResult is the outcome of one example.
