@@ -221,7 +221,7 @@ bench-close:
 	@source $(RUN_DIR)/services.env.sh && export TOLLGATE_REQUIRE_SERVICES=1 && \
 	  $(GO) test ./settlementd/internal/epochs -run '^$$' -bench 'BenchmarkClose' -benchtime 1x -count 1 -timeout 30m
 
-# Redis-only metering throughput (issue 19): paid decisions/s from the
+# Redis-only metering throughput: paid decisions/s from the
 # meter straight to Redis, no gateway (shared/meter BenchmarkMeterDecisions).
 # Against the test Redis by default; set BENCH_REDIS_CLUSTER=host:port,... to
 # drive a Redis Cluster with BENCH_SHARDS shards (default 12), and
@@ -245,7 +245,7 @@ bench-meter-cluster:
 	  trap 'scripts/cluster.sh stop' EXIT && scripts/cluster.sh start >/dev/null && \
 	  $(MAKE) --no-print-directory bench-meter BENCH_REDIS_CLUSTER=$$(seq -s, -f '127.0.0.1:%g' 17100 17105)
 
-# Gateway data-path cost (issue 4): a fast local upstream measured directly,
+# Gateway data-path cost: a fast local upstream measured directly,
 # through a plain Caddy reverse_proxy, and through our gateway with a funded
 # key and anonymously, with wrk at concurrency 16 and 64; prints req/s, p50,
 # p99 and the (c)/(b), (d)/(b) ratios. Figures and reading: docs/benchmarks.md.

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// One parser per concept (issue 42, docs/errors.md's sibling rule): the
+// One parser per concept (docs/errors.md's sibling rule): the
 // three Ethereum concepts strangers hand the gateway and settlementd —
 // quantities (block numbers, hex amounts), addresses and signatures — are
 // read in one place each, shared/ethparse, over go-ethereum's own

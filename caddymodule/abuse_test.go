@@ -95,7 +95,7 @@ type badCall struct {
 	local bool
 }
 
-// TestCallerErrorsNeverTakeAChainDown is issue 32's property test: for
+// TestCallerErrorsNeverTakeAChainDown is a property test: for
 // every method the gateway serves, and for every error class a stranger
 // can make the node answer (-32000, -32602, -32603 with eth_simulateV1's
 // max nonce and block number overflow, execution reverted, -32015, header
@@ -468,7 +468,7 @@ func badCalls(t *testing.T, m *devnet.Manifest) []badCall {
 		{kind: "unknown filter", method: "eth_getFilterChanges", params: `["0x1234"]`},
 		{kind: "unknown method", method: "eth_fooBar", params: `[]`},
 		{kind: "invalid storage key", method: "eth_getStorageAt", params: `["` + empty + `","0xzz","latest"]`},
-		// Issue 32's classes.
+		// The error classes a stranger can provoke on purpose.
 		{kind: "eth_simulateV1 with a max nonce (-32603)", method: "eth_simulateV1", params: maxNonceSimulate},
 		{kind: "eth_simulateV1 with a block number overflow", method: "eth_simulateV1",
 			params: `[{"blockStateCalls":[{"blockOverrides":{"number":"0xffffffffffffffff"}}]},"latest"]`},

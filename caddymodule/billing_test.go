@@ -49,7 +49,7 @@ func poisonedBatch(at int) string {
 	return "[" + strings.Join(items, ",") + "]"
 }
 
-// TestPoisonedBatchIsBilledAndThrottlesNoOne is issue 40's "Poison": a
+// TestPoisonedBatchIsBilledAndThrottlesNoOne is the poisoned-batch case: a
 // batch of 50 eth_getBalance plus one call whose error says "quota" (and
 // "rate limit", "too many requests", "capacity", under every code a caller
 // can provoke and the codes that claim a limit) is charged for all 51 calls
@@ -275,7 +275,7 @@ func (e *meterEnv) revenueParts(t *testing.T, id string, want int) []*events.Rev
 	}
 }
 
-// TestRevenueNamesWhoServed is issue 40's "Attribution": a batch of 99
+// TestRevenueNamesWhoServed is the attribution case: a batch of 99
 // cached calls and 1 call a registered node served credits the node with
 // exactly 1 call (the cache earns the 99, for the platform); a logs
 // notification fanned out to 10 subscribers from one upstream message

@@ -48,7 +48,7 @@ func (e *meterEnv) nodeCheckMetrics(t *testing.T, node string) (map[string]float
 	return out, capacity
 }
 
-// TestUncheckableNodeGetsLessTraffic (issue 41.9): every answer of an
+// TestUncheckableNodeGetsLessTraffic: every answer of an
 // honest node is to be checked (verify 1; probation off, so it takes the
 // calls while its checks keep up: share 1). Then the
 // providers the checks ask turn slow (300 ms), so the verifier cannot keep
@@ -180,7 +180,7 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 	}
 }
 
-// TestSendInABatchBuysNoChecks (review of issue 41.9): a send makes its
+// TestSendInABatchBuysNoChecks (found in review): a send makes its
 // job must-check (its hash is judged every time, locally). A caller who
 // puts a send — one the node refuses costs nothing: a used nonce — in a
 // batch with reads must not make every read of that batch a must-check
@@ -259,7 +259,7 @@ func TestSendInABatchBuysNoChecks(t *testing.T) {
 	}
 }
 
-// TestRefusalsClimbNoLadder (review of issue 41.9): a check whose node
+// TestRefusalsClimbNoLadder (found in review): a check whose node
 // and provider both refused (the same code) found no lie, but it verified
 // no work: a node answering with the refusal a provider also gives (a
 // provider that refuses for now; calls a caller made invalid) must not

@@ -12,7 +12,7 @@ import (
 
 // goldenRoutes are the answers that name the served chains, as a caller or
 // an indexer reads them. With the built-in chain table they must stay byte
-// for byte what they were before chains became configurable (issue 34): the
+// for byte what they were before chains became configurable: the
 // golden files were written by this test at commit 3f41922.
 var goldenRoutes = []struct{ file, method, path, body string }{
 	{"service.json", http.MethodGet, "/.well-known/service.json", ""},

@@ -97,7 +97,7 @@ func (c *callTraffic) observe(body []byte) (lie bool) {
 	return r.Result == faultproxy.LieWord
 }
 
-// TestLiarAtTheFloorWithinTheBound: the measurement of issue 41 ("the same
+// TestLiarAtTheFloorWithinTheBound: the measurement asked for ("the same
 // liar starting only once it has reached the lowest check rate"). Six
 // nodes of six wallets pass probation honestly and climb (a short ladder
 // and check decay: `ladder 0:1`, `check_decay 30 1s`) until their check

@@ -66,7 +66,7 @@ func TestServiceJSONListsEveryRoute(t *testing.T) {
 			t.Errorf("%s is not in the table but the gateway answered %d %s", p, got.status, got.body)
 		}
 	}
-	// Every documented route of DESIGN §1 that the gateway owns is in the table.
+	// Every documented route that the gateway owns is in the table.
 	want := []string{"/rpc", "/rpc/{chain}", "/rpc/health", "/rpc/stats/{chain}", "/api/keys", "/api/keys/usage", "/v1/machine/register",
 		"/credits/initiate", "/credits/deposit/initiate", "/stats/free-tier", "/.well-known/service.json", "/v1/intelligence",
 		"/v1/intelligence/{metric}", "/openapi.yaml"}

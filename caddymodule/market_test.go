@@ -37,7 +37,7 @@ func marketOpts() meterOpts {
 	return o
 }
 
-// TestNewcomerEntersBesideFullShareNode (issue 41.6): an honest node A of
+// TestNewcomerEntersBesideFullShareNode: an honest node A of
 // one wallet reaches full share and serves every caller (providers answer
 // none, so callers' calls give a newcomer no shadow material). An honest
 // node B of another wallet registers: it leaves probation on the gateway's
@@ -155,7 +155,7 @@ func trustOn(t *testing.T, gw *caddyrun.Server, id string) (tv map[string]any, q
 	return nil, false
 }
 
-// TestTrustSharedAcrossGatewaysAndRestarts (issue 41.7): trust state is
+// TestTrustSharedAcrossGatewaysAndRestarts: trust state is
 // shared by every gateway through Redis and survives restarts.
 //
 //   - An honest node out of probation on gateway A keeps its standing when
@@ -268,7 +268,7 @@ func TestTrustSharedAcrossGatewaysAndRestarts(t *testing.T) {
 	t.Logf("the second gateway quarantined L %v after the first caught it", time.Since(caught))
 }
 
-// TestWalletGetsOneShareAndPaysForItsLiar (issue 41.7), through the
+// TestWalletGetsOneShareAndPaysForItsLiar, through the
 // gateway:
 //
 //   - Ten honest nodes of one wallet, out of probation on the rung of share
@@ -360,7 +360,7 @@ func TestWalletGetsOneShareAndPaysForItsLiar(t *testing.T) {
 	t.Logf("the clean newcomer served first; the penalised wallet's node served with %v", e.trustOf(t, again))
 }
 
-// TestStallingNodesDoNotStarveNewcomer (issue 41.6, review): a stranger's
+// TestStallingNodesDoNotStarveNewcomer (found in review): a stranger's
 // nodes in probation that answer the health probe and hang on every other
 // call must not keep an honest newcomer in probation. Shadows are bounded
 // in flight (16 per gateway); a hung shadow held its slot for the whole

@@ -67,7 +67,7 @@ func subscribe(t *testing.T, c *wsClient, params string) string {
 	return id
 }
 
-// TestNodeFeedsStayOnProviders (issue 41.3): a node that has passed
+// TestNodeFeedsStayOnProviders: a node that has passed
 // probation and holds full share (it serves callers' calls), whose socket
 // pushes forged heads and forged USDT Transfer logs, never gets a feed
 // while trust is on: notifications are pushed, not asked, so there is
@@ -138,7 +138,7 @@ func TestNodeFeedsStayOnProviders(t *testing.T) {
 	t.Logf("%d true logs and %d consecutive heads delivered from providers; the full-share node got 0 subscriptions", gotLogs, gotHeads)
 }
 
-// TestQuarantinedNodeFeedMovesAtOnce (issue 41.3): with trust off (an
+// TestQuarantinedNodeFeedMovesAtOnce: with trust off (an
 // operator's own nodes) a node serves the newHeads feed; when it is
 // quarantined — here by settlementd's registry record, as another gateway's
 // conviction reaches this one — its upstream socket is closed within a

@@ -13,7 +13,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 )
 
-// Probation must not depend on providers serving callers (issue 41.6):
+// Probation must not depend on providers serving callers:
 // once one node holds the whole share, callers' calls reach no provider and
 // give nodes in probation no shadow material, so a newcomer would wait
 // forever. The gateway therefore asks its own probation questions when

@@ -320,7 +320,7 @@ func TestProvedLiarsDeliverNothing(t *testing.T) {
 	}
 }
 
-// TestProvedBlockBodyIsStillJudged (review of issue 41 item 8): a block's
+// TestProvedBlockBodyIsStillJudged (found in review): a block's
 // proof is its header only. A node that answers blocks with their true
 // header (the hash rehashes) and a made-up transaction in the body must
 // still be judged by sampling, as docs/trust.md says — the header's proof
@@ -371,7 +371,7 @@ func TestProvedBlockBodyIsStillJudged(t *testing.T) {
 	}
 }
 
-// TestProvedProofSizeIsBounded (review of issue 41 item 8): a node whose
+// TestProvedProofSizeIsBounded (found in review): a node whose
 // eth_getProof answers are padded with 2,000 junk trie nodes (about 2 MiB,
 // a proof that still verifies: VerifyProof only follows the path) must not
 // make the gateway decode and hash them for every balance. Its proofs are
@@ -418,7 +418,7 @@ func TestProvedProofSizeIsBounded(t *testing.T) {
 	}
 }
 
-// TestProvedEmptyStorageOfOtherClients (review of issue 41 item 8): honest
+// TestProvedEmptyStorageOfOtherClients (found in review): honest
 // nodes of other clients spell the proof of an empty storage trie their own
 // way — reth proves it with the empty trie's node ["0x80"], Besu gives a
 // missing account no storageProof entry — and must never be convicted for
@@ -474,7 +474,7 @@ func TestProvedEmptyStorageOfOtherClients(t *testing.T) {
 // missingAccount is an address no dev chain account or contract has.
 const missingAccount = "0x00000000000000000000000000000000000e4e4e"
 
-// TestProvedBlockWithAMemberNamedTwice (review of issue 41 item 8): a node
+// TestProvedBlockWithAMemberNamedTwice (found in review): a node
 // that writes a block's "miner" twice — a made-up one first, the true one
 // last — passes a header check that reads JSON as Go does (the last member
 // wins) and a sampled comparison alike, while a caller whose decoder takes

@@ -12,7 +12,7 @@ import (
 
 // TestOpenAPIShape: the document is valid OpenAPI 3.1, every operation says
 // which process answers it and documents a success answer, and the API
-// surface of DESIGN §1 and the spec's endpoint tables is covered.
+// surface the gateway and settlementd serve is covered.
 func TestOpenAPIShape(t *testing.T) {
 	doc, err := openapi3.NewLoader().LoadFromData(docs.OpenAPI)
 	if err != nil {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: the gateway's data-path cost against a plain Caddy
-# reverse_proxy, in one run (issue 4 item 9). Installs wrk if missing,
+# reverse_proxy, in one run. Installs wrk if missing,
 # starts a Redis of its own (port BENCH_REDIS_PORT, default 17210), builds bin/caddy and the bench driver,
 # then runs internal/bench, which starts the fast upstream and both Caddys
 # and measures (a) upstream, (b) reverse_proxy, (c) gateway + funded key,

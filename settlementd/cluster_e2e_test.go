@@ -136,13 +136,13 @@ type sdProc struct {
 	done chan struct{}
 }
 
-// TestClusterFailoverUnderLoad is issue 19's must-show: a real Redis Cluster
+// TestClusterFailoverUnderLoad runs a real Redis Cluster
 // (three masters, one replica each), three of our gateways and two
 // settlementd replicas on one PostgreSQL and the dev chain. Paid calls from
 // many keys, SIWX bundle calls and free calls go through all three gateways
 // at once while a master is SIGKILLed (its replica is promoted), a gateway
 // is SIGKILLed and started again, and the settlementd leader is SIGKILLed.
-// Issue 33: the master's replica is made to miss its last writes for
+// The master's replica is made to miss its last writes for
 // certain (rediscluster.LagReplica: the master stops replicating; the load
 // books clusterLagged paid calls before the kill), and the gateways book
 // the money facts it lacks again on the promoted replica.

@@ -73,7 +73,7 @@ http://127.0.0.1:{PORT} {
 
 const mcpRPCWeight = 3 // eth_blockNumber on chain 137 in mcpCaddyfile
 
-// mcpTools is the catalogue issue 35 names.
+// mcpTools is the catalogue of tools the MCP server offers.
 var mcpTools = []string{"account", "call_contract", "chain_info", "get_balance", "get_block", "get_logs", "get_receipt", "get_transaction", "rpc"}
 
 // mcpCall is one tool call for tests/x402/mcp.mjs.
@@ -183,7 +183,7 @@ func (r mcpResult) served(t *testing.T, payer string, calls int) string {
 	return metaStr(t, r, "tollgate/request-id")
 }
 
-// TestMCPOfficialClients is issue 35's "official clients" must-show,
+// TestMCPOfficialClients: the official MCP clients,
 // through our Caddy with real Redis and PostgreSQL and settlementd as the
 // x402 facilitator:
 //   - the official TypeScript MCP client (@modelcontextprotocol/sdk 1.32.2,

@@ -16,7 +16,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/settlementd/internal/settletest"
 )
 
-// TestRegistrationProofEndToEnd (issue 41.7): settlementd with the
+// TestRegistrationProofEndToEnd: settlementd with the
 // endpoint ownership proof required, a wallet logged in by signature.
 // Registering an endpoint that does not serve the wallet at
 // /.well-known/tollgate-node fails with 403 endpoint_not_proven (and says

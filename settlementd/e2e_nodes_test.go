@@ -314,7 +314,7 @@ func TestNodeOperatorEndToEnd(t *testing.T) {
 	if a := e2eDo(t, http.MethodPost, api+"/api/auth/login", good); a.status != 401 || a.code() != "nonce_used" {
 		t.Fatalf("reused nonce: %d %s", a.status, a.body)
 	}
-	// Challenges are signed, not stored (issue 32): a message whose expiry
+	// Challenges are signed, not stored: a message whose expiry
 	// has passed is refused as expired (here the wallet signed one whose
 	// expiry was moved into the past; the nonce's MAC would refuse it next).
 	ch = e2eDo(t, http.MethodPost, api+"/api/auth/challenge", mustJSON(map[string]string{"wallet": op1.Hex()})).obj(t)

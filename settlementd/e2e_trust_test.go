@@ -59,7 +59,7 @@ http://127.0.0.1:{PORT} {
 }
 `
 
-// TestPatientLiarEverywhere is issue 31's patient liar end to end: two
+// TestPatientLiarEverywhere is the patient liar end to end: two
 // gateways on one Redis, settlementd ingesting and closing epochs, and a
 // registered node that is honest for its first 300 answers (probation,
 // then the ladder: it serves paid calls through gateway A), then lies 1 in
@@ -75,7 +75,7 @@ func TestPatientLiarEverywhere(t *testing.T) {
 	patientLiarEverywhere(t, faultproxy.ShapeValue, 5)
 }
 
-// TestLiarOfEveryShapeEverywhere (issue 41): the same, for a node whose
+// TestLiarOfEveryShapeEverywhere: the same, for a node whose
 // lies after its honest start take every shape in turn — null, [], an
 // error, a forged block with its parent's hash, a block without its roots,
 // a value padded past 256 KiB, a wrong value. At most 3 wrong answers

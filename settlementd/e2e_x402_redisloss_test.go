@@ -42,8 +42,8 @@ type pausedOut struct {
 	} `json:"paused"`
 }
 
-// TestX402BatchChannelSurvivesRedisLoss is issue 33's batch-settlement
-// must-show: a batch-settlement channel keeps working across a Redis loss.
+// TestX402BatchChannelSurvivesRedisLoss shows that
+// a batch-settlement channel keeps working across a Redis loss.
 // The official client (tests/x402/pay.mjs MODE=batch, @x402/evm
 // BatchSettlementEvmScheme) deposits once and pays 500 calls with vouchers
 // through our Caddy, on a redis-server of the test's own; it then pauses

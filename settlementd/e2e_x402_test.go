@@ -152,7 +152,7 @@ func (e *x402Env) checkSettled(tx string, payer common.Address) {
 	e.t.Fatalf("settlement tx %s has no TestUSDC Transfer %s → %s of %d", tx, payer.Hex(), e.payTo.Hex(), x402Price)
 }
 
-// TestX402IndependentClientEndToEnd is issue 7's must-show. A real,
+// TestX402IndependentClientEndToEnd: a real,
 // independent client — tests/x402/pay.mjs: @x402/fetch 2.27 with @x402/evm,
 // the @x402/extensions sign-in-with-x client extension and a viem local
 // account, pinned in tests/x402/package-lock.json — calls our Caddy's /rpc
@@ -309,7 +309,7 @@ func TestX402IndependentClientEndToEnd(t *testing.T) {
 		time.Since(began).Round(time.Millisecond), x402Price, run1.Transactions[0], run2.Transactions[0], run3.Transactions[0], calls, units)
 }
 
-// TestX402GenericClientPaysOnce is issue 17's must-show for generic x402
+// TestX402GenericClientPaysOnce covers generic x402
 // clients (and then the same for the legacy v1 x402-fetch 1.2.0):
 // @x402/fetch 2.27 with ExactEvmScheme and no Sign-In-With-X hook
 // (tests/x402/pay.mjs MODE=plain) answers every 402 with a new payment. The
@@ -429,7 +429,7 @@ func payV1(t *testing.T, gw *caddyrun.Server, key string, calls int) payV1Out {
 	return out
 }
 
-// TestX402BatchSettlementEndToEnd is issue 17's batch-settlement must-show:
+// TestX402BatchSettlementEndToEnd pays by batch settlement:
 // the official batch-settlement client (tests/x402/pay.mjs MODE=batch:
 // @x402/fetch + @x402/evm 2.27.0 BatchSettlementEvmScheme with its defaults
 // and a viem local account) makes 1,000 calls through our Caddy on one

@@ -48,13 +48,13 @@ const (
 	lossPaidBefore   = 400
 	lossPaidAfter    = 400
 	// lossKills: Redis is killed this many times in one run, under the
-	// load, with no step by anyone (issue 40): restarted empty, or (every
+	// load, with no step by anyone: restarted empty, or (every
 	// second kill) from an RDB snapshot it saved lossInUse before the kill
 	// — a Redis older than the ledger, as the default `save` settings
 	// bring back after a crash.
 	lossKills = 10
 	// lossInUse: every key is served paid for at least this long before
-	// each kill (issue 40: keys in use, not fresh ones).
+	// each kill (keys in use, not fresh ones).
 	lossInUse = 10 * time.Second
 )
 
@@ -190,7 +190,7 @@ func (a *lossAnswer) decided(t *testing.T) time.Time {
 	return ulid.Time(id.Time())
 }
 
-// TestRedisLossUnderPaidLoad is issue 15's and issue 33's must-show: Redis
+// TestRedisLossUnderPaidLoad shows what happens when Redis
 // is SIGKILLed under paid load from several keys, through our Caddy binary
 // and the settlementd binary, and restarted.
 //

@@ -220,7 +220,7 @@ const (
 	pastServe  = 20 * time.Second // paid load served between the snapshot and the restore (at least)
 )
 
-// TestRedisFromThePast is issue 40's must-show "Redis from the past":
+// TestRedisFromThePast is the "Redis from the past" case:
 // Redis is snapshotted (SAVE, the RDB file copied), paid load is served
 // for pastServe (and until each key has spent a quarter of its credits) — a key
 // created and funded after the snapshot among them — then Redis is
@@ -485,7 +485,7 @@ func streamCalls(t *testing.T) int64 {
 	return 100_000
 }
 
-// TestStreamBounded is issue 40's must-show "Stream": paid calls (JSON-RPC
+// TestStreamBounded is the bounded-stream case: paid calls (JSON-RPC
 // batches of 10, so 100,000 calls fit in a CI run) through our gateway,
 // ingested by settlementd, whose leader trims the stream (XTRIM MINID)
 // below what it has stored and what the gateway keeps. While the load

@@ -338,7 +338,7 @@ func stuckScenario(t *testing.T, bin string, rdb *redis.Client, c stuckCase, evs
 		c.name, time.Since(began).Round(100*time.Millisecond), replaced, len(all), wantMined, transfers)
 }
 
-// Issue 21: settlement against a real node (Hardhat Network) in a gas
+// Stuck transactions: settlement against a real node (Hardhat Network) in a gas
 // spike. The transfers priced before the spike are replaced with higher
 // fees and mined; settlement completes exactly once, also when settlementd
 // is SIGKILLed between the original and its replacement (the replacement

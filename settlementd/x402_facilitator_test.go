@@ -83,7 +83,7 @@ func (e *x402Env) relayerState() (*big.Int, uint64) {
 	return bal, n
 }
 
-// TestX402OpenRelayClosed is issue 40's "Open relay closed": 100 settles of
+// TestX402OpenRelayClosed is the closed-open-relay case: 100 settles of
 // well-signed EIP-3009 authorizations that are not the operator's offer — a
 // foreign asset, a foreign payTo, a zero amount — posted straight to
 // settlementd's /x402/settle, half of them with the gateway's secret (being
@@ -337,8 +337,8 @@ func onchainCfg(c batchsettle.Config) batchsettlement.BatchSettlementChannelConf
 		ReceiverAuthorizer: c.ReceiverAuthorizer, Token: c.Token, WithdrawDelay: new(big.Int).SetUint64(c.WithdrawDelay), Salt: c.Salt}
 }
 
-// TestX402RefundByStrangerAndWithdrawal is issue 40's "Refund by a
-// stranger", first two parts, through our Caddy on the dev chain: a refund
+// TestX402RefundByStrangerAndWithdrawal is the refund-by-a-stranger
+// case, first two parts, through our Caddy on the dev chain: a refund
 // posted to settlementd by anyone but the gateway (no secret, a wrong one)
 // is refused and moves nothing, and even the gateway's is refused while the
 // channel is open (vouchers still draw on it); after the payer asks on
@@ -434,7 +434,7 @@ func TestX402RefundByStrangerAndWithdrawal(t *testing.T) {
 	}
 }
 
-// TestX402ClaimSkipsARevertingChannel is issue 40's "Refund by a stranger",
+// TestX402ClaimSkipsARevertingChannel is the refund-by-a-stranger case,
 // third part: a channel whose escrow was refunded on chain behind the
 // gateway's back (here by the receiver authorizer's own signature, as the
 // old open refund did) while Redis still let it draw, would revert any
@@ -568,7 +568,7 @@ func newStallProxy(t *testing.T, target string) *stallProxy {
 
 func (p *stallProxy) addr() string { return p.ln.Addr().String() }
 
-// TestX402VoucherVoidedBehindALostReply is issue 40's "Voids" for a
+// TestX402VoucherVoidedBehindALostReply is the voided-draw case for a
 // voucher payer: Redis's reply stalled (a TCP relay holds it 3 s) past the
 // gateway's metering timeout while a voucher is drawn — the script ran, the
 // gateway never learned it — is answered 503, and the draw is voided: the

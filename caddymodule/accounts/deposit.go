@@ -27,7 +27,7 @@ var abis = sync.OnceValues(func() (*testusdt.TestUSDT, *revenuevault.RevenueVaul
 
 // DepositInstructions answers GET /credits/initiate and its alias
 // /credits/deposit/initiate: the two transactions a wallet sends to turn
-// USDT into credits of an account (DESIGN §5).
+// USDT into credits of an account.
 func (h *Handler) DepositInstructions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var account string

@@ -1,5 +1,5 @@
-// Package admin is the gateway's operator room (DESIGN §1 "/admin/*
-// (gateway ops)"): endpoints gated by the X-Admin-Token header that revoke,
+// Package admin is the gateway's operator room (/admin/*, gateway
+// ops): endpoints gated by the X-Admin-Token header that revoke,
 // credit and debit keys, set the runtime free-tier limits, show and reset
 // upstream pools and probe a chain. Other /admin/* paths belong to
 // settlementd and are passed on to the next handler.
@@ -71,7 +71,7 @@ func New(c Config) *Handler {
 	return h
 }
 
-// Gateway admin (DESIGN §1 "/admin/* (gateway ops)"): operator endpoints
+// Gateway admin (/admin/*, gateway ops): operator endpoints
 // gated by the X-Admin-Token header.
 //
 //	POST   /admin/keys/{key_id}/revoke           {reason}

@@ -1,4 +1,4 @@
-// Package cache is the gateway's edge cache (DESIGN §3): a bounded,
+// Package cache is the gateway's edge cache: a bounded,
 // in-process store of JSON-RPC answers that can never change, so that a
 // repeated call is answered without an upstream round trip (and metered with
 // upstream "cache").

@@ -135,13 +135,13 @@ type Upstreams struct {
 	// share of a node's requests checked against a configured provider
 	// (0: the default, 5 %) and how many of its first requests are all
 	// checked (nil: the default, 20); VerifyOff switches it off.
-	// Since probation (issue 31) VerifyRate is the floor the check rate
+	// Since probation, VerifyRate is the floor the check rate
 	// falls to with a node's verified history (it starts at 1), and
 	// VerifyFirst is unused: probation checks every early answer.
 	VerifyRate  float64 `json:"verify_rate,omitempty"`
 	VerifyFirst *int64  `json:"verify_first,omitempty"`
 	VerifyOff   bool    `json:"verify_off,omitempty"`
-	// Probation (DESIGN §3, "Trust in nodes"): a new node serves no caller
+	// Probation (docs/trust.md): a new node serves no caller
 	// until ProbationMatches of its shadow answers (default 50) over
 	// ProbationMethods methods (default 3) matched a provider's; then its
 	// share climbs the ladder (upstream.DefaultLadder). ProbationOff
@@ -177,7 +177,7 @@ type LadderRung struct {
 	After caddy.Duration `json:"after,omitempty"`
 }
 
-// Metering (DESIGN §4) is on unless switched off explicitly: a missing
+// Metering is on unless switched off explicitly: a missing
 // Redis must never silently turn the gateway into a free one.
 type Metering struct {
 	Off bool `json:"off,omitempty"`

@@ -64,8 +64,8 @@ type Method struct {
 	Judge Judge
 }
 
-// Judge is how a node's answer to a method is judged (DESIGN §3, "Trust in
-// nodes"). The table's judge column:
+// Judge is how a node's answer to a method is judged (docs/trust.md).
+// The table's judge column:
 //
 //	judge        methods                                        a node answers
 //	JudgeState   eth_getBalance, eth_getCode, eth_getStorageAt,  at any block: a tag or a number

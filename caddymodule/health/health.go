@@ -84,8 +84,8 @@ func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 			redactNodes(&snap)
 			for i := range snap.Upstreams {
 				// The public view does not publish check rates: a node that
-				// knew how rarely it is checked would know when lying is cheap
-				// (issue 41.7). /admin/upstreams shows them.
+				// knew how rarely it is checked would know when lying is
+				// cheap. /admin/upstreams shows them.
 				if tv := snap.Upstreams[i].Trust; tv != nil {
 					v := *tv
 					v.CheckRate = 0

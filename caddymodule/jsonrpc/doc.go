@@ -15,6 +15,6 @@
 // aliases the body it was parsed from, so that body must not be modified or
 // reused while they are in use.
 //
-// Wire decisions (HTTP status and JSON-RPC code for every outcome) follow
-// DESIGN §5 and are listed on Parse, BodyTooLarge and the Code constants.
+// Wire decisions (HTTP status and JSON-RPC code for every outcome) are
+// listed on Parse, BodyTooLarge and the Code constants.
 package jsonrpc

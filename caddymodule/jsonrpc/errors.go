@@ -8,14 +8,14 @@ import (
 // JSON-RPC error codes the gateway emits or reasons about.
 //
 // The first five are the JSON-RPC 2.0 specification's own. The gateway codes
-// follow the de-facto EVM conventions collected in shared/research/peers.md
-// §4.3 so that existing wallets and SDKs react sensibly to them.
+// follow the de-facto EVM conventions other gateways
+// (web3-proxy among them) use so that existing wallets and SDKs react sensibly to them.
 const (
 	CodeParseError     = -32700 // body is not JSON (HTTP 400)
 	CodeInvalidRequest = -32600 // not a valid request object, bad batch, too large (HTTP 400/413, 200 per batch item)
 	CodeMethodNotFound = -32601
 	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603 // also "upstream unavailable" (HTTP 503), per DESIGN §5
+	CodeInternalError  = -32603 // also "upstream unavailable" (HTTP 503)
 
 	// CodeLimitExceeded is EIP-1474's "limit exceeded". The gateway uses it
 	// only for its own rate limit (HTTP 429, Retry-After, data.retry_after),
@@ -55,7 +55,7 @@ const (
 	// CodeUnauthorized answers a request whose API key is unknown or revoked
 	// (HTTP 401). There is no standard code; -32001 sits in the
 	// implementation-defined server-error range next to eRPC's and
-	// web3-proxy's choices (shared/research/peers.md §4.3).
+	// web3-proxy's choices.
 	CodeUnauthorized = -32001
 
 	// CodeExecutionReverted is geth's code for a reverted eth_call or
@@ -133,7 +133,7 @@ func InternalError(detail string) *Error {
 }
 
 // UpstreamUnavailable is -32603 "upstream unavailable" (HTTP 503 when it
-// answers the whole request). DESIGN §5 keeps -32603 rather than a custom code
+// answers the whole request). The gateway keeps -32603 rather than a custom code
 // because every JSON-RPC client already treats it as "server-side, may retry".
 func UpstreamUnavailable(detail string) *Error {
 	return &Error{Code: CodeInternalError, Message: withDetail("Upstream unavailable", detail)}

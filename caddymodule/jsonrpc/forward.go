@@ -16,7 +16,7 @@ import (
 // caller's raw id is then restored from the item.
 //
 // Notifications are forwarded as ordinary requests with an internal id too.
-// The gateway has debited them (every call is metered, DESIGN §4), so it must
+// The gateway has debited them (every call is metered), so it must
 // learn whether the upstream served them in order to refund failures, and
 // which upstream served them for the revenue event; a real notification would
 // tell it nothing. The reply is simply not passed to the caller.

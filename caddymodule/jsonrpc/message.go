@@ -17,7 +17,7 @@ const (
 	// messages.
 	DefaultMaxMethodLen = 256
 
-	// DefaultMaxBodyBytes is DESIGN §5's request body limit (1 MiB). Reading
+	// DefaultMaxBodyBytes is the request body limit (1 MiB). Reading
 	// is the caller's job (http.MaxBytesReader); this is the value to use,
 	// and BodyTooLarge builds the matching rejection.
 	DefaultMaxBodyBytes = 1 << 20

@@ -30,7 +30,7 @@ func reject(status int, id json.RawMessage, err *Error) *Rejection {
 }
 
 // BodyTooLarge is the rejection for a body over the byte limit the caller
-// enforces while reading (DESIGN §5: HTTP 413, -32600 naming the limit, so a
+// enforces while reading (HTTP 413, -32600 naming the limit, so a
 // client can tell a size problem from a malformed request and split it).
 func BodyTooLarge(limit int64) *Rejection {
 	return reject(http.StatusRequestEntityTooLarge, nil,
@@ -38,7 +38,7 @@ func BodyTooLarge(limit int64) *Rejection {
 }
 
 // Parse turns a request body (already cut to the size limit) into a Message,
-// or into a Rejection answering the whole body. Outcomes (DESIGN §5):
+// or into a Rejection answering the whole body. Outcomes:
 //
 //	body                                     HTTP  code    id
 //	not JSON, truncated, trailing garbage,   400   -32700  null

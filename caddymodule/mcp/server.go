@@ -11,7 +11,7 @@
 // is a tool error that costs nothing), an x402 payment in
 // params._meta["x402/payment"] into the payment header, and the answer —
 // results, a 402 challenge, a refusal — into a tool result
-// (shared/research/mcp-x402.md: the tool-result binding).
+// (the x402 tool-result binding for MCP).
 //
 // The server is stateless (no Mcp-Session-Id): any gateway instance serves
 // any request, as for /rpc, and nothing lives between two requests.

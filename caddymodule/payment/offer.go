@@ -15,7 +15,7 @@ import (
 
 // x402 constants of the 402 answer that only the offer needs; the scheme,
 // network names and token domain live in paycheck, which checks payments
-// against them (DESIGN §5, shared/research/x402.md).
+// against them.
 const (
 	x402MaxTimeout   = 300 // seconds a signed authorization may wait for settlement
 	x402MimeType     = "application/json"
@@ -147,11 +147,11 @@ type paymentRequiredV2 struct {
 var bundleDescription = fmt.Sprintf("%d JSON-RPC calls (x402 bundle)", money.BundleCalls)
 
 // ExposedHeaders are the response headers a browser client may read (x402
-// clients must read the first three; research x402.md §5.3).
+// clients must read the first three).
 const ExposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Tollgate-Bundle-Key, X-Tollgate-Bundle-Remaining, " +
 	"X-Tollgate-Payer, X-Tollgate-Credits-Remaining, X-Tollgate-Free-Remaining, X-Tollgate-Request-Id, X-Tollgate-Upstream, Retry-After"
 
-// WritePaymentRequired answers 402 as DESIGN §5 decides: the x402 v1
+// WritePaymentRequired answers 402 this way: the x402 v1
 // PaymentRequired object plus onboarding as the body (v1 clients such as
 // x402-fetch read only the body), and the v2 object in PAYMENT-REQUIRED
 // (v2 clients read only the header), with a fresh Sign-In-With-X challenge.

@@ -41,7 +41,7 @@ type payer struct {
 	pay  func(h *Handler, r *http.Request, hdr http.Header, req meter.Request) (meter.Decision, error)
 }
 
-// payers in DESIGN §4's order: an API key (credits, or a bundle key's
+// payers in this order: an API key (credits, or a bundle key's
 // bundle), a Sign-In-With-X message (the wallet's bundle), an x402
 // batch-settlement voucher (drawn from its channel's deposit), an x402
 // exact payment (settled, then a new bundle), the caller's free allowance

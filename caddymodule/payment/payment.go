@@ -1,6 +1,6 @@
 // Package payment is the gateway's payments room: who pays for a JSON-RPC
 // request and how the books close on it. Authorize runs the payers in
-// DESIGN §4's order — an API key (credits or a bundle key's bundle), a
+// this order — an API key (credits or a bundle key's bundle), a
 // Sign-In-With-X message (the wallet's bundle), an x402 payment (settled
 // through the facilitator, then a bundle), the caller's free allowance —
 // and answers refusals (401, 402, 429, 503) itself; Settle refunds what the
@@ -29,7 +29,7 @@ import (
 )
 
 // DepositConfirmations is how many blocks settlementd waits before it
-// credits a deposit (DESIGN §4).
+// credits a deposit.
 const DepositConfirmations = 25
 
 // Settings are the expanded, validated deposit and x402 settings.

@@ -24,7 +24,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/x402"
 )
 
-// x402 request and response headers (shared/research/x402.md §1.1).
+// x402 request and response headers.
 const (
 	headerPaymentV2   = "PAYMENT-SIGNATURE"
 	headerPaymentV1   = "X-PAYMENT"

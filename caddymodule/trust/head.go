@@ -1,5 +1,5 @@
 // Package trust is the gateway's room for trust in registered nodes
-// (DESIGN §3, "Trust in nodes"): strangers' nodes answer only questions that
+// (docs/trust.md): strangers' nodes answer only questions that
 // can be judged, about a definite block, and serve callers only after a
 // probation of shadow traffic.
 //

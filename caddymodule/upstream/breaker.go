@@ -12,7 +12,7 @@ import (
 // The breaker is gobreaker's TwoStepCircuitBreaker: Forward asks Allow before
 // sending and reports the outcome only after the reply body has been judged,
 // because most JSON-RPC failures arrive as HTTP 200 with an error object.
-// Breakers are local to the gateway instance (DESIGN §7): a shared breaker
+// Breakers are local to the gateway instance: a shared breaker
 // would cost Redis round trips on every call.
 type BreakerConfig struct {
 	// FailuresToOpen is how many consecutive failures open the breaker

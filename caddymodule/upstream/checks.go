@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Capacity of the checks (issue 41.9). The ladder promises that a share
+// Capacity of the checks. The ladder promises that a share
 // of a node's answers (its check rate) is checked against a provider; the
 // verifier (caddymodule/verify) does that in the background with bounded
 // queues, and a check it cannot take is dropped. A node whose answers

@@ -7,8 +7,8 @@
 // circuit breaker fed by real traffic, latency statistics and a health state
 // kept by a background probe (eth_chainId + eth_blockNumber).
 //
-// Why we proxy ourselves instead of composing Caddy's reverse_proxy
-// (research/caddy.md §4): JSON-RPC failures usually arrive as HTTP 200 with an
+// Why we proxy ourselves instead of composing Caddy's reverse_proxy:
+// JSON-RPC failures usually arrive as HTTP 200 with an
 // error object, which reverse_proxy's breaker and retry logic cannot see; POST
 // retries on another provider are off there; and the caller has to read the
 // reply anyway to meter, cache and refund. So the breaker is gobreaker's

@@ -8,7 +8,7 @@ import (
 
 // ErrUnavailable is matched (errors.Is) by every error Forward returns: no
 // upstream could serve the call. The caller answers HTTP 503 with JSON-RPC
-// -32603 (DESIGN §5) and refunds the call (DESIGN §4).
+// -32603 and refunds the call.
 var ErrUnavailable = errors.New("upstream: no upstream could serve the request")
 
 // ErrReplyTooLarge is the Cause when a reply exceeded Config.MaxReplyBytes.

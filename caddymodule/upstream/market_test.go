@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The ladder is earned over time as well as answers (issue 41.6): on a
+// The ladder is earned over time as well as answers: on a
 // busy gateway a stranger's thousands of verified answers within a minute
 // give it the first rung and a check rate near 1, not full share and the
 // floor; with the time served (6 h by default) the same history is trusted
@@ -38,7 +38,7 @@ func TestLadderTakesTime(t *testing.T) {
 	}
 }
 
-// Ten nodes of one wallet share one standing (issue 41.7): one probation
+// Ten nodes of one wallet share one standing: one probation
 // (a match of any counts for all), one rung, and the rung's share divided
 // among them — together they take what one node of the wallet would.
 func TestWalletNodesShareOneStanding(t *testing.T) {
@@ -90,7 +90,7 @@ func TestWalletNodesShareOneStanding(t *testing.T) {
 	t.Logf("ten nodes of one wallet at rung 0.25 served %d of %d calls", byNodes, calls)
 }
 
-// A quarantine sends the node's wallet back behind a newcomer (issue 41.7):
+// A quarantine sends the node's wallet back behind a newcomer:
 // its other and new nodes are in probation again, and that probation asks
 // PenaltyFactor times the matches; a new node of a clean wallet needs the
 // ordinary probation.
@@ -164,7 +164,7 @@ func TestQuarantineFollowsHost(t *testing.T) {
 	}
 }
 
-// Quarantine follows the endpoint's host whatever its spelling (issue 41.6,
+// Quarantine follows the endpoint's host whatever its spelling (found in
 // review): the host rule compares names, and a liar re-registering the same
 // endpoint as an upper-case name, a name with the root's trailing dot, an
 // IPv4 address written as IPv4-mapped IPv6, or an IPv6 address written
@@ -208,7 +208,7 @@ func TestQuarantineFollowsHostSpellings(t *testing.T) {
 	}
 }
 
-// Ten wallets on one host get no more than one share (issue 41.7, review):
+// Ten wallets on one host get no more than one share (found in review):
 // registration proves control of an origin (host and port), so one
 // operator could register ten wallets on ten ports of one machine's name
 // and take ten shares where ten nodes of one wallet take one. The share of

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// Trust is how far the pool trusts its registered nodes (DESIGN §3, "Trust
-// in nodes"; docs/node-market.md). A node is a stranger's: it starts in
+// Trust is how far the pool trusts its registered nodes (docs/trust.md,
+// docs/node-market.md). A node is a stranger's: it starts in
 // probation, serving no caller — the gateway compares its answers to shadow
 // copies of calls a provider answered — and climbs a ladder of traffic
 // shares as its verified history grows and as time passes. Providers are

@@ -15,7 +15,7 @@ import (
 )
 
 // Kind says where an upstream comes from. It decides selection order:
-// registered nodes are preferred and providers are the fallback (DESIGN §3),
+// registered nodes are preferred and providers are the fallback,
 // because nodes earn from the traffic they serve.
 type Kind string
 
@@ -109,8 +109,8 @@ type Ref struct {
 	NodeID string `json:"node_id,omitempty"`
 }
 
-// EventName is what the revenue event records as the server of a call
-// (DESIGN §3): the node id for a registered node, the provider name
+// EventName is what the revenue event records as the server of a call:
+// the node id for a registered node, the provider name
 // otherwise.
 func (r Ref) EventName() string {
 	if r.Kind == KindNode && r.NodeID != "" {

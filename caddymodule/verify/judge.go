@@ -127,7 +127,7 @@ func Compare(ctx context.Context, pool *upstream.Pool, call *jsonrpc.Item, pin P
 }
 
 // Judge decides a Case by the provider's view, never by what the node's
-// answer claims (DESIGN §3, docs/trust.md "What is judged"):
+// answer claims (docs/trust.md "What is judged"):
 //
 //   - errors, null and [] are answers: where the provider has a result and
 //     the node should have known (nodeShouldKnow), they are lies; otherwise

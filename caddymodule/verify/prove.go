@@ -24,7 +24,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/ethparse"
 )
 
-// Proofs instead of sampling (issue 41 item 8, docs/trust.md "Proved
+// Proofs instead of sampling (docs/trust.md "Proved
 // before delivery"). Some answers can be checked completely from one
 // block hash a provider gave, with no provider asked the same question:
 //

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// The verifier's queue is fair between nodes (issue 41.9). Every node has
+// The verifier's queue is fair between nodes. Every node has
 // its own bounded slots, and the workers take the nodes in turn, so a flood
 // of one node's answers waits behind, and is dropped from, that node's
 // slots only: it can neither push another node's checks out nor keep the

@@ -1,5 +1,5 @@
 // Package web is what every room of the gateway answers with and reads from
-// a request: the REST and JSON-RPC error bodies of DESIGN §5, the caller's
+// a request: the REST and JSON-RPC error bodies, the caller's
 // address and API key, the gateway's external base URL, and bounded body
 // reading. It holds no state; the rooms (accounts, payment, discovery,
 // admin) and the root package's /rpc all write their answers through it, so
@@ -28,7 +28,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
-// JSON writes v as the answer, and Error the REST error body of DESIGN §5
+// JSON writes v as the answer, and Error the REST error body
 // ({"error":{"code":…,"message":…}}): shared/httpx's, so the gateway and
 // settlementd answer alike. Neither is cached by intermediaries: answers
 // carry balances, limits and one-time secrets.

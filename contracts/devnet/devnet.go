@@ -42,7 +42,7 @@ type Config struct {
 	TokensOnly bool
 	// ExtraChains are more chains to start, by chain id (e.g. 31337): plain
 	// EVM chains with the dev accounts funded and no contracts, for chains
-	// the gateway serves by configuration only (issue 34).
+	// the gateway serves by configuration only.
 	ExtraChains []uint64
 }
 

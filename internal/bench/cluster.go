@@ -23,7 +23,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// The cluster row (issue 19): the same wrk load through one gateway whose
+// The cluster row: the same wrk load through one gateway whose
 // metering Redis is a Redis Cluster of three masters (one replica each),
 // and the Redis-only figure: metering decisions per second from a driver
 // that calls the metering script directly, against the single Redis and

@@ -1,6 +1,6 @@
 package main
 
-// The WebSocket fan-out row (issue 18): one upstream newHeads subscription
+// The WebSocket fan-out row: one upstream newHeads subscription
 // fanned out by our gateway to BENCH_WS_SUBSCRIBERS (1,000) sockets, each
 // notification metered from a funded key. The head source is closed-loop: a
 // head goes out only when every subscriber has received the one

@@ -1,5 +1,5 @@
 // Command bench measures what the gateway costs on the data path (`make
-// bench`, issue 4 item 9). In one run it starts a fast local JSON-RPC
+// bench`). In one run it starts a fast local JSON-RPC
 // upstream (in this process), a plain Caddy reverse_proxy to it and our
 // gateway (both the real bin/caddy), then drives each with wrk at the same
 // concurrency levels for the same duration:
@@ -199,7 +199,7 @@ func run() error {
 	}
 
 	// (h)/(h0): two providers, one of which adds 250 ms to a random 5 % of
-	// calls (issue 36), with hedged reads on and off. Each gateway has its
+	// calls, with hedged reads on and off. Each gateway has its
 	// own pair of upstreams, so their calls can be counted per setup.
 	var hedgeGW [2]*caddyProc
 	var hedgeUps [2][2]*upstream

@@ -108,9 +108,9 @@ type Proxy struct {
 	SwapSendHash atomic.Bool
 	// ProofDialect: an honest node of another client whose eth_getProof
 	// spells an empty storage trie its own way (proofs.go): DialectReth
-	// proves it with the empty trie's own node ["0x80"] (reth before its
-	// PR 24719), DialectBesu gives a missing account no storageProof
-	// entries at all (Besu before its PR 11082). 0: as geth.
+	// proves it with the empty trie's own node ["0x80"] (before
+	// reth PR 24719), DialectBesu gives a missing account no storageProof
+	// entries at all (before Besu PR 11082). 0: as geth.
 	ProofDialect atomic.Int32
 	// OlderLogs: an honest node of an older client (or another one) whose
 	// logs have no blockTimestamp (go-ethereum added it to logs in 1.16).

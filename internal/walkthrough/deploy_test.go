@@ -23,7 +23,7 @@ import (
 )
 
 // TestDeployFromNothingThenWalkthrough is the going-live path on the dev
-// chain (issue 21): a chain with only the tokens and funded accounts;
+// chain: a chain with only the tokens and funded accounts;
 // tollgate-deploy deploys RevenueVault and ClaimsContract, grants and
 // verifies the roles and writes the settings file; settlementd (the file
 // as its environment, as systemd's EnvironmentFile= gives it) and our Caddy

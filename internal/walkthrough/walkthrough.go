@@ -118,7 +118,7 @@ type Summary struct {
 	Platform      money.Units // 30 %
 	Pool          money.Units // 20 %
 	// PlatformOperators is the part of the operators' half that revenue no
-	// node served earned: the platform's (DESIGN §2, revised).
+	// node served earned: the platform's.
 	PlatformOperators money.Units
 	Distributed       money.Units // the nodes' shares
 	NodeID            string

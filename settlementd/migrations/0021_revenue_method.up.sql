@@ -1,4 +1,4 @@
--- The JSON-RPC method of a revenue event (issue 4 item 7): the gateway's
+-- The JSON-RPC method of a revenue event: the gateway's
 -- bounded label — a well-known method name, 'other', or 'batch' for a batch
 -- naming several methods. One row per HTTP request stays the rule (a batch
 -- is one row with calls = N). Rows ingested before this column, and events

@@ -1,4 +1,4 @@
--- Node-operator API (issue 6): wallet login nonces, node registration
+-- Node-operator API: wallet login nonces, node registration
 -- details, claim reservations, the Claimed-event mirror and the gateway
 -- health samples behind /api/status.
 

@@ -1,4 +1,4 @@
--- Funding-rate snapshots polled from perpetual-futures venues (issue 8):
+-- Funding-rate snapshots polled from perpetual-futures venues:
 -- the source of the funding-rate heatmap the gateway sells. Rates are
 -- integers in parts per billion, parsed from the venues' decimal strings.
 CREATE TABLE funding_snapshots (

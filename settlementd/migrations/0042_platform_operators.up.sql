@@ -1,6 +1,6 @@
 -- The operators' half of revenue no registered node served (configured
 -- providers, the edge cache) is the platform's, booked per epoch; only
--- rounding carries into the next epoch (issue 16, DESIGN §2 revised).
+-- rounding carries into the next epoch (the revised split).
 -- platform_units stays the 30 % share; settlement transfers both to the
 -- platform wallet. The money invariant gains the new part.
 ALTER TABLE epochs ADD COLUMN platform_operators_units bigint NOT NULL DEFAULT 0 CHECK (platform_operators_units >= 0);

@@ -1,4 +1,4 @@
--- Node deregistration (issue 16 item 5): an operator removes a node with
+-- Node deregistration: an operator removes a node with
 -- DELETE /api/nodes/{id}. The row stays (its earnings remain claimable and
 -- its revenue events keep naming it); status becomes 'deregistered' and
 -- deregistered_at records when. The epoch close gives the node no share of

@@ -1,4 +1,4 @@
--- Stuck transactions (issue 21): every signed version of one chain_txs row.
+-- Stuck transactions: every signed version of one chain_txs row.
 -- A transaction not mined within TOLLGATE_TX_STUCK_AFTER is replaced by a
 -- copy at the SAME nonce with higher fees; each version is committed here
 -- BEFORE it is broadcast. Only one of them can ever be mined (one nonce), and

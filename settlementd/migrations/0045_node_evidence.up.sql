@@ -1,4 +1,4 @@
--- Answer verification (issue 16 item 4), settlement side. The gateway
+-- Answer verification, settlement side. The gateway
 -- re-asks a trusted provider a sample of the deterministic questions a
 -- registered node answered; when the answers differ it appends a
 -- node_mismatch event. settlementd stores each one here once (its id is the

@@ -1,4 +1,4 @@
--- Usage history (issue 20): what a key paid for, per hour and per day, and
+-- Usage history: what a key paid for, per hour and per day, and
 -- what a node served, rolled up at ingest so a history read never scans the
 -- revenue events. The rows are written by the same statement that inserts
 -- the revenue events, from the rows it actually inserted (RETURNING), so a

@@ -1,4 +1,4 @@
--- Issue 22 (ingest speed): revenue_events is the hottest table, written at
+-- Ingest speed: revenue_events is the hottest table, written at
 -- up to 100k+ rows a second, and each of its btree indexes is maintained per
 -- row. booked_epoch only serves "this epoch's events" (the epoch close, the
 -- status page's open-epoch total), and rows arrive in booking order: a

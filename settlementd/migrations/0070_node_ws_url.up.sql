@@ -1,3 +1,3 @@
--- Issue 18: a registered node may offer JSON-RPC over WebSocket, where the
+-- A registered node may offer JSON-RPC over WebSocket, where the
 -- gateway's eth_subscribe subscriptions go. NULL: it offers none.
 ALTER TABLE nodes ADD COLUMN IF NOT EXISTS ws_url text;

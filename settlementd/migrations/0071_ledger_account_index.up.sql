@@ -1,4 +1,4 @@
--- Issue 22.4 (ingest speed): account_ledger gets a row for almost every paid
+-- Ingest speed: account_ledger gets a row for almost every paid
 -- request (its debit), and each btree on it is maintained per row. The plain
 -- (account) index served no query: a key's credits are read through the
 -- partial account_ledger_credits (account, id DESC) index (history), and

@@ -1,4 +1,4 @@
--- Issue 22.4 (ingest speed): a debit is stored once. Until now each debit of
+-- Ingest speed: a debit is stored once. Until now each debit of
 -- a paying payer was two rows, one in debits and one in account_ledger (kind
 -- 'debit' for credits, 'bundle_debit' for a bundle), and the second row with
 -- its two btrees (id, (kind, ref)) was a fifth of PostgreSQL's work per

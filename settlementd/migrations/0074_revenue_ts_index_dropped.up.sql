@@ -1,4 +1,4 @@
--- Issue 22.4 (ingest speed): revenue_events_ts_id, a btree on (ts DESC,
+-- Ingest speed: revenue_events_ts_id, a btree on (ts DESC,
 -- id DESC), was maintained for every revenue row (about 1 µs of
 -- PostgreSQL each on the ingest benchmark) for one reader: the admin
 -- economics list of the newest revenue events. That list now pages by id

@@ -1,6 +1,5 @@
 -- Evidence withholds the liar's share of every epoch in which it may have
--- lied, not only the epoch the evidence is booked into (issue 31 item 5;
--- docs/decisions.md). The gateway samples a node's answers, so the lies it
+-- lied, not only the epoch the evidence is booked into (docs/decisions.md). The gateway samples a node's answers, so the lies it
 -- delivered before the one caught are not individually known: the close of
 -- the epoch a piece of evidence is booked into also withholds the node's
 -- share of every closed, not yet settled epoch that overlaps

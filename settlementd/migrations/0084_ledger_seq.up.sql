@@ -1,4 +1,4 @@
--- The per-shard ledger floor (issue 40 item 6, docs/redis.md): the highest
+-- The per-shard ledger floor (docs/redis.md): the highest
 -- Redis state count (<prefix>seq) PostgreSQL is known to have caught up
 -- with on the stream's shard. settlementd's ingest publishes it to Redis
 -- (<prefix>ledger-seq) and keeps it here, so a settlementd that restarts —

@@ -8,7 +8,7 @@ import (
 
 // decodeFlat decodes the payloads settlementd ingests by the hundred
 // thousand per second (revenue, debit, refund) without reflection: about
-// half of ingest's CPU was encoding/json (issue 22). It accepts only the
+// half of ingest's CPU was encoding/json. It accepts only the
 // shape json.Marshal gives these structs — one flat object, no whitespace,
 // each known key at most once, strings of printable ASCII without escapes,
 // integers without fraction or exponent — and reports false for anything

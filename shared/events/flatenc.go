@@ -5,7 +5,7 @@ import "strconv"
 // encodeFlat writes the payload of the events the gateway writes on every
 // paid request (the Debit the metering script books — three variants per
 // keyed request — and the Revenue event) without reflection: encoding/json
-// was most of what encoding them cost (make bench profile, issue 22). It
+// was most of what encoding them cost (make bench profile). It
 // writes exactly the bytes json.Marshal would (TestEncodeFlatIsMarshal,
 // FuzzEncodeFlat) and reports false — Encode then uses json.Marshal — for
 // any other event or any string json.Marshal would escape.

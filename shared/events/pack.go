@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// A packed entry holds several events of one type (issue 22.4). The
+// A packed entry holds several events of one type. The
 // gateway's event writer packs the revenue events it has queued into one
 // XADD, so what Redis and settlementd pay per stream entry (the XADD, the
 // consumer group's pending-list entry, its read and its XACK) is paid once

@@ -1,5 +1,5 @@
 // Package httpx is what the gateway and settlementd answer alike over HTTP:
-// the REST error body of DESIGN §5, {"error":{"code":…,"message":…}}, JSON
+// the REST error body, {"error":{"code":…,"message":…}}, JSON
 // answers, and the check of the X-Admin-Token header that guards both
 // binaries' /admin/* routes.
 package httpx

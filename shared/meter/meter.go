@@ -28,7 +28,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// Defaults (DESIGN §4; the abuse-limit numbers are Tollgate's own choice,
+// Defaults (the abuse-limit numbers are Tollgate's own choice,
 // docs/decisions.md "Metering").
 const (
 	DefaultFreeDailyLimit  = 500

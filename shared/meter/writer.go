@@ -32,7 +32,7 @@ import (
 // arrive within WriterConfig.PackWindow of each other, up to MaxPack, go as
 // one stream entry, so Redis and settlementd pay their per-entry costs (the
 // XADD, the consumer group's pending entry, the read, the XACK) once for
-// the pack (issue 22.4). Other events go one per entry.
+// the pack. Other events go one per entry.
 //
 // Crash semantics (docs/decisions.md, "Metering"): events still queued (or
 // in an open pack) when the process dies are lost. Only Revenue events

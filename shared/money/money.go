@@ -143,7 +143,7 @@ func (d *USDT) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Split divides an epoch total T into the 50/30/20 shares of DESIGN §2:
+// Split divides an epoch total T into the 50/30/20 shares:
 // operators = floor(T/2), platform = floor(3T/10), pool = the rest, so the
 // three always sum to T exactly.
 func Split(total Units) (operators, platform, pool Units) {

@@ -16,7 +16,7 @@ import (
 // variables) and settlementd's facilitator settles nothing else (from the
 // same variables, config.X402). A facilitator that judged a payment against
 // the requirements in the request would settle any asset to any payee for
-// any amount from the relayer's key and gas (issue 40, "open relayer").
+// any amount from the relayer's key and gas (an open relayer).
 const (
 	EnvAsset = "TOLLGATE_X402_ASSET"  // the token offered (default Base USDC)
 	EnvPayTo = "TOLLGATE_X402_PAY_TO" // the receiver of exact payments and batch-settlement channels

@@ -99,7 +99,7 @@ func (l *loginServer) nonceRows() int {
 	return n
 }
 
-// Strangers cannot deny a wallet's sign-in (issue 32): 1,000 anonymous
+// Strangers cannot deny a wallet's sign-in: 1,000 anonymous
 // challenges for one wallet from 50 client addresses (IPv4 and distinct
 // IPv6 /64s) are all answered and store nothing; the owner then asks once,
 // signs and logs in at the first try, which stores one used nonce.

@@ -1,6 +1,6 @@
 package chain
 
-// Stuck transactions (issue 21). A recorded transaction that is not mined
+// Stuck transactions. A recorded transaction that is not mined
 // within TxPolicy.StuckAfter of its first broadcast is replaced by a copy at
 // the same nonce with higher EIP-1559 fees; one the node dropped is sent
 // again; a nonce of ours that nothing will ever fill is filled with a

@@ -197,7 +197,7 @@ func (s *Service) listEvidence(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, map[string]any{"node_id": node, "evidence": items, "next_cursor": next})
 }
 
-// Signature is the claim answer's signature object (DESIGN §6).
+// Signature is the claim answer's signature object.
 type Signature struct {
 	AmountUSDT    money.USDT     `json:"amount_usdt"`
 	AmountRaw     string         `json:"amount_raw"`

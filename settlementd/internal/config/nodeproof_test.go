@@ -2,7 +2,7 @@ package config
 
 import "testing"
 
-// The endpoint ownership proof (issue 41.7) is required unless private
+// The endpoint ownership proof is required unless private
 // nodes are allowed (development), where it is off unless asked for; off
 // is refused in production.
 func TestNodeProofSetting(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 )
 
 // BenchmarkClose times the close of one epoch holding 10k, 100k and 1M
-// revenue events (make bench-close; issue 22). Run it with -benchtime 1x:
+// revenue events (make bench-close). Run it with -benchtime 1x:
 // each size is booked once (not timed) into its own epoch of one database,
 // so the smaller epochs are the larger one's history, and the close is then
 // timed BENCH_CLOSE_RUNS times (default 5): every run but the last is the

@@ -10,7 +10,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// Deregistered nodes (nodes.deregistered_at, issue 16.7) earn nothing for
+// Deregistered nodes (nodes.deregistered_at) earn nothing for
 // what they served at or after their deregistration (the gateway may still
 // route to one until its next registry refresh). That revenue stays in the
 // epoch's total and counts as served by no registered node, so its
@@ -19,7 +19,7 @@ import (
 // ingested and booked. Revenue event time (the gateway's clock) is compared
 // with deregistered_at (Postgres's clock): docs/decisions.md.
 //
-// The close reads the epoch's events once (issue 22): when any node is
+// The close reads the epoch's events once: when any node is
 // deregistered, the grouped scan joins the deregistration times and sums
 // what each node served after its own beside its total, so a million
 // events are not read a second time.
@@ -33,8 +33,8 @@ type gone struct {
 
 func deregisteredNodes(ctx context.Context, tx pgx.Tx) (gone, error) {
 	var g gone
-	// A quarantined node is treated the same from its quarantine on
-	// (issue 41.3): nothing it serves after it — a feed or a call a
+	// A quarantined node is treated the same from its quarantine on:
+	// nothing it serves after it — a feed or a call a
 	// gateway still routed before it heard — earns, in any later epoch.
 	// LEAST ignores a NULL; a lift clears quarantined_at.
 	err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(node_id ORDER BY node_id), '{}'),

@@ -81,7 +81,7 @@ func TestDeregisteredNodeEarnsNothingAfter(t *testing.T) {
 }
 
 // A quarantined node earns nothing for what it served at or after its
-// quarantine, in that epoch and every later one (issue 41.3: a node's
+// quarantine, in that epoch and every later one (found when a node's
 // subscription feed outlived its quarantine by 5,807 notifications and 405
 // units): the revenue stays in the epoch as served by no registered node.
 // What it served before is decided by the evidence window (window.go), not

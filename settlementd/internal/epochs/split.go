@@ -2,9 +2,9 @@
 // the 50/30/20 split, divides the operators' half of what nodes served between
 // those nodes and books the rest of that half (what providers and the cache
 // served) to the platform, withholds the share of a node caught lying in the
-// epoch (booked to the pool), all in one Postgres transaction (DESIGN §2,
-// §6). The same close withholds the liar's share of the earlier, not yet
-// settled epochs within the evidence's lookback (window.go).
+// epoch (booked to the pool), all in one Postgres transaction. The
+// same close withholds the liar's share of the earlier, not yet settled
+// epochs within the evidence's lookback (window.go).
 package epochs
 
 import (
@@ -43,7 +43,7 @@ type Split struct {
 	// PlatformOperators is the part of the operators' half earned by
 	// revenue no registered node served (configured providers, the edge
 	// cache): the platform's own infrastructure served it, so it is the
-	// platform's, booked each epoch (DESIGN §2, revised).
+	// platform's, booked each epoch.
 	PlatformOperators money.Units
 	NodeUnits         money.Units // W = Σ w_i
 	Distributed       money.Units // Σ shares credited
@@ -63,7 +63,7 @@ func (s Split) NodesOperators() money.Units { return s.Operators - s.PlatformOpe
 // plus the carried rounding.
 func (s Split) Pot() money.Units { return s.NodesOperators() + s.CarryIn }
 
-// Compute applies DESIGN §2 to one epoch. total is every unit of revenue
+// Compute applies the 50/30/20 split to one epoch. total is every unit of revenue
 // booked into the epoch (cache hits and provider-served calls included);
 // weights are the units each registered node served (entries with no units
 // are ignored, a node listed twice is summed). The operators' half of the

@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultLookback is how far before a piece of evidence a node's lies are
-// presumed to reach when the evidence does not say (issue 31 item 5).
+// presumed to reach when the evidence does not say.
 const DefaultLookback = 10 * time.Minute
 
 func (c *Closer) lookback() time.Duration {

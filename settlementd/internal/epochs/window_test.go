@@ -11,7 +11,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
-// The MUST-SHOW of issue 31 item 5: a patient liar — honest for a while,
+// The patient-liar must-show: a patient liar — honest for a while,
 // then lying — earns 0 for every epoch in which it may have delivered a
 // lie. P serves in every epoch; evidence against it dated in e4 (lookback
 // 3 min) reaches e1…e4: its share of e1, e2, e3 (closed, unsettled) is

@@ -1,5 +1,5 @@
-// Package evidence is settlementd's side of answer verification (issue 16
-// item 4). The gateway re-asks a trusted provider a sample of the
+// Package evidence is settlementd's side of answer verification.
+// The gateway re-asks a trusted provider a sample of the
 // deterministic questions registered nodes answered and appends a
 // node_mismatch event when the answers differ. From there:
 //

@@ -49,7 +49,7 @@ func (f *Facilitator) batchRefund(w http.ResponseWriter, r *http.Request, b *bat
 	// Only the gateway refunds, and only a channel it has closed: the
 	// refund signature is the receiver authorizer's, so whoever could ask
 	// for one could return any payer's escrow while the gateway still draws
-	// vouchers on it (issue 40).
+	// vouchers on it.
 	if !f.fromGateway(r) {
 		fail(http.StatusUnauthorized, ReasonUnauthorized, "refunds are made for the operator's gateway only: ask the gateway (a GET on its JSON-RPC path with the refund payload)")
 		return

@@ -31,7 +31,7 @@ var (
 // that fell behind catches up over several runs.
 const watchMaxBlocks = 2_000
 
-// WatchJob makes the channels follow the chain (issue 40): a payer's
+// WatchJob makes the channels follow the chain: a payer's
 // withdrawal request (initiateWithdraw), a refund or a finished withdrawal
 // lowers the channel's balance in Redis at once (meter.FollowChain), so no
 // voucher above what will remain is drawn; a withdrawal request also has

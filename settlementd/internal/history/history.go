@@ -1,5 +1,5 @@
-// Package history is what people read about their own money over time
-// (issue 20): a key's usage history (calls and spend per UTC day or hour by
+// Package history is what people read about their own money over time:
+// a key's usage history (calls and spend per UTC day or hour by
 // chain, method and payer) and its credits with their transactions, and a
 // node operator's nodes with their traffic, probes, verification state and
 // earnings per day and per epoch.

@@ -1,5 +1,5 @@
 // Package httpx holds the JSON helpers the settlementd API handlers share:
-// DESIGN §5's error body and JSON answers (shared/httpx, written the same
+// the REST error body and JSON answers (shared/httpx, written the same
 // way by the gateway), bounded JSON request decoding and the caller's
 // address behind the gateway's proxy.
 package httpx

@@ -133,7 +133,7 @@ func batchOf(msgs []entry) *batch {
 	return b
 }
 
-// batches recycles batches (issue 22.4): a batch's column arrays are
+// batches recycles batches: a batch's column arrays are
 // appended to one entry at a time, and growing a dozen of them from nothing
 // for every batch of thousands was a fifth of the ingester's allocations.
 var batches = sync.Pool{New: func() any { return &batch{counts: map[string]int{}} }}

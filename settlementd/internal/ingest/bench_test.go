@@ -135,7 +135,7 @@ func BenchmarkIngestPaced(b *testing.B) {
 // costs in each process involved: this test process (the ingester, and in
 // the sustained mode the producer too), the PostgreSQL backends serving the
 // benchmark's database, and the Redis server. On a shared machine events/s
-// follows whatever else runs; CPU per event much less (issue 22). Redis is
+// follows whatever else runs; CPU per event much less. Redis is
 // shared with other users of the same server, so its figure is an upper
 // bound.
 type cpuMeter struct {

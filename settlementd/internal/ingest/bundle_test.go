@@ -16,7 +16,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// x402 accounting (issue 7): every grant is one bundle_grants row with its
+// x402 accounting: every grant is one bundle_grants row with its
 // bundle key and one ledger entry however often it is delivered, and every
 // wallet's ledger holds exactly its grants, bundle debits and refunds; a
 // draw from one of its batch-settlement channels is a debit without a ledger

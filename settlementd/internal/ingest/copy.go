@@ -15,7 +15,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
-// The fast path (issue 22): the bulk of a batch — revenue events, debits,
+// The fast path: the bulk of a batch — revenue events, debits,
 // refunds and the refunds' ledger rows — is written with binary COPY
 // straight into the tables instead of INSERT … SELECT FROM unnest(…) ON
 // CONFLICT DO NOTHING. COPY skips the executor and the
@@ -51,7 +51,7 @@ const (
 	copyLedgerSQL  = `COPY account_ledger_entries (account, kind, ref, units, calls, ts) FROM STDIN (FORMAT binary)`
 )
 
-// copyEnc writes PostgreSQL's binary COPY format directly (issue 22.4): the
+// copyEnc writes PostgreSQL's binary COPY format directly: the
 // columns are only text, integer, bigint and timestamptz, whose binary forms
 // are fixed (text: its bytes; integers: big-endian; timestamptz: µs since
 // 2000-01-01 UTC), so pgx's per-value type planning and the boxing of every

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The usage rollups of the COPY fast path, summed in Go (issue 22).
+// The usage rollups of the COPY fast path, summed in Go.
 //
 // A COPYed batch inserts every one of its revenue rows or none (copy.go), so
 // its rollup increments are known before the statement runs: they are

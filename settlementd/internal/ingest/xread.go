@@ -15,7 +15,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
 
-// The stream read of the hot path (issue 22.4). go-redis's XReadGroup
+// The stream read of the hot path. go-redis's XReadGroup
 // builds a map[string]interface{} and three boxed strings per entry: with
 // thousands of entries per read that was a quarter of the ingester's CPU
 // and about half its allocations in the profile, for three short fields the

@@ -1,6 +1,6 @@
 package nodes
 
-// Operators manage their nodes (issue 16 item 5): GET /api/nodes lists the
+// Operators manage their nodes: GET /api/nodes lists the
 // token's wallet's nodes, DELETE /api/nodes/{id} deregisters one.
 //
 // Deregistration sets status 'deregistered' and deregistered_at in Postgres

@@ -1,6 +1,6 @@
 package nodes
 
-// Registration proves the registrant controls the endpoint (issue 41.7),
+// Registration proves the registrant controls the endpoint,
 // and cannot be repeated at will:
 //
 //   - Ownership: GET <scheme>://<host>/.well-known/tollgate-node on the

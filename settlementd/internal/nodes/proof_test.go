@@ -47,7 +47,7 @@ func provedServer(t *testing.T, proof string) *httptest.Server {
 	return srv
 }
 
-// Registration proves the registrant controls the endpoint (issue 41.7):
+// Registration proves the registrant controls the endpoint:
 // an endpoint that serves no proof, or another wallet's, is refused with
 // 403 endpoint_not_proven and nothing is stored; one that names the
 // registrant's wallet (any case) registers.
@@ -87,7 +87,7 @@ func TestRegistrationRefusesPublicProvider(t *testing.T) {
 	}
 }
 
-// Registration is rate-limited per wallet (issue 41.6): the attempt after
+// Registration is rate-limited per wallet: the attempt after
 // the limit is refused with 429, another wallet is not.
 func TestRegistrationRateLimited(t *testing.T) {
 	s := proofService(t, 3)
@@ -119,7 +119,7 @@ func asAPI(err error, ae **apiError) bool {
 	return ok
 }
 
-// An operator sees their wallet's standing in GET /api/nodes (issue 41.7):
+// An operator sees their wallet's standing in GET /api/nodes:
 // what the gateways shared in Redis — phase, share, check rate, verified
 // answers, penalty — for each of the node's chains.
 func TestOperatorSeesStanding(t *testing.T) {
@@ -152,7 +152,7 @@ func TestOperatorSeesStanding(t *testing.T) {
 }
 
 // The service-wide registration limit cannot be spent by a stranger
-// (issue 41.6, review): one wallet hammering past its own limit, or many
+// (found in review): one wallet hammering past its own limit, or many
 // wallets whose endpoints fail the proof, used to raise the shared counter
 // on every attempt, so after 20×limit attempts in an hour nobody — an
 // honest newcomer included — could register. Only proven registrations

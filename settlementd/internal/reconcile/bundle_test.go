@@ -134,7 +134,7 @@ func flushPrefix(t *testing.T, rdb *redis.Client, prefix string) {
 	}
 }
 
-// x402 bundles (issue 7): a healthy system with bundles, bundle keys and
+// x402 bundles: a healthy system with bundles, bundle keys and
 // credit keys side by side is left exactly as it is; after the prefix is
 // flushed, reconcile rebuilds every wallet's bundle hash and grants set and
 // every bundle key's record exactly, and a bundle key never gets credits.

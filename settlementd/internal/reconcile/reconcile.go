@@ -1,5 +1,5 @@
 // Package reconcile rebuilds the gateway's Redis key records and balances
-// from Postgres, the system of record (DESIGN §1): `settlementd reconcile`.
+// from Postgres, the system of record: `settlementd reconcile`.
 //
 // For every API key it writes, in the shared/balances layout, the hash lookup
 // (<p>key:<sha256> → account id), the account hash's record fields (st, tier,

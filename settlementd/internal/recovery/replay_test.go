@@ -16,7 +16,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
-// Issue 33: a batch-settlement voucher drawn in the last moments before
+// A batch-settlement voucher drawn in the last moments before
 // Redis restarts empty — booked in Redis, not yet ingested — is not lost.
 // The gateway kept the draw's Debit and the channel's new state
 // (meter.Retention) and appends them to the empty Redis; the rebuild waits

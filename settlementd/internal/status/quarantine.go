@@ -11,7 +11,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
-// The operator's review of quarantined nodes (issue 16 item 4), behind
+// The operator's review of quarantined nodes, behind
 // X-Admin-Token:
 //
 //   - GET /admin/quarantine: the quarantined nodes with their reason and

@@ -284,7 +284,7 @@ func keysUnder(t *testing.T, rdb redis.UniversalClient, prefix string) []string 
 	return keys
 }
 
-// Strangers cannot deny a wallet its key (issue 32): 1,000 anonymous
+// Strangers cannot deny a wallet its key: 1,000 anonymous
 // challenges for one wallet (create and rotate) from 50 client addresses
 // (IPv4 and distinct IPv6 /64s) are all answered and store nothing in
 // Redis; the owner then asks once and creates the key at the first try.
