@@ -1,7 +1,12 @@
 package tollgate
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -168,19 +173,128 @@ func checkLinks(pages []string) (problems []string, checked int, err error) {
 	return problems, checked, nil
 }
 
+// outsideRe is text that points a reader at documents outside the
+// repository: the design notes by section, the research notes, and our issue
+// tracker ("issue 41.9", "issues 15 and 33", "issue #12", "PR #3").
+var outsideRe = regexp.MustCompile(`DESIGN(\.md)?\s*§|shared/research|research/[a-z0-9_-]+\.md|research [a-z0-9_-]+\.md|` +
+	`(?i:([A-Za-z0-9_.-]+ )?\b(issues?|PR) #?\d+(\.\d+)?\b)`)
+
+// upstreamProjects may precede "issue N" or "PR #N": such a reference is to
+// that project's public tracker, which any reader can open, not to ours.
+// The rule is that a third party's issue is always named with its project
+// right before it ("eRPC issue #223", "reth PR #24719").
+var upstreamProjects = map[string]bool{
+	"erpc": true, "reth": true, "go-ethereum": true, "geth": true, "caddy": true, "redis": true,
+	"postgresql": true, "x402": true, "besu": true, "viem": true, "foundry": true, "hardhat": true, "web3-proxy": true,
+}
+
+// outsideRefs returns the references in text (named name) that point
+// outside the repository, one problem per line.
+func outsideRefs(name, text string) []string {
+	var problems []string
+	for i, line := range strings.Split(text, "\n") {
+		for _, m := range outsideRe.FindAllStringSubmatch(line, -1) {
+			if m[2] != "" && upstreamProjects[strings.ToLower(strings.TrimSpace(m[2]))] {
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%s:%d points outside the repository (%q): %s", name, i+1, m[0], strings.TrimSpace(line)))
+		}
+	}
+	return problems
+}
+
 // TestDocsStayInTheRepo: no page points a reader at documents outside the
 // repository (the design notes, research notes, the issue tracker).
 func TestDocsStayInTheRepo(t *testing.T) {
-	outside := regexp.MustCompile(`DESIGN(\.md)?\s*§|shared/research|research/[a-z0-9_-]+\.md|research [a-z0-9_-]+\.md|\b[Ii]ssues? \d+(\.\d+)?\b`)
 	for _, page := range docPages(t) {
 		raw, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, line := range strings.Split(string(raw), "\n") {
-			if m := outside.FindString(line); m != "" {
-				t.Errorf("%s:%d points outside the repository (%q): %s", page, i+1, m, strings.TrimSpace(line))
+		for _, p := range outsideRefs(page, string(raw)) {
+			t.Error(p)
+		}
+	}
+}
+
+// notScannedForRefs are tracked files the repository-wide check leaves out,
+// and why: this file holds the patterns and planted examples themselves;
+// lockfiles and go.sum are written by tools and name packages, not trackers.
+// Binary files (a NUL in the first 8 KiB, as git decides) are skipped too.
+var notScannedForRefs = regexp.MustCompile(`^docs_test\.go$|(^|/)(go\.sum|package-lock\.json|yarn\.lock|pnpm-lock\.yaml)$`)
+
+// knownOutsideRefs are the references still in the repository, each
+// a file and the exact text: string literals (bench report headings) that
+// a comment-only cleanup could not touch. Remove an entry when its text goes;
+// the test fails on an entry that no longer matches, so the list only shrinks.
+var knownOutsideRefs = map[string]string{
+	"internal/bench/fanout.go": "WebSocket fan-out (issue 18)",
+	"internal/bench/main.go":   "Hedged reads (issue 36)",
+}
+
+// TestRepoStaysInTheRepo: no tracked text file — code comments, test doc
+// comments, the Makefile, scripts, migrations, YAML — points at documents
+// outside the repository either; the docs check above covers only pages.
+func TestRepoStaysInTheRepo(t *testing.T) {
+	out, err := exec.Command("git", "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	scanned := 0
+	used := map[string]bool{}
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if notScannedForRefs.MatchString(name) {
+			continue
+		}
+		raw, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the work tree, not yet committed
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.IndexByte(raw[:min(len(raw), 8000)], 0) >= 0 {
+			continue
+		}
+		scanned++
+		for _, p := range outsideRefs(name, string(raw)) {
+			if known, ok := knownOutsideRefs[name]; ok && strings.Contains(p, known) {
+				used[name] = true
+				continue
 			}
+			t.Error(p)
+		}
+	}
+	for name, known := range knownOutsideRefs {
+		if !used[name] {
+			t.Errorf("knownOutsideRefs: %s no longer holds %q; drop the entry", name, known)
+		}
+	}
+	if scanned < 300 {
+		t.Fatalf("only %d files scanned: git ls-files or the skip list changed", scanned)
+	}
+}
+
+// TestStayInTheRepoCatch: the check finds each kind of outside reference in
+// a comment, and lets an upstream project's public issue through.
+func TestStayInTheRepoCatch(t *testing.T) {
+	text := "// TestX (issue 41.9): every answer\n" +
+		"# Redis-only metering throughput (Issue 19)\n" +
+		"-- issues 15 and 33\n" +
+		"// see DESIGN §4 and DESIGN.md §5\n" +
+		"// shared/research/x402.md, research/caddy.md, research x402.md\n" +
+		"// fixed in PR #12\n" +
+		"// exactly eRPC issue #223; reth PR #24719; go-ethereum issue 1234\n" +
+		"// tissue 5 is not a reference\n"
+	problems := outsideRefs("planted.go", text)
+	want := []string{"planted.go:1", "planted.go:2", "planted.go:3", "planted.go:4", "planted.go:4",
+		"planted.go:5", "planted.go:5", "planted.go:5", "planted.go:6"}
+	if len(problems) != len(want) {
+		t.Fatalf("%d problems, want %d: %q", len(problems), len(want), problems)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(problems[i], w+" ") {
+			t.Errorf("problem %d = %q, want it on %s", i, problems[i], w)
 		}
 	}
 }
