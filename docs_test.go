@@ -223,14 +223,10 @@ func TestDocsStayInTheRepo(t *testing.T) {
 // Binary files (a NUL in the first 8 KiB, as git decides) are skipped too.
 var notScannedForRefs = regexp.MustCompile(`^docs_test\.go$|(^|/)(go\.sum|package-lock\.json|yarn\.lock|pnpm-lock\.yaml)$`)
 
-// knownOutsideRefs are the references still in the repository, each
-// a file and the exact text: string literals (bench report headings) that
-// a comment-only cleanup could not touch. Remove an entry when its text goes;
-// the test fails on an entry that no longer matches, so the list only shrinks.
-var knownOutsideRefs = map[string]string{
-	"internal/bench/fanout.go": "WebSocket fan-out (issue 18)",
-	"internal/bench/main.go":   "Hedged reads (issue 36)",
-}
+// knownOutsideRefs are references allowed to stay, each a file and the
+// exact text (none today). The test fails on an entry that no longer
+// matches, so the list only shrinks.
+var knownOutsideRefs = map[string]string{}
 
 // TestRepoStaysInTheRepo: no tracked text file — code comments, test doc
 // comments, the Makefile, scripts, migrations, YAML — points at documents

@@ -317,7 +317,7 @@ func runFanout(ctx context.Context, cfg config, httpUp *upstream, rdb *redis.Cli
 }
 
 func (r fanoutResult) String() string {
-	return fmt.Sprintf("\nWebSocket fan-out (issue 18): %d subscribers on newHeads through one gateway, each notification metered "+
+	return fmt.Sprintf("\nWebSocket fan-out: %d subscribers on newHeads through one gateway, each notification metered "+
 		"from a funded key: **%.0f notifications delivered/s** over %v (%d heads), CPU per delivered notification "+
 		"%.1f µs in the gateway + %.1f µs in Redis; upstream eth_subscribe calls: %d; sockets ended early: %d; "+
 		"heads that waited over 1 s for the slowest reader: %d.\n",

@@ -502,7 +502,7 @@ func hedgeReport(rs []result, gws [2]*caddyProc, ups [2][2]*upstream) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("\nHedged reads (issue 36): two providers, one adding 250 ms to a random 5 % of calls; (a) is the fast upstream alone:\n\n" +
+	b.WriteString("\nHedged reads: two providers, one adding 250 ms to a random 5 % of calls; (a) is the fast upstream alone:\n\n" +
 		"| concurrency | setup | p50 ms | p99 ms | p99.9 ms | CPU µs/req | p99 / (a) p99 |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, c := range concs {
 		a99 := med("a", c, func(r result) float64 { return r.P99Us })
