@@ -46,7 +46,7 @@ func Screen(calls []jsonrpc.Item, replies []jsonrpc.Reply, pins []verify.Pin, he
 			return "no answer"
 		case r.Response.Error != nil:
 			return "refused"
-		case nothing(r.Result):
+		case verify.IsNothing(r.Result):
 			return "nothing"
 		}
 		if why := screenBlocks(calls[k].Method, pins[k], r.Result, head); why != "" {
@@ -79,19 +79,6 @@ func SwappedSends(calls []jsonrpc.Item, replies []jsonrpc.Reply, pins []verify.P
 		}
 	}
 	return out
-}
-
-// nothing: null, absent or [].
-func nothing(r json.RawMessage) bool {
-	t := bytes.TrimSpace(r)
-	if len(t) == 0 || string(t) == "null" {
-		return true
-	}
-	if t[0] != '[' {
-		return false
-	}
-	t = bytes.TrimSpace(t[1:])
-	return len(t) == 1 && t[0] == ']'
 }
 
 // blockNames are the members that say which block an answer is or is in.

@@ -163,8 +163,8 @@ func Judge(ctx context.Context, c Case) Judgment {
 	if padded(node.Result) {
 		return Judgment{Outcome: Mismatch, Truth: trusted.Result, Why: "padded"}
 	}
-	nodeNothing := ne != nil || isNothing(node.Result)
-	trustNothing := isNothing(trusted.Result)
+	nodeNothing := ne != nil || IsNothing(node.Result)
+	trustNothing := IsNothing(trusted.Result)
 	switch {
 	case nodeNothing && trustNothing:
 		if ne != nil {
@@ -581,8 +581,9 @@ func hexQuantity(s string) (uint64, bool) {
 	return n, err == nil
 }
 
-// isNothing: null, absent, or an empty list.
-func isNothing(r json.RawMessage) bool {
+// IsNothing: null, absent, or an empty list — "not found" in any of its
+// spellings (the judge's and trust.Screen's one rule for it).
+func IsNothing(r json.RawMessage) bool {
 	t := bytes.TrimSpace(r)
 	if len(t) == 0 || string(t) == "null" {
 		return true

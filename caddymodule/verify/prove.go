@@ -212,7 +212,7 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 			break
 		}
 		r := &j.Replies[k]
-		if r.Err != nil || r.Response.Error != nil || isNothing(r.Result) {
+		if r.Err != nil || r.Response.Error != nil || IsNothing(r.Result) {
 			continue // Screen's: no value to prove
 		}
 		switch {
@@ -345,7 +345,7 @@ func (v *Verifier) proveState(ctx context.Context, j *Job, view ChainView, idx [
 	proofs := v.askNode(ctx, j, asks)
 	wg.Wait()
 	for i, q := range qs {
-		if proofs == nil || i >= len(proofs) || proofs[i].Err != nil || proofs[i].Response.Error != nil || isNothing(proofs[i].Result) || !q.ok {
+		if proofs == nil || i >= len(proofs) || proofs[i].Err != nil || proofs[i].Response.Error != nil || IsNothing(proofs[i].Result) || !q.ok {
 			out[q.k] = ProofRerouted // no proof (pruned state, an error) or no root: not a lie
 			continue
 		}
