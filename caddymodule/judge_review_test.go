@@ -1,6 +1,7 @@
 package caddymodule_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -416,4 +417,60 @@ func TestSendChecksCannotBeCrowdedOut(t *testing.T) {
 		}
 	}
 	t.Logf("while the send checks were crowded, 20 real sends went to providers; checks %v", e.verifications(t))
+}
+
+// TestSwappedSendWithoutProvidersNeverReachesTheCaller: the same node, at
+// a moment when no provider answers calls (they pass their health probes,
+// so the pool still holds them). The screened part goes to the providers
+// whole and none answers: the node's answer once went out as it gave it,
+// the swapped hash included. The caller gets an error instead, and the
+// part is booked to no node.
+func TestSwappedSendWithoutProvidersNeverReachesTheCaller(t *testing.T) {
+	e := startMetered(t, noProbationOpts())
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	const nodeID = "NODE-EU-SWAPNOPR"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node.SwapSendHash.Store(true)
+	e.alpha.SetMode(faultproxy.Fail502Calls)
+	e.beta.SetMode(faultproxy.Fail502Calls)
+
+	k := devnet.DevKey("developer-2")
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e8")
+	deadline := time.Now().Add(60 * time.Second)
+	for nonce := uint64(1_000); ; nonce++ { // never mined: the node keeps it and no provider takes it
+		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
+			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		before := node.Calls("eth_sendRawTransaction")
+		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
+		if strings.Contains(strings.ToLower(string(a.body)), strings.ToLower(faultproxy.LieHash)) {
+			t.Fatalf("the node's hash reached the caller (by %s): %s", a.header.Get("X-Tollgate-Upstream"), a.body)
+		}
+		if node.Calls("eth_sendRawTransaction") == before {
+			if time.Now().After(deadline) {
+				t.Fatal("no send reached the node")
+			}
+			continue // the route picked a provider, which failed it
+		}
+		var got struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(a.body, &got); err != nil || got.Error == nil || len(got.Result) > 0 {
+			t.Fatalf("a swapped send with no provider to take it: want an error, got %d %s", a.status, a.body)
+		}
+		if by := a.header.Get("X-Tollgate-Upstream"); by == nodeID {
+			t.Fatalf("a swapped send booked to the node")
+		}
+		return
+	}
 }

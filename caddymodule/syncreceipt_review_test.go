@@ -1,6 +1,7 @@
 package caddymodule_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -154,6 +155,29 @@ func TestManySyncSendsInABatchHoldTheCallerOnce(t *testing.T) {
 		// asked of the other provider too. Per send it was ~160 (40 s).
 		if asks > 4*sends+10 {
 			t.Fatalf("a batch of %d sync sends cost %d provider receipt asks", sends, asks)
+		}
+		// No fabricated receipt reaches the caller: each send gets
+		// EIP-7966's timeout (code 4) with its own hash to poll by.
+		var got []struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code int             `json:"code"`
+				Data json.RawMessage `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(a.body, &got); err != nil || len(got) != sends {
+			t.Fatalf("batch answer: %v %.300s", err, a.body)
+		}
+		for _, g := range got {
+			i := g.ID - 1
+			if len(g.Result) > 0 && string(g.Result) != "null" {
+				t.Fatalf("send %d: a receipt no provider confirmed was delivered: %s", i, g.Result)
+			}
+			want := fmt.Sprintf(`"%s"`, crypto.Keccak256Hash(hexutil.MustDecode(fmt.Sprintf("0x%032x%032x", attempt, i))).Hex())
+			if g.Error == nil || g.Error.Code != 4 || string(g.Error.Data) != want {
+				t.Fatalf("send %d: want EIP-7966's timeout naming %s, got %.300s", i, want, a.body)
+			}
 		}
 		return
 	}
