@@ -35,14 +35,10 @@ func noProbationOpts() meterOpts {
 // is quarantined.
 func TestSwappedSendHashNeverReachesTheCaller(t *testing.T) {
 	e := startMetered(t, noProbationOpts())
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.SwapSendHash.Store(true)
 	const nodeID = "NODE-EU-SWAPHASH"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.SwapSendHash.Store(true)
+	})
 
 	client := e.net.Polygon.Client()
 	k := devnet.DevKey("developer-2")
@@ -122,14 +118,10 @@ func waitReceipt(t *testing.T, e *meterEnv, h common.Hash) (*types.Receipt, erro
 // node earns nothing), and the node is never quarantined.
 func TestCallerCannotConvictAnHonestNodeWithCostlyCalls(t *testing.T) {
 	e := startMetered(t, noProbationOpts())
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.CallGasCap.Store(1_000_000)
 	const nodeID = "NODE-EU-GASCAPAA"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.CallGasCap.Store(1_000_000)
+	})
 
 	// Well below the head: a block any node keeps state for. Each call to
 	// another address (the same call again would come from the cache).
@@ -192,14 +184,10 @@ func TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields(t *testing.T) {
 	o := noProbationOpts()
 	o.extra = strings.Replace(o.extra, "probation off", "probation off\n\t\t\t\tverify 1", 1)
 	e := startMetered(t, o)
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.OlderLogs.Store(true)
 	const nodeID = "NODE-EU-OLDLOGSA"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	_, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.OlderLogs.Store(true)
+	})
 
 	// 300 TestUSDT transfers, sent to the provider directly.
 	const transfers = 300
@@ -296,14 +284,10 @@ func TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields(t *testing.T) {
 // checks are slow (CI once delivered two while the first was queued).
 func TestFlippedSyncReceiptIsCaught(t *testing.T) {
 	e := startMetered(t, noProbationOpts())
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.FlipSyncStatus.Store(true)
 	const nodeID = "NODE-EU-FLIPSYNC"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.FlipSyncStatus.Store(true)
+	})
 
 	client := e.net.Polygon.Client()
 	k := devnet.DevKey("developer-2")
@@ -354,14 +338,10 @@ func TestSendChecksCannotBeCrowdedOut(t *testing.T) {
 	o := noProbationOpts()
 	o.extra = strings.Replace(o.extra, "probation off", "probation off\n\t\t\t\tsend_grace 10s", 1) // a short grace: the flood fills the queue within it
 	e := startMetered(t, o)
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.SetMode(faultproxy.DropSends)
 	const nodeID = "NODE-EU-CROWDEDA"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.SetMode(faultproxy.DropSends)
+	})
 
 	// The flood: 1,500 junk sends (8 callers at once), well within the
 	// grace: more than the queue of inclusion checks holds, if the node
@@ -427,13 +407,8 @@ func TestSendChecksCannotBeCrowdedOut(t *testing.T) {
 // part is booked to no node.
 func TestSwappedSendWithoutProvidersNeverReachesTheCaller(t *testing.T) {
 	e := startMetered(t, noProbationOpts())
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
 	const nodeID = "NODE-EU-SWAPNOPR"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, nil)
 	node.SwapSendHash.Store(true)
 	e.alpha.SetMode(faultproxy.Fail502Calls)
 	e.beta.SetMode(faultproxy.Fail502Calls)
@@ -473,4 +448,21 @@ func TestSwappedSendWithoutProvidersNeverReachesTheCaller(t *testing.T) {
 		}
 		return
 	}
+}
+
+// servingNode puts a faultproxy in front of the dev chain's node, lets set
+// (if any) shape it, registers it as nodeID and returns it with a funded
+// API key once the node serves that key's calls.
+func (e *meterEnv) servingNode(t *testing.T, nodeID string, set func(*faultproxy.Proxy)) (*faultproxy.Proxy, string) {
+	t.Helper()
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	if set != nil {
+		set(node)
+	}
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	return node, key
 }

@@ -423,13 +423,8 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends, slow bool,
 func TestRefusedSendEarnsTheNodeNothing(t *testing.T) {
 	e := startMetered(t, meterOpts{free: 10_000_000, subnet: 10_000_000, adminToken: "admin-token-0123456789",
 		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\ttimeout 2s\n\t\t\t}"})
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
 	const nodeID = "NODE-EU-REFUSERA"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, nil)
 
 	// A transfer with nonce 0 of the account that deployed the contracts.
 	k := devnet.DevKey("deployer")

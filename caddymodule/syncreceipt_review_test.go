@@ -114,13 +114,8 @@ func TestManySyncSendsInABatchHoldTheCallerOnce(t *testing.T) {
 	o := noProbationOpts()
 	o.extra += "\nrequest_timeout 60s" // production's is 15 s; 60 s here so that the gateway's own wait shows
 	e := startMetered(t, o)
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
 	const nodeID = "NODE-EU-FAKESYNC"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, nil)
 	node.FakeSyncReceipts.Store(true)
 
 	const sends = 10
