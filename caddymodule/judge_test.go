@@ -33,13 +33,32 @@ type shapeTraffic struct {
 	// the head): blocks below the providers' recent chain.
 	final     bool
 	nextFinal uint64
-	mu        sync.Mutex
-	sent      []string        // hashes of transfers sent, newest last
-	known     map[string]bool // hashes known to have succeeded (lower case)
+	// oldState: every third call reads state (balance, nonce, code, a
+	// storage slot) at a block below oldBelow, as a full node no longer
+	// keeps it.
+	oldState, oldBelow uint64
+	mu                 sync.Mutex
+	sent               []string        // hashes of transfers sent, newest last
+	known              map[string]bool // hashes known to have succeeded (lower case)
 }
 
 func (s *shapeTraffic) next() (method, body string) {
 	s.i++
+	if s.oldBelow > 1 && s.i%3 == 0 {
+		s.oldState++
+		// Each call another account or slot: none is a cache hit.
+		n := "0x" + strconv.FormatUint(1+s.oldState%(s.oldBelow-1), 16)
+		a := fmt.Sprintf("0x%040x", s.oldState)
+		switch s.oldState % 4 {
+		case 0:
+			return "eth_getBalance", `{"jsonrpc":"2.0","id":11,"method":"eth_getBalance","params":["` + a + `","` + n + `"]}`
+		case 1:
+			return "eth_getTransactionCount", `{"jsonrpc":"2.0","id":12,"method":"eth_getTransactionCount","params":["` + a + `","` + n + `"]}`
+		case 2:
+			return "eth_getCode", `{"jsonrpc":"2.0","id":13,"method":"eth_getCode","params":["` + a + `","` + n + `"]}`
+		}
+		return "eth_getStorageAt", `{"jsonrpc":"2.0","id":14,"method":"eth_getStorageAt","params":["` + a + `","0x` + strconv.FormatUint(s.oldState, 16) + `","` + n + `"]}`
+	}
 	if s.final && s.i%2 == 0 && s.nextFinal+70 < s.head.head {
 		s.nextFinal++
 		return "eth_getBlockByNumber", blockN(int(s.nextFinal))
@@ -242,6 +261,10 @@ func TestHonestNodesOfEveryKind(t *testing.T) {
 		sends, slow bool
 	}{
 		{"five block intervals late", func(p *faultproxy.Proxy) { p.SetDelay(5 * 100 * time.Millisecond) }, false, true},
+		// A full node: state older than the blocks made before it started
+		// is gone (geth's "missing trie node"), and a third of the calls
+		// ask for it.
+		{"a full node asked about old state", func(p *faultproxy.Proxy) { p.SetMode(faultproxy.Pruned) }, false, false},
 		{"a block behind", func(p *faultproxy.Proxy) { p.LagBy = 1; p.SetMode(faultproxy.Lag) }, false, false},
 		{"queues future-nonce sends", func(p *faultproxy.Proxy) { p.SetMode(faultproxy.HoldFutureSends) }, true, false},
 		{"another client", func(p *faultproxy.Proxy) { p.ExtraFields.Store(true); p.GasOffset.Store(1000) }, false, false},
@@ -270,6 +293,20 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends, slow bool,
 	e.waitForState(t, nodeID, func(st map[string]any) bool { return st != nil })
 	acct, _ := e.net.Manifest.Account("deployer")
 	traffic := &shapeTraffic{head: headTraffic{addr: acct.Address}, known: map[string]bool{}}
+	if honest.Mode() == faultproxy.Pruned {
+		// Every block made so far is older than the state the node keeps
+		// (once there are a few).
+		var head uint64
+		for deadline := time.Now().Add(time.Minute); head < 16; {
+			var err error
+			if head, err = e.net.Polygon.Client().BlockNumber(t.Context()); err != nil || time.Now().After(deadline) {
+				t.Fatalf("head %d: %v", head, err)
+			}
+			time.Sleep(50 * time.Millisecond) // the dev chain makes a block every 100 ms
+		}
+		honest.PrunedBelow.Store(head)
+		traffic.oldBelow = head
+	}
 	traffic.send(t, e)
 	estimate := `{"jsonrpc":"2.0","id":9,"method":"eth_estimateGas","params":[{"from":"` + acct.Address + `","to":"0x00000000000000000000000000000000000000e9","value":"0x1"}]}`
 
@@ -392,11 +429,14 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends, slow bool,
 			t.Fatalf("no future-nonce send reached the node (%d held): the test proves nothing", honest.Held.Load())
 		}
 	}
+	if honest.Mode() == faultproxy.Pruned && honest.PrunedAnswers.Load() == 0 {
+		t.Fatal("the node was never asked about state it no longer keeps: the test proves nothing")
+	}
 	st := e.upstreamState(t, nodeID)
 	v := e.verifications(t)
 	tv := e.trustOf(t, nodeID)
-	t.Logf("%d calls in %v, %d served by the honest node (%d future sends held, %d orphan blocks); standing %v; checks %v",
-		total, time.Since(start).Round(time.Second), byNode, honest.Held.Load(), honest.Lies.Load(), tv, v)
+	t.Logf("%d calls in %v, %d served by the honest node (%d future sends held, %d orphan blocks, %d old state reads refused); standing %v; checks %v",
+		total, time.Since(start).Round(time.Second), byNode, honest.Held.Load(), honest.Lies.Load(), honest.PrunedAnswers.Load(), tv, v)
 	if st == nil || st["quarantined"] != false || v["mismatch"] != 0 || v["shadow_mismatch"] != 0 {
 		t.Fatalf("an honest node was judged a liar: %v, checks %v", st, v)
 	}
