@@ -51,7 +51,7 @@ import (
 //	        probation        50 3                   # matching shadow answers (over methods) before a node serves callers; or off
 //	        ladder           0:0.1 200:0.25:10m 500:0.5:1h 1000:1:6h # verified matches after probation : share of calls [: time since probation]
 //	        check_decay      2000 6h                # verified matches after probation, and time, over which the check rate falls from 1 to the verify floor
-//	        check_qps        100 100                # the checks' provider calls per second, all workers together, and burst; or off
+//	        check_qps        500 500                # the checks' provider calls per second, all workers together, and burst; or off
 //	        send_grace       30s                    # a send a node accepted must be known to a provider by then
 //	        hedge            0.1 20ms 1s            # hedged reads: share of reads, delay floor and ceiling; or off
 //	        archive_window   128                    # blocks of state a full node keeps; older reads go to archive upstreams

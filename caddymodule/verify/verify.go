@@ -58,14 +58,16 @@ const (
 	checkTimeout        = 10 * time.Second
 	// DefaultProviderQPS and DefaultProviderBurst cap the provider calls
 	// all of a gateway's check workers make together (Config.ProviderQPS).
-	// 100 a second covers a node checked at the 5 % floor serving 2,000
-	// calls a second, or 100 calls a second of nodes fresh out of probation
-	// (rate 1), per gateway; beyond it the capacity factor moves traffic to
-	// the providers themselves (upstream/checks.go). It keeps the checks a
+	// 500 a second covers the nodes of a gateway serving 10,000 node calls
+	// a second at the 5 % floor, or 500 a second of nodes fresh out of
+	// probation (rate 1); beyond it the capacity factor moves traffic to
+	// the providers themselves (upstream/checks.go), so checks stay a
 	// bounded load on the providers whatever the worker count: 16 workers
-	// with fast providers could otherwise ask thousands of checks a second.
-	DefaultProviderQPS   = 100
-	DefaultProviderBurst = 100
+	// with a fast provider could otherwise ask thousands a second. Below a
+	// busy gateway's call rate at rate 1 it would shrink every new node's
+	// share as it leaves probation; set check_qps to the providers' plan.
+	DefaultProviderQPS   = 500
+	DefaultProviderBurst = 500
 )
 
 // Config is the verification policy.
