@@ -267,6 +267,31 @@ func run() error {
 		}
 	}
 
+	// (t)/(t0): trust at its defaults against the node unjudged, each with
+	// its own node and provider (trust.go). Opt-in: the node must pass
+	// probation first (seconds to a minute).
+	var trustRigs []*trustRig
+	trustKeys := map[string]string{}
+	for _, t := range []struct {
+		id     string
+		judged bool
+	}{{"t", true}, {"t0", false}} {
+		if cfg.only == nil || !cfg.only[t.id] {
+			continue
+		}
+		tp := prefix + "trust-" + t.id + ":"
+		defer dropPrefix(rdb, tp)
+		rig, k, err := startTrustRig(ctx, cfg, rdb, tp, t.id, t.judged, func(p *caddyProc) (string, error) { return fundedKey(ctx, p, rdb, tp) })
+		if err != nil {
+			return err
+		}
+		defer rig.close()
+		rig.standing = rig.trustView()
+		rig.mark()
+		trustRigs = append(trustRigs, rig)
+		trustKeys[t.id] = k
+	}
+
 	// (c-unix): the same gateway and key, Redis reached over its Unix
 	// socket instead of loopback TCP (a Redis on the gateway's host).
 	var unixGW *caddyProc
@@ -324,6 +349,13 @@ func run() error {
 			setup{id: "e", name: "gateway, node-served, pinned, checked at the floor (5 %)", url: nodeGW[0].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[0].cmd.Process.Pid},
 			setup{id: "e1", name: "gateway, node-served, pinned, every answer checked", url: nodeGW[2].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[2].cmd.Process.Pid},
 			setup{id: "e0", name: "gateway, node-served, pinned, verification off", url: nodeGW[1].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[1].cmd.Process.Pid})
+	}
+	for _, rig := range trustRigs {
+		name := "gateway, node-served eth_call, trust at its defaults (probation, ladder, check rate)"
+		if rig.id == "t0" {
+			name = "gateway, node-served eth_call, the node unjudged (probation off, verify off)"
+		}
+		setups = append(setups, setup{id: rig.id, name: name, url: rig.gw.url + "/rpc", key: trustKeys[rig.id], body: callBody, pid: rig.gw.cmd.Process.Pid})
 	}
 	if base != nil {
 		setups = append(setups,
@@ -432,6 +464,9 @@ func run() error {
 	}
 	if hedgeGW[0] != nil {
 		report += hedgeReport(results, hedgeGW, hedgeUps)
+	}
+	for _, rig := range trustRigs {
+		report += rig.report()
 	}
 	for i, id := range []string{"e", "e0", "e1"} {
 		if nodeGW[i] != nil && cfg.measures(id) {
@@ -617,6 +652,8 @@ func appendAnswer(dst []byte, c rpcCall) []byte {
 		return append(dst, `,"result":"0x4b7c3a1"}`...)
 	case "eth_getBalance", "eth_getTransactionCount":
 		return append(dst, `,"result":"0x0"}`...)
+	case "eth_call": // (t)'s call: a uint256
+		return append(dst, `,"result":"0x0000000000000000000000000000000000000000000000000000000000000001"}`...)
 	case "eth_getBlockByNumber": // the head the gateway pins reads at
 		return append(dst, `,"result":{"number":"0x4b7c3a1","hash":"0x`+strings.Repeat("ab", 32)+`","parentHash":"0x`+strings.Repeat("cd", 32)+`"}}`...)
 	}
