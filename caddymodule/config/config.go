@@ -158,7 +158,7 @@ type Upstreams struct {
 	CheckDecayTime caddy.Duration `json:"check_decay_time,omitempty"`
 	// CheckQPS caps the provider calls the checks make, all check workers
 	// of the gateway together, as a token bucket of CheckBurst (0: the
-	// defaults, verify.DefaultProviderQPS and DefaultProviderBurst);
+	// defaults, verify.DefaultProviderQPS, and one second's worth);
 	// CheckQPSOff lifts the cap. Checks over it are dropped and counted
 	// (dropped_cap), which lowers the node's traffic (upstream/checks.go).
 	CheckQPS    float64 `json:"check_qps,omitempty"`

@@ -34,6 +34,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -85,7 +86,8 @@ type Config struct {
 	// Workers is how many checks run at once (default DefaultWorkers).
 	Workers int
 	// ProviderQPS caps the provider calls the checks make, all workers
-	// together (a token bucket of ProviderBurst): 0 the default
+	// together (a token bucket of ProviderBurst, default one second's
+	// worth): 0 the default
 	// (DefaultProviderQPS), negative no cap. A check the bucket has no
 	// token for when a worker takes it is dropped, booked as
 	// upstream.CheckDroppedCap: the node's capacity factor falls as for
@@ -169,7 +171,8 @@ func New(cfg Config) *Verifier {
 		cfg.ProviderQPS = DefaultProviderQPS
 	}
 	if cfg.ProviderBurst <= 0 {
-		cfg.ProviderBurst = max(DefaultProviderBurst, int(cfg.ProviderQPS))
+		// One second's worth (DefaultProviderBurst at the default rate).
+		cfg.ProviderBurst = max(1, int(min(math.Ceil(cfg.ProviderQPS), 1<<30)))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	v := &Verifier{cfg: cfg, jobs: newJobQueue(perNodeSlots, queueTotalSlots), stop: cancel,
