@@ -61,8 +61,12 @@ func (e *meterEnv) nodeCheckMetrics(t *testing.T, node string) (map[string]float
 // back. Every sampled answer is accounted for: offered = checked + dropped
 // + failed, and the public /rpc/health does not show the node's checks.
 func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
+	// No cap on the checks' provider calls (check_qps off): this test is
+	// about the verifier's queue; at verify 1 with fast local providers the
+	// default cap would drop checks too (its own test:
+	// verify.TestProviderCapDropsAndCounts).
 	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
-		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\thedge off\n\t\t\t\ttimeout 5s\n\t\t\t}"})
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\tcheck_qps off\n\t\t\t\thedge off\n\t\t\t\ttimeout 5s\n\t\t\t}"})
 	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
 	t.Cleanup(honest.Close)
 	const nodeID = "NODE-EU-CAPACITY"

@@ -227,7 +227,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.mcp = mcp.New(mcpBackend{h}, moduleVersion(), h.logger.Named("mcp"))
 	if !h.Upstreams.VerifyOff {
 		vc := verify.Config{Rate: h.Upstreams.VerifyRate, FirstAnswers: verify.DefaultFirstAnswers, Log: h.logger.Named("verify"),
-			SendGrace: time.Duration(h.Upstreams.SendGrace)}
+			SendGrace: time.Duration(h.Upstreams.SendGrace), ProviderQPS: h.Upstreams.CheckQPS, ProviderBurst: h.Upstreams.CheckBurst}
+		if h.Upstreams.CheckQPSOff {
+			vc.ProviderQPS = -1
+		}
 		if h.Upstreams.VerifyFirst != nil {
 			vc.FirstAnswers = *h.Upstreams.VerifyFirst
 		}

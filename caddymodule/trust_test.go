@@ -93,6 +93,14 @@ func (e *meterEnv) trustOf(t *testing.T, id string) map[string]any {
 	return tv
 }
 
+// adminTrustOf is the node's standing in the admin view, which alone shows
+// the counts that move with its checks (verified_matches and the like).
+func (e *meterEnv) adminTrustOf(t *testing.T, id string) map[string]any {
+	t.Helper()
+	tv, _ := e.adminUpstreams(t)[id]["trust"].(map[string]any)
+	return tv
+}
+
 // liarRun is what a liar did before its quarantine, seen by the callers.
 type liarRun struct {
 	calls, byNode, delivered, servedAfterLie int
@@ -223,7 +231,7 @@ func TestProbationThenLadder(t *testing.T) {
 	calls := 0
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		tv := e.trustOf(t, nodeID)
+		tv := e.adminTrustOf(t, nodeID)
 		if tv != nil && tv["phase"] != "probation" {
 			t.Logf("probation ended after %d caller calls: %v", calls, tv)
 			if m, _ := tv["verified_matches"].(float64); m < 50 {
@@ -251,7 +259,7 @@ func TestProbationThenLadder(t *testing.T) {
 			served++
 		}
 	}
-	tv := e.trustOf(t, nodeID)
+	tv := e.adminTrustOf(t, nodeID)
 	t.Logf("ladder: the node served %d of the next %d calls (rung share 0.10, then %v); standing %v", served, window, tv["traffic_share"], tv)
 	if served == 0 || served > window/2 {
 		t.Fatalf("the node served %d of %d calls on the first rung (share 0.10)", served, window)

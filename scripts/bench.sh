@@ -10,7 +10,8 @@
 # BENCH_CONCURRENCY ("16 64"), BENCH_THREADS, BENCH_PROFILE=1 (CPU profile
 # of the gateway under load → .run/bench/gateway-cpu.pprof),
 # BENCH_UPDATE_DOCS=1 (rewrite the results block of docs/benchmarks.md),
-# BENCH_SETUPS ("b c c0": only those setups), BENCH_BASELINE_BIN, BENCH_WS=0 (skip the
+# BENCH_SETUPS ("b c c0": only those setups; "t t0", trust at its defaults vs
+# the node unjudged, only when named), BENCH_BASELINE_BIN, BENCH_WS=0 (skip the
 # WebSocket fan-out row), BENCH_WS_SUBSCRIBERS (1000), BENCH_CLUSTER=0 (skip the Redis Cluster row).
 set -euo pipefail
 

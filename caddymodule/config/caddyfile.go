@@ -51,6 +51,7 @@ import (
 //	        probation        50 3                   # matching shadow answers (over methods) before a node serves callers; or off
 //	        ladder           0:0.1 200:0.25:10m 500:0.5:1h 1000:1:6h # verified matches after probation : share of calls [: time since probation]
 //	        check_decay      2000 6h                # verified matches after probation, and time, over which the check rate falls from 1 to the verify floor
+//	        check_qps        500 500                # the checks' provider calls per second, all workers together, and burst; or off
 //	        send_grace       30s                    # a send a node accepted must be known to a provider by then
 //	        hedge            0.1 20ms 1s            # hedged reads: share of reads, delay floor and ceiling; or off
 //	        archive_window   128                    # blocks of state a full node keeps; older reads go to archive upstreams
@@ -387,6 +388,29 @@ func (g *Gateway) set(d *caddyfile.Dispenser, section, opt string) error {
 				return d.Errf("%s: want a positive duration, got %q", where, args[1])
 			}
 			u.CheckDecayTime = caddy.Duration(dur)
+		}
+	case "upstreams.check_qps":
+		// check_qps <per second> [<burst>] | off: the gateway-wide cap on
+		// the provider calls the checks make.
+		args := d.RemainingArgs()
+		if len(args) == 1 && args[0] == "off" {
+			u.CheckQPSOff = true
+			return nil
+		}
+		if len(args) < 1 || len(args) > 2 {
+			return d.Errf("%s: want <per second> [<burst>] or off", where)
+		}
+		r, err := strconv.ParseFloat(args[0], 64)
+		if err != nil || r <= 0 || math.IsInf(r, 0) {
+			return d.Errf("%s: %q is not a positive rate", where, args[0])
+		}
+		u.CheckQPS = r
+		if len(args) == 2 {
+			n, err := strconv.ParseInt(args[1], 10, 32)
+			if err != nil || n <= 0 {
+				return d.Errf("%s: burst %q is not a positive integer", where, args[1])
+			}
+			u.CheckBurst = int(n)
 		}
 	case "upstreams.hedge":
 		h, err := parseHedge(d, where)

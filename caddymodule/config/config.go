@@ -156,6 +156,14 @@ type Upstreams struct {
 	// defaults, upstream.DefaultCheckDecay and DefaultCheckDecayTime).
 	CheckDecay     int            `json:"check_decay,omitempty"`
 	CheckDecayTime caddy.Duration `json:"check_decay_time,omitempty"`
+	// CheckQPS caps the provider calls the checks make, all check workers
+	// of the gateway together, as a token bucket of CheckBurst (0: the
+	// defaults, verify.DefaultProviderQPS, and one second's worth);
+	// CheckQPSOff lifts the cap. Checks over it are dropped and counted
+	// (dropped_cap), which lowers the node's traffic (upstream/checks.go).
+	CheckQPS    float64 `json:"check_qps,omitempty"`
+	CheckBurst  int     `json:"check_burst,omitempty"`
+	CheckQPSOff bool    `json:"check_qps_off,omitempty"`
 	// SendGrace: a transaction a node accepted must be known to a provider
 	// this long after (default 30 s), or the node dropped it.
 	SendGrace caddy.Duration `json:"send_grace,omitempty"`

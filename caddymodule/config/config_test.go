@@ -175,6 +175,8 @@ func TestCaddyfileRefusesBadValues(t *testing.T) {
 		"chain 137 {\nmethod eth_call max_response_bytes lots\n}",
 		"chain 137 {\nprovider a http://x {\nws\n}\n}", "chain 137 {\nprovider a http://x {\nws ws://x ws://y\n}\n}",
 		"chain 137 {\nprovider a http://x {\nws ws://x\nws ws://y\n}\n}", "chain 137 {\nmethod eth_call max_response_bytes 0\n}",
+		"upstreams {\ncheck_qps 0\n}", "upstreams {\ncheck_qps -5\n}", "upstreams {\ncheck_qps 10 0\n}", "upstreams {\ncheck_qps\n}",
+		"upstreams {\ncheck_qps 10 20 30\n}", "upstreams {\ncheck_qps lots\n}",
 	} {
 		if _, err := parse(t, "tollgate {\n"+bad+"\n}"); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -183,6 +185,12 @@ func TestCaddyfileRefusesBadValues(t *testing.T) {
 	g, err := parse(t, "tollgate {\nmetering off\n}")
 	if err != nil || !g.Metering.Off {
 		t.Fatalf("metering off: %+v %v", g.Metering, err)
+	}
+	if g, err = parse(t, "tollgate {\nupstreams {\ncheck_qps 12.5 40\n}\n}"); err != nil || g.Upstreams.CheckQPS != 12.5 || g.Upstreams.CheckBurst != 40 || g.Upstreams.CheckQPSOff {
+		t.Fatalf("check_qps 12.5 40: %+v %v", g.Upstreams, err)
+	}
+	if g, err = parse(t, "tollgate {\nupstreams {\ncheck_qps off\n}\n}"); err != nil || !g.Upstreams.CheckQPSOff {
+		t.Fatalf("check_qps off: %+v %v", g.Upstreams, err)
 	}
 }
 

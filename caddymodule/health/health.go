@@ -56,12 +56,59 @@ func redactNodes(snap *upstream.Snapshot) {
 	}
 }
 
-// healthChain is one chain in GET /rpc/health.
+// healthChain is one chain in GET /rpc/health. Pool is the admin view's
+// upstream.Snapshot or the public view's publicSnapshot.
 type healthChain struct {
-	ChainID   uint64            `json:"chain_id"`
-	Name      string            `json:"name"`
-	Healthy   bool              `json:"healthy"` // at least one upstream can take traffic
-	Upstreams upstream.Snapshot `json:"pool"`
+	ChainID   uint64 `json:"chain_id"`
+	Name      string `json:"name"`
+	Healthy   bool   `json:"healthy"` // at least one upstream can take traffic
+	Upstreams any    `json:"pool"`
+}
+
+// publicTrust is what the public view shows of a node's standing: its
+// phase and its rung's share, never a count that moves with its checks.
+// verified_matches grows by one per matched check (and verified_methods and
+// node_matches with it): a node that counted what it served against it
+// would learn which of its answers were checked, and its check rate — when
+// lying is cheap. The operator's own views (/admin/upstreams, settlementd's
+// GET /api/nodes) keep the counts.
+type publicTrust struct {
+	Phase            string    `json:"phase"`
+	Share            float64   `json:"traffic_share"` // the rung's, before the capacity factor
+	Operator         string    `json:"operator,omitempty"`
+	WalletNodes      int       `json:"wallet_nodes,omitempty"`
+	Penalty          bool      `json:"penalty,omitempty"`
+	ProbationMatches int       `json:"probation_matches,omitempty"`
+	ServingSince     time.Time `json:"serving_since,omitzero"`
+}
+
+// publicUpstream is an upstream in the public view: the snapshot with the
+// node's standing as publicTrust (the field shadows the snapshot's).
+type publicUpstream struct {
+	upstream.UpstreamSnapshot
+	Trust *publicTrust `json:"trust,omitempty"`
+}
+
+type publicSnapshot struct {
+	ChainID   uint64           `json:"chain_id"`
+	BestHead  uint64           `json:"best_head"`
+	Upstreams []publicUpstream `json:"upstreams"`
+}
+
+// publicView is snap as the public /rpc/health shows it (after
+// redactNodes).
+func publicView(snap upstream.Snapshot) publicSnapshot {
+	out := publicSnapshot{ChainID: snap.ChainID, BestHead: snap.BestHead, Upstreams: make([]publicUpstream, len(snap.Upstreams))}
+	for i, u := range snap.Upstreams {
+		out.Upstreams[i].UpstreamSnapshot = u
+		if tv := u.Trust; tv != nil {
+			// Nor the capacity factor in the share: it falls when the
+			// node's checks are dropped (upstream/checks.go).
+			out.Upstreams[i].Trust = &publicTrust{Phase: tv.Phase, Share: tv.RungShare, Operator: tv.Operator, WalletNodes: tv.WalletNodes,
+				Penalty: tv.Penalty, ProbationMatches: tv.ProbationMatches, ServingSince: tv.ServingSince}
+		}
+	}
+	return out
 }
 
 // Health answers GET /rpc/health: per chain, per upstream success rate,
@@ -80,22 +127,6 @@ func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range h.table.All() {
 		cs := h.chains[c.ID]
 		snap := cs.Pool.Snapshot()
-		if !full {
-			redactNodes(&snap)
-			for i := range snap.Upstreams {
-				// The public view does not publish check rates: a node that
-				// knew how rarely it is checked would know when lying is
-				// cheap. /admin/upstreams shows them.
-				if tv := snap.Upstreams[i].Trust; tv != nil {
-					v := *tv
-					v.CheckRate = 0
-					// Nor the capacity factor in the share: it falls when the
-					// node's checks are dropped (upstream/checks.go).
-					v.Share = v.RungShare
-					snap.Upstreams[i].Trust = &v
-				}
-			}
-		}
 		if cs.WS != nil {
 			ws := cs.WS()
 			for i, u := range snap.Upstreams {
@@ -104,7 +135,14 @@ func (h *Handler) Health(w http.ResponseWriter, r *http.Request) error {
 				}
 			}
 		}
-		out.Chains = append(out.Chains, healthChain{ChainID: c.ID, Name: c.Name, Healthy: Available(snap), Upstreams: snap})
+		hc := healthChain{ChainID: c.ID, Name: c.Name, Healthy: Available(snap), Upstreams: snap}
+		if !full {
+			// The public view does not publish check rates nor counts that
+			// move with the checks (publicTrust); /admin/upstreams shows them.
+			redactNodes(&snap)
+			hc.Upstreams = publicView(snap)
+		}
+		out.Chains = append(out.Chains, hc)
 	}
 	web.JSON(w, http.StatusOK, out)
 	return nil

@@ -71,7 +71,7 @@ var (
 	}, []string{"outcome"})
 	Verifications = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: sub, Name: "node_verifications_total",
-		Help: "Registered nodes' answers checked against a configured provider, by outcome (match, mismatch, unjudged, not_deterministic, no_provider, dropped).",
+		Help: "Registered nodes' answers checked against a configured provider, by outcome (match, mismatch, unjudged, not_deterministic, no_provider, dropped: the node's queue slots were full, dropped_cap: over the gateway's cap on the checks' provider calls).",
 	}, []string{"outcome"})
 	Proofs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: sub, Name: "node_answers_proved_total",
@@ -127,7 +127,7 @@ var (
 		"1 when a registered node is quarantined (an answer of it was proven wrong; no traffic until an operator's review), else 0.",
 		[]string{"chain_id", "upstream", "kind"}, nil)
 	nodeChecksDesc = prometheus.NewDesc("tollgate_gateway_node_checks_total",
-		"A registered node's sampled answers by what became of them: offered to the verifier, checked, dropped (its queue slots were full: never checked), failed (no provider answered the check).",
+		"A registered node's sampled answers by what became of them: offered to the verifier, checked, dropped (never checked: its queue slots were full, or the gateway's cap on the checks' provider calls had no room), dropped_cap (the part of dropped that the cap turned away), failed (no provider answered the check).",
 		[]string{"chain_id", "upstream", "outcome"}, nil)
 	nodeCapacityDesc = prometheus.NewDesc("tollgate_gateway_node_check_capacity",
 		"The factor a registered node's traffic share is multiplied by because its sampled answers could not all be checked (1: all were; falls with drops, recovers without them).",
@@ -172,7 +172,7 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(upBreakerDesc, prometheus.GaugeValue, state, Chain(id), u.Name, string(u.Kind))
 			ch <- prometheus.MustNewConstMetric(upQuarantinedDesc, prometheus.GaugeValue, quarantined, Chain(id), u.Name, string(u.Kind))
 			if c := u.Checks; c != nil {
-				for outcome, n := range map[string]uint64{"offered": c.Offered, "checked": c.Checked, "dropped": c.Dropped, "failed": c.Failed} {
+				for outcome, n := range map[string]uint64{"offered": c.Offered, "checked": c.Checked, "dropped": c.Dropped, "dropped_cap": c.DroppedCap, "failed": c.Failed} {
 					ch <- prometheus.MustNewConstMetric(nodeChecksDesc, prometheus.CounterValue, float64(n), Chain(id), u.Name, outcome)
 				}
 				ch <- prometheus.MustNewConstMetric(nodeCapacityDesc, prometheus.GaugeValue, c.CapacityFactor, Chain(id), u.Name)

@@ -54,6 +54,11 @@ const (
 	CheckDone                        // a worker judged it (or found nothing to judge)
 	CheckDropped                     // never checked: the node's queue slots were full, or it was evicted
 	CheckFailed                      // taken, but no provider answered the check
+	// CheckDroppedCap: taken, but the gateway's cap on the checks'
+	// provider calls (verify.Config.ProviderQPS) had no room for it. It
+	// counts as dropped (the factor falls as for any drop) and also on its
+	// own, so the counters say why.
+	CheckDroppedCap
 )
 
 // CheckView is a node's check accounting on this gateway: totals since it
@@ -63,7 +68,11 @@ type CheckView struct {
 	Offered uint64 `json:"offered"`
 	Checked uint64 `json:"checked"`
 	Dropped uint64 `json:"dropped"`
-	Failed  uint64 `json:"failed"`
+	// DroppedCap is the part of Dropped that the gateway's cap on the
+	// checks' provider calls turned away (the rest found the node's queue
+	// slots full).
+	DroppedCap uint64 `json:"dropped_cap"`
+	Failed     uint64 `json:"failed"`
 	// RecentChecked and RecentDropped cover the last minute; Coverage is
 	// RecentChecked / (RecentChecked + RecentDropped), 1 without either.
 	RecentChecked  uint64  `json:"recent_checked"`
@@ -75,6 +84,7 @@ type CheckView struct {
 // checkBook is one node's check accounting (on its member).
 type checkBook struct {
 	offered, checked, dropped, failed atomic.Uint64
+	droppedCap                        atomic.Uint64
 	factor                            atomic.Uint64 // math.Float64bits; read lock-free by selection
 
 	mu     sync.Mutex
@@ -134,6 +144,9 @@ func (b *checkBook) note(o CheckOutcome, now time.Time) {
 		b.checked.Add(1)
 	case CheckDropped:
 		b.dropped.Add(1)
+	case CheckDroppedCap:
+		b.dropped.Add(1)
+		b.droppedCap.Add(1)
 	}
 	b.mu.Lock()
 	b.roll(now)
@@ -158,6 +171,7 @@ func (b *checkBook) view(now time.Time) CheckView {
 	}
 	b.mu.Unlock()
 	v.Offered, v.Checked, v.Dropped, v.Failed = b.offered.Load(), b.checked.Load(), b.dropped.Load(), b.failed.Load()
+	v.DroppedCap = b.droppedCap.Load()
 	v.Coverage = 1
 	if n := v.RecentChecked + v.RecentDropped; n > 0 {
 		v.Coverage = float64(v.RecentChecked) / float64(n)

@@ -128,7 +128,10 @@ attempts:
 		}
 		exclude[m.up.Name] = true
 		var ts []tried
-		if hedge && n == 1 && n < maxAttempts {
+		// A hedge needs a second upstream: in a pool of one (a single
+		// provider, no node) no hedge can be sent, and the race would only
+		// cost every read a goroutine, a timer and a cancelable context.
+		if hedge && n == 1 && n < maxAttempts && len(p.list()) > 1 {
 			ts = p.hedged(ctx, m, done, body, timeout, opts, exclude)
 			n = ts[len(ts)-1].n
 		} else {

@@ -75,6 +75,28 @@ const (
 // final height → hash): a few hours of blocks on a fast chain.
 const headerCacheSize = 4096
 
+// maxHeaderFetchesPerPart bounds the provider header fetches one part's
+// proofs may start (Prove): a batch of reads at many distinct old blocks
+// would otherwise send a burst of header fetches to the providers, one per
+// block, at once. Past it a provable answer is not proved here: the part
+// goes to a provider (unpaid, no conviction), as when no provider says the
+// state root. Headers already cached, or being fetched for another part,
+// cost nothing.
+const maxHeaderFetchesPerPart = 8
+
+// fetchBudget is what is left of a part's header fetches (on Prove's
+// context).
+type fetchBudget struct{ left atomic.Int32 }
+
+type fetchBudgetKey struct{}
+
+// takeFetch spends one of ctx's part's header fetches; false when none is
+// left (no budget on ctx: unbounded).
+func takeFetch(ctx context.Context) bool {
+	b, _ := ctx.Value(fetchBudgetKey{}).(*fetchBudget)
+	return b == nil || b.left.Add(-1) >= 0
+}
+
 // headers is one chain's cache of provider headers: one fetch per block.
 type headers struct {
 	mu       sync.Mutex
@@ -124,6 +146,10 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 		}
 		wg, busy := hs.inflight[key]
 		if !busy {
+			if !takeFetch(ctx) {
+				hs.mu.Unlock()
+				return common.Hash{}, common.Hash{}, false // the part's fetches are spent: not proved here
+			}
 			wg = new(sync.WaitGroup)
 			wg.Add(1)
 			hs.inflight[key] = wg
@@ -227,6 +253,9 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 	if len(state) == 0 && len(blocks) == 0 {
 		return ""
 	}
+	budget := new(fetchBudget)
+	budget.left.Store(maxHeaderFetchesPerPart)
+	ctx = context.WithValue(ctx, fetchBudgetKey{}, budget)
 	out := make([]string, len(j.Calls)) // per call: "" not provable, else an outcome
 	lied := false
 	if len(state) > 0 {
@@ -255,12 +284,25 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 		if o == "" {
 			continue
 		}
-		metrics.Proofs.WithLabelValues(jsonrpc.MetricLabel(j.Calls[k].Method), o).Inc()
 		// Only a state read is proved whole. A block's proof is its header:
 		// the rest (transactions, uncles, size) is still judged by sampling,
 		// so it is not marked proved (a sampled check would skip it).
 		j.Proved[k] = o == ProofProved && ProvableState[j.Calls[k].Method]
 		unproven = unproven || o != ProofProved
+	}
+	// "proved" counts node answers proved and delivered. When another
+	// answer of the part was not proved, the whole part goes to a provider
+	// (below), so its proved answers were not delivered either: they count
+	// as rerouted. Only a part that is never rerouted (a send's) delivers
+	// them.
+	delivered := !unproven || j.NoReroute || hasSendPin(j.Pins)
+	for k, o := range out {
+		if o == ProofProved && !delivered {
+			o = ProofRerouted
+		}
+		if o != "" {
+			metrics.Proofs.WithLabelValues(jsonrpc.MetricLabel(j.Calls[k].Method), o).Inc()
+		}
 	}
 	if !unproven {
 		return ""

@@ -34,12 +34,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
@@ -55,6 +57,18 @@ const (
 	DefaultRate         = 0.05 // a twentieth of a node's requests
 	DefaultFirstAnswers = 20   // every one of a node's first 20 requests
 	checkTimeout        = 10 * time.Second
+	// DefaultProviderQPS and DefaultProviderBurst cap the provider calls
+	// all of a gateway's check workers make together (Config.ProviderQPS).
+	// 500 a second covers the nodes of a gateway serving 10,000 node calls
+	// a second at the 5 % floor, or 500 a second of nodes fresh out of
+	// probation (rate 1); beyond it the capacity factor moves traffic to
+	// the providers themselves (upstream/checks.go), so checks stay a
+	// bounded load on the providers whatever the worker count: 16 workers
+	// with a fast provider could otherwise ask thousands a second. Below a
+	// busy gateway's call rate at rate 1 it would shrink every new node's
+	// share as it leaves probation; set check_qps to the providers' plan.
+	DefaultProviderQPS   = 500
+	DefaultProviderBurst = 500
 )
 
 // Config is the verification policy.
@@ -71,6 +85,15 @@ type Config struct {
 	SendGrace time.Duration
 	// Workers is how many checks run at once (default DefaultWorkers).
 	Workers int
+	// ProviderQPS caps the provider calls the checks make, all workers
+	// together (a token bucket of ProviderBurst, default one second's
+	// worth): 0 the default
+	// (DefaultProviderQPS), negative no cap. A check the bucket has no
+	// token for when a worker takes it is dropped, booked as
+	// upstream.CheckDroppedCap: the node's capacity factor falls as for
+	// any drop, so its traffic falls to what can be checked.
+	ProviderQPS   float64
+	ProviderBurst int
 }
 
 // Job is one node-served request offered for checking.
@@ -123,6 +146,8 @@ type Verifier struct {
 	sendsDone chan struct{}
 
 	headers sync.Map // chain id → *headers: provider headers for proofs (prove.go)
+
+	limit *rate.Limiter // the checks' provider calls (Config.ProviderQPS); nil: no cap
 }
 
 // New starts a verifier's worker; Close stops it.
@@ -142,9 +167,19 @@ func New(cfg Config) *Verifier {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
+	if cfg.ProviderQPS == 0 {
+		cfg.ProviderQPS = DefaultProviderQPS
+	}
+	if cfg.ProviderBurst <= 0 {
+		// One second's worth (DefaultProviderBurst at the default rate).
+		cfg.ProviderBurst = max(1, int(min(math.Ceil(cfg.ProviderQPS), 1<<30)))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	v := &Verifier{cfg: cfg, jobs: newJobQueue(perNodeSlots, queueTotalSlots), stop: cancel,
 		sends: make(chan pendingSend, sendsQueue), sendsDone: make(chan struct{})}
+	if cfg.ProviderQPS > 0 {
+		v.limit = rate.NewLimiter(rate.Limit(cfg.ProviderQPS), cfg.ProviderBurst)
+	}
 	// One node's checks may hold three quarters of the workers: the rest
 	// stay free for the other nodes' (queue.go).
 	v.jobs.maxInFlight = max(1, cfg.Workers-cfg.Workers/4)
@@ -268,11 +303,11 @@ func (v *Verifier) run(ctx context.Context) {
 		if !ok {
 			return
 		}
-		if v.check(ctx, j) {
-			j.Pool.NoteCheck(j.Node.Name, upstream.CheckDone)
-		} else {
-			j.Pool.NoteCheck(j.Node.Name, upstream.CheckFailed)
+		o := v.check(ctx, j)
+		if o == upstream.CheckDroppedCap {
+			metrics.Verifications.WithLabelValues("dropped_cap").Inc()
 		}
+		j.Pool.NoteCheck(j.Node.Name, o)
 		v.jobs.done(&j)
 	}
 }
@@ -282,10 +317,11 @@ func (v *Verifier) run(ctx context.Context) {
 // send's hash is checked locally against keccak256 of its bytes and its
 // inclusion later (sends.go); methods nobody can judge (JudgeNone) never
 // reach a node. It reports false when the check could not be made (no
-// provider answered).
-func (v *Verifier) check(ctx context.Context, j Job) bool {
+// provider answered), upstream.CheckDroppedCap when the gateway's cap on
+// the checks' provider calls had no room for it, else CheckDone.
+func (v *Verifier) check(ctx context.Context, j Job) upstream.CheckOutcome {
 	if _, q := j.Pool.Quarantined(j.Node.Name); q {
-		return true // already proven; one proof is enough
+		return upstream.CheckDone // already proven; one proof is enough
 	}
 	var calls []jsonrpc.Item
 	var nodeAnswers, given []jsonrpc.Reply
@@ -326,7 +362,7 @@ func (v *Verifier) check(ctx context.Context, j Job) bool {
 			if lie {
 				metrics.Verifications.WithLabelValues("mismatch").Inc()
 				v.Convict(j, &j.Calls[k], pin, r.Result, why, "keccak256", "")
-				return true
+				return upstream.CheckDone
 			}
 			// The right hash; whether the node passed the transaction on is
 			// known only later (sends.go). Only that counts as a match.
@@ -356,23 +392,30 @@ func (v *Verifier) check(ctx context.Context, j Job) bool {
 	}
 	if len(calls) == 0 {
 		if proved > 0 {
-			return true // proved before delivery: checked
+			return upstream.CheckDone // proved before delivery: checked
 		}
 		metrics.Verifications.WithLabelValues("not_deterministic").Inc()
-		return true
+		return upstream.CheckDone
 	}
 	trusted, by := given, j.TrustedBy
 	if j.Trusted == nil || len(given) != len(calls) {
+		if v.limit != nil && j.Trusted == nil && !mustCheck(j) && !v.limit.Allow() {
+			// Over the gateway's cap on the checks' provider calls: a
+			// sampled check, dropped and booked so (the node's factor
+			// falls). Must-check jobs (sends) are not sampled work: they
+			// go on.
+			return upstream.CheckDroppedCap
+		}
 		body, err := jsonrpc.EncodeUpstream(calls)
 		if err != nil {
-			return true // nothing a provider could be asked
+			return upstream.CheckDone // nothing a provider could be asked
 		}
 		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 		res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
 		cancel()
 		if err != nil {
 			metrics.Verifications.WithLabelValues("no_provider").Inc()
-			return false
+			return upstream.CheckFailed
 		}
 		trusted, _ = jsonrpc.MatchReplies(calls, res.Body)
 		by = res.Upstream.Name
@@ -397,10 +440,10 @@ func (v *Verifier) check(ctx context.Context, j Job) bool {
 		case Mismatch:
 			metrics.Verifications.WithLabelValues("mismatch").Inc()
 			v.Convict(j, &calls[k], pins[k], AnswerOf(nodeAnswers[k]), jd.Truth, by, jd.Why)
-			return true
+			return upstream.CheckDone
 		}
 	}
-	return true
+	return upstream.CheckDone
 }
 
 // isObject: a JSON object.

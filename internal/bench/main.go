@@ -65,10 +65,10 @@ import (
 
 const body = `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`
 
-// stateBody is what (e), (e1) and (e0) send: a read at the head, as most
-// real traffic is, served by a registered node (never cached, so every call
-// is forwarded) after it was pinned to the head block's hash
-// (caddymodule/trust) — the kind of answer the verifier checks.
+// stateBody is a read at the head (t)'s warm-up sends as shadow material.
+// (e), (e1) and (e0) send callBody (trust.go): a balance is now proved
+// before delivery by the node's eth_getProof, which the fast node does not
+// serve, so a balance would measure the proofs' reroutes, not the checks.
 const stateBody = `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","latest"]}`
 
 // benchNode is the registered node of (e), (e1) and (e0): the fast upstream.
@@ -88,7 +88,7 @@ type config struct {
 	conc               []int
 	threads, rounds    int
 	profile, docs      bool
-	profileSetup       string // the setup profiled (BENCH_PROFILE_SETUP, default c)
+	profileSetup       string // the setups profiled (BENCH_PROFILE_SETUP, default c; several: "c c0")
 	redisURL           string
 	only               map[string]bool // BENCH_SETUPS: the setups measured (nil: all)
 }
@@ -267,6 +267,31 @@ func run() error {
 		}
 	}
 
+	// (t)/(t0): trust at its defaults against the node unjudged, each with
+	// its own node and provider (trust.go). Opt-in: the node must pass
+	// probation first (seconds to a minute).
+	var trustRigs []*trustRig
+	trustKeys := map[string]string{}
+	for _, t := range []struct {
+		id     string
+		judged bool
+	}{{"t", true}, {"t0", false}} {
+		if cfg.only == nil || !cfg.only[t.id] {
+			continue
+		}
+		tp := prefix + "trust-" + t.id + ":"
+		defer dropPrefix(rdb, tp)
+		rig, k, err := startTrustRig(ctx, cfg, rdb, tp, t.id, t.judged, func(p *caddyProc) (string, error) { return fundedKey(ctx, p, rdb, tp) })
+		if err != nil {
+			return err
+		}
+		defer rig.close()
+		rig.standing = rig.trustView()
+		rig.mark()
+		trustRigs = append(trustRigs, rig)
+		trustKeys[t.id] = k
+	}
+
 	// (c-unix): the same gateway and key, Redis reached over its Unix
 	// socket instead of loopback TCP (a Redis on the gateway's host).
 	var unixGW *caddyProc
@@ -321,14 +346,21 @@ func run() error {
 	}
 	if nodeGW[0] != nil {
 		setups = append(setups,
-			setup{id: "e", name: "gateway, node-served, pinned, checked at the floor (5 %)", url: nodeGW[0].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[0].cmd.Process.Pid},
-			setup{id: "e1", name: "gateway, node-served, pinned, every answer checked", url: nodeGW[2].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[2].cmd.Process.Pid},
-			setup{id: "e0", name: "gateway, node-served, pinned, verification off", url: nodeGW[1].url + "/rpc", key: nodeKey, body: stateBody, pid: nodeGW[1].cmd.Process.Pid})
+			setup{id: "e", name: "gateway, node-served, pinned, checked at the floor (5 %)", url: nodeGW[0].url + "/rpc", key: nodeKey, body: callBody, pid: nodeGW[0].cmd.Process.Pid, proc: nodeGW[0]},
+			setup{id: "e1", name: "gateway, node-served, pinned, every answer checked", url: nodeGW[2].url + "/rpc", key: nodeKey, body: callBody, pid: nodeGW[2].cmd.Process.Pid, proc: nodeGW[2]},
+			setup{id: "e0", name: "gateway, node-served, pinned, verification off", url: nodeGW[1].url + "/rpc", key: nodeKey, body: callBody, pid: nodeGW[1].cmd.Process.Pid, proc: nodeGW[1]})
+	}
+	for _, rig := range trustRigs {
+		name := "gateway, node-served eth_call, trust at its defaults (probation, ladder, check rate)"
+		if rig.id == "t0" {
+			name = "gateway, node-served eth_call, the node unjudged (probation off, verify off)"
+		}
+		setups = append(setups, setup{id: rig.id, name: name, url: rig.gw.url + "/rpc", key: trustKeys[rig.id], body: callBody, pid: rig.gw.cmd.Process.Pid})
 	}
 	if base != nil {
 		setups = append(setups,
-			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key, pid: base.cmd.Process.Pid},
-			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc", pid: base.cmd.Process.Pid},
+			setup{id: "c0", name: "baseline build, funded API key", url: base.url + "/rpc", key: key, pid: base.cmd.Process.Pid, proc: base},
+			setup{id: "d0", name: "baseline build, free tier", url: base.url + "/rpc", pid: base.cmd.Process.Pid, proc: base},
 			// (m) on the baseline build: an MCP tool call's cost before and
 			// after, in the same rounds.
 			setup{id: "m0", name: "baseline build, funded API key, MCP tool call (rpc eth_blockNumber)", url: base.url + "/mcp", key: key, body: mcpBody,
@@ -364,8 +396,27 @@ func run() error {
 					return fmt.Errorf("warm-up %s c=%d: %w", s.id, c, err)
 				}
 				var prof chan error
-				if cfg.profile && round == 1 && s.id == cfg.profileSetup && c == cfg.conc[len(cfg.conc)-1] {
-					prof = gw.cpuProfile(filepath.Join(cfg.out, "gateway-cpu.pprof"), cfg.duration)
+				var profProc *caddyProc
+				var allocFile string
+				if cfg.profile && round == 1 && slices.Contains(strings.Fields(cfg.profileSetup), s.id) && c == cfg.conc[len(cfg.conc)-1] {
+					// The setup's own gateway (the baseline build's for (c0)),
+					// one file per setup: (c)'s keeps the old name.
+					p, file := gw, "gateway-cpu.pprof"
+					if s.proc != nil {
+						p = s.proc
+					}
+					if s.id != "c" {
+						file = "gateway-cpu-" + s.id + ".pprof"
+					}
+					prof = p.cpuProfile(filepath.Join(cfg.out, file), cfg.duration)
+					// The heap's allocations around the measured run too:
+					// bytes and objects per request do not depend on the
+					// machine's load, as CPU time does (go tool pprof
+					// -diff_base before after).
+					profProc, allocFile = p, filepath.Join(cfg.out, strings.TrimSuffix(file, ".pprof"))
+					if err := p.heapSnapshot(allocFile + "-allocs-before.pprof"); err != nil {
+						fmt.Fprintln(os.Stderr, "bench: allocs profile:", err)
+					}
 				}
 				rpids := s.redisPIDs
 				if rpids == nil {
@@ -384,6 +435,10 @@ func run() error {
 				}
 				r.proxyCPU, r.redisCPU = p1-p0, q1-q0
 				if prof != nil {
+					if err := profProc.heapSnapshot(allocFile + "-allocs-after.pprof"); err != nil {
+						fmt.Fprintln(os.Stderr, "bench: allocs profile:", err)
+					}
+					fmt.Fprintf(os.Stderr, "bench: (%s) c=%d measured run: %d requests (allocations per request: the allocs profiles' difference / this)\n", s.id, c, r.Requests)
 					if err := <-prof; err != nil {
 						fmt.Fprintln(os.Stderr, "bench: profile:", err)
 					}
@@ -432,6 +487,9 @@ func run() error {
 	}
 	if hedgeGW[0] != nil {
 		report += hedgeReport(results, hedgeGW, hedgeUps)
+	}
+	for _, rig := range trustRigs {
+		report += rig.report()
 	}
 	for i, id := range []string{"e", "e0", "e1"} {
 		if nodeGW[i] != nil && cfg.measures(id) {
@@ -617,6 +675,8 @@ func appendAnswer(dst []byte, c rpcCall) []byte {
 		return append(dst, `,"result":"0x4b7c3a1"}`...)
 	case "eth_getBalance", "eth_getTransactionCount":
 		return append(dst, `,"result":"0x0"}`...)
+	case "eth_call": // (t)'s call: a uint256
+		return append(dst, `,"result":"0x0000000000000000000000000000000000000000000000000000000000000001"}`...)
 	case "eth_getBlockByNumber": // the head the gateway pins reads at
 		return append(dst, `,"result":{"number":"0x4b7c3a1","hash":"0x`+strings.Repeat("ab", 32)+`","parentHash":"0x`+strings.Repeat("cd", 32)+`"}}`...)
 	}
@@ -928,6 +988,27 @@ func (p *caddyProc) checkCost(id string) string {
 		id, float64(prov)/float64(node), prov, node)
 }
 
+// heapSnapshot writes the gateway's allocations so far (pprof allocs).
+func (p *caddyProc) heapSnapshot(path string) error {
+	resp, err := http.Get(p.admin + "/debug/pprof/allocs")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof allocs: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, resp.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 func (p *caddyProc) cpuProfile(path string, d time.Duration) chan error {
 	ch := make(chan error, 1)
 	go func() {
@@ -1008,6 +1089,7 @@ type setup struct {
 	headers            map[string]string // more request headers
 	pid                int               // the proxy process whose CPU is counted (0: none, the upstream directly)
 	ws                 bool              // the call goes over a WebSocket to url (runWSCalls), not a POST
+	proc               *caddyProc        // the gateway BENCH_PROFILE profiles for it (nil: the (c) gateway)
 }
 
 // result is what the wrk script's done() prints (latencies in µs).

@@ -20,7 +20,8 @@ func TestUpstreamAnswers(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"jsonrpc":"2.0","id":7,"method":"eth_blockNumber","params":[]}`:                                         `{"jsonrpc":"2.0","id":7,"result":"0x4b7c3a1"}`,
 		`[{"jsonrpc":"2.0","id":0,"method":"eth_chainId"},{"jsonrpc":"2.0","id":"x","method":"eth_blockNumber"}]`: `[{"jsonrpc":"2.0","id":0,"result":"0x89"},{"jsonrpc":"2.0","id":"x","result":"0x4b7c3a1"}]`,
-		`{"jsonrpc":"2.0","id":1,"method":"eth_call"}`:                                                            `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"eth_getLogs"}`:                                                         `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"eth_call"}`:                                                            `{"jsonrpc":"2.0","id":1,"result":"0x0000000000000000000000000000000000000000000000000000000000000001"}`,
 	} {
 		resp, err := http.Post("http://"+u.addr, "application/json", strings.NewReader(body))
 		if err != nil {
@@ -31,6 +32,31 @@ func TestUpstreamAnswers(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("%s: got %s, want %s", body, got, want)
 		}
+	}
+}
+
+// (t)'s upstreams count their calls by method, batches item by item, and
+// answer as the fast upstream does.
+func TestMethodUpstreamCounts(t *testing.T) {
+	u, err := startMethodUpstream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	for _, body := range []string{`{"jsonrpc":"2.0","id":1,"method":"eth_call"}`,
+		`[{"jsonrpc":"2.0","id":0,"method":"eth_call"},{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}]`} {
+		resp, err := http.Post("http://"+u.addr, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(got), `"result":"0x00`) {
+			t.Fatalf("%s: %s", body, got)
+		}
+	}
+	if c := u.counts(); c["eth_call"] != 2 || c["eth_blockNumber"] != 1 || len(c) != 2 {
+		t.Fatalf("counts %v", c)
 	}
 }
 

@@ -1,0 +1,196 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+)
+
+// rootView is a ChainView that knows one block's state root.
+type rootView struct {
+	block, root common.Hash
+}
+
+func (v rootView) HashAt(uint64) (string, bool) { return "", false }
+func (v rootView) StateRoot(h string) (common.Hash, bool) {
+	return v.root, strings.EqualFold(h, v.block.Hex())
+}
+func (v rootView) HeadersRehash() (bool, bool) { return true, true }
+
+// TestProvedCountsOnlyDeliveredAnswers: in a part with a balance the node
+// proves and a balance it cannot prove (its eth_getProof is refused:
+// pruned state), the whole part goes to a provider, so neither of the
+// node's answers is delivered: node_answers_proved_total counts both as
+// rerouted and none as proved. A part whose answers are all proved counts
+// them proved.
+func TestProvedCountsOnlyDeliveredAnswers(t *testing.T) {
+	s := newProofState(t, 200)
+	a, b := common.BigToAddress(common.Big1), common.BigToAddress(common.Big1)
+	a[0], b[0] = 42, 43 // accounts 42 and 43: balances 42e9 and 43e9
+	block := common.HexToHash("0x" + strings.Repeat("ab", 32))
+	proofA := s.proof(t, a, false)
+	var refuseSecond bool
+	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		msg, rej := jsonrpc.Parse(body, jsonrpc.Options{})
+		if rej != nil {
+			http.Error(w, "bad", http.StatusBadRequest)
+			return
+		}
+		var out []string
+		for i, c := range msg.Items {
+			if i == 1 && refuseSecond {
+				out = append(out, `{"jsonrpc":"2.0","id":`+string(c.ID)+`,"error":{"code":-32000,"message":"missing trie node"}}`)
+				continue
+			}
+			out = append(out, `{"jsonrpc":"2.0","id":`+string(c.ID)+`,"result":`+string(proofA)+`}`)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if msg.Batch {
+			io.WriteString(w, "["+strings.Join(out, ",")+"]")
+		} else {
+			io.WriteString(w, out[0])
+		}
+	}))
+	defer node.Close()
+	pool, err := upstream.New(upstream.Config{ChainID: 137, ProbeInterval: -1, Trust: upstream.TrustConfig{Off: true},
+		Providers: []upstream.Upstream{{Name: "prov", URL: "http://127.0.0.1:1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Destruct()
+	if err := pool.SetNodes([]upstream.Upstream{{Name: "n", URL: node.URL, NodeID: "NODE-N"}}); err != nil {
+		t.Fatal(err)
+	}
+	v := New(Config{ProviderQPS: -1})
+	defer v.Close()
+	balance := func(addr common.Address) jsonrpc.Item {
+		return jsonrpc.Item{Method: "eth_getBalance", ID: json.RawMessage("1"),
+			Params: json.RawMessage(`["` + strings.ToLower(addr.Hex()) + `",{"blockHash":"` + block.Hex() + `"}]`)}
+	}
+	job := func(addrs ...common.Address) *Job {
+		j := &Job{Pool: pool, ChainID: 137, Node: upstream.Ref{Name: "n", Kind: upstream.KindNode}}
+		for _, ad := range addrs {
+			j.Calls = append(j.Calls, balance(ad))
+			// Both answers are the account's true balance: A's is proved by
+			// its proof; B's proof is refused.
+			bal := uint64(ad[0]) * 1e9
+			j.Replies = append(j.Replies, reply(`"`+hexutil.EncodeUint64(bal)+`"`))
+			j.Pins = append(j.Pins, Pin{Judge: evm.JudgeState})
+		}
+		return j
+	}
+	view := rootView{block: block, root: s.root}
+	count := func(o string) float64 { return testutil.ToFloat64(metrics.Proofs.WithLabelValues("eth_getBalance", o)) }
+
+	// All proved: counted proved, delivered.
+	p0, r0 := count(ProofProved), count(ProofRerouted)
+	if why := v.Prove(context.Background(), job(a), view); why != "" {
+		t.Fatalf("an honest proved balance: %q", why)
+	}
+	if count(ProofProved)-p0 != 1 || count(ProofRerouted)-r0 != 0 {
+		t.Fatalf("a proved part counted %v proved, %v rerouted", count(ProofProved)-p0, count(ProofRerouted)-r0)
+	}
+	// Mixed: one proved, one unproven: the part is rerouted, nothing of it
+	// delivered, nothing counted proved.
+	refuseSecond = true
+	p0, r0 = count(ProofProved), count(ProofRerouted)
+	j := job(a, b)
+	if why := v.Prove(context.Background(), j, view); why != WhyUnproven {
+		t.Fatalf("a part with an unproven answer: %q", why)
+	}
+	if count(ProofProved)-p0 != 0 || count(ProofRerouted)-r0 != 2 {
+		t.Fatalf("a rerouted part counted %v proved, %v rerouted; want 0 and 2", count(ProofProved)-p0, count(ProofRerouted)-r0)
+	}
+}
+
+// TestHeaderFetchesPerPartAreBounded: a part of balance reads at 20
+// distinct blocks whose state roots no head poll saw asks the providers
+// for at most maxHeaderFetchesPerPart headers, not 20 at once; the reads
+// it could not prove send the part to a provider (not proved, no
+// conviction).
+func TestHeaderFetchesPerPartAreBounded(t *testing.T) {
+	s := newProofState(t, 200)
+	a := common.BigToAddress(common.Big1)
+	a[0] = 42
+	proofA := s.proof(t, a, false)
+	var fetches atomic.Int64
+	rpc := func(answer func(c jsonrpc.Item) string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			msg, rej := jsonrpc.Parse(body, jsonrpc.Options{})
+			if rej != nil {
+				http.Error(w, "bad", http.StatusBadRequest)
+				return
+			}
+			var out []string
+			for _, c := range msg.Items {
+				out = append(out, `{"jsonrpc":"2.0","id":`+string(c.ID)+`,"result":`+answer(c)+`}`)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			if msg.Batch {
+				io.WriteString(w, "["+strings.Join(out, ",")+"]")
+			} else {
+				io.WriteString(w, out[0])
+			}
+		}))
+	}
+	node := rpc(func(jsonrpc.Item) string { return string(proofA) })
+	defer node.Close()
+	prov := rpc(func(c jsonrpc.Item) string {
+		fetches.Add(1)
+		var params []string
+		_ = json.Unmarshal(c.Params, &params)
+		return `{"hash":"` + params[0] + `","stateRoot":"` + s.root.Hex() + `","number":"0x10"}`
+	})
+	defer prov.Close()
+	pool, err := upstream.New(upstream.Config{ChainID: 137, ProbeInterval: -1, Trust: upstream.TrustConfig{Off: true},
+		Providers: []upstream.Upstream{{Name: "prov", URL: prov.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Destruct()
+	if err := pool.SetNodes([]upstream.Upstream{{Name: "n", URL: node.URL, NodeID: "NODE-N"}}); err != nil {
+		t.Fatal(err)
+	}
+	v := New(Config{ProviderQPS: -1})
+	defer v.Close()
+	j := &Job{Pool: pool, ChainID: 137, Node: upstream.Ref{Name: "n", Kind: upstream.KindNode}}
+	for i := range 20 {
+		block := common.BigToHash(common.Big256)
+		block[0] = byte(i + 1)
+		j.Calls = append(j.Calls, jsonrpc.Item{Method: "eth_getBalance", ID: json.RawMessage("1"),
+			Params: json.RawMessage(`["` + strings.ToLower(a.Hex()) + `",{"blockHash":"` + block.Hex() + `"}]`)})
+		j.Replies = append(j.Replies, reply(`"`+hexutil.EncodeUint64(42e9)+`"`))
+		j.Pins = append(j.Pins, Pin{Judge: evm.JudgeState})
+	}
+	why := v.Prove(context.Background(), j, rootView{})
+	if got := fetches.Load(); got != maxHeaderFetchesPerPart || v.HeaderFetches(137) != maxHeaderFetchesPerPart {
+		t.Fatalf("20 distinct blocks in one part: %d header fetches (verifier counted %d), want %d", got, v.HeaderFetches(137), maxHeaderFetchesPerPart)
+	}
+	if why != WhyUnproven {
+		t.Fatalf("a part with reads past the header budget: %q, want rerouted", why)
+	}
+	// The headers fetched are cached: the same part again proves the
+	// blocks already known without fetching them again, and fetches at
+	// most the budget anew.
+	before := fetches.Load()
+	v.Prove(context.Background(), j, rootView{})
+	if got := fetches.Load() - before; got > maxHeaderFetchesPerPart {
+		t.Fatalf("the second part fetched %d headers", got)
+	}
+}
