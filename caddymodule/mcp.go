@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"net/http"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
@@ -12,8 +13,8 @@ import (
 )
 
 // mcpBackend is what the MCP room (caddymodule/mcp) reaches of the hall: a
-// tool's calls are served in process by POST /rpc/{chain}'s own core
-// (serveInProcess), its refusals typed.
+// tool's calls are served in process by the core (core.Core.Serve) as
+// POST /rpc/{chain}'s are, its refusals typed.
 type mcpBackend struct{ h *Handler }
 
 var _ mcp.Backend = mcpBackend{}
@@ -28,8 +29,8 @@ func (b mcpBackend) Method(chainID uint64, method string) evm.Method {
 }
 
 func (b mcpBackend) Serve(r *http.Request, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
-	o := b.h.serveInProcess(r, hdr, b.h.chains[chainID], msg)
-	return mcp.Served{Resps: o.resps, Status: o.status, Refusal: o.refused}
+	o := b.h.inProcess(core.MCP, r, hdr, chainID, msg)
+	return mcp.Served{Resps: o.Resps, Status: status(o), Refusal: o.Refused}
 }
 
 func (b mcpBackend) Limits() (int64, int) { return b.h.MaxBodyBytes, b.h.MaxBatch }

@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/accounts"
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
+	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
@@ -75,13 +76,14 @@ type Handler struct {
 	writer    *meter.EventWriter
 	writerKey string
 	retained  *retained // the money facts kept for replay (shared with the writer's lifetime)
-	conc      *concurrency
+	conc      *core.Concurrency
 	admin     *admin.Handler
 	pay       payment.Settings
 	payers    *payment.Handler
 	accounts  *accounts.Handler
 	discovery *discovery.Handler
-	relay     *relay.Relay // the forward chain behind the doors (caddymodule/relay)
+	relay     *relay.Relay // the forward chain behind the core (caddymodule/relay)
+	core      *core.Core   // what the doors hand their requests to (caddymodule/core)
 	verifier  *verify.Verifier
 	shadower  *trust.Shadower // copies for nodes in probation
 	stopHeads func()

@@ -18,6 +18,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
+	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
@@ -50,7 +51,8 @@ type chainState struct {
 	cache   *cache.Cache
 	methods *evm.Table  // the method table with this chain's overrides
 	head    *trust.Head // the providers' recent chain, for pins (caddymodule/trust)
-	metrics rpcMetrics
+	// core is the chain as the core (caddymodule/core) serves it.
+	core *core.Chain
 	// probation: the gateway's own probation questions (probation.go).
 	probation probationState
 	// relay is the chain as the forward chain (caddymodule/relay) uses it.
@@ -162,8 +164,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		pool := v.(*upstream.Pool)
 		cs := &chainState{chain: c, pool: pool, cache: cv.(cacheHandle).Cache, methods: methods,
-			head: trust.NewHead(pool, headInterval(time.Duration(h.Upstreams.ProbeInterval)), h.logger.Named("trust")), metrics: newRPCMetrics(c.ID)}
-		cs.relay = relay.NewChain(c, pool, cs.cache, methods, cs.head, cs.metrics.cacheHits, cs.metrics.cacheMiss, cs.probation.noteShadow)
+			head: trust.NewHead(pool, headInterval(time.Duration(h.Upstreams.ProbeInterval)), h.logger.Named("trust"))}
+		m := core.NewMetrics(c.ID)
+		cs.relay = relay.NewChain(c, pool, cs.cache, methods, cs.head, m.CacheHits, m.CacheMiss, cs.probation.noteShadow)
+		cs.core = &core.Chain{ID: c.ID, Methods: methods, Pool: pool, Relay: cs.relay, Metrics: m}
 		h.chains[c.ID] = cs
 	}
 	// The heads run for this config's life; they poll only while their
@@ -246,6 +250,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	// The forward chain behind the doors (caddymodule/relay), with the
 	// answer checks built above.
 	h.relay = relay.New(&h.Upstreams, h.verifier, h.shadower, h.logger)
+	h.core = &core.Core{Payers: h.payers, Relay: h.relay, Timeout: time.Duration(h.RequestTimeout), Conc: h.conc}
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
 		pools[id] = cs.pool

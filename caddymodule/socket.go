@@ -9,30 +9,30 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
-	"github.com/tollgate-rpc/tollgate/shared/events"
-	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 // provisionSockets builds the JSON-RPC socket server (caddymodule/wsrpc),
 // the WebSocket door: a message over a socket is served in process by the
-// same serveMessage as a POST (serveInProcess: the caller's in-flight slot
-// too), a notification is charged through payment.Handler.Authorize and
-// settled by payment.Handler.Settle; a refusal reaches the socket typed.
+// same core as a POST (core.Core.Serve: the caller's in-flight slot too),
+// a notification is charged through the core (core.Core.Charge: the
+// payers, then payment.Handler.Settle); a refusal reaches the socket typed.
 func (h *Handler) provisionSockets() {
 	if h.WebSocket.Off {
 		return
 	}
 	b := wsrpc.Backend{
 		Serve: func(r *http.Request, chainID uint64, msg *jsonrpc.Message) wsrpc.Answer {
-			o := h.serveInProcess(r, nil, h.chains[chainID], msg)
-			a := wsrpc.Answer{Resps: o.resps, Body: o.body, Status: o.status}
-			if o.refused != nil {
-				a.Refusal = o.refused
+			o := h.inProcess(core.Socket, r, nil, chainID, msg)
+			a := wsrpc.Answer{Resps: o.Resps, Body: o.Body, Status: status(o)}
+			if o.Refused != nil {
+				a.Refusal = o.Refused
 			}
 			return a
 		},
@@ -53,40 +53,21 @@ func (h *Handler) serveSocket(w http.ResponseWriter, r *http.Request, chainID ui
 	return nil
 }
 
-// chargeSocket books one call of method for the socket's payer, the way
-// serveRPC books an HTTP request's calls (the same payers, order, rate
-// limits and refusals), and returns the ticket that closes the books:
-// revenue for the server when delivered, a refund when not; or the typed
-// refusal, which the socket renders (an error, or tollgate_closing and its
-// close code). Without metering every ticket is free.
+// chargeSocket books one call of method for the socket's payer through the
+// core (core.Core.Charge) and returns the ticket that closes the books, or
+// the typed refusal, which the socket renders (an error, or
+// tollgate_closing and its close code).
 func (h *Handler) chargeSocket(r *http.Request, chainID uint64, method string) (wsrpc.Ticket, wsrpc.Refusal) {
-	cs := h.chains[chainID]
-	if h.meter == nil || cs == nil {
-		return func(events.ServedBy, bool, func() bool) {}, nil
+	var cs *core.Chain
+	if c := h.chains[chainID]; c != nil {
+		cs = c.core
 	}
-	msg := &jsonrpc.Message{Items: []jsonrpc.Item{{ID: []byte("1"), Method: method}}}
-	calls, _ := msg.Calls()
-	units := cs.units(calls, nil)
-	// A socket has no headers to send once open: what a payer hands the
-	// caller (a request id, remaining credits) is not sent.
-	d, ref := h.payers.Authorize(r, nil, chainID, msg, calls, units)
+	caller := payment.CallerOf(r)
+	t, ref := h.core.Charge(r.Context(), &caller, cs, method)
 	if ref != nil {
 		return nil, ref
 	}
-	// A copy that pays: a free copy earns no one anything, so it must not
-	// take the upstream's one credit for a fanned-out message (strangers
-	// on the free tier would take a node's earnings by delivery order).
-	pays := d.Outcome == meter.Bundle || (d.Outcome == meter.Paid && d.Amount() > 0)
-	return func(by events.ServedBy, delivered bool, credit func() bool) {
-		failed := 0
-		if !delivered {
-			failed = units
-		}
-		if delivered && credit != nil && (!pays || !credit()) {
-			by = events.ServedByFanout
-		}
-		h.payers.Settle(r, nil, &d, []meter.Served{{By: by, Units: units - failed}}, failed)
-	}, nil
+	return wsrpc.Ticket(t), nil
 }
 
 // closeSockets ends this configuration's sockets with 1001 (Cleanup: a
