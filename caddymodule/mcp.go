@@ -1,12 +1,14 @@
 package caddymodule
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/version"
@@ -28,8 +30,8 @@ func (b mcpBackend) Method(chainID uint64, method string) evm.Method {
 	return evm.Lookup(method)
 }
 
-func (b mcpBackend) Serve(r *http.Request, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
-	o := b.h.inProcess(core.MCP, r, hdr, chainID, msg)
+func (b mcpBackend) Serve(ctx context.Context, who *payment.Caller, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
+	o := b.h.core.Serve(ctx, core.Request{Chain: b.h.chains[chainID].core, Message: msg, Caller: *who, Door: core.MCP, Reply: hdr})
 	return mcp.Served{Resps: o.Resps, Status: status(o), Refusal: o.Refused}
 }
 

@@ -61,10 +61,3 @@ func status(o core.Outcome) int {
 	}
 	return o.Status
 }
-
-// inProcess serves msg for an in-process door (a socket message, an MCP
-// tool call) asked by r (who asks: its address and credentials; its body
-// is not read); reply takes the payers' headers (nil: none sent).
-func (h *Handler) inProcess(door core.Door, r *http.Request, reply http.Header, chainID uint64, msg *jsonrpc.Message) core.Outcome {
-	return h.core.Serve(r.Context(), core.Request{Chain: h.chains[chainID].core, Message: msg, Caller: payment.CallerOf(r), Door: door, Reply: reply})
-}

@@ -28,8 +28,8 @@ func (h *Handler) provisionSockets() {
 		return
 	}
 	b := wsrpc.Backend{
-		Serve: func(r *http.Request, chainID uint64, msg *jsonrpc.Message) wsrpc.Answer {
-			o := h.inProcess(core.Socket, r, nil, chainID, msg)
+		Serve: func(ctx context.Context, who *payment.Caller, chainID uint64, msg *jsonrpc.Message) wsrpc.Answer {
+			o := h.core.Serve(ctx, core.Request{Chain: h.chains[chainID].core, Message: msg, Caller: *who, Door: core.Socket})
 			a := wsrpc.Answer{Resps: o.Resps, Body: o.Body, Status: status(o)}
 			if o.Refused != nil {
 				a.Refusal = o.Refused
@@ -57,13 +57,12 @@ func (h *Handler) serveSocket(w http.ResponseWriter, r *http.Request, chainID ui
 // core (core.Core.Charge) and returns the ticket that closes the books, or
 // the typed refusal, which the socket renders (an error, or
 // tollgate_closing and its close code).
-func (h *Handler) chargeSocket(r *http.Request, chainID uint64, method string) (wsrpc.Ticket, wsrpc.Refusal) {
+func (h *Handler) chargeSocket(ctx context.Context, who *payment.Caller, chainID uint64, method string) (wsrpc.Ticket, wsrpc.Refusal) {
 	var cs *core.Chain
 	if c := h.chains[chainID]; c != nil {
 		cs = c.core
 	}
-	caller := payment.CallerOf(r)
-	t, ref := h.core.Charge(r.Context(), &caller, cs, method)
+	t, ref := h.core.Charge(ctx, who, cs, method)
 	if ref != nil {
 		return nil, ref
 	}
