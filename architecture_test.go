@@ -142,7 +142,7 @@ func TestArchitectureDocNamesExist(t *testing.T) {
 // package under caddymodule/ imports caddymodule itself (the custom Caddy's
 // main under caddymodule/cmd is the binary, not a room), the core
 // (caddymodule/core) imports neither net/http nor a door's package (web,
-// wsrpc, mcp), nothing under settlementd imports caddymodule, shared/
+// httprpc, wsrpc, mcp), nothing under settlementd imports caddymodule, shared/
 // imports neither binary.
 func TestImportPicture(t *testing.T) {
 	pkgs := loadPackages(t)
@@ -158,7 +158,7 @@ func TestImportPicture(t *testing.T) {
 			case strings.HasPrefix(dir, "shared/") && (inGateway || strings.HasPrefix(imp, module+"/settlementd")):
 				t.Errorf("%s imports %s: shared/ must not depend on a binary", dir, imp)
 			case dir == "caddymodule/core" && (imp == "net/http" || strings.HasPrefix(imp, "net/http/") || imp == gateway+"/web" ||
-				imp == gateway+"/wsrpc" || imp == gateway+"/mcp"):
+				imp == gateway+"/httprpc" || imp == gateway+"/wsrpc" || imp == gateway+"/mcp"):
 				t.Errorf("%s imports %s: the core serves without HTTP; the doors translate to and from it", dir, imp)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
@@ -32,7 +33,7 @@ func (b mcpBackend) Method(chainID uint64, method string) evm.Method {
 
 func (b mcpBackend) Serve(ctx context.Context, who *payment.Caller, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
 	o := b.h.core.Serve(ctx, core.Request{Chain: b.h.chains[chainID].core, Message: msg, Caller: *who, Door: core.MCP, Reply: hdr})
-	return mcp.Served{Resps: o.Resps, Status: status(o), Refusal: o.Refused}
+	return mcp.Served{Resps: o.Resps, Status: httprpc.Status(o), Refusal: o.Refused}
 }
 
 func (b mcpBackend) Limits() (int64, int) { return b.h.MaxBodyBytes, b.h.MaxBatch }

@@ -22,6 +22,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
+	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/relay"
@@ -66,11 +67,11 @@ type Handler struct {
 	poolKeys   []string
 	cacheKeys  []string
 	stopReg    func()
-	// stopProbation ends the gateway's own probation rounds (probation.go).
+	// stopProbation ends the gateway's own probation rounds (trust.FeedProbation).
 	stopProbation func()
-	// sharedQuarantines: the quarantines this gateway has shared or
-	// applied through Redis (trustsync.go; the registry goroutine's own).
-	sharedQuarantines map[string]bool
+	// trustSync shares trust state through Redis (trust.Sync; the
+	// registry goroutine's own).
+	trustSync *trust.Sync
 
 	meter     *meter.Meter
 	writer    *meter.EventWriter
@@ -82,8 +83,9 @@ type Handler struct {
 	payers    *payment.Handler
 	accounts  *accounts.Handler
 	discovery *discovery.Handler
-	relay     *relay.Relay // the forward chain behind the core (caddymodule/relay)
-	core      *core.Core   // what the doors hand their requests to (caddymodule/core)
+	relay     *relay.Relay  // the forward chain behind the core (caddymodule/relay)
+	core      *core.Core    // what the doors hand their requests to (caddymodule/core)
+	post      *httprpc.Door // the POST door of /rpc (caddymodule/httprpc)
 	verifier  *verify.Verifier
 	shadower  *trust.Shadower // copies for nodes in probation
 	stopHeads func()

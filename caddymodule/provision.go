@@ -22,6 +22,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
+	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/relay"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
@@ -53,8 +54,8 @@ type chainState struct {
 	head    *trust.Head // the providers' recent chain, for pins (caddymodule/trust)
 	// core is the chain as the core (caddymodule/core) serves it.
 	core *core.Chain
-	// probation: the gateway's own probation questions (probation.go).
-	probation probationState
+	// probation: the gateway's own probation questions (trust.Probation).
+	probation *trust.Probation
 	// relay is the chain as the forward chain (caddymodule/relay) uses it.
 	relay *relay.Chain
 }
@@ -166,7 +167,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		cs := &chainState{chain: c, pool: pool, cache: cv.(cacheHandle).Cache, methods: methods,
 			head: trust.NewHead(pool, headInterval(time.Duration(h.Upstreams.ProbeInterval)), h.logger.Named("trust"))}
 		m := core.NewMetrics(c.ID)
-		cs.relay = relay.NewChain(c, pool, cs.cache, methods, cs.head, m.CacheHits, m.CacheMiss, cs.probation.noteShadow)
+		cs.probation = trust.NewProbation(c, pool, methods, cs.head, func() uint64 { return cs.relay.Finalized() })
+		cs.relay = relay.NewChain(c, pool, cs.cache, methods, cs.head, m.CacheHits, m.CacheMiss, cs.probation.NoteShadow)
 		cs.core = &core.Chain{ID: c.ID, Methods: methods, Pool: pool, Relay: cs.relay, Metrics: m}
 		h.chains[c.ID] = cs
 	}
@@ -199,7 +201,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.scripts = v.(redisHandle).scripts
 		rctx, cancel := context.WithCancel(ctx)
 		h.stopReg = cancel
-		h.sharedQuarantines = map[string]bool{}
+		h.trustSync = trust.NewSync(h.redis, h.KeyPrefix, h.logger)
 		go h.refreshRegistry(rctx)
 	}
 	if err := h.provisionMetering(repl); err != nil {
@@ -244,13 +246,18 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if h.redis != nil { // nodes come only from the registry
 			pctx, stop := context.WithCancel(ctx)
 			h.stopProbation = stop
-			go h.feedProbation(pctx)
+			var ps []*trust.Probation
+			for _, cs := range h.chains {
+				ps = append(ps, cs.probation)
+			}
+			go trust.FeedProbation(pctx, h.shadower, ps)
 		}
 	}
 	// The forward chain behind the doors (caddymodule/relay), with the
 	// answer checks built above.
 	h.relay = relay.New(&h.Upstreams, h.verifier, h.shadower, h.logger)
 	h.core = &core.Core{Payers: h.payers, Relay: h.relay, Timeout: time.Duration(h.RequestTimeout), Conc: h.conc}
+	h.post = &httprpc.Door{Core: h.core, MaxBody: h.MaxBodyBytes, MaxBatch: h.MaxBatch, BodyTimeout: time.Duration(h.BodyTimeout)}
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
 		pools[id] = cs.pool

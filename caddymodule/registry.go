@@ -18,13 +18,22 @@ func (h *Handler) refreshRegistry(ctx context.Context) {
 	defer t.Stop()
 	for {
 		h.syncNodes(ctx)
-		h.syncTrust(ctx) // trustsync.go
+		h.trustSync.Run(ctx, h.pools()) // trust.Sync
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// pools are every chain's pool.
+func (h *Handler) pools() []*upstream.Pool {
+	out := make([]*upstream.Pool, 0, len(h.chains))
+	for _, cs := range h.chains {
+		out = append(out, cs.pool)
+	}
+	return out
 }
 
 func (h *Handler) syncNodes(ctx context.Context) {
@@ -76,7 +85,7 @@ func (h *Handler) followReview(n *registry.Node) {
 			return
 		}
 		delete(h.reviewed, n.ID)
-		delete(h.sharedQuarantines, n.ID)
+		h.trustSync.Forget(n.ID)
 		for _, cs := range h.chains {
 			if cs.pool.Unquarantine(n.ID) {
 				h.logger.Info("node quarantine lifted after review", zap.Uint64("chain_id", cs.chain.ID), zap.String("node", n.ID))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/core"
+	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
@@ -30,7 +31,7 @@ func (h *Handler) provisionSockets() {
 	b := wsrpc.Backend{
 		Serve: func(ctx context.Context, who *payment.Caller, chainID uint64, msg *jsonrpc.Message) wsrpc.Answer {
 			o := h.core.Serve(ctx, core.Request{Chain: h.chains[chainID].core, Message: msg, Caller: *who, Door: core.Socket})
-			a := wsrpc.Answer{Resps: o.Resps, Body: o.Body, Status: status(o)}
+			a := wsrpc.Answer{Resps: o.Resps, Body: o.Body, Status: httprpc.Status(o)}
 			if o.Refused != nil {
 				a.Refusal = o.Refused
 			}

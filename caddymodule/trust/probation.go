@@ -1,4 +1,4 @@
-package caddymodule
+package trust
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
-	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
 // Probation must not depend on providers serving callers:
@@ -20,7 +21,7 @@ import (
 // callers gave too few: a provider answers a small pinned batch about a
 // block just below its head (the block, a balance, a nonce, a code — four
 // methods, in a random order, about an address active lately), once, and every node in probation is asked the same and judged
-// by that answer (trust.Shadower.OfferEach), within the shadow budgets.
+// by that answer (Shadower.OfferEach), within the shadow budgets.
 //
 // Bound: a round every probationTick per chain while a node is in
 // probation and callers' calls gave fewer than probationEnough shadows in
@@ -35,17 +36,29 @@ const (
 	probationBelow  = 2  // the questions are about a block 1 to 2×this below the providers' head
 )
 
-// probationState is a chain's own probation questions' state.
-type probationState struct {
+// Probation is a chain's own probation questions and their state.
+type Probation struct {
 	second atomic.Int64 // the unix second shadows are counted in
 	count  atomic.Int64 // callers' calls offered as shadow material in it (approximate at the boundary)
 	addrs  atomic.Value // []string: senders, recipients and miners of recent blocks, the addresses to ask about
 	round  atomic.Int64
+
+	chain     chains.Chain
+	pool      *upstream.Pool
+	methods   *evm.Table
+	head      *Head
+	finalized func() uint64 // the chain's final head (relay.Chain.Finalized)
 }
 
-// noteShadow counts a caller's call offered as shadow material (hot path:
+// NewProbation is chain's probation questions, asked of pool's providers
+// about what head has seen.
+func NewProbation(chain chains.Chain, pool *upstream.Pool, methods *evm.Table, head *Head, finalized func() uint64) *Probation {
+	return &Probation{chain: chain, pool: pool, methods: methods, head: head, finalized: finalized}
+}
+
+// NoteShadow counts a caller's call offered as shadow material (hot path:
 // two atomic operations).
-func (p *probationState) noteShadow() {
+func (p *Probation) NoteShadow() {
 	sec := time.Now().Unix()
 	if p.second.Swap(sec) != sec {
 		p.count.Store(0)
@@ -54,12 +67,12 @@ func (p *probationState) noteShadow() {
 }
 
 // fed: callers' calls gave enough shadow material this second.
-func (p *probationState) fed() bool {
+func (p *Probation) fed() bool {
 	return p.second.Load() == time.Now().Unix() && p.count.Load() >= probationEnough
 }
 
-// feedProbation runs the probation rounds until ctx ends.
-func (h *Handler) feedProbation(ctx context.Context) {
+// FeedProbation runs the probation rounds of every chain until ctx ends.
+func FeedProbation(ctx context.Context, s *Shadower, ps []*Probation) {
 	t := time.NewTicker(probationTick)
 	defer t.Stop()
 	for {
@@ -68,22 +81,22 @@ func (h *Handler) feedProbation(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for _, cs := range h.chains {
-			h.probationRound(ctx, cs)
+		for _, p := range ps {
+			p.ask(ctx, s)
 		}
 	}
 }
 
-// probationRound asks one batch of probation questions on cs when a node
+// ask asks one batch of probation questions on the chain when a node
 // is in probation and callers' calls gave it no material lately.
-func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
+func (cs *Probation) ask(ctx context.Context, shadower *Shadower) {
 	// Only for nodes that would take the questions now: a node backing
 	// off after unanswered shadows (one that hangs) costs the providers
 	// no rounds while it does.
-	if h.shadower == nil || !h.shadower.Wants(cs.pool.InProbation()) {
+	if shadower == nil || !shadower.Wants(cs.pool.InProbation()) {
 		return
 	}
-	if cs.probation.fed() {
+	if cs.fed() {
 		return
 	}
 	head, _, ok := cs.head.Latest()
@@ -95,13 +108,13 @@ func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
 	// active in a recent block (or the zero address), the methods in a
 	// random order; every 8th round the block comes with its transactions,
 	// whose senders and recipients are the next rounds' addresses.
-	round := cs.probation.round.Add(1)
+	round := cs.round.Add(1)
 	n := "0x" + strconv.FormatUint(head-uint64(1+rand.IntN(probationBelow*2)), 16)
 	if head < probationBelow*2+1 {
 		n = "0x" + strconv.FormatUint(head, 16)
 	}
 	addr := "0x0000000000000000000000000000000000000000"
-	if as, _ := cs.probation.addrs.Load().([]string); len(as) > 0 {
+	if as, _ := cs.addrs.Load().([]string); len(as) > 0 {
 		addr = as[rand.IntN(len(as))]
 	}
 	full := round%8 == 1
@@ -115,7 +128,7 @@ func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
 	for i := range calls {
 		calls[i].ID = json.RawMessage(strconv.Itoa(1 + rand.IntN(1<<20)*4 + i)) // distinct, unpatterned
 	}
-	plan := trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
+	plan := PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
 	if !plan.Shadow {
 		return
 	}
@@ -136,11 +149,11 @@ func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
 	for k := range plan.Calls {
 		if plan.Calls[k].Method == "eth_getBlockByNumber" && k < len(replies) {
 			if as := blockAddresses(replies[k].Result); len(as) > 0 {
-				cs.probation.addrs.Store(as)
+				cs.addrs.Store(as)
 			}
 		}
 	}
-	h.shadower.OfferEach(cs.pool, cs.chain.ID, cs.chain.BlockTime, "probation-"+strconv.FormatInt(time.Now().UnixNano(), 36), res.Upstream.Name, plan.Calls, plan.Pins, replies)
+	shadower.OfferEach(cs.pool, cs.chain.ID, cs.chain.BlockTime, "probation-"+strconv.FormatInt(time.Now().UnixNano(), 36), res.Upstream.Name, plan.Calls, plan.Pins, replies)
 }
 
 // blockAddresses are the miner and, for a block with its transactions, the
