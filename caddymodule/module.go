@@ -53,8 +53,8 @@ type Handler struct {
 	// devLeak logs, once, that the dev profile refused a request from off
 	// the loopback (serve.go).
 	devLeak *sync.Once
-	// ready caches /readyz's Redis PING (ready.go).
-	ready *readiness
+	// ready caches /readyz's Redis PING (health.Readiness).
+	ready *health.Readiness
 	// table is this config's chain table (shared/chains: the built-in
 	// chains plus the configured ones); chains holds a state per entry.
 	table  *chains.Table
@@ -92,13 +92,10 @@ type Handler struct {
 	health    *health.Handler
 	// hub holds the upstream eth_subscribe subscriptions of this config
 	// (caddymodule/subscribe); Cleanup closes it, ending every subscriber.
-	hub *subscribe.Hub
-	// reviewed: nodes the registry has shown quarantined (refreshRegistry
-	// only), so their return to online is read as a review's lift.
-	reviewed map[string]bool
-	intel    intelConfig
-	sockets  *wsrpc.Server // JSON-RPC over WebSocket (socket.go)
-	mcp      *mcp.Server   // the MCP server at /mcp (caddymodule/mcp)
+	hub     *subscribe.Hub
+	intel   intelConfig
+	sockets *wsrpc.Server // JSON-RPC over WebSocket (socket.go)
+	mcp     *mcp.Server   // the MCP server at /mcp (caddymodule/mcp)
 }
 
 // CaddyModule returns the Caddy module information.

@@ -96,7 +96,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.SetDefaults()
 	h.dev = devProfile(h.Dev)
-	h.ready = &readiness{}
+	h.ready = &health.Readiness{}
 	h.devLeak = &sync.Once{}
 	if h.dev {
 		h.logger.Warn("the dev profile is on (dev on / TOLLGATE_DEV): dev chain accounts, whose keys are public, are accepted as money addresses, " +
@@ -323,4 +323,26 @@ func devProfile(set *bool) bool {
 		return true
 	}
 	return false
+}
+
+// refreshRegistry keeps every pool's node set equal to the registry that
+// settlementd maintains in Redis and exchanges trust state with the other
+// gateways (trust.Sync). It runs off the request path: a request never
+// waits for the registry.
+func (h *Handler) refreshRegistry(ctx context.Context) {
+	t := time.NewTicker(time.Duration(h.Upstreams.RegistryRefresh))
+	defer t.Stop()
+	for {
+		pools := make([]*upstream.Pool, 0, len(h.chains))
+		for _, cs := range h.chains {
+			pools = append(pools, cs.pool)
+		}
+		h.trustSync.Nodes(ctx, pools)
+		h.trustSync.Run(ctx, pools)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

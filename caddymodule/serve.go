@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/netip"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/health"
 	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
@@ -32,14 +34,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		return rt.serve(h, w, r, next)
 	}
-	// The balancer's paths (ready.go) are the operator's, not the callers'
-	// API: outside the route table, so service.json and openapi.yaml do not
-	// list them.
+	// The balancer's paths (health.Readiness) are the operator's, not the
+	// callers' API: outside the route table, so service.json and
+	// openapi.yaml do not list them.
 	switch r.URL.Path {
-	case livePath:
-		return web.OnlyGET(w, r, h.serveLive)
-	case readyPath:
-		return web.OnlyGET(w, r, h.serveReady)
+	case health.LivePath:
+		return web.OnlyGET(w, r, health.Live)
+	case health.ReadyPath:
+		var ping func(context.Context) bool
+		if rdb := h.redis; rdb != nil {
+			ping = func(ctx context.Context) bool { return rdb.Ping(ctx).Err() == nil }
+		}
+		return web.OnlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error { return h.ready.Ready(w, r, ping) })
 	}
 	return next.ServeHTTP(w, r)
 }

@@ -2,8 +2,6 @@ package caddymodule
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,10 +11,8 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
-	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
-	"github.com/tollgate-rpc/tollgate/shared/money"
 )
 
 // provisionSockets builds the JSON-RPC socket server (caddymodule/wsrpc),
@@ -39,7 +35,9 @@ func (h *Handler) provisionSockets() {
 		},
 		Charge: h.chargeSocket,
 	}
-	h.hookSubscriptions(&b)
+	if h.hub != nil {
+		wsrpc.UseHub(&b, h.hub)
+	}
 	h.sockets = wsrpc.New(wsrpc.Config{Backend: b, Limits: h.WebSocket, MaxMessageBytes: h.MaxBodyBytes, MaxBatch: h.MaxBatch,
 		Log: h.logger.Named("wsrpc")})
 }
@@ -81,43 +79,7 @@ func (h *Handler) closeSockets() {
 	h.sockets.Close(ctx)
 }
 
-// hookSubscriptions gives the sockets the subscription hub, when there is
-// one, and maps its typed errors to JSON-RPC codes and close codes.
-func (h *Handler) hookSubscriptions(b *wsrpc.Backend) {
-	hub := h.hub
-	if hub == nil {
-		return
-	}
-	b.Subscribe = func(chain uint64, kind string, params json.RawMessage, buffer int) (wsrpc.Sub, error) {
-		s, err := hub.Subscribe(chain, kind, params, buffer)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	}
-	b.SubscribeError = func(err error) int {
-		switch {
-		case errors.Is(err, subscribe.ErrBadFilter), errors.Is(err, subscribe.ErrKindNotOffered):
-			return jsonrpc.CodeInvalidParams
-		case errors.Is(err, subscribe.ErrNoUpstream), errors.Is(err, subscribe.ErrUnknownChain):
-			return jsonrpc.CodeMethodNotFound
-		}
-		return jsonrpc.CodeInternalError
-	}
-	b.EndCode = func(err error) int {
-		switch {
-		case errors.Is(err, subscribe.ErrSlowReader):
-			return wsrpc.CloseSlowReader
-		case errors.Is(err, subscribe.ErrHubClosed):
-			return wsrpc.CloseGoingAway
-		}
-		return wsrpc.CloseInternal
-	}
-}
-
-// socketOffer is a chain's WebSocket offer in service.json: where, what it
-// costs (a call as over HTTP, eth_subscribe and each notification at their
-// weights, eth_unsubscribe free), its bounds and close codes.
+// socketOffer is a chain's WebSocket offer in service.json (wsrpc.Server.Offer).
 func (h *Handler) socketOffer(base string, chainID uint64) any {
 	cs := h.chains[chainID]
 	if h.sockets == nil || cs == nil {
@@ -127,31 +89,5 @@ func (h *Handler) socketOffer(base string, chainID uint64) any {
 	if chainID == h.table.DefaultID() {
 		path = "/rpc"
 	}
-	price := func(method string) map[string]any {
-		u := money.PricePerCall * money.Units(cs.methods.Lookup(method).Units())
-		return map[string]any{"usdt": money.USDT(u), "units": u.String(), "asset": "USDT"}
-	}
-	lim := h.WebSocket.WithDefaults()
-	codes := map[string]string{}
-	for c, what := range wsrpc.CloseCodes {
-		codes[strconv.Itoa(c)] = what
-	}
-	offer := map[string]any{
-		"url":                "ws" + strings.TrimPrefix(base, "http") + path,
-		"auth":               "the handshake's X-API-Key header or key query parameter, SIGN-IN-WITH-X, else the IP's free tier: the payers of POST, in the same order",
-		"calls":              "each JSON-RPC call or batch over the socket is metered, rate-limited and refused like a POST; a refusal is a JSON-RPC error in the caller's ids with the HTTP status, Retry-After and 402 onboarding in error.data",
-		"subscriptions":      []string{},
-		"subscribe_price":    price("eth_subscribe"),
-		"notification_price": price("eth_subscription"),
-		"unsubscribe_price":  map[string]any{"usdt": money.USDT(0), "units": "0", "asset": "USDT"},
-		"payment_closing":    "when the payer cannot pay for a notification: a tollgate_closing notification (params.code, params.reason, params.error with the 402 onboarding), then close code 4402; nothing is delivered unpaid",
-		"close_codes":        codes,
-		"limits": map[string]any{"max_subscriptions": lim.MaxSubscriptions, "max_subscriptions_per_ip": lim.MaxSubscriptionsPerIP,
-			"send_buffer_messages": lim.SendBuffer, "max_message_bytes": h.MaxBodyBytes, "max_in_flight": lim.MaxInFlight,
-			"ping_interval_seconds": time.Duration(lim.PingInterval).Seconds(), "idle_timeout_seconds": time.Duration(lim.IdleTimeout).Seconds()},
-	}
-	if h.sockets.Subscriptions() {
-		offer["subscriptions"] = []string{"newHeads", "logs", "newPendingTransactions"}
-	}
-	return offer
+	return h.sockets.Offer("ws"+strings.TrimPrefix(base, "http")+path, func(method string) int { return cs.methods.Lookup(method).Units() })
 }

@@ -85,6 +85,9 @@ type Sync struct {
 	// shared: the quarantines this gateway has shared or applied through
 	// Redis.
 	shared map[string]bool
+	// reviewed: nodes the registry has shown quarantined, so their return
+	// to online is read as a review's lift (followReview).
+	reviewed map[string]bool
 }
 
 // NewSync exchanges trust state on rdb under the key prefix.
