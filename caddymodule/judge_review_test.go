@@ -1,6 +1,7 @@
 package caddymodule_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -34,14 +35,10 @@ func noProbationOpts() meterOpts {
 // is quarantined.
 func TestSwappedSendHashNeverReachesTheCaller(t *testing.T) {
 	e := startMetered(t, noProbationOpts())
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.SwapSendHash.Store(true)
 	const nodeID = "NODE-EU-SWAPHASH"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.SwapSendHash.Store(true)
+	})
 
 	client := e.net.Polygon.Client()
 	k := devnet.DevKey("developer-2")
@@ -121,14 +118,10 @@ func waitReceipt(t *testing.T, e *meterEnv, h common.Hash) (*types.Receipt, erro
 // node earns nothing), and the node is never quarantined.
 func TestCallerCannotConvictAnHonestNodeWithCostlyCalls(t *testing.T) {
 	e := startMetered(t, noProbationOpts())
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.CallGasCap.Store(1_000_000)
 	const nodeID = "NODE-EU-GASCAPAA"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.CallGasCap.Store(1_000_000)
+	})
 
 	// Well below the head: a block any node keeps state for. Each call to
 	// another address (the same call again would come from the cache).
@@ -191,14 +184,10 @@ func TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields(t *testing.T) {
 	o := noProbationOpts()
 	o.extra = strings.Replace(o.extra, "probation off", "probation off\n\t\t\t\tverify 1", 1)
 	e := startMetered(t, o)
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.OlderLogs.Store(true)
 	const nodeID = "NODE-EU-OLDLOGSA"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	_, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.OlderLogs.Store(true)
+	})
 
 	// 300 TestUSDT transfers, sent to the provider directly.
 	const transfers = 300
@@ -295,14 +284,10 @@ func TestHonestNodeOfAnOlderClientIsNotConvictedOverLogFields(t *testing.T) {
 // checks are slow (CI once delivered two while the first was queued).
 func TestFlippedSyncReceiptIsCaught(t *testing.T) {
 	e := startMetered(t, noProbationOpts())
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.FlipSyncStatus.Store(true)
 	const nodeID = "NODE-EU-FLIPSYNC"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.FlipSyncStatus.Store(true)
+	})
 
 	client := e.net.Polygon.Client()
 	k := devnet.DevKey("developer-2")
@@ -353,14 +338,10 @@ func TestSendChecksCannotBeCrowdedOut(t *testing.T) {
 	o := noProbationOpts()
 	o.extra = strings.Replace(o.extra, "probation off", "probation off\n\t\t\t\tsend_grace 10s", 1) // a short grace: the flood fills the queue within it
 	e := startMetered(t, o)
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.SetMode(faultproxy.DropSends)
 	const nodeID = "NODE-EU-CROWDEDA"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, func(p *faultproxy.Proxy) {
+		p.SetMode(faultproxy.DropSends)
+	})
 
 	// The flood: 1,500 junk sends (8 callers at once), well within the
 	// grace: more than the queue of inclusion checks holds, if the node
@@ -416,4 +397,72 @@ func TestSendChecksCannotBeCrowdedOut(t *testing.T) {
 		}
 	}
 	t.Logf("while the send checks were crowded, 20 real sends went to providers; checks %v", e.verifications(t))
+}
+
+// TestSwappedSendWithoutProvidersNeverReachesTheCaller: the same node, at
+// a moment when no provider answers calls (they pass their health probes,
+// so the pool still holds them). The screened part goes to the providers
+// whole and none answers: the node's answer once went out as it gave it,
+// the swapped hash included. The caller gets an error instead, and the
+// part is booked to no node.
+func TestSwappedSendWithoutProvidersNeverReachesTheCaller(t *testing.T) {
+	e := startMetered(t, noProbationOpts())
+	const nodeID = "NODE-EU-SWAPNOPR"
+	node, key := e.servingNode(t, nodeID, nil)
+	node.SwapSendHash.Store(true)
+	e.alpha.SetMode(faultproxy.Fail502Calls)
+	e.beta.SetMode(faultproxy.Fail502Calls)
+
+	k := devnet.DevKey("developer-2")
+	to := common.HexToAddress("0x00000000000000000000000000000000000000e8")
+	deadline := time.Now().Add(60 * time.Second)
+	for nonce := uint64(1_000); ; nonce++ { // never mined: the node keeps it and no provider takes it
+		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
+			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := tx.MarshalBinary()
+		before := node.Calls("eth_sendRawTransaction")
+		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
+		if strings.Contains(strings.ToLower(string(a.body)), strings.ToLower(faultproxy.LieHash)) {
+			t.Fatalf("the node's hash reached the caller (by %s): %s", a.header.Get("X-Tollgate-Upstream"), a.body)
+		}
+		if node.Calls("eth_sendRawTransaction") == before {
+			if time.Now().After(deadline) {
+				t.Fatal("no send reached the node")
+			}
+			continue // the route picked a provider, which failed it
+		}
+		var got struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(a.body, &got); err != nil || got.Error == nil || len(got.Result) > 0 {
+			t.Fatalf("a swapped send with no provider to take it: want an error, got %d %s", a.status, a.body)
+		}
+		if by := a.header.Get("X-Tollgate-Upstream"); by == nodeID {
+			t.Fatalf("a swapped send booked to the node")
+		}
+		return
+	}
+}
+
+// servingNode puts a faultproxy in front of the dev chain's node, lets set
+// (if any) shape it, registers it as nodeID and returns it with a funded
+// API key once the node serves that key's calls.
+func (e *meterEnv) servingNode(t *testing.T, nodeID string, set func(*faultproxy.Proxy)) (*faultproxy.Proxy, string) {
+	t.Helper()
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	if set != nil {
+		set(node)
+	}
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	return node, key
 }

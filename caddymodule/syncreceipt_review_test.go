@@ -1,6 +1,7 @@
 package caddymodule_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -113,13 +114,8 @@ func TestManySyncSendsInABatchHoldTheCallerOnce(t *testing.T) {
 	o := noProbationOpts()
 	o.extra += "\nrequest_timeout 60s" // production's is 15 s; 60 s here so that the gateway's own wait shows
 	e := startMetered(t, o)
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
 	const nodeID = "NODE-EU-FAKESYNC"
-	e.registerNode(t, nodeID, node.URL())
-	key, id := e.createKey(t)
-	e.credit(t, id, 1_000_000_000)
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	node, key := e.servingNode(t, nodeID, nil)
 	node.FakeSyncReceipts.Store(true)
 
 	const sends = 10
@@ -154,6 +150,29 @@ func TestManySyncSendsInABatchHoldTheCallerOnce(t *testing.T) {
 		// asked of the other provider too. Per send it was ~160 (40 s).
 		if asks > 4*sends+10 {
 			t.Fatalf("a batch of %d sync sends cost %d provider receipt asks", sends, asks)
+		}
+		// No fabricated receipt reaches the caller: each send gets
+		// EIP-7966's timeout (code 4) with its own hash to poll by.
+		var got []struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code int             `json:"code"`
+				Data json.RawMessage `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(a.body, &got); err != nil || len(got) != sends {
+			t.Fatalf("batch answer: %v %.300s", err, a.body)
+		}
+		for _, g := range got {
+			i := g.ID - 1
+			if len(g.Result) > 0 && string(g.Result) != "null" {
+				t.Fatalf("send %d: a receipt no provider confirmed was delivered: %s", i, g.Result)
+			}
+			want := fmt.Sprintf(`"%s"`, crypto.Keccak256Hash(hexutil.MustDecode(fmt.Sprintf("0x%032x%032x", attempt, i))).Hex())
+			if g.Error == nil || g.Error.Code != 4 || string(g.Error.Data) != want {
+				t.Fatalf("send %d: want EIP-7966's timeout naming %s, got %.300s", i, want, a.body)
+			}
 		}
 		return
 	}

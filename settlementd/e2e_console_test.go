@@ -245,6 +245,13 @@ func TestConsoleBrowser(t *testing.T) {
 	if n, ok := raw["paid_calls"].(float64); ok {
 		out.PaidCalls = int(n)
 	}
+	// The operator sees the wallet's standing on the node's chain (phase,
+	// share, check rate), as the gateways share it.
+	if st := str("standing"); !strings.Contains(st, "chain 137: ") || !strings.Contains(st, "checks ") {
+		t.Fatalf("the page did not show the wallet's standing: %q", st)
+	} else {
+		t.Logf("standing shown: %s", st)
+	}
 	if pm := str("paused_message"); !strings.Contains(pm, "paused") {
 		t.Fatalf("the page did not show claims as paused: %q", pm)
 	}

@@ -50,7 +50,7 @@ type Method struct {
 	// Weight is how many calls at the flat price one call of the method
 	// counts as — in its price, the free tier, a bundle and the rate
 	// limits alike (0 means 1). Every method weighs 1 unless the operator
-	// weights it, so the spec's flat price per call holds by default;
+	// weights it, so the original specification's flat price per call holds by default;
 	// whole numbers keep every charge an exact multiple of the price.
 	Weight uint32
 	// MaxResponseBytes, when set, bounds the size of one call's result: a

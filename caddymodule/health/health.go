@@ -43,7 +43,7 @@ func New(t *chains.Table, c map[uint64]Chain, admin func(*http.Request) bool) *H
 // answered (its host, its last error, the reason it is unhealthy): the
 // public view shows that a node is there and how it does, not where it is
 // or what its software said. Providers are the platform's own and stay as
-// the spec shows them; a node's quarantine reason is the gateway's verdict
+// the original specification shows them; a node's quarantine reason is the gateway's verdict
 // and stays too.
 func redactNodes(snap *upstream.Snapshot) {
 	for i := range snap.Upstreams {

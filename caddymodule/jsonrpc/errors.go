@@ -48,7 +48,7 @@ const (
 	// a payment-required error carrying the PaymentRequired object in
 	// error.data, and what web3-proxy sends, so x402-aware JSON-RPC clients
 	// recognise it without a gateway-specific table. It lies outside the
-	// -32768..-32000 block the JSON-RPC spec reserves, as the spec asks of
+	// -32768..-32000 block the JSON-RPC spec reserves, as that spec asks of
 	// application-defined codes.
 	CodePaymentRequired = 402
 

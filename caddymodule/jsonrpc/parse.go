@@ -53,7 +53,7 @@ func BodyTooLarge(limit int64) *Rejection {
 // A request object is valid when: "jsonrpc" is exactly the string "2.0";
 // "method" is a non-empty string of at most opts.MaxMethodLen bytes; "id", if
 // present, is a string, a number or null; "params", if present, is an array
-// or an object (null included in "anything else", as the spec words it); and
+// or an object (null included in "anything else", as the JSON-RPC 2.0 spec words it); and
 // none of these four members appears twice. Other members are ignored, as
 // most servers do. Duplicates are refused rather than resolved because
 // parsers disagree on which copy wins, and a request that the gateway meters
@@ -194,7 +194,7 @@ func parseItem(v []byte, maxMethod int, it *Item) {
 
 // validIDToken: JSON-RPC 2.0 ids are strings, numbers or null. Booleans,
 // objects and arrays are refused. Numbers with fractions or exponents are
-// kept (the spec only says they SHOULD NOT be used) and echoed verbatim.
+// kept (JSON-RPC 2.0 only says they SHOULD NOT be used) and echoed verbatim.
 func validIDToken(id []byte) bool {
 	if len(id) == 0 {
 		return false

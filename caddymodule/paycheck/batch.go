@@ -80,35 +80,7 @@ type batchWire struct {
 		Scheme  string `json:"scheme"`
 		Network string `json:"network"`
 	} `json:"accepted"`
-	Payload struct {
-		Type          string `json:"type"`
-		ChannelConfig *struct {
-			Payer              string `json:"payer"`
-			PayerAuthorizer    string `json:"payerAuthorizer"`
-			Receiver           string `json:"receiver"`
-			ReceiverAuthorizer string `json:"receiverAuthorizer"`
-			Token              string `json:"token"`
-			WithdrawDelay      uint64 `json:"withdrawDelay"`
-			Salt               string `json:"salt"`
-		} `json:"channelConfig"`
-		Voucher *struct {
-			ChannelID          string `json:"channelId"`
-			MaxClaimableAmount string `json:"maxClaimableAmount"`
-			Signature          string `json:"signature"`
-		} `json:"voucher"`
-		Amount  *string `json:"amount"` // refund payloads: a partial refund
-		Deposit *struct {
-			Amount        string `json:"amount"`
-			Authorization struct {
-				ERC3009 *struct {
-					ValidAfter  string `json:"validAfter"`
-					ValidBefore string `json:"validBefore"`
-					Salt        string `json:"salt"`
-					Signature   string `json:"signature"`
-				} `json:"erc3009Authorization"`
-			} `json:"authorization"`
-		} `json:"deposit"`
-	} `json:"payload"`
+	Payload batchsettle.Payload `json:"payload"`
 }
 
 // IsBatchPayment tells whether a payment header is for the batch-settlement
@@ -120,14 +92,6 @@ func IsBatchPayment(value string) bool {
 	}
 	var w batchWire
 	return json.Unmarshal(b, &w) == nil && w.Accepted != nil && w.Accepted.Scheme == batchsettle.Scheme
-}
-
-func parseHash(s string) (common.Hash, bool) {
-	b, err := hexutil.Decode(s)
-	if err != nil || len(b) != 32 {
-		return common.Hash{}, false
-	}
-	return common.BytesToHash(b), true
 }
 
 // DecodeBatchPayment parses a batch-settlement payment header and checks it
@@ -162,22 +126,10 @@ func DecodeBatchPayment(o BatchOffer, name, value string, now time.Time) (*Batch
 	if cc == nil || v == nil {
 		return nil, Refuse(ReasonBatchVoucherPayload, "the payload needs channelConfig and voucher")
 	}
-	var cfg batchsettle.Config
-	var ok [6]bool
-	// The one address reader (ethparse.Address, as the facilitator reads
-	// the same payload): a mixed-case address must carry its right EIP-55
-	// checksum.
-	cfg.Payer, ok[0] = x402.ParseAddr(cc.Payer)
-	cfg.PayerAuthorizer, ok[1] = x402.ParseAddr(cc.PayerAuthorizer)
-	cfg.Receiver, ok[2] = x402.ParseAddr(cc.Receiver)
-	cfg.ReceiverAuthorizer, ok[3] = x402.ParseAddr(cc.ReceiverAuthorizer)
-	cfg.Token, ok[4] = x402.ParseAddr(cc.Token)
-	cfg.Salt, ok[5] = parseHash(cc.Salt)
-	cfg.WithdrawDelay = cc.WithdrawDelay
-	for _, good := range ok {
-		if !good {
-			return nil, Refuse(ReasonBatchVoucherPayload, "channelConfig needs 0x addresses for payer, payerAuthorizer, receiver, receiverAuthorizer, token and a 32-byte salt")
-		}
+	// The facilitator reads the same payload with the same reader.
+	cfg, good := cc.Config()
+	if !good {
+		return nil, Refuse(ReasonBatchVoucherPayload, "channelConfig needs 0x addresses for payer, payerAuthorizer, receiver, receiverAuthorizer, token and a 32-byte salt")
 	}
 	switch {
 	case cfg.Receiver != o.PayTo:
@@ -195,7 +147,7 @@ func DecodeBatchPayment(o BatchOffer, name, value string, now time.Time) (*Batch
 	}
 	dom := batchsettle.DefaultDomain(ChainID)
 	id := dom.ChannelID(cfg)
-	if got, good := parseHash(v.ChannelID); !good || got != id {
+	if got, good := batchsettle.ParseHash(v.ChannelID); !good || got != id {
 		return nil, Refuse(ReasonBatchChannelIDMismatch, "voucher.channelId %q; the channelConfig hashes to %s", v.ChannelID, id.Hex())
 	}
 	// A refund's voucher is zero-charge: its amount is the charged total,
@@ -250,7 +202,7 @@ func checkDeposit(w *batchWire, cfg batchsettle.Config, id common.Hash, now time
 	amount, ok1 := x402.ParseUint256(dep.Amount)
 	after, ok2 := x402.ParseUint256(a.ValidAfter)
 	before, ok3 := x402.ParseUint256(a.ValidBefore)
-	saltHash, ok4 := parseHash(a.Salt)
+	saltHash, ok4 := batchsettle.ParseHash(a.Salt)
 	sig, err := hexutil.Decode(a.Signature)
 	if !ok1 || !ok2 || !ok3 || !ok4 || err != nil || amount.Sign() <= 0 || amount.Cmp(big.NewInt(maxVoucherAmount)) >= 0 {
 		return nil, Refuse(ReasonBatchDepositPayload, "deposit.amount, validAfter, validBefore, salt and signature must be well-formed, the amount positive and below 2^53")

@@ -411,7 +411,16 @@ func (h *Relay) screened(ctx context.Context, cs *Chain, job verify.Job, body []
 	}
 	if err != nil {
 		h.verifier.Offer(job)
-		return job.Replies, withheld, false
+		// No provider took the part: a swapped send's hash is still not
+		// its transaction's and must not reach the caller.
+		replies := job.Replies
+		if swapped := trust.SwappedSends(job.Calls, job.Replies, job.Pins); len(swapped) > 0 {
+			replies = append([]jsonrpc.Reply(nil), job.Replies...)
+			for _, k := range swapped {
+				replies[k] = swappedReply(replies[k])
+			}
+		}
+		return replies, withheld, false
 	}
 	job.Trusted, job.TrustedBy = trusted, res.Upstream.Name
 	h.verifier.Offer(job)

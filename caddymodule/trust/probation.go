@@ -19,16 +19,18 @@ import (
 // give nodes in probation no shadow material, so a newcomer would wait
 // forever. The gateway therefore asks its own probation questions when
 // callers gave too few: a provider answers a small pinned batch about a
-// block just below its head (the block, a balance, a nonce, a code — four
-// methods, in a random order, about an address active lately), once, and every node in probation is asked the same and judged
-// by that answer (Shadower.OfferEach), within the shadow budgets.
+// block just below its head (Questions: 2 to 5 calls of seven kinds —
+// the block, state of an address active lately, a recent transaction and
+// its receipt — in a random order), once, and every node in probation is
+// asked the same and judged by that answer (Shadower.OfferEach),
+// within the shadow budgets.
 //
 // Bound: a round every probationTick per chain while a node is in
 // probation and callers' calls gave fewer than probationEnough shadows in
 // the current second;
-// each round can give a node up to four matches over four methods, so the
-// default probation (50 matches over 3 methods) ends in about 13 rounds,
-// about 3–4 s (docs/node-market.md). The providers' cost is four calls per
+// each round can give a node 2 to 5 matches (3.5 on average), so the
+// default probation (50 matches over 3 methods) ends in about 15 rounds,
+// about 4 s (docs/node-market.md). The providers' cost is 2 to 5 calls per
 // round per chain, only while a node is in probation.
 const (
 	probationTick   = 250 * time.Millisecond
@@ -41,6 +43,7 @@ type Probation struct {
 	second atomic.Int64 // the unix second shadows are counted in
 	count  atomic.Int64 // callers' calls offered as shadow material in it (approximate at the boundary)
 	addrs  atomic.Value // []string: senders, recipients and miners of recent blocks, the addresses to ask about
+	hashes atomic.Value // []string: transactions of recent blocks, to ask for by hash
 	round  atomic.Int64
 
 	chain     chains.Chain
@@ -104,30 +107,19 @@ func (cs *Probation) ask(ctx context.Context, shadower *Shadower) {
 		return
 	}
 	// The questions vary so a node cannot tell them from callers' and
-	// answer only them honestly: a block 1–4 below the head, an address
-	// active in a recent block (or the zero address), the methods in a
-	// random order; every 8th round the block comes with its transactions,
-	// whose senders and recipients are the next rounds' addresses.
+	// answer only them honestly: a block 1–4 below the head, the batch's
+	// size and methods drawn anew each round (Questions); every 8th
+	// round the block comes with its transactions, whose senders,
+	// recipients and hashes are the next rounds' material.
 	round := cs.round.Add(1)
 	n := "0x" + strconv.FormatUint(head-uint64(1+rand.IntN(probationBelow*2)), 16)
 	if head < probationBelow*2+1 {
 		n = "0x" + strconv.FormatUint(head, 16)
 	}
-	addr := "0x0000000000000000000000000000000000000000"
-	if as, _ := cs.addrs.Load().([]string); len(as) > 0 {
-		addr = as[rand.IntN(len(as))]
-	}
-	full := round%8 == 1
-	q := func(method string, params ...any) jsonrpc.Item {
-		p, _ := json.Marshal(params)
-		return jsonrpc.Item{Method: method, Params: p}
-	}
-	calls := []jsonrpc.Item{q("eth_getBlockByNumber", n, full), q("eth_getBalance", addr, n),
-		q("eth_getTransactionCount", addr, n), q("eth_getCode", addr, n)}
-	rand.Shuffle(len(calls), func(i, j int) { calls[i], calls[j] = calls[j], calls[i] })
-	for i := range calls {
-		calls[i].ID = json.RawMessage(strconv.Itoa(1 + rand.IntN(1<<20)*4 + i)) // distinct, unpatterned
-	}
+	m := Material{Block: n}
+	m.Addrs, _ = cs.addrs.Load().([]string)
+	m.Hashes, _ = cs.hashes.Load().([]string)
+	calls := Questions(m, round%8 == 1, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
 	plan := PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
 	if !plan.Shadow {
 		return
@@ -148,30 +140,32 @@ func (cs *Probation) ask(ctx context.Context, shadower *Shadower) {
 	}
 	for k := range plan.Calls {
 		if plan.Calls[k].Method == "eth_getBlockByNumber" && k < len(replies) {
-			if as := blockAddresses(replies[k].Result); len(as) > 0 {
+			if as, hs := blockMaterial(replies[k].Result); len(as) > 0 {
 				cs.addrs.Store(as)
+				cs.hashes.Store(hs)
 			}
 		}
 	}
 	shadower.OfferEach(cs.pool, cs.chain.ID, cs.chain.BlockTime, "probation-"+strconv.FormatInt(time.Now().UnixNano(), 36), res.Upstream.Name, plan.Calls, plan.Pins, replies)
 }
 
-// blockAddresses are the miner and, for a block with its transactions, the
-// senders and recipients (at most 64).
-func blockAddresses(raw json.RawMessage) []string {
+// blockMaterial is, for a block with its transactions, the miner, the
+// senders and recipients (at most 64) and the transactions' hashes (at
+// most 64).
+func blockMaterial(raw json.RawMessage) (addrs, hashes []string) {
 	var b struct {
 		Miner        string            `json:"miner"`
 		Transactions []json.RawMessage `json:"transactions"`
 	}
 	if json.Unmarshal(raw, &b) != nil {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	if len(b.Miner) == 42 {
-		out = append(out, b.Miner)
+		addrs = append(addrs, b.Miner)
 	}
 	for _, t := range b.Transactions {
 		var tx struct {
+			Hash string `json:"hash"`
 			From string `json:"from"`
 			To   string `json:"to"`
 		}
@@ -179,13 +173,16 @@ func blockAddresses(raw json.RawMessage) []string {
 			continue // a hash: the block came without its transactions
 		}
 		for _, a := range []string{tx.From, tx.To} {
-			if len(a) == 42 && len(out) < 64 {
-				out = append(out, a)
+			if len(a) == 42 && len(addrs) < 64 {
+				addrs = append(addrs, a)
 			}
 		}
+		if len(tx.Hash) == 66 && len(hashes) < 64 {
+			hashes = append(hashes, tx.Hash)
+		}
 	}
-	if len(out) <= 1 {
-		return nil // keep the addresses of the last full block
+	if len(addrs) <= 1 {
+		return nil, nil // keep the material of the last full block
 	}
-	return out
+	return addrs, hashes
 }

@@ -25,8 +25,11 @@ const syncReceiptWait = 2
 // receipt unlike the provider's replaced by the provider's (the node
 // convicted at the first proven lie), whether any was replaced and
 // whether the node was convicted. A receipt no provider knows within
-// syncReceiptWait block intervals goes out as the node gave it, and the
-// background check judges it. The wait is the part's, once: a batch of
+// syncReceiptWait block intervals is never delivered unjudged: the caller
+// gets what an honest node says when its own wait runs out (EIP-7966's
+// timeout, code 4, the transaction's hash as data, so the caller polls
+// eth_getTransactionReceipt), the node earns nothing for it and the
+// background check judges its receipt later. The wait is the part's, once: a batch of
 // many sync sends whose receipts no provider has (a node that keeps them
 // and makes receipts up) once waited syncReceiptWait intervals for each
 // in turn, holding the caller until request_timeout and asking providers
@@ -60,6 +63,11 @@ func (v *Verifier) JudgeSyncReceipts(ctx context.Context, j Job) (replies []json
 		params := `["` + h + `"]`
 		truth, ok := v.providerReceipt(ctx, j, params, bt, deadline)
 		if !ok {
+			if out == nil {
+				out = append([]jsonrpc.Reply(nil), j.Replies...)
+			}
+			out[k].Result = nil
+			out[k].Response.Error = syncTimeout(h)
 			continue
 		}
 		call := jsonrpc.Item{Method: "eth_getTransactionReceipt", Params: json.RawMessage(params), ID: json.RawMessage("0")}
@@ -89,6 +97,19 @@ func (v *Verifier) JudgeSyncReceipts(ctx context.Context, j Job) (replies []json
 		return j.Replies, false, false
 	}
 	return out, true, convicted
+}
+
+// errCodeSyncTimeout is EIP-7966's code for an eth_sendRawTransactionSync
+// whose receipt did not come within the wait: the transaction was taken,
+// and its hash (the error's data) is how the caller finds its receipt.
+const errCodeSyncTimeout = 4
+
+// syncTimeout is the error a caller gets instead of a receipt the
+// providers could not confirm in time, as go-ethereum words its own.
+func syncTimeout(hash string) *jsonrpc.Error {
+	data, _ := json.Marshal(hash)
+	return &jsonrpc.Error{Code: errCodeSyncTimeout,
+		Message: "The transaction was added to the transaction pool but wasn't processed in time", Data: data}
 }
 
 // providerReply is a provider's answer and the provider's name.

@@ -662,10 +662,20 @@ async function loadEarnings(ev?: Event) {
 async function loadNodes() {
   say('nodes-status', 'Loading your nodes…', 'pending');
   try {
-    const o = await api('GET', '/api/nodes/overview?days=14', undefined, bearer());
+    // The overview (the ledger's) and the wallet's standing (the gateways',
+    // shared in Redis: phase, share and check rate per chain) side by side.
+    const [o, mine] = await Promise.all([
+      api('GET', '/api/nodes/overview?days=14', undefined, bearer()),
+      api('GET', '/api/nodes', undefined, bearer()),
+    ]);
     const nodes: any[] = o.nodes;
     for (const n of nodes.slice().reverse()) rememberNode(n.node_id);
     const pct = (v: number | null) => (v == null ? '—' : (v * 100).toFixed(1) + ' %');
+    const standings = new Map<string, any[]>((mine.nodes as any[]).map((n) => [n.node_id, n.standing ?? []]));
+    const standing = (id: string) =>
+      (standings.get(id) ?? [])
+        .map((s: any) => `chain ${s.chain_id}: ${s.phase}${s.penalty ? ' (after a quarantine)' : ''}, share ${pct(s.traffic_share)}, checks ${pct(s.check_rate)}`)
+        .join('; ') || '—';
     fillTable(
       'nodes-table',
       nodes.map((n) => {
@@ -678,12 +688,13 @@ async function loadNodes() {
           cell(String(n.served.calls), true),
           cell(pct(n.probes.uptime_24h), true),
           cell(n.probes.p50_latency_ms_24h == null ? '—' : Math.round(n.probes.p50_latency_ms_24h) + ' ms', true),
+          cell(standing(n.node_id)),
           cell(ver),
           cell(`${n.earnings.claimable_usdt} / ${n.earnings.claimed_usdt}`, true),
         ];
       }),
       'No nodes registered with this wallet.',
-      8,
+      9,
     );
     const name = (n: any) => n.label || n.node_id;
     const days: number[] = (nodes[0]?.daily ?? []).map((d: any) => Date.parse(d.day + 'T00:00:00Z') / 1000);

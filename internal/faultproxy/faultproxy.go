@@ -35,7 +35,7 @@ const (
 	WrongChain               // eth_chainId answers 0x1
 	Lag                      // eth_blockNumber answers LagBy blocks behind
 	Lie                      // eth_getBalance answers LieBalance; eth_getBlockByNumber/Hash a block with a made-up hash
-	Pruned                   // eth_getBalance/eth_getTransactionCount below block PrunedBelow answer geth's "missing trie node"
+	Pruned                   // state reads below block PrunedBelow answer geth's "missing trie node"
 	Tracer                   // debug_* and trace_* calls are answered here ([]), as a node with those APIs would
 	CutCalls                 // a request other than a health probe reaches the node, then the connection is cut before the answer
 	Fail502Calls             // 502 for every request but the health probe (the upstream stays healthy; only its calls fail)
@@ -90,8 +90,13 @@ type Proxy struct {
 	// (0: to all), at random — an upstream with hiccups (SetHiccups).
 	slowPermille atomic.Int64
 	LagBy        uint64
-	// PrunedBelow: in Pruned mode, state below this block is gone.
+	// PrunedBelow: in Pruned mode, state below this block is gone: a
+	// balance, nonce, code, storage slot, proof or eth_call at an older
+	// block (by number or hash) answers geth's "missing trie node".
 	PrunedBelow atomic.Uint64
+	numbers     sync.Map // block hash → number, for PrunedBelow
+	// PrunedAnswers counts the state reads refused as pruned.
+	PrunedAnswers atomic.Int64
 	// ExtraFields: an honest node of another client, which adds fields of
 	// its own to every block object it answers.
 	ExtraFields atomic.Bool
@@ -180,6 +185,9 @@ func (p *Proxy) Close() { p.CutSockets(); p.srv.CloseClientConnections(); p.srv.
 
 // SetMode switches the fault.
 func (p *Proxy) SetMode(m Mode) { p.mode.Store(int32(m)) }
+
+// Mode is what the proxy does now.
+func (p *Proxy) Mode() Mode { return Mode(p.mode.Load()) }
 
 // SetDelay adds latency to every answer.
 func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
@@ -432,6 +440,66 @@ func setMember(r *reply, key string, val json.RawMessage) {
 	}
 }
 
+// stateAt is where a state method's block parameter stands.
+var stateAt = map[string]int{"eth_getBalance": 1, "eth_getTransactionCount": 1, "eth_getCode": 1,
+	"eth_getStorageAt": 2, "eth_getProof": 2, "eth_call": 1}
+
+// prunedState reports whether c reads state below PrunedBelow, as a full
+// node that keeps only recent state would refuse it: by number, or by a
+// block hash (its number asked of the target once, as a node knows the
+// blocks it keeps).
+func (p *Proxy) prunedState(c call) bool {
+	at, ok := stateAt[c.Method]
+	if !ok || len(c.Params) <= at {
+		return false
+	}
+	var n uint64
+	switch b := c.Params[at].(type) {
+	case string:
+		v, err := strconv.ParseUint(trim0x(b), 16, 64)
+		if err != nil {
+			return false // latest, pending, …
+		}
+		n = v
+	case map[string]any:
+		h, _ := b["blockHash"].(string)
+		if n, ok = p.numberOf(h); !ok {
+			return false
+		}
+	default:
+		return false
+	}
+	return n < p.PrunedBelow.Load()
+}
+
+// numberOf is the number of the block with hash h, asked of the target
+// once and remembered.
+func (p *Proxy) numberOf(h string) (uint64, bool) {
+	if v, ok := p.numbers.Load(h); ok {
+		return v.(uint64), true
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["` + h + `",false]}`
+	resp, err := http.Post(p.target, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Result *struct {
+			Number string `json:"number"`
+		} `json:"result"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&r) != nil || r.Result == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(trim0x(r.Result.Number), 16, 64)
+	if err != nil {
+		return 0, false
+	}
+	p.numbers.Store(h, n)
+	return n, true
+}
+
 // rewrite changes the eth_chainId, eth_blockNumber, balance or block answers
 // in out.
 func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]json.RawMessage) []byte {
@@ -441,12 +509,8 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 	for _, c := range calls {
 		methodOf[string(c.ID)] = c.Method
 		paramsOf[string(c.ID)] = c.Params
-		if (c.Method == "eth_getBalance" || c.Method == "eth_getTransactionCount") && len(c.Params) == 2 {
-			if s, ok := c.Params[1].(string); ok {
-				if n, err := strconv.ParseUint(trim0x(s), 16, 64); err == nil && n < p.PrunedBelow.Load() {
-					pruned[string(c.ID)] = true
-				}
-			}
+		if mode == Pruned && p.prunedState(c) {
+			pruned[string(c.ID)] = true
 		}
 	}
 	fix := func(r *reply) {
@@ -520,6 +584,7 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 		case lie && mode == LieSometimes && Shape(p.shape.Load()) != ShapeValue:
 			p.shapeLie(m, paramsOf[string(r.ID)], r)
 		case mode == Pruned && pruned[string(r.ID)]:
+			p.PrunedAnswers.Add(1)
 			r.Result = nil
 			r.Error = json.RawMessage(`{"code":-32000,"message":"missing trie node 0000000000000000000000000000000000000000000000000000000000000000 (path ) state 0x0 is not available, not found"}`)
 		case mode == WrongChain && m == "eth_chainId":

@@ -2,7 +2,7 @@
 -- event's own id, so a re-delivered or re-claimed stream entry is stored once
 -- (the ingest inserts with ON CONFLICT DO NOTHING).
 
--- One row per processed request (the spec's revenue_event). epoch_id is the
+-- One row per processed request (the original specification's revenue_event). epoch_id is the
 -- epoch of ts; booked_epoch is the epoch whose close counts it: the same
 -- unless the event arrived after its own epoch had closed, in which case it
 -- is booked into the epoch that was open when it was ingested (never dropped).

@@ -83,7 +83,7 @@ const MaxMethodLen = 64
 const MethodBatch = "batch"
 
 // Revenue is one processed request (a batch counts as one request carrying
-// Calls calls): the spec's revenue_event. Amount is what the caller paid for
+// Calls calls): the original specification's revenue_event. Amount is what the caller paid for
 // the calls that were served (its debit minus any refund), in base units.
 // It is written after the upstream answered, so it names who served it;
 // epochs sum these, and node shares are proportional to Amount per NodeID.

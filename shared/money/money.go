@@ -126,7 +126,7 @@ func (u Units) Decimal() string {
 func (u Units) String() string { return strconv.FormatInt(int64(u), 10) }
 
 // USDT is an amount that marshals to JSON as an exact decimal number of whole
-// tokens (the spec's "decimal USDT" number fields such as claimable_usdt).
+// tokens (the original specification's "decimal USDT" number fields such as claimable_usdt).
 type USDT Units
 
 // MarshalJSON writes the decimal digits as a JSON number literal, never via float64.

@@ -335,6 +335,9 @@ try {
   await op.page.locator('#nodes-status[data-kind="ok"]').waitFor({ timeout: 20_000 });
   for (const id of ['chart-traffic', 'chart-earned', 'chart-epochs']) await chartReady(op.page, id);
   if (!(await text(op.page, '#nodes-table tbody')).includes(out.node_id)) throw new Error('the node is not in the nodes table');
+  // The wallet's standing as the gateways share it: phase, share and check rate per chain.
+  out.standing = await text(op.page, '#nodes-table tbody td[data-label="Standing"]');
+  if (!/chain \d+: (probation|ladder|trusted|unknown)/.test(out.standing)) throw new Error('no standing in the nodes table: ' + out.standing);
   out.earnings_chart_points = Number(await op.page.locator('#chart-earned').getAttribute('data-points'));
   out.epoch_chart_points = Number(await op.page.locator('#chart-epochs').getAttribute('data-points'));
   await chartsFit(op.page, ['chart-traffic', 'chart-earned', 'chart-epochs']);

@@ -84,7 +84,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // Shutdown stops accepting and waits for requests in flight.
 func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
-// Health is the /health body. The spec fixes ok, server, db and uptime;
+// Health is the /health body. The original specification fixes ok, server, db and uptime;
 // the rest says what an operator looks at next.
 type Health struct {
 	OK      bool   `json:"ok"`

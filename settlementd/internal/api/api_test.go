@@ -43,7 +43,7 @@ func TestHealthAndMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &h); err != nil || code != 200 {
 		t.Fatalf("%d %s", code, body)
 	}
-	for _, k := range []string{"ok", "server", "db", "uptime"} { // the spec's fields
+	for _, k := range []string{"ok", "server", "db", "uptime"} { // the original specification's fields
 		if _, ok := h[k]; !ok {
 			t.Errorf("health lacks %q: %s", k, body)
 		}

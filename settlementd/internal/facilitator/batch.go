@@ -45,34 +45,8 @@ type batchBody struct {
 		Accepted *struct {
 			Scheme string `json:"scheme"`
 		} `json:"accepted"`
-		Payload struct {
-			Type          string `json:"type"`
-			ChannelConfig struct {
-				Payer              string `json:"payer"`
-				PayerAuthorizer    string `json:"payerAuthorizer"`
-				Receiver           string `json:"receiver"`
-				ReceiverAuthorizer string `json:"receiverAuthorizer"`
-				Token              string `json:"token"`
-				WithdrawDelay      uint64 `json:"withdrawDelay"`
-				Salt               string `json:"salt"`
-			} `json:"channelConfig"`
-			Voucher struct {
-				ChannelID string `json:"channelId"`
-			} `json:"voucher"`
-			Amount string `json:"amount"` // refund payloads: a partial refund; empty is all
-
-			Deposit *struct {
-				Amount        string `json:"amount"`
-				Authorization struct {
-					ERC3009 *struct {
-						ValidAfter  string `json:"validAfter"`
-						ValidBefore string `json:"validBefore"`
-						Salt        string `json:"salt"`
-						Signature   string `json:"signature"`
-					} `json:"erc3009Authorization"`
-				} `json:"authorization"`
-			} `json:"deposit"`
-		} `json:"payload"`
+		// The gateway reads the same payload through the same type.
+		Payload batchsettle.Payload `json:"payload"`
 	} `json:"paymentPayload"`
 	PaymentRequirements struct {
 		Scheme  string `json:"scheme"`
@@ -110,22 +84,14 @@ type batchDeposit struct {
 // hashes to the voucher's channel id.
 func (f *Facilitator) parseChannel(b *batchBody) (batchsettle.Config, common.Hash, error) {
 	pl := b.PaymentPayload.Payload
-	cc := pl.ChannelConfig
-	var cfg batchsettle.Config
-	var ok [5]bool
-	// The one address reader (ethparse.Address), as the gateway read the
-	// same payload: 0x and 40 hex digits, a mixed-case spelling's EIP-55
-	// checksum right.
-	cfg.Payer, ok[0] = x402.ParseAddr(cc.Payer)
-	cfg.PayerAuthorizer, ok[1] = x402.ParseAddr(cc.PayerAuthorizer)
-	cfg.Receiver, ok[2] = x402.ParseAddr(cc.Receiver)
-	cfg.ReceiverAuthorizer, ok[3] = x402.ParseAddr(cc.ReceiverAuthorizer)
-	cfg.Token, ok[4] = x402.ParseAddr(cc.Token)
-	salt, err := hexutil.Decode(cc.Salt)
-	if err != nil || len(salt) != 32 || ok != [5]bool{true, true, true, true, true} {
+	if pl.ChannelConfig == nil || pl.Voucher == nil {
+		return batchsettle.Config{}, common.Hash{}, x402.Bad(ReasonBatchDeposit, "the payload needs channelConfig and voucher")
+	}
+	// The gateway read the same payload with the same reader.
+	cfg, ok := pl.ChannelConfig.Config()
+	if !ok {
 		return cfg, common.Hash{}, x402.Bad(ReasonBatchDeposit, "channelConfig needs five addresses and a 32-byte salt")
 	}
-	cfg.Salt, cfg.WithdrawDelay = common.BytesToHash(salt), cc.WithdrawDelay
 	if err := f.cfg.Offer.CheckChannel(b.PaymentRequirements.Network, cfg.Token, cfg.Receiver, cfg.ReceiverAuthorizer, cfg.WithdrawDelay); err != nil {
 		var inv *x402.Invalid
 		if errors.As(err, &inv) && inv.Reason != x402.ReasonNetwork {

@@ -71,7 +71,8 @@ func (f *Facilitator) batchRefund(w http.ResponseWriter, r *http.Request, b *bat
 		return
 	}
 	var asked *big.Int
-	if a := b.PaymentPayload.Payload.Amount; a != "" {
+	if p := b.PaymentPayload.Payload.Amount; p != nil && *p != "" { // absent or empty: all that is left
+		a := *p
 		v, ok := x402.ParseUint256(a)
 		if !ok || v.Sign() <= 0 || v.BitLen() > 128 {
 			fail(http.StatusOK, ReasonBatchRefundAmount, "refund amount "+a+" is not a positive amount")

@@ -5,7 +5,7 @@
 //     gateway's UTC-day counter in Redis), uptime and p50 latency over the
 //     last 24 h of gateway health samples (null without samples);
 //   - GET /api/admin/economics and GET /api/admin/settlement: public data
-//     (the spec lists them as such): epochs, revenue events, batches,
+//     (the original specification lists them as such): epochs, revenue events, batches,
 //     allocations, claims and the solvency state, with no keys or secrets;
 //   - /admin/* behind X-Admin-Token: pause/unpause claims, trigger a
 //     settlement run, list epochs, review quarantined nodes and lift a
