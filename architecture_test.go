@@ -140,8 +140,10 @@ func TestArchitectureDocNamesExist(t *testing.T) {
 
 // TestImportPicture keeps the import rules of docs/architecture.md: no
 // package under caddymodule/ imports caddymodule itself (the custom Caddy's
-// main under caddymodule/cmd is the binary, not a room), nothing under
-// settlementd imports caddymodule, shared/ imports neither binary.
+// main under caddymodule/cmd is the binary, not a room), the core
+// (caddymodule/core) imports neither net/http nor a door's package (web,
+// httprpc, wsrpc, mcp), nothing under settlementd imports caddymodule, shared/
+// imports neither binary.
 func TestImportPicture(t *testing.T) {
 	pkgs := loadPackages(t)
 	gateway := module + "/caddymodule"
@@ -155,6 +157,9 @@ func TestImportPicture(t *testing.T) {
 				t.Errorf("%s imports %s: what both binaries need belongs in shared/", dir, imp)
 			case strings.HasPrefix(dir, "shared/") && (inGateway || strings.HasPrefix(imp, module+"/settlementd")):
 				t.Errorf("%s imports %s: shared/ must not depend on a binary", dir, imp)
+			case dir == "caddymodule/core" && (imp == "net/http" || strings.HasPrefix(imp, "net/http/") || imp == gateway+"/web" ||
+				imp == gateway+"/httprpc" || imp == gateway+"/wsrpc" || imp == gateway+"/mcp"):
+				t.Errorf("%s imports %s: the core serves without HTTP; the doors translate to and from it", dir, imp)
 			}
 		}
 	}

@@ -1,19 +1,23 @@
 package caddymodule
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
+	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/shared/chains"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/version"
 )
 
 // mcpBackend is what the MCP room (caddymodule/mcp) reaches of the hall: a
-// tool's calls are served in process by POST /rpc/{chain}'s own core
-// (serveInProcess), its refusals typed.
+// tool's calls are served in process by the core (core.Core.Serve) as
+// POST /rpc/{chain}'s are, its refusals typed.
 type mcpBackend struct{ h *Handler }
 
 var _ mcp.Backend = mcpBackend{}
@@ -27,9 +31,9 @@ func (b mcpBackend) Method(chainID uint64, method string) evm.Method {
 	return evm.Lookup(method)
 }
 
-func (b mcpBackend) Serve(r *http.Request, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
-	o := b.h.serveInProcess(r, hdr, b.h.chains[chainID], msg)
-	return mcp.Served{Resps: o.resps, Status: o.status, Refusal: o.refused}
+func (b mcpBackend) Serve(ctx context.Context, who *payment.Caller, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
+	o := b.h.core.Serve(ctx, core.Request{Chain: b.h.chains[chainID].core, Message: msg, Caller: *who, Door: core.MCP, Reply: hdr})
+	return mcp.Served{Resps: o.Resps, Status: httprpc.Status(o), Refusal: o.Refused}
 }
 
 func (b mcpBackend) Limits() (int64, int) { return b.h.MaxBodyBytes, b.h.MaxBatch }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/accounts"
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
+	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
@@ -249,7 +250,7 @@ func (h *Handler) provisionMetering(repl *caddy.Replacer) error {
 	if h.Metering.IPConcurrency != nil {
 		conc = *h.Metering.IPConcurrency
 	}
-	h.conc = newConcurrency(conc)
+	h.conc = core.NewConcurrency(conc)
 	h.logger.Info("metering on",
 		zap.Int64("free_daily_limit", cfg.FreeDailyLimit), zap.Int64("free_subnet_limit", cfg.FreeSubnetLimit),
 		zap.Int("redis_shards", layout.N()), zap.Duration("redis_replica_wait", cfg.ReplicaWait), zap.Int("ip_rate", cfg.IPRate.Rate), zap.Int("key_rate", cfg.KeyRate.Rate), zap.Int("ip_concurrency", conc),
@@ -267,11 +268,11 @@ func (h *Handler) meteredEntry(w http.ResponseWriter, r *http.Request, rpc bool,
 		web.Error(w, http.StatusNotFound, "metering_off", "this gateway runs without metering: keys and credits are not available")
 		return nil
 	}
-	release, ok := h.conc.acquire(web.ClientIP(r))
+	release, ok := h.conc.Acquire(web.ClientIP(r))
 	if !ok {
 		metrics.MeterDecisions.WithLabelValues("concurrency_limited").Inc()
 		if rpc {
-			payment.WriteHTTP(w, nil, payment.Busy()) // as serveInProcess refuses it
+			payment.WriteHTTP(w, nil, payment.Busy()) // as core.Core.Serve refuses it
 		} else {
 			w.Header().Set("Retry-After", "1")
 			web.Error(w, http.StatusTooManyRequests, "rate_limited", "too many requests in flight from this address; retry in 1 s")

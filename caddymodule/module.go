@@ -19,8 +19,10 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/accounts"
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
+	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
+	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/relay"
@@ -51,8 +53,8 @@ type Handler struct {
 	// devLeak logs, once, that the dev profile refused a request from off
 	// the loopback (serve.go).
 	devLeak *sync.Once
-	// ready caches /readyz's Redis PING (ready.go).
-	ready *readiness
+	// ready caches /readyz's Redis PING (health.Readiness).
+	ready *health.Readiness
 	// table is this config's chain table (shared/chains: the built-in
 	// chains plus the configured ones); chains holds a state per entry.
 	table  *chains.Table
@@ -65,36 +67,35 @@ type Handler struct {
 	poolKeys   []string
 	cacheKeys  []string
 	stopReg    func()
-	// stopProbation ends the gateway's own probation rounds (probation.go).
+	// stopProbation ends the gateway's own probation rounds (trust.FeedProbation).
 	stopProbation func()
-	// sharedQuarantines: the quarantines this gateway has shared or
-	// applied through Redis (trustsync.go; the registry goroutine's own).
-	sharedQuarantines map[string]bool
+	// trustSync shares trust state through Redis (trust.Sync; the
+	// registry goroutine's own).
+	trustSync *trust.Sync
 
 	meter     *meter.Meter
 	writer    *meter.EventWriter
 	writerKey string
 	retained  *retained // the money facts kept for replay (shared with the writer's lifetime)
-	conc      *concurrency
+	conc      *core.Concurrency
 	admin     *admin.Handler
 	pay       payment.Settings
 	payers    *payment.Handler
 	accounts  *accounts.Handler
 	discovery *discovery.Handler
-	relay     *relay.Relay // the forward chain behind the doors (caddymodule/relay)
+	relay     *relay.Relay  // the forward chain behind the core (caddymodule/relay)
+	core      *core.Core    // what the doors hand their requests to (caddymodule/core)
+	post      *httprpc.Door // the POST door of /rpc (caddymodule/httprpc)
 	verifier  *verify.Verifier
 	shadower  *trust.Shadower // copies for nodes in probation
 	stopHeads func()
 	health    *health.Handler
 	// hub holds the upstream eth_subscribe subscriptions of this config
 	// (caddymodule/subscribe); Cleanup closes it, ending every subscriber.
-	hub *subscribe.Hub
-	// reviewed: nodes the registry has shown quarantined (refreshRegistry
-	// only), so their return to online is read as a review's lift.
-	reviewed map[string]bool
-	intel    intelConfig
-	sockets  *wsrpc.Server // JSON-RPC over WebSocket (socket.go)
-	mcp      *mcp.Server   // the MCP server at /mcp (caddymodule/mcp)
+	hub     *subscribe.Hub
+	intel   intelConfig
+	sockets *wsrpc.Server // JSON-RPC over WebSocket (socket.go)
+	mcp     *mcp.Server   // the MCP server at /mcp (caddymodule/mcp)
 }
 
 // CaddyModule returns the Caddy module information.

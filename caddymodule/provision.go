@@ -18,9 +18,11 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/admin"
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
+	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/discovery"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/health"
+	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/mcp"
 	"github.com/tollgate-rpc/tollgate/caddymodule/relay"
 	"github.com/tollgate-rpc/tollgate/caddymodule/subscribe"
@@ -50,9 +52,10 @@ type chainState struct {
 	cache   *cache.Cache
 	methods *evm.Table  // the method table with this chain's overrides
 	head    *trust.Head // the providers' recent chain, for pins (caddymodule/trust)
-	metrics rpcMetrics
-	// probation: the gateway's own probation questions (probation.go).
-	probation probationState
+	// core is the chain as the core (caddymodule/core) serves it.
+	core *core.Chain
+	// probation: the gateway's own probation questions (trust.Probation).
+	probation *trust.Probation
 	// relay is the chain as the forward chain (caddymodule/relay) uses it.
 	relay *relay.Chain
 }
@@ -93,7 +96,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.SetDefaults()
 	h.dev = devProfile(h.Dev)
-	h.ready = &readiness{}
+	h.ready = &health.Readiness{}
 	h.devLeak = &sync.Once{}
 	if h.dev {
 		h.logger.Warn("the dev profile is on (dev on / TOLLGATE_DEV): dev chain accounts, whose keys are public, are accepted as money addresses, " +
@@ -162,8 +165,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		pool := v.(*upstream.Pool)
 		cs := &chainState{chain: c, pool: pool, cache: cv.(cacheHandle).Cache, methods: methods,
-			head: trust.NewHead(pool, headInterval(time.Duration(h.Upstreams.ProbeInterval)), h.logger.Named("trust")), metrics: newRPCMetrics(c.ID)}
-		cs.relay = relay.NewChain(c, pool, cs.cache, methods, cs.head, cs.metrics.cacheHits, cs.metrics.cacheMiss, cs.probation.noteShadow)
+			head: trust.NewHead(pool, headInterval(time.Duration(h.Upstreams.ProbeInterval)), h.logger.Named("trust"))}
+		m := core.NewMetrics(c.ID)
+		cs.probation = trust.NewProbation(c, pool, methods, cs.head, func() uint64 { return cs.relay.Finalized() })
+		cs.relay = relay.NewChain(c, pool, cs.cache, methods, cs.head, m.CacheHits, m.CacheMiss, cs.probation.NoteShadow)
+		cs.core = &core.Chain{ID: c.ID, Methods: methods, Pool: pool, Relay: cs.relay, Metrics: m}
 		h.chains[c.ID] = cs
 	}
 	// The heads run for this config's life; they poll only while their
@@ -195,7 +201,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.scripts = v.(redisHandle).scripts
 		rctx, cancel := context.WithCancel(ctx)
 		h.stopReg = cancel
-		h.sharedQuarantines = map[string]bool{}
+		h.trustSync = trust.NewSync(h.redis, h.KeyPrefix, h.logger)
 		go h.refreshRegistry(rctx)
 	}
 	if err := h.provisionMetering(repl); err != nil {
@@ -243,12 +249,18 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if h.redis != nil { // nodes come only from the registry
 			pctx, stop := context.WithCancel(ctx)
 			h.stopProbation = stop
-			go h.feedProbation(pctx)
+			var ps []*trust.Probation
+			for _, cs := range h.chains {
+				ps = append(ps, cs.probation)
+			}
+			go trust.FeedProbation(pctx, h.shadower, ps)
 		}
 	}
 	// The forward chain behind the doors (caddymodule/relay), with the
 	// answer checks built above.
 	h.relay = relay.New(&h.Upstreams, h.verifier, h.shadower, h.logger)
+	h.core = &core.Core{Payers: h.payers, Relay: h.relay, Timeout: time.Duration(h.RequestTimeout), Conc: h.conc}
+	h.post = &httprpc.Door{Core: h.core, MaxBody: h.MaxBodyBytes, MaxBatch: h.MaxBatch, BodyTimeout: time.Duration(h.BodyTimeout)}
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
 		pools[id] = cs.pool
@@ -314,4 +326,26 @@ func devProfile(set *bool) bool {
 		return true
 	}
 	return false
+}
+
+// refreshRegistry keeps every pool's node set equal to the registry that
+// settlementd maintains in Redis and exchanges trust state with the other
+// gateways (trust.Sync). It runs off the request path: a request never
+// waits for the registry.
+func (h *Handler) refreshRegistry(ctx context.Context) {
+	t := time.NewTicker(time.Duration(h.Upstreams.RegistryRefresh))
+	defer t.Stop()
+	for {
+		pools := make([]*upstream.Pool, 0, len(h.chains))
+		for _, cs := range h.chains {
+			pools = append(pools, cs.pool)
+		}
+		h.trustSync.Nodes(ctx, pools)
+		h.trustSync.Run(ctx, pools)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

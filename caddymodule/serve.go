@@ -1,14 +1,16 @@
 package caddymodule
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
-	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
+	"github.com/tollgate-rpc/tollgate/caddymodule/health"
+	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/caddymodule/wsrpc"
 )
@@ -27,43 +29,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	}
 	if rt := routeFor(r.URL.Path); rt != nil {
-		if !h.bodyDeadline(w, r, rt.Auth == web.AuthKeyOrFree) {
+		if !web.BodyDeadline(w, r, h.MaxBodyBytes, time.Duration(h.BodyTimeout), rt.Auth == web.AuthKeyOrFree) {
 			return nil
 		}
 		return rt.serve(h, w, r, next)
 	}
-	// The balancer's paths (ready.go) are the operator's, not the callers'
-	// API: outside the route table, so service.json and openapi.yaml do not
-	// list them.
+	// The balancer's paths (health.Readiness) are the operator's, not the
+	// callers' API: outside the route table, so service.json and
+	// openapi.yaml do not list them.
 	switch r.URL.Path {
-	case livePath:
-		return web.OnlyGET(w, r, h.serveLive)
-	case readyPath:
-		return web.OnlyGET(w, r, h.serveReady)
+	case health.LivePath:
+		return web.OnlyGET(w, r, health.Live)
+	case health.ReadyPath:
+		var ping func(context.Context) bool
+		if rdb := h.redis; rdb != nil {
+			ping = func(ctx context.Context) bool { return rdb.Ping(ctx).Err() == nil }
+		}
+		return web.OnlyGET(w, r, func(w http.ResponseWriter, r *http.Request) error { return h.ready.Ready(w, r, ping) })
 	}
 	return next.ServeHTTP(w, r)
 }
 
-// corsAllowedHeaders are the request headers a browser may send to /rpc:
-// the x402 payment and sign-in headers, and Access-Control-Expose-Headers,
-// which the x402 fetch wrappers wrongly send as a request header (research
-// x402.md §5.3) — a preflight refusing it would break every browser payment.
-const corsAllowedHeaders = "Content-Type, X-API-Key, PAYMENT-SIGNATURE, X-PAYMENT, SIGN-IN-WITH-X, Access-Control-Expose-Headers"
-
-// The CORS values every /rpc answer carries, built once (web.Const).
-var corsAnyOrigin, corsExposed = []string{"*"}, []string{payment.ExposedHeaders}
-
+// rpcEntry is /rpc's and /rpc/{chain}'s entry: CORS, a WebSocket upgrade,
+// the batch-settlement refund GET, else the POST door (httprpc) inside the
+// caller's in-flight slot.
 func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint64) error {
-	// CORS: /rpc takes no cookies (credentials are headers the caller sets),
-	// so any origin may call it and read the payment headers.
-	hdr := w.Header()
-	web.Const(hdr, "Access-Control-Allow-Origin", corsAnyOrigin)
-	web.Const(hdr, "Access-Control-Expose-Headers", corsExposed)
-	if r.Method == http.MethodOptions {
-		hdr.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-		hdr.Set("Access-Control-Allow-Headers", corsAllowedHeaders)
-		hdr.Set("Access-Control-Max-Age", "600")
-		w.WriteHeader(http.StatusNoContent)
+	if httprpc.CORS(w, r) {
 		return nil
 	}
 	// The same paths upgrade to a JSON-RPC WebSocket (socket.go).
@@ -76,12 +67,11 @@ func (h *Handler) rpcEntry(w http.ResponseWriter, r *http.Request, chainID uint6
 		return nil
 	}
 	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST, OPTIONS")
-		web.RPCError(w, http.StatusMethodNotAllowed, jsonrpc.ErrorResponse(nil, jsonrpc.InvalidRequest("JSON-RPC requests must use POST")))
+		httprpc.NotPost(w)
 		return nil
 	}
 	return h.meteredEntry(w, r, true, func(w http.ResponseWriter, r *http.Request) error {
-		return h.serveRPC(w, r, h.chains[chainID])
+		return h.post.Serve(w, r, h.chains[chainID].core)
 	})
 }
 

@@ -2,8 +2,8 @@
 // the gateway decides about a method, in one place: whether it is served at
 // all (what no public RPC serves is refused here, never sent to a node),
 // whether the gateway answers it itself, whether a call may be replayed on
-// another upstream, and the limits a call must keep. rpc.go reads it before
-// metering and when forwarding.
+// another upstream, and the limits a call must keep. The core
+// (caddymodule/core) reads it before metering, the relay when forwarding.
 package evm
 
 import (

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,12 +105,10 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 	if rej != nil {
 		return paid{refused: refusedResult(rej.Response.Error.Message, web.RefusalOf(rej.Status, 0, rej.Response.Error, nil), sdk.Meta{})}
 	}
-	r := orig.Clone(orig.Context())
-	r.Method = http.MethodPost
-	r.URL = &url.URL{Path: "/rpc/" + strconv.FormatUint(chainID, 10)}
-	r.RequestURI = r.URL.Path
-	r.Body, r.ContentLength = http.NoBody, 0
-	r.Header.Del(originHeader)
+	// Who asks is the tool call's request, as if it had POSTed the batch
+	// to /rpc/{chain} (the resource a 402 offers).
+	who := payment.CallerOf(orig)
+	who.Path = "/rpc/" + strconv.FormatUint(chainID, 10)
 	// Credentials in _meta go where the payers read them. A client that
 	// also sent the payment as a header (some do) sent the same object;
 	// _meta wins. A sign-in's nonce is good for one request, so a session's
@@ -122,18 +119,17 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 		if err != nil {
 			return paid{refused: toolError("_meta." + metaPayment + " is not a JSON object")}
 		}
-		r.Header.Set(hdrPaymentSignature, hv)
-		r.Header.Del(hdrPaymentV1)
+		who.PaymentName, who.Payment = hdrPaymentSignature, hv
 	}
 	if v, ok := req.Params.Meta[metaSIWX]; ok && v != nil {
 		hv, err := headerValue(v, true)
 		if err != nil {
 			return paid{refused: toolError("_meta." + metaSIWX + " is not a SIGN-IN-WITH-X payload")}
 		}
-		r.Header.Set(hdrSIWX, hv)
+		who.SIWX = hv
 	}
 	hdr := http.Header{}
-	return s.read(msg, s.backend.Serve(r, hdr, chainID, msg), hdr, tool)
+	return s.read(msg, s.backend.Serve(orig.Context(), &who, hdr, chainID, msg), hdr, tool)
 }
 
 // read turns the core's outcome into answers and meta, or the tool result

@@ -19,6 +19,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -62,10 +63,11 @@ type Backend interface {
 	Method(chainID uint64, method string) evm.Method
 	// Serve serves msg (a parsed JSON-RPC batch) on the chain in process,
 	// exactly as POST /rpc/{chain} serves it: payers, metering, cache,
-	// upstreams, refunds, revenue. r is who asks (address, credentials; its
-	// path names the resource a 402 offers); hdr takes what the payers hand
-	// the caller (remaining credits, a settlement, a bundle key).
-	Serve(r *http.Request, hdr http.Header, chainID uint64, msg *jsonrpc.Message) Served
+	// upstreams, refunds, revenue. who asks is read from the tool call's
+	// request and _meta (its path names the resource a 402 offers); hdr
+	// takes what the payers hand the caller (remaining credits, a
+	// settlement, a bundle key).
+	Serve(ctx context.Context, who *payment.Caller, hdr http.Header, chainID uint64, msg *jsonrpc.Message) Served
 	// Limits are POST's: the largest body and batch it parses.
 	Limits() (maxBody int64, maxBatch int)
 	// Head is the chain's best head the gateway knows (0 when unknown),

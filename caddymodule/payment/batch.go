@@ -99,8 +99,8 @@ func (h *Handler) batchAccept(calls int, bs *batchState) (acceptBatch, bool) {
 // channel's first request or a top-up — goes through the facilitator,
 // which submits it on chain; once it is recorded the same script draws the
 // deposit's voucher.
-func (h *Handler) payWithBatch(r *http.Request, hdr http.Header, req meter.Request) (meter.Decision, error) {
-	name, value := paymentHeader(r)
+func (h *Handler) payWithBatch(ctx context.Context, c *Caller, hdr http.Header, req meter.Request) (meter.Decision, error) {
+	name, value := c.PaymentName, c.Payment
 	if name == "" || !paycheck.IsBatchPayment(value) {
 		return meter.Decision{}, errNotMine
 	}
@@ -123,12 +123,12 @@ func (h *Handler) payWithBatch(r *http.Request, hdr http.Header, req meter.Reque
 	var depositTx string
 	if p.Type == "deposit" {
 		var ref *Refusal
-		if depositTx, ref = h.batchDeposit(r, p, id, req.Calls); ref != nil {
+		if depositTx, ref = h.batchDeposit(ctx, p, id, req.Calls); ref != nil {
 			return meter.Decision{}, ref
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
-	d, st, err := h.meter.AuthorizeVoucher(ctx, req, meter.Voucher{ChannelID: id, Wallet: p.Wallet(),
+	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
+	d, st, err := h.meter.AuthorizeVoucher(vctx, req, meter.Voucher{ChannelID: id, Wallet: p.Wallet(),
 		Cumulative: money.Units(p.MaxClaimable), Signature: hexutil.Encode(p.Signature)})
 	cancel()
 	if err != nil {
@@ -189,7 +189,7 @@ func batchRefusal(reason string, p *paycheck.BatchPayment, st meter.ChannelState
 // (BatchSettlement.deposit through the ERC-3009 collector) and records the
 // channel state it reads after it. A refusal is a 402 (the payment's fault)
 // or a 503 (the facilitator's).
-func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id string, calls int) (string, *Refusal) {
+func (h *Handler) batchDeposit(rctx context.Context, p *paycheck.BatchPayment, id string, calls int) (string, *Refusal) {
 	url := h.pay.facilitatorURL()
 	if url == "" {
 		metrics.X402Payments.WithLabelValues("facilitator_unavailable").Inc()
@@ -200,7 +200,7 @@ func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id str
 	if err != nil {
 		return "", unavailable(1, "internal error building the deposit request")
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), facilitatorSettle)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(rctx), facilitatorSettle)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/settle", bytes.NewReader(body))
 	if err != nil {
@@ -243,7 +243,7 @@ func (h *Handler) batchDeposit(r *http.Request, p *paycheck.BatchPayment, id str
 	}
 	cfg, _ := json.Marshal(p.Config)
 	for attempt := 1; ; attempt++ {
-		gctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(rctx), MeterTimeout)
 		_, err = h.meter.RecordDeposit(gctx, meter.ChannelDeposit{ChannelID: id, Wallet: p.Wallet(), Config: string(cfg),
 			TxHash: strings.ToLower(sr.Transaction), Balance: money.Units(bal), Claimed: money.Units(claimed)})
 		cancel()

@@ -158,12 +158,13 @@ const ExposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, 
 // It is the REST door's (the paid intelligence metrics); /rpc's doors get
 // the same challenge in a typed Refusal (Authorize).
 func (h *Handler) WritePaymentRequired(w http.ResponseWriter, r *http.Request, d *meter.Decision) {
-	o := h.paymentRequiredOffer(r, d)
+	c := originOf(r)
+	o := h.paymentRequiredOffer(&c, d)
 	WriteHTTP(w, nil, &Refusal{kind: refusedPaymentRequired, decision: d, offer: &o})
 }
 
 // paymentRequiredOffer is the challenge of a decision nothing pays for.
-func (h *Handler) paymentRequiredOffer(r *http.Request, d *meter.Decision) Offer {
+func (h *Handler) paymentRequiredOffer(c *Caller, d *meter.Decision) Offer {
 	lim := d.Limits // in force when the request was refused (an operator may have changed them)
 	why := fmt.Sprintf("Free tier exhausted: %d calls per IP per UTC day", lim.DailyPerIP)
 	if d.Reason == "subnet" {
@@ -178,7 +179,7 @@ func (h *Handler) paymentRequiredOffer(r *http.Request, d *meter.Decision) Offer
 			why = "This API key has too few credits for this metric"
 		}
 	}
-	return h.offer402(r, why+". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding.", d.Reason, lim, d.Calls(), nil)
+	return h.offer402(c, why+". Pay with x402 (USDC on Base), or register an API key and deposit USDT credits; see onboarding.", d.Reason, lim, d.Calls(), nil)
 }
 
 // writePaymentRefused answers 402 to a payment or Sign-In-With-X header
@@ -191,7 +192,8 @@ func (h *Handler) writePaymentRefused(w http.ResponseWriter, r *http.Request, re
 
 // write402 writes a challenge (offer402) with the message msg.
 func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason string, lim meter.FreeLimits, calls int, bs *batchState) {
-	o := h.offer402(r, msg, reason, lim, calls, bs)
+	c := originOf(r)
+	o := h.offer402(&c, msg, reason, lim, calls, bs)
 	WriteHTTP(w, nil, &Refusal{kind: refusedPaymentRequired, offer: &o})
 }
 
@@ -200,9 +202,9 @@ func (h *Handler) write402(w http.ResponseWriter, r *http.Request, msg, reason s
 // batch-settlement payment, is the channel state of the corrective 402 and
 // makes the v2 error the scheme's bare code, which the official client
 // matches exactly.
-func (h *Handler) offer402(r *http.Request, msg, reason string, lim meter.FreeLimits, calls int, bs *batchState) Offer {
-	base := h.pay.BaseURL(r)
-	resource := base + r.URL.Path
+func (h *Handler) offer402(c *Caller, msg, reason string, lim meter.FreeLimits, calls int, bs *batchState) Offer {
+	base := h.pay.base(c)
+	resource := base + c.Path
 	v1req, _ := h.requirement(1, resource)
 	v2req, _ := h.requirement(2, resource)
 	v1 := paymentRequiredV1{X402Version: 1, Error: msg, Accepts: []acceptV1{v1req.(acceptV1)}, Onboarding: h.onboarding(base, reason, lim)}

@@ -38,7 +38,7 @@ func wholeID(msg *jsonrpc.Message) json.RawMessage {
 // booked. Adding a way to pay is adding a payer.
 type payer struct {
 	name string
-	pay  func(h *Handler, r *http.Request, hdr http.Header, req meter.Request) (meter.Decision, error)
+	pay  func(h *Handler, ctx context.Context, c *Caller, hdr http.Header, req meter.Request) (meter.Decision, error)
 }
 
 // payers in this order: an API key (credits, or a bundle key's
@@ -58,16 +58,18 @@ var payers = []payer{
 // calls at the flat price: each call its method's weight) before anything
 // is forwarded, asking the payers in order. It writes nothing: a refusal
 // (401, 402, 429 or 503) comes back typed and complete (a 402's offer
-// built for r), for the door to render in its protocol. hdr takes the
-// headers a payer hands the caller (the request id, an x402 settlement, a
-// bundle key), also with a refusal; nil when the door has none to send.
-func (h *Handler) Authorize(r *http.Request, hdr http.Header, chainID uint64, msg *jsonrpc.Message, calls []jsonrpc.Item, units int) (meter.Decision, *Refusal) {
-	req := meter.Request{ChainID: chainID, IP: web.ClientIP(r), Calls: units, Method: jsonrpc.RequestLabel(calls)}
+// built for c), for the door to render in its protocol. c is who asks (its
+// credentials as the door read them); ctx's deadline does not bound the
+// metering calls (MeterTimeout does). hdr takes the headers a payer hands
+// the caller (the request id, an x402 settlement, a bundle key), also with
+// a refusal; nil when the door has none to send.
+func (h *Handler) Authorize(ctx context.Context, c *Caller, hdr http.Header, chainID uint64, msg *jsonrpc.Message, calls []jsonrpc.Item, units int) (meter.Decision, *Refusal) {
+	req := meter.Request{ChainID: chainID, IP: c.IP, Calls: units, Method: jsonrpc.RequestLabel(calls)}
 	if hdr == nil {
 		hdr = http.Header{}
 	}
 	for _, p := range payers {
-		d, err := p.pay(h, r, hdr, req)
+		d, err := p.pay(h, ctx, c, hdr, req)
 		if errors.Is(err, errNotMine) {
 			continue
 		}
@@ -90,15 +92,15 @@ func (h *Handler) Authorize(r *http.Request, hdr http.Header, chainID uint64, ms
 				// it here, not from the 402 only POST renders.
 				setSettlement(hdr, ref.settled)
 			}
-			return d, h.resolve(r, req, ref)
+			return d, h.resolve(c, req, ref)
 		}
 		if err != nil { // a payer returns only refusals; guard the contract
-			return d, h.resolve(r, req, meterDown(err))
+			return d, h.resolve(c, req, meterDown(err))
 		}
 		metrics.MeterDecisions.WithLabelValues(d.Outcome.String()).Inc()
 		return d, nil
 	}
-	return meter.Decision{}, h.resolve(r, req, unavailable(1, "no way to pay applies"))
+	return meter.Decision{}, h.resolve(c, req, unavailable(1, "no way to pay applies"))
 }
 
 // WholeID is the id a whole-request error carries: the caller's for a
@@ -108,8 +110,8 @@ func WholeID(msg *jsonrpc.Message) json.RawMessage { return wholeID(msg) }
 // payWithKey: a request carrying X-API-Key is the key's, whatever else it
 // carries; the metering script checks the key and books the calls in one
 // round trip.
-func (h *Handler) payWithKey(r *http.Request, _ http.Header, req meter.Request) (meter.Decision, error) {
-	key, keyed := web.APIKey(r)
+func (h *Handler) payWithKey(ctx context.Context, c *Caller, _ http.Header, req meter.Request) (meter.Decision, error) {
+	key, keyed := c.Key, c.Keyed
 	if !keyed {
 		return meter.Decision{}, errNotMine
 	}
@@ -117,18 +119,18 @@ func (h *Handler) payWithKey(r *http.Request, _ http.Header, req meter.Request) 
 		return meter.Decision{}, keyRefused(web.MsgMalformedKey)
 	}
 	req.KeyHash = meter.HashKey(key)
-	return h.authorizeScript(r, req)
+	return h.authorizeScript(ctx, req)
 }
 
 // payFree: the caller's free allowance (the script also reports a key's
 // missing credits and the rate limits).
-func (h *Handler) payFree(r *http.Request, _ http.Header, req meter.Request) (meter.Decision, error) {
-	return h.authorizeScript(r, req)
+func (h *Handler) payFree(ctx context.Context, _ *Caller, _ http.Header, req meter.Request) (meter.Decision, error) {
+	return h.authorizeScript(ctx, req)
 }
 
 // authorizeScript runs the metering script for a key or the free tier.
-func (h *Handler) authorizeScript(r *http.Request, req meter.Request) (meter.Decision, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
+func (h *Handler) authorizeScript(ctx context.Context, req meter.Request) (meter.Decision, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
 	defer cancel()
 	start := time.Now()
 	d, err := h.meter.Authorize(ctx, req)
@@ -148,8 +150,8 @@ func (h *Handler) authorizeScript(r *http.Request, req meter.Request) (meter.Dec
 }
 
 // meterSIWX runs the SIWX draw with the metering deadline and latency metric.
-func (h *Handler) meterSIWX(r *http.Request, req meter.Request, wallet, nonce string) (meter.Decision, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
+func (h *Handler) meterSIWX(ctx context.Context, req meter.Request, wallet, nonce string) (meter.Decision, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
 	defer cancel()
 	start := time.Now()
 	d, err := h.meter.AuthorizeSIWX(ctx, req, wallet, nonce, paycheck.SIWXNonceTTL)
@@ -245,12 +247,12 @@ var payerValues = map[events.Payer][]string{
 // booked in — synchronously so the answer and the balance agree, and the
 // revenue of the rest, queued, one event per server in served) and tells
 // the caller what is left in hdr (nil: a door with no headers to send).
-func (h *Handler) Settle(r *http.Request, hdr http.Header, d *meter.Decision, served []meter.Served, failed int) {
+func (h *Handler) Settle(rctx context.Context, hdr http.Header, d *meter.Decision, served []meter.Served, failed int) {
 	// Only a refund talks to Redis; a request served whole costs no timer.
 	ctx := context.Background()
 	if failed > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(rctx), MeterTimeout)
 		defer cancel()
 	}
 	f, err := h.meter.FinishServed(ctx, d, failed, served, time.Now())

@@ -123,16 +123,16 @@ func decided(d meter.Decision) *Refusal {
 	return meterDown(errors.New("unexpected metering outcome " + d.Outcome.String()))
 }
 
-// resolve completes e for the request r it refuses (calls: the calls it
+// resolve completes e for the caller c it refuses (calls: the calls it
 // booked): a 402's offer names r's resource and prices its calls; a
 // metering failure is counted and logged once, here.
-func (h *Handler) resolve(r *http.Request, req meter.Request, e *Refusal) *Refusal {
+func (h *Handler) resolve(c *Caller, req meter.Request, e *Refusal) *Refusal {
 	switch e.kind {
 	case refusedPaymentRequired:
-		o := h.paymentRequiredOffer(r, e.decision)
+		o := h.paymentRequiredOffer(c, e.decision)
 		e.offer = &o
 	case refusedPayment:
-		o := h.offer402(r, e.payment.Reason+": "+e.payment.Msg, e.payment.Reason, h.meter.ConfigLimits(), req.Calls, e.batch)
+		o := h.offer402(c, e.payment.Reason+": "+e.payment.Msg, e.payment.Reason, h.meter.ConfigLimits(), req.Calls, e.batch)
 		o.settlement = e.settled
 		e.offer = &o
 	case refusedMeterDown:
@@ -241,5 +241,6 @@ func WriteHTTP(w http.ResponseWriter, id json.RawMessage, e *Refusal) {
 
 // write answers a refused request of this room's own HTTP door.
 func (h *Handler) write(w http.ResponseWriter, r *http.Request, id json.RawMessage, req meter.Request, e *Refusal) {
-	WriteHTTP(w, id, h.resolve(r, req, e))
+	c := originOf(r)
+	WriteHTTP(w, id, h.resolve(&c, req, e))
 }

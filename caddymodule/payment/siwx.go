@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -12,14 +13,14 @@ import (
 // payWithSIWX serves a request from the signer's bundle. When the request
 // also carries a payment, a sign-in that cannot serve it is not a refusal:
 // the payment is tried instead.
-func (h *Handler) payWithSIWX(r *http.Request, _ http.Header, req meter.Request) (meter.Decision, error) {
-	value := r.Header.Get(headerSIWX)
+func (h *Handler) payWithSIWX(ctx context.Context, c *Caller, _ http.Header, req meter.Request) (meter.Decision, error) {
+	value := c.SIWX
 	if value == "" {
 		return meter.Decision{}, errNotMine
 	}
-	payName, _ := paymentHeader(r)
+	payName := c.PaymentName
 	fallThrough := payName != ""
-	wallet, nonce, ref := paycheck.VerifySIWX(value, h.pay.BaseURL(r), h.meter.Now())
+	wallet, nonce, ref := paycheck.VerifySIWX(value, h.pay.base(c), h.meter.Now())
 	if ref != nil {
 		metrics.SIWXOutcomes.WithLabelValues("invalid").Inc()
 		if fallThrough {
@@ -27,7 +28,7 @@ func (h *Handler) payWithSIWX(r *http.Request, _ http.Header, req meter.Request)
 		}
 		return meter.Decision{}, paymentRefused(ref, nil)
 	}
-	d, err := h.meterSIWX(r, req, wallet, nonce)
+	d, err := h.meterSIWX(ctx, req, wallet, nonce)
 	if err != nil {
 		// The draw may have run before its reply was lost (Redis stalled
 		// or died mid-reply): as for a key, its calls are given back. The

@@ -136,13 +136,13 @@ func (h *Handler) facilitatorCall(ctx context.Context, url string, p *payment, o
 // (the payment's fault) or 503 (the facilitator's or Redis's), and in
 // neither case does anything stay charged (a draw whose reply Redis lost is
 // given back, voidLater) or is anything granted that was not paid.
-func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Request) (meter.Decision, error) {
-	name, value := paymentHeader(r)
+func (h *Handler) payWithX402(rctx context.Context, c *Caller, hdr http.Header, req meter.Request) (meter.Decision, error) {
+	name, value := c.PaymentName, c.Payment
 	if name == "" {
 		return meter.Decision{}, errNotMine
 	}
 	now := h.meter.Now()
-	resource := h.pay.BaseURL(r) + r.URL.Path
+	resource := h.pay.base(c) + c.Path
 	p, ref := h.decodePayment(name, value, resource, now)
 	if ref == nil && req.Calls > money.BundleCalls {
 		ref = paycheck.Refuse(meter.ReasonBundleExhausted, "the request has %d calls; one bundle buys %d: split the batch", req.Calls, money.BundleCalls)
@@ -174,7 +174,7 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 	if reusable {
 		ttl = time.Duration(left.Int64())*time.Second + time.Minute
 	}
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), MeterTimeout)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(rctx), MeterTimeout)
 	var (
 		gate meter.Decision
 		err  error
@@ -221,7 +221,7 @@ func (h *Handler) payWithX402(r *http.Request, hdr http.Header, req meter.Reques
 	}
 	// Settlement must finish once started, even if the client hangs up: the
 	// money may move either way, and the grant must follow it.
-	ctx := context.WithoutCancel(r.Context())
+	ctx := context.WithoutCancel(rctx)
 	vctx, cancel := context.WithTimeout(ctx, facilitatorVerify)
 	var vr x402.VerifyResponse
 	err = h.facilitatorCall(vctx, url+"/verify", p, &vr)

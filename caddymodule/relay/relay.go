@@ -5,8 +5,8 @@
 // screening and verification of a node's answers, second opinions on a
 // batch's items, answer-size caps — and who served each call, for the
 // books. It is the core's room behind the doors: no HTTP in it; the
-// gateway's POST, WebSocket and MCP doors reach it through the root's
-// serveMessage, after the payers.
+// gateway's POST, WebSocket and MCP doors reach it through the core
+// (caddymodule/core: core.Core.Serve), after the payers.
 package relay
 
 import (

@@ -159,15 +159,18 @@ const (
 
 // BaseURL is the gateway's external base URL: public (public_url) when
 // configured, else the scheme and host the request came in on.
-func BaseURL(r *http.Request, public string) string {
+func BaseURL(r *http.Request, public string) string { return Origin(r.Host, r.TLS != nil, public) }
+
+// Origin is BaseURL from a request's host and whether it came over TLS.
+func Origin(host string, tls bool, public string) string {
 	if public != "" {
 		return public
 	}
 	scheme := "http"
-	if r.TLS != nil {
+	if tls {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + host
 }
 
 // Truncate shortens s to n bytes for an error message that echoes input.

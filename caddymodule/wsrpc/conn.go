@@ -1,10 +1,8 @@
 package wsrpc
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -16,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 )
 
@@ -32,7 +31,7 @@ type frame struct {
 type conn struct {
 	s     *Server
 	ws    *websocket.Conn
-	base  *http.Request // the handshake as a template of the calls' requests
+	who   payment.Caller // who asks, read once from the handshake (template)
 	chain uint64
 	ip    netip.Addr
 
@@ -66,7 +65,7 @@ func newConn(s *Server, ws *websocket.Conn, r *http.Request, chain uint64) *conn
 	c := &conn{s: s, ws: ws, chain: chain, ip: web.ClientIP(r), ctx: ctx, cancel: cancel,
 		out: make(chan frame, s.cfg.Limits.SendBuffer), quit: make(chan struct{}), ended: make(chan struct{}),
 		inflight: make(chan struct{}, s.cfg.Limits.MaxInFlight), subs: map[string]*clientSub{}}
-	c.base = template(r, ctx)
+	c.who = payment.CallerOf(template(r, ctx))
 	c.lastSeen.Store(time.Now().UnixNano())
 	return c
 }
@@ -103,15 +102,6 @@ func template(r *http.Request, ctx context.Context) *http.Request {
 		t.RequestURI = u.RequestURI()
 	}
 	return t
-}
-
-// request is the template carrying body.
-func (c *conn) request(body []byte) *http.Request {
-	r := c.base.Clone(c.ctx)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	r.GetBody = nil
-	return r
 }
 
 func (c *conn) run() {

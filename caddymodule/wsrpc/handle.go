@@ -42,7 +42,7 @@ func (c *conn) handle(data []byte) {
 	}
 	if !local {
 		// The common case: the message is served as it is.
-		a := c.s.cfg.Serve(c.request(nil), c.chain, msg)
+		a := c.s.cfg.Serve(c.ctx, &c.who, c.chain, msg)
 		if a.Refusal == nil && answered(a.Status, a.Body) {
 			c.reply(a.Body)
 			return
@@ -76,7 +76,7 @@ func (c *conn) handle(data []byte) {
 	}
 	if len(fwd) > 0 {
 		sub := &jsonrpc.Message{Batch: true, Items: fwd}
-		a := c.s.cfg.Serve(c.request(nil), c.chain, sub)
+		a := c.s.cfg.Serve(c.ctx, &c.who, c.chain, sub)
 		for k, r := range answersFor(sub, a) {
 			resps[at[k]] = r
 		}
@@ -140,7 +140,7 @@ func (c *conn) subscribe(it *jsonrpc.Item) (jsonrpc.Response, *clientSub) {
 		return fail(jsonrpc.SubscriptionCap("address", lim.MaxSubscriptionsPerIP,
 			"this address holds "+strconv.Itoa(lim.MaxSubscriptionsPerIP)+" subscriptions, the most one address may hold"))
 	}
-	ticket, ref := c.s.cfg.Charge(c.request(nil), c.chain, methodSubscribe)
+	ticket, ref := c.s.cfg.Charge(c.ctx, &c.who, c.chain, methodSubscribe)
 	if ref != nil {
 		c.s.giveSub(c.ip)
 		return fail(ref.JSONRPC())
@@ -256,7 +256,7 @@ func (c *conn) pump(cs *clientSub) {
 			c.slow()
 			return
 		}
-		ticket, ref := c.s.cfg.Charge(c.request(nil), c.chain, methodNotification)
+		ticket, ref := c.s.cfg.Charge(c.ctx, &c.who, c.chain, methodNotification)
 		if ref != nil {
 			c.unreserve()
 			status := ref.Status()

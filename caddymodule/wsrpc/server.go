@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/config"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
+	"github.com/tollgate-rpc/tollgate/caddymodule/payment"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 )
@@ -52,16 +53,16 @@ type Sub interface {
 }
 
 // Backend is what a socket needs from the gateway; caddymodule builds it
-// from its own HTTP path and payers.
+// from the core (caddymodule/core).
 type Backend struct {
-	// Serve serves msg (one parsed JSON-RPC message; r is the handshake's
-	// request: who asks, with its credentials) on chain exactly as POST
-	// would, in process.
-	Serve func(r *http.Request, chain uint64, msg *jsonrpc.Message) Answer
-	// Charge books one call of method on chain for r's payer (its weight
+	// Serve serves msg (one parsed JSON-RPC message; who asks is read once
+	// from the handshake, with its credentials) on chain exactly as POST
+	// would, in process. ctx ends with the socket.
+	Serve func(ctx context.Context, who *payment.Caller, chain uint64, msg *jsonrpc.Message) Answer
+	// Charge books one call of method on chain for who's payer (its weight
 	// at the flat price) and returns the ticket that settles it, or the
 	// payer's typed refusal.
-	Charge func(r *http.Request, chain uint64, method string) (Ticket, Refusal)
+	Charge func(ctx context.Context, who *payment.Caller, chain uint64, method string) (Ticket, Refusal)
 	// Subscribe opens a client subscription on the hub; nil when the
 	// gateway offers none.
 	Subscribe func(chain uint64, kind string, params json.RawMessage, buffer int) (Sub, error)

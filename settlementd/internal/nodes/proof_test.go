@@ -134,7 +134,7 @@ func TestOperatorSeesStanding(t *testing.T) {
 	if err != nil || len(l.Nodes) != 1 || len(l.Nodes[0].Standing) != 1 || l.Nodes[0].Standing[0].Phase != "probation" {
 		t.Fatalf("before any gateway judged it: %v %+v", err, l.Nodes[0].Standing)
 	}
-	// As caddymodule/trustsync.go writes it.
+	// As caddymodule/trust/sync.go writes it.
 	if err := s.cfg.Redis.HSet(ctx, StandingKey(s.cfg.Prefix, 137, wallet), "gen", 1, "matches", 420, "m:eth_getBalance", 1,
 		"m:eth_getBlockByNumber", 1, "serving_ms", 1_700_000_000_000, "penalty", 1, "phase", "ladder", "share", "0.2500",
 		"check_rate", "0.8100", "probation_matches", 200, "view_ms", 1_700_000_100_000).Err(); err != nil {

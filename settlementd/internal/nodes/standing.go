@@ -10,7 +10,7 @@ import (
 )
 
 // Standing is an operator's wallet's trust on one chain, as the gateways
-// share it in Redis (caddymodule/trustsync.go): verified answers, methods,
+// share it in Redis (caddymodule/trust/sync.go): verified answers, methods,
 // since when it serves callers, whether a quarantine penalised it, and the
 // phase, share and check rate the last gateway to update it computed. The
 // gateways' public /rpc/health does not show the check rate; the operator

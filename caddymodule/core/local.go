@@ -1,4 +1,4 @@
-package caddymodule
+package core
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // caller's positions (index[k] for calls[k]); the calls left to meter and
 // forward are returned with their positions. Each counts in rpc_calls_total
 // with source "local".
-func answerLocally(cs *chainState, calls []jsonrpc.Item, index []int, resps []jsonrpc.Response) ([]jsonrpc.Item, []int) {
+func answerLocally(cs *Chain, calls []jsonrpc.Item, index []int, resps []jsonrpc.Response) ([]jsonrpc.Item, []int) {
 	var restCalls []jsonrpc.Item
 	var restIndex []int
 	for k := range calls {
@@ -34,7 +34,7 @@ func answerLocally(cs *chainState, calls []jsonrpc.Item, index []int, resps []js
 			restCalls, restIndex = append(make([]jsonrpc.Item, 0, len(calls)), calls[:k]...), append(make([]int, 0, len(calls)), index[:k]...)
 		}
 		resps[index[k]] = resp
-		metrics.RPCCalls.WithLabelValues(cs.metrics.label, jsonrpc.MetricLabel(calls[k].Method), "local").Inc()
+		metrics.RPCCalls.WithLabelValues(cs.Metrics.label, jsonrpc.MetricLabel(calls[k].Method), "local").Inc()
 	}
 	if restCalls == nil {
 		return calls, index
@@ -42,23 +42,23 @@ func answerLocally(cs *chainState, calls []jsonrpc.Item, index []int, resps []js
 	return restCalls, restIndex
 }
 
-func localAnswer(cs *chainState, it *jsonrpc.Item) (jsonrpc.Response, bool) {
-	m := cs.methods.Lookup(it.Method)
+func localAnswer(cs *Chain, it *jsonrpc.Item) (jsonrpc.Response, bool) {
+	m := cs.Methods.Lookup(it.Method)
 	limit := m.MaxBlockRange
 	if it.Method == "eth_newFilter" {
 		// eth_getFilterLogs answers a filter's whole range: a filter is
 		// held to eth_getLogs' limit (and reading) when it is made, or a
 		// filter from block 0 would fetch every log for two calls' price.
-		limit = cs.methods.Lookup("eth_getLogs").MaxBlockRange
+		limit = cs.Methods.Lookup("eth_getLogs").MaxBlockRange
 	}
 	switch {
 	case m.Denied != "":
 		return jsonrpc.ErrorResponse(it.ResponseID(), &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: "the method " + it.Method + " is not served by this gateway: " + m.Denied}), true
 	case m.Local != nil && noParams(it.Params):
-		return jsonrpc.ResultResponse(it.ResponseID(), m.Local(cs.chain.ID)), true
+		return jsonrpc.ResultResponse(it.ResponseID(), m.Local(cs.ID)), true
 	case limit > 0:
-		span, ok, err := evm.LogsSpan(it.Params, cs.pool.BestHead())
+		span, ok, err := evm.LogsSpan(it.Params, cs.Pool.BestHead())
 		if err != nil { // a range the gateway cannot judge is not sent on unjudged
 			return jsonrpc.ErrorResponse(it.ResponseID(), jsonrpc.InvalidParams(it.Method+": "+err.Error())), true
 		}

@@ -1,4 +1,4 @@
-package caddymodule
+package trust
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
-	"github.com/tollgate-rpc/tollgate/caddymodule/trust"
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
+	"github.com/tollgate-rpc/tollgate/shared/chains"
 )
 
 // Probation must not depend on providers serving callers:
@@ -18,10 +19,10 @@ import (
 // give nodes in probation no shadow material, so a newcomer would wait
 // forever. The gateway therefore asks its own probation questions when
 // callers gave too few: a provider answers a small pinned batch about a
-// block just below its head (trust.Questions: 2 to 5 calls of seven kinds —
+// block just below its head (Questions: 2 to 5 calls of seven kinds —
 // the block, state of an address active lately, a recent transaction and
 // its receipt — in a random order), once, and every node in probation is
-// asked the same and judged by that answer (trust.Shadower.OfferEach),
+// asked the same and judged by that answer (Shadower.OfferEach),
 // within the shadow budgets.
 //
 // Bound: a round every probationTick per chain while a node is in
@@ -37,18 +38,30 @@ const (
 	probationBelow  = 2  // the questions are about a block 1 to 2×this below the providers' head
 )
 
-// probationState is a chain's own probation questions' state.
-type probationState struct {
+// Probation is a chain's own probation questions and their state.
+type Probation struct {
 	second atomic.Int64 // the unix second shadows are counted in
 	count  atomic.Int64 // callers' calls offered as shadow material in it (approximate at the boundary)
 	addrs  atomic.Value // []string: senders, recipients and miners of recent blocks, the addresses to ask about
 	hashes atomic.Value // []string: transactions of recent blocks, to ask for by hash
 	round  atomic.Int64
+
+	chain     chains.Chain
+	pool      *upstream.Pool
+	methods   *evm.Table
+	head      *Head
+	finalized func() uint64 // the chain's final head (relay.Chain.Finalized)
 }
 
-// noteShadow counts a caller's call offered as shadow material (hot path:
+// NewProbation is chain's probation questions, asked of pool's providers
+// about what head has seen.
+func NewProbation(chain chains.Chain, pool *upstream.Pool, methods *evm.Table, head *Head, finalized func() uint64) *Probation {
+	return &Probation{chain: chain, pool: pool, methods: methods, head: head, finalized: finalized}
+}
+
+// NoteShadow counts a caller's call offered as shadow material (hot path:
 // two atomic operations).
-func (p *probationState) noteShadow() {
+func (p *Probation) NoteShadow() {
 	sec := time.Now().Unix()
 	if p.second.Swap(sec) != sec {
 		p.count.Store(0)
@@ -57,12 +70,12 @@ func (p *probationState) noteShadow() {
 }
 
 // fed: callers' calls gave enough shadow material this second.
-func (p *probationState) fed() bool {
+func (p *Probation) fed() bool {
 	return p.second.Load() == time.Now().Unix() && p.count.Load() >= probationEnough
 }
 
-// feedProbation runs the probation rounds until ctx ends.
-func (h *Handler) feedProbation(ctx context.Context) {
+// FeedProbation runs the probation rounds of every chain until ctx ends.
+func FeedProbation(ctx context.Context, s *Shadower, ps []*Probation) {
 	t := time.NewTicker(probationTick)
 	defer t.Stop()
 	for {
@@ -71,22 +84,22 @@ func (h *Handler) feedProbation(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for _, cs := range h.chains {
-			h.probationRound(ctx, cs)
+		for _, p := range ps {
+			p.ask(ctx, s)
 		}
 	}
 }
 
-// probationRound asks one batch of probation questions on cs when a node
+// ask asks one batch of probation questions on the chain when a node
 // is in probation and callers' calls gave it no material lately.
-func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
+func (cs *Probation) ask(ctx context.Context, shadower *Shadower) {
 	// Only for nodes that would take the questions now: a node backing
 	// off after unanswered shadows (one that hangs) costs the providers
 	// no rounds while it does.
-	if h.shadower == nil || !h.shadower.Wants(cs.pool.InProbation()) {
+	if shadower == nil || !shadower.Wants(cs.pool.InProbation()) {
 		return
 	}
-	if cs.probation.fed() {
+	if cs.fed() {
 		return
 	}
 	head, _, ok := cs.head.Latest()
@@ -95,19 +108,19 @@ func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
 	}
 	// The questions vary so a node cannot tell them from callers' and
 	// answer only them honestly: a block 1–4 below the head, the batch's
-	// size and methods drawn anew each round (trust.Questions); every 8th
+	// size and methods drawn anew each round (Questions); every 8th
 	// round the block comes with its transactions, whose senders,
 	// recipients and hashes are the next rounds' material.
-	round := cs.probation.round.Add(1)
+	round := cs.round.Add(1)
 	n := "0x" + strconv.FormatUint(head-uint64(1+rand.IntN(probationBelow*2)), 16)
 	if head < probationBelow*2+1 {
 		n = "0x" + strconv.FormatUint(head, 16)
 	}
-	m := trust.Material{Block: n}
-	m.Addrs, _ = cs.probation.addrs.Load().([]string)
-	m.Hashes, _ = cs.probation.hashes.Load().([]string)
-	calls := trust.Questions(m, round%8 == 1, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
-	plan := trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
+	m := Material{Block: n}
+	m.Addrs, _ = cs.addrs.Load().([]string)
+	m.Hashes, _ = cs.hashes.Load().([]string)
+	calls := Questions(m, round%8 == 1, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
+	plan := PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
 	if !plan.Shadow {
 		return
 	}
@@ -128,12 +141,12 @@ func (h *Handler) probationRound(ctx context.Context, cs *chainState) {
 	for k := range plan.Calls {
 		if plan.Calls[k].Method == "eth_getBlockByNumber" && k < len(replies) {
 			if as, hs := blockMaterial(replies[k].Result); len(as) > 0 {
-				cs.probation.addrs.Store(as)
-				cs.probation.hashes.Store(hs)
+				cs.addrs.Store(as)
+				cs.hashes.Store(hs)
 			}
 		}
 	}
-	h.shadower.OfferEach(cs.pool, cs.chain.ID, cs.chain.BlockTime, "probation-"+strconv.FormatInt(time.Now().UnixNano(), 36), res.Upstream.Name, plan.Calls, plan.Pins, replies)
+	shadower.OfferEach(cs.pool, cs.chain.ID, cs.chain.BlockTime, "probation-"+strconv.FormatInt(time.Now().UnixNano(), 36), res.Upstream.Name, plan.Calls, plan.Pins, replies)
 }
 
 // blockMaterial is, for a block with its transactions, the miner, the

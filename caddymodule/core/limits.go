@@ -1,4 +1,4 @@
-package caddymodule
+package core
 
 import (
 	"hash/maphash"
@@ -8,10 +8,10 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 )
 
-// concurrency caps the requests one caller (IP, IPv6 /64) has in flight on
+// Concurrency caps the requests one caller (IP, IPv6 /64) has in flight on
 // this instance. It is in-process on purpose: a Redis counter would cost a
 // round trip per request and leak slots whenever an instance dies mid-request.
-type concurrency struct {
+type Concurrency struct {
 	max    int
 	seed   maphash.Seed
 	shards [64]concShard
@@ -22,17 +22,18 @@ type concShard struct {
 	n  map[string]int
 }
 
-func newConcurrency(max int) *concurrency {
-	c := &concurrency{max: max, seed: maphash.MakeSeed()}
+// NewConcurrency caps each caller at max requests in flight (0: no cap).
+func NewConcurrency(max int) *Concurrency {
+	c := &Concurrency{max: max, seed: maphash.MakeSeed()}
 	for i := range c.shards {
 		c.shards[i].n = map[string]int{}
 	}
 	return c
 }
 
-// acquire takes a slot for ip; ok is false when the caller is at its cap.
+// Acquire takes a slot for ip; ok is false when the caller is at its cap.
 // release must be called exactly once when ok.
-func (c *concurrency) acquire(ip netip.Addr) (release func(), ok bool) {
+func (c *Concurrency) Acquire(ip netip.Addr) (release func(), ok bool) {
 	if c == nil || c.max <= 0 {
 		return func() {}, true
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package trust
 
 import (
 	"context"
@@ -10,27 +10,13 @@ import (
 	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
-// refreshRegistry keeps every pool's node set equal to the registry that
-// settlementd maintains in Redis. It runs off the request path: a request
-// never waits for the registry.
-func (h *Handler) refreshRegistry(ctx context.Context) {
-	t := time.NewTicker(time.Duration(h.Upstreams.RegistryRefresh))
-	defer t.Stop()
-	for {
-		h.syncNodes(ctx)
-		h.syncTrust(ctx) // trustsync.go
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (h *Handler) syncNodes(ctx context.Context) {
+// Nodes keeps every pool's node set equal to the registry that
+// settlementd maintains in Redis, and follows its review of quarantines
+// (followReview). Off the request path: a request never waits for it.
+func (h *Sync) Nodes(ctx context.Context, pools []*upstream.Pool) {
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	all, err := h.redis.HGetAll(rctx, h.KeyPrefix+registry.NodesKey).Result()
+	all, err := h.redis.HGetAll(rctx, h.prefix+registry.NodesKey).Result()
 	if err != nil {
 		if ctx.Err() == nil {
 			h.logger.Warn("node registry unavailable; keeping the current node set", zap.Error(err))
@@ -44,16 +30,17 @@ func (h *Handler) syncNodes(ctx context.Context) {
 			h.logger.Warn("skipping a malformed registry entry", zap.String("node_id", id), zap.Error(err))
 			continue
 		}
-		h.followReview(n)
-		for cid, cs := range h.chains {
-			if n.Serves(cid) {
-				per[cid] = append(per[cid], upstream.Upstream{Name: n.ID, URL: n.URL, WSURL: n.WSURL, Kind: upstream.KindNode, NodeID: n.ID, ChainID: cs.chain.ID,
+		h.followReview(n, pools)
+		for _, pool := range pools {
+			if cid := pool.ChainID(); n.Serves(cid) {
+				per[cid] = append(per[cid], upstream.Upstream{Name: n.ID, URL: n.URL, WSURL: n.WSURL, Kind: upstream.KindNode, NodeID: n.ID, ChainID: cid,
 					Operator: n.Wallet})
 			}
 		}
 	}
-	for cid, cs := range h.chains {
-		if err := cs.pool.SetNodes(per[cid]); err != nil {
+	for _, pool := range pools {
+		cid := pool.ChainID()
+		if err := pool.SetNodes(per[cid]); err != nil {
 			h.logger.Warn("rejecting node set", zap.Uint64("chain_id", cid), zap.Error(err))
 		}
 	}
@@ -64,7 +51,7 @@ func (h *Handler) syncNodes(ctx context.Context) {
 // quarantine does not wait for the registry), and once the registry has
 // shown it quarantined and then online again — an operator lifted it after
 // review (POST /admin/nodes/{id}/unquarantine) — it is lifted here too.
-func (h *Handler) followReview(n *registry.Node) {
+func (h *Sync) followReview(n *registry.Node, pools []*upstream.Pool) {
 	switch n.Status {
 	case registry.StatusQuarantined:
 		if h.reviewed == nil {
@@ -76,10 +63,10 @@ func (h *Handler) followReview(n *registry.Node) {
 			return
 		}
 		delete(h.reviewed, n.ID)
-		delete(h.sharedQuarantines, n.ID)
-		for _, cs := range h.chains {
-			if cs.pool.Unquarantine(n.ID) {
-				h.logger.Info("node quarantine lifted after review", zap.Uint64("chain_id", cs.chain.ID), zap.String("node", n.ID))
+		h.Forget(n.ID)
+		for _, pool := range pools {
+			if pool.Unquarantine(n.ID) {
+				h.logger.Info("node quarantine lifted after review", zap.Uint64("chain_id", pool.ChainID()), zap.String("node", n.ID))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package trust
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/tollgate-rpc/tollgate/caddymodule/upstream"
 )
 
-// Trust state is shared by every gateway and survives restarts (issue
-// 41.7): on each registry tick (registry_refresh, off the request path —
+// Trust state is shared by every gateway and survives restarts: on each
+// registry tick (registry_refresh, off the request path —
 // a request never waits for it) the gateway
 //
 //   - adds the matches it verified since the last tick to each wallet's
@@ -76,38 +76,65 @@ type quarantineRecord struct {
 	AtMs    int64  `json:"at_ms"`
 }
 
-// syncTrust exchanges trust state with Redis for every chain.
-func (h *Handler) syncTrust(ctx context.Context) {
-	if h.redis == nil {
+// Sync exchanges a gateway's trust state with Redis (the registry
+// goroutine's: it is not safe for concurrent use).
+type Sync struct {
+	redis  redis.UniversalClient
+	prefix string // the deployment's key prefix
+	logger *zap.Logger
+	// shared: the quarantines this gateway has shared or applied through
+	// Redis.
+	shared map[string]bool
+	// reviewed: nodes the registry has shown quarantined, so their return
+	// to online is read as a review's lift (followReview).
+	reviewed map[string]bool
+}
+
+// NewSync exchanges trust state on rdb under the key prefix.
+func NewSync(rdb redis.UniversalClient, prefix string, log *zap.Logger) *Sync {
+	return &Sync{redis: rdb, prefix: prefix, logger: log, shared: map[string]bool{}}
+}
+
+// Forget drops node's quarantine from what was shared or applied: a lift
+// after review, so a later conviction is shared again.
+func (h *Sync) Forget(node string) {
+	if h != nil {
+		delete(h.shared, node)
+	}
+}
+
+// Run exchanges trust state with Redis for every chain's pool.
+func (h *Sync) Run(ctx context.Context, pools []*upstream.Pool) {
+	if h == nil || h.redis == nil {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	h.syncQuarantines(rctx)
-	for _, cs := range h.chains {
-		h.syncStandings(rctx, cs)
+	h.syncQuarantines(rctx, pools)
+	for _, pool := range pools {
+		h.syncStandings(rctx, pool)
 	}
 }
 
-func (h *Handler) syncQuarantines(ctx context.Context) {
-	key := h.KeyPrefix + quarantinedKey
-	for _, cs := range h.chains {
-		for _, name := range cs.pool.TakeLifted() {
+func (h *Sync) syncQuarantines(ctx context.Context, pools []*upstream.Pool) {
+	key := h.prefix + quarantinedKey
+	for _, pool := range pools {
+		for _, name := range pool.TakeLifted() {
 			if err := h.redis.HDel(ctx, key, name).Err(); err != nil {
 				h.logger.Warn("could not delete a lifted quarantine's shared record", zap.String("node", name), zap.Error(err))
 			}
-			delete(h.sharedQuarantines, name) // convicted again, it is shared again
+			delete(h.shared, name) // convicted again, it is shared again
 		}
-		for name, reason := range cs.pool.QuarantinedNodes() {
-			if h.sharedQuarantines[name] {
+		for name, reason := range pool.QuarantinedNodes() {
+			if h.shared[name] {
 				continue
 			}
-			rec, _ := json.Marshal(quarantineRecord{Reason: reason, ChainID: cs.chain.ID, AtMs: time.Now().UnixMilli()})
+			rec, _ := json.Marshal(quarantineRecord{Reason: reason, ChainID: pool.ChainID(), AtMs: time.Now().UnixMilli()})
 			if err := h.redis.HSetNX(ctx, key, name, rec).Err(); err != nil {
 				h.logger.Warn("could not share a quarantine", zap.String("node", name), zap.Error(err))
 				continue
 			}
-			h.sharedQuarantines[name] = true
+			h.shared[name] = true
 		}
 	}
 	all, err := h.redis.HGetAll(ctx, key).Result()
@@ -115,28 +142,28 @@ func (h *Handler) syncQuarantines(ctx context.Context) {
 		return
 	}
 	// A record deleted elsewhere (a lift there) does not lift it here:
-	// each gateway follows settlementd's review (followReview) or its own
+	// each gateway follows settlementd's review (Forget) or its own
 	// operator, and never shares again what it already shared or applied.
 	for name, raw := range all {
 		var rec quarantineRecord
 		if json.Unmarshal([]byte(raw), &rec) != nil {
 			continue
 		}
-		for _, cs := range h.chains {
-			if cs.pool.Quarantine(name, rec.Reason) {
-				h.sharedQuarantines[name] = true
-				h.logger.Warn("node quarantined by another gateway's evidence", zap.Uint64("chain_id", cs.chain.ID), zap.String("node", name),
+		for _, pool := range pools {
+			if pool.Quarantine(name, rec.Reason) {
+				h.shared[name] = true
+				h.logger.Warn("node quarantined by another gateway's evidence", zap.Uint64("chain_id", pool.ChainID()), zap.String("node", name),
 					zap.String("reason", rec.Reason))
 			}
 		}
 	}
 }
 
-func (h *Handler) syncStandings(ctx context.Context, cs *chainState) {
-	cs.pool.RefreshTrust()
-	prefix := h.KeyPrefix + standingKey + strconv.FormatUint(cs.chain.ID, 10) + ":"
+func (h *Sync) syncStandings(ctx context.Context, pool *upstream.Pool) {
+	pool.RefreshTrust()
+	prefix := h.prefix + standingKey + strconv.FormatUint(pool.ChainID(), 10) + ":"
 	flushed := map[string]bool{}
-	for _, s := range cs.pool.Standings() {
+	for _, s := range pool.Standings() {
 		since := int64(0)
 		if !s.ServingSince.IsZero() {
 			since = s.ServingSince.UnixMilli()
@@ -152,17 +179,17 @@ func (h *Handler) syncStandings(ctx context.Context, cs *chainState) {
 			continue
 		}
 		flushed[s.Key] = true
-		cs.pool.Restore(decodeStanding(s.Key, pairs(res)))
+		pool.Restore(decodeStanding(s.Key, pairs(res)))
 		// What the operator sees (settlementd's GET /api/nodes): the
 		// phase, share and check rate this gateway computes from it.
-		if v, ok := cs.pool.StandingView(s.Key); ok {
+		if v, ok := pool.StandingView(s.Key); ok {
 			_ = h.redis.HSet(ctx, prefix+s.Key, "phase", v.Phase, "share", strconv.FormatFloat(v.Share, 'f', 4, 64),
 				"check_rate", strconv.FormatFloat(v.CheckRate, 'f', 4, 64), "probation_matches", v.ProbationMatches,
 				"view_ms", time.Now().UnixMilli()).Err()
 		}
 	}
 	var keys []string
-	for _, k := range cs.pool.Keys() {
+	for _, k := range pool.Keys() {
 		if !flushed[k] {
 			keys = append(keys, k)
 		}
@@ -180,7 +207,7 @@ func (h *Handler) syncStandings(ctx context.Context, cs *chainState) {
 	}
 	for i, k := range keys {
 		if m, err := cmds[i].Result(); err == nil && len(m) > 0 {
-			cs.pool.Restore(decodeStanding(k, m))
+			pool.Restore(decodeStanding(k, m))
 		}
 	}
 }

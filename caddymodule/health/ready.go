@@ -1,4 +1,4 @@
-package caddymodule
+package health
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 // hot path (a paid call never waits on them), and one chain's provider
 // outage is that chain's 503, not a reason to pull every chain's gateway.
 const (
-	livePath  = "/livez"
-	readyPath = "/readyz"
+	LivePath  = "/livez"
+	ReadyPath = "/readyz"
 	// readyCache is how long one PING's outcome answers /readyz: the path
 	// is public, so a flood of probes costs Redis one PING per period.
 	readyCache = 500 * time.Millisecond
@@ -32,25 +32,28 @@ const (
 	readyTimeout = 2 * time.Second
 )
 
-// readiness remembers the last PING's outcome.
-type readiness struct {
+// Readiness remembers the last PING's outcome.
+type Readiness struct {
 	mu   sync.Mutex
 	at   time.Time
 	ok   bool
 	busy chan struct{} // closed when the PING in flight ends
 }
 
-func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request) error {
+// Live answers GET /livez.
+func Live(w http.ResponseWriter, r *http.Request) error {
 	web.JSON(w, http.StatusOK, map[string]string{"status": "live"})
 	return nil
 }
 
-func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request) error {
-	if h.redis == nil { // metering off, no Redis: nothing to wait for
+// Ready answers GET /readyz; ping is the metering Redis' PING (nil: no
+// Redis is configured).
+func (rd *Readiness) Ready(w http.ResponseWriter, r *http.Request, ping func(context.Context) bool) error {
+	if ping == nil { // metering off, no Redis: nothing to wait for
 		web.JSON(w, http.StatusOK, map[string]string{"status": "ready", "redis": "not configured"})
 		return nil
 	}
-	if h.ready.check(r.Context(), func(ctx context.Context) bool { return h.redis.Ping(ctx).Err() == nil }) {
+	if rd.check(r.Context(), ping) {
 		web.JSON(w, http.StatusOK, map[string]string{"status": "ready", "redis": "ok"})
 		return nil
 	}
@@ -62,7 +65,7 @@ func (h *Handler) serveReady(w http.ResponseWriter, r *http.Request) error {
 
 // check answers from the cached outcome when it is fresh, else pings once
 // (concurrent callers wait for the same PING).
-func (rd *readiness) check(ctx context.Context, ping func(context.Context) bool) bool {
+func (rd *Readiness) check(ctx context.Context, ping func(context.Context) bool) bool {
 	rd.mu.Lock()
 	if time.Since(rd.at) < readyCache {
 		ok := rd.ok

@@ -1,0 +1,39 @@
+package payment
+
+import (
+	"crypto/tls"
+	"net/http/httptest"
+	"testing"
+)
+
+// TestCallerOf reads who asks as the payers did from the request: the
+// caller's address, X-API-Key (sent but empty still names the key payer),
+// PAYMENT-SIGNATURE winning over X-PAYMENT, the sign-in, and where the
+// request came in (a 402's resource and a sign-in's domain).
+func TestCallerOf(t *testing.T) {
+	r := httptest.NewRequest("POST", "https://gw.example/rpc/137?key=tg_notread", nil)
+	r.RemoteAddr = "[::ffff:203.0.113.9]:4711"
+	r.TLS = &tls.ConnectionState{}
+	r.Header.Set("X-API-Key", " ")
+	r.Header.Set(headerPaymentV1, "v1")
+	r.Header.Set(headerPaymentV2, "v2")
+	r.Header.Set(headerSIWX, "siwx")
+	c := CallerOf(r)
+	if c.IP.String() != "203.0.113.9" || !c.Keyed || c.Key != "" || c.PaymentName != headerPaymentV2 || c.Payment != "v2" ||
+		c.SIWX != "siwx" || c.Path != "/rpc/137" {
+		t.Fatalf("caller %+v", c)
+	}
+	s := &Settings{}
+	if got := s.base(&c); got != "https://gw.example" {
+		t.Fatalf("base %q", got)
+	}
+	s.PublicURL = "https://public.example"
+	if got := s.base(&c); got != "https://public.example" {
+		t.Fatalf("base with public_url %q", got)
+	}
+	r.Header.Del(headerPaymentV2)
+	r.Header.Del("X-API-Key")
+	if c := CallerOf(r); c.Keyed || c.PaymentName != headerPaymentV1 || c.Payment != "v1" {
+		t.Fatalf("caller %+v", c)
+	}
+}
