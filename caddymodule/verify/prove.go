@@ -206,7 +206,8 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 	if v == nil || j.Pins == nil || j.Node.Kind != upstream.KindNode {
 		return ""
 	}
-	var state, blocks []int
+	var state, blocks, bodies []int
+	bodiesOn := v.ProvesBodies(j.ChainID)
 	for k := range j.Calls {
 		if k >= len(j.Replies) || k >= len(j.Pins) {
 			break
@@ -222,13 +223,23 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 			if rehash, known := view.HeadersRehash(); rehash || !known {
 				blocks = append(blocks, k) // unknown yet: proveBlock learns it from a provider header
 			}
+		case bodiesOn && ProvableBodies[j.Calls[k].Method]:
+			bodies = append(bodies, k)
 		}
 	}
-	if len(state) == 0 && len(blocks) == 0 {
+	if len(state) == 0 && len(blocks) == 0 && len(bodies) == 0 {
 		return ""
 	}
 	out := make([]string, len(j.Calls)) // per call: "" not provable, else an outcome
+	whole := make([]bool, len(j.Calls)) // a body answer proved in every member (bodies.go)
 	lied := false
+	judgeBody := func(k int, vd bodyVerdict) {
+		out[k], whole[k] = vd.outcome, vd.full
+		if vd.outcome == ProofLie {
+			lied = true
+			v.Convict(*j, &j.Calls[k], j.Pins[k], AnswerOf(j.Replies[k]), vd.truth, vd.by, vd.why)
+		}
+	}
 	if len(state) > 0 {
 		lied = v.proveState(ctx, j, view, state, out)
 	}
@@ -247,7 +258,17 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 				truth = headerEvidence(j.Replies[k].Result)
 			}
 			v.Convict(*j, &j.Calls[k], j.Pins[k], AnswerOf(j.Replies[k]), truth, "header hash", why)
+			continue
 		}
+		if o == ProofProved && bodiesOn {
+			judgeBody(k, v.proveBlockBody(ctx, j, view, k))
+		}
+	}
+	for _, k := range bodies {
+		if lied {
+			break
+		}
+		judgeBody(k, v.proveBodyAnswer(ctx, j, view, k))
 	}
 	j.Proved = make([]bool, len(j.Calls))
 	unproven := false
@@ -255,12 +276,25 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 		if o == "" {
 			continue
 		}
-		metrics.Proofs.WithLabelValues(jsonrpc.MetricLabel(j.Calls[k].Method), o).Inc()
-		// Only a state read is proved whole. A block's proof is its header:
-		// the rest (transactions, uncles, size) is still judged by sampling,
-		// so it is not marked proved (a sampled check would skip it).
-		j.Proved[k] = o == ProofProved && ProvableState[j.Calls[k].Method]
+		// A state read is proved whole. A block's or a body answer's proof
+		// covers the members it knows: one with a member it does not
+		// (totalDifficulty, a client's own field), or a block on a chain
+		// whose bodies are sampled (only its header proved), is still
+		// judged by sampling, so it is not marked proved (a sampled check
+		// would skip it).
+		j.Proved[k] = o == ProofProved && (ProvableState[j.Calls[k].Method] || whole[k])
 		unproven = unproven || o != ProofProved
+	}
+	// The counter's "proved" are answers delivered as proved: in a part
+	// that goes to a provider instead, the node's proved answers are not
+	// delivered and are not counted (a mixed batch with one lie once
+	// counted its proved answers too).
+	delivered := !unproven || j.NoReroute || hasSendPin(j.Pins)
+	for k, o := range out {
+		if o == "" || (o == ProofProved && !delivered) {
+			continue
+		}
+		metrics.Proofs.WithLabelValues(jsonrpc.MetricLabel(j.Calls[k].Method), o).Inc()
 	}
 	if !unproven {
 		return ""

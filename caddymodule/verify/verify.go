@@ -71,6 +71,10 @@ type Config struct {
 	SendGrace time.Duration
 	// Workers is how many checks run at once (default DefaultWorkers).
 	Workers int
+	// ProveBodies says, per chain id, whether block bodies (transactions,
+	// receipts, a block's logs) are proved by their roots (bodies.go);
+	// a chain not named takes BodiesProvableByDefault.
+	ProveBodies map[uint64]bool
 }
 
 // Job is one node-served request offered for checking.
@@ -123,6 +127,7 @@ type Verifier struct {
 	sendsDone chan struct{}
 
 	headers sync.Map // chain id → *headers: provider headers for proofs (prove.go)
+	bodies  sync.Map // chain id → LRU of proven blocks (bodies.go)
 }
 
 // New starts a verifier's worker; Close stops it.
