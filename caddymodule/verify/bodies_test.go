@@ -365,3 +365,24 @@ func TestBodiesOfADevBlock(t *testing.T) {
 		t.Logf("note: no yParity in go-ethereum's transactions")
 	}
 }
+
+// TestBodiesPerChain: Ethereum's chains prove bodies by default, OP-stack,
+// Arbitrum, Polygon PoS and unknown chains do not; configuration decides
+// either way.
+func TestBodiesPerChain(t *testing.T) {
+	v := &Verifier{cfg: Config{ProveBodies: map[uint64]bool{137: true, 1: false}}}
+	for id, want := range map[uint64]bool{137: true, 1: false, 11155111: true, 8453: false, 10: false, 42161: false, 80002: false, 999: false, 1337: true} {
+		if got := v.ProvesBodies(id); got != want {
+			t.Errorf("chain %d: proves bodies %v, want %v", id, got, want)
+		}
+	}
+	for _, id := range []uint64{8453, 42161, 137} {
+		if KnownForeignBodies(id) == "" || BodiesProvableByDefault(id) {
+			t.Errorf("chain %d: not known as a family of its own transactions", id)
+		}
+	}
+	var nilV *Verifier
+	if nilV.ProvesBodies(1) {
+		t.Error("no verifier proves bodies")
+	}
+}
