@@ -420,3 +420,44 @@ func TestSampledBodiesOnAChainThatDoesNotProveThem(t *testing.T) {
 		t.Errorf("evidence about %s, want eth_getTransactionReceipt", ev.Method)
 	}
 }
+
+// TestProvedCountsOnlyDeliveredAnswers: in a batch part whose block answer
+// is a lie (one header field altered), the node's balance in the same
+// part is proved but not delivered (the part goes to a provider): the
+// counter's "proved" counts answers delivered as the node's, so it does
+// not move, while "lie" counts the block.
+func TestProvedCountsOnlyDeliveredAnswers(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	const nodeID = "NODE-EU-MIXEDLIE"
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetShape(faultproxy.ShapeHeaderField)
+	liar.LieEvery.Store(1) // every block it answers
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+	liar.SetMode(faultproxy.LieSometimes)
+	acct, _ := e.net.Manifest.Account("deployer")
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]},` +
+		`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["latest",false]}]`
+	before := e.provedCounts(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for liar.Lies.Load() == 0 {
+		a := e.rpc(t, batch)
+		if a.status != http.StatusOK {
+			t.Fatalf("%d %s", a.status, a.body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the node served no batch in 30 s")
+		}
+	}
+	after := e.provedCounts(t)
+	if d := after["eth_getBlockByNumber"]["lie"] - before["eth_getBlockByNumber"]["lie"]; d != 1 {
+		t.Errorf("%d block lies counted, want 1", d)
+	}
+	if d := after["eth_getBalance"]["proved"] - before["eth_getBalance"]["proved"]; d != 0 {
+		t.Errorf("%d balances counted proved in a part that went to a provider, want 0", d)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != true {
+		t.Errorf("the liar was not convicted: %v", st)
+	}
+}

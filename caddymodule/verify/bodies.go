@@ -164,7 +164,9 @@ func decodeBody(chainID uint64, h *types.Header, hash common.Hash, raw json.RawM
 		return nil, whyOversize
 	}
 	p := &provenBlock{header: h, hash: hash, txs: make(types.Transactions, len(b.Transactions)), senders: make([]common.Address, len(b.Transactions))}
-	signer := types.LatestSignerForChainID(new(big.Int).SetUint64(chainID))
+	// The signer of the block's own rules: a Frontier-era signature (a
+	// high s) recovers under them and not under the latest signer.
+	signer := types.MakeSigner(chainConfig(chainID), h.Number, h.Time)
 	for i, raw := range b.Transactions {
 		tx := new(types.Transaction)
 		if err := tx.UnmarshalJSON(raw); err != nil {

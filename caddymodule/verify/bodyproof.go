@@ -111,8 +111,10 @@ func (v *Verifier) provenBlockOf(ctx context.Context, j *Job, view ChainView, ha
 		np, why := decodeBody(j.ChainID, &h, hash, raw)
 		switch why {
 		case "":
-		case whyOversize, errNotProvable.Error():
+		case whyOversize:
 			return nil, rerouted()
+		case errNotProvable.Error():
+			return nil, bodyVerdict{} // uncles: sampled, as before proofs
 		default:
 			return nil, lie("transactionsRoot", why, rootsEvidence(&h, hash))
 		}
@@ -156,8 +158,10 @@ func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k
 		case "":
 			p = np
 			v.bodiesOf(j.ChainID).Add(hash, p)
-		case whyOversize, errNotProvable.Error():
+		case whyOversize:
 			return rerouted()
+		case errNotProvable.Error():
+			return bodyVerdict{} // uncles: sampled, as before proofs
 		default:
 			return lie("transactionsRoot", why, rootsEvidence(&h, hash))
 		}

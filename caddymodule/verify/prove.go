@@ -234,6 +234,9 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 	whole := make([]bool, len(j.Calls)) // a body answer proved in every member (bodies.go)
 	lied := false
 	judgeBody := func(k int, vd bodyVerdict) {
+		if vd.outcome == "" {
+			return // not provable here (a block keeps its header's outcome): sampled
+		}
 		out[k], whole[k] = vd.outcome, vd.full
 		if vd.outcome == ProofLie {
 			lied = true
