@@ -35,7 +35,10 @@ import (
 //     headers, else one provider header per block, cached);
 //   - a block's header: the header fields rehash (types.Header.Hash) to the
 //     hash the answer claims, and that hash is the one asked for (by hash)
-//     or the providers' at that height (by number).
+//     or the providers' at that height (by number);
+//   - a block's body, on a chain whose transactions go-ethereum decodes:
+//     its transactions, receipts and logs by the header's roots
+//     (bodies.go).
 //
 // Every node answer to those methods is proved before it is delivered; an
 // answer whose proof fails, or which is not what its proof proves, is
@@ -193,7 +196,8 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 }
 
 // Prove checks, before delivery, the answers of a node-served part that
-// can be proved (ProvableState, block headers). It returns "" when every
+// can be proved (ProvableState, block headers, and on a chain that proves
+// them block bodies: ProvableBodies, bodies.go). It returns "" when every
 // such answer was proved (j.Proved marks them: the sampled check does not
 // ask a provider about them again), or why the part must go to a provider
 // instead: WhyDisproved (the node is convicted here, at its first lie) or
