@@ -9,6 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 )
@@ -31,14 +32,30 @@ func lie(by, why string, truth json.RawMessage) bodyVerdict {
 // rootsEvidence: the proven block's hash and roots, against which a body
 // lie is shown (anyone can fetch the block again and rederive them).
 func rootsEvidence(h *types.Header, hash common.Hash) json.RawMessage {
-	if h == nil {
-		return json.RawMessage(`{"blockHash":"` + hash.Hex() + `"}`)
+	return proofFetchEvidence(h, hash, "", nil)
+}
+
+// proofFetchEvidence is rootsEvidence for a lie in what the node gave
+// the gateway to prove with (its full block, its block receipts), which
+// the caller never saw: it names that call and the keccak256 of the
+// node's answer (the answer itself may be megabytes).
+func proofFetchEvidence(h *types.Header, hash common.Hash, method string, answer json.RawMessage) json.RawMessage {
+	var e struct {
+		BlockHash        common.Hash  `json:"blockHash"`
+		TransactionsRoot *common.Hash `json:"transactionsRoot,omitempty"`
+		ReceiptsRoot     *common.Hash `json:"receiptsRoot,omitempty"`
+		NodeProofCall    string       `json:"nodeProofCall,omitempty"`
+		NodeProofKeccak  *common.Hash `json:"nodeProofKeccak256,omitempty"`
 	}
-	b, _ := json.Marshal(struct {
-		BlockHash        common.Hash `json:"blockHash"`
-		TransactionsRoot common.Hash `json:"transactionsRoot"`
-		ReceiptsRoot     common.Hash `json:"receiptsRoot"`
-	}{hash, h.TxHash, h.ReceiptHash})
+	e.BlockHash = hash
+	if h != nil {
+		e.TransactionsRoot, e.ReceiptsRoot = &h.TxHash, &h.ReceiptHash
+	}
+	if method != "" {
+		d := crypto.Keccak256Hash(answer)
+		e.NodeProofCall, e.NodeProofKeccak = method+" "+hash.Hex(), &d
+	}
+	b, _ := json.Marshal(e)
 	return b
 }
 
@@ -102,11 +119,11 @@ func (v *Verifier) provenBlockOf(ctx context.Context, j *Job, view ChainView, ha
 			return nil, rerouted()
 		}
 		if namedTwice(raw) {
-			return nil, lie("header hash", "a block with a member named twice", rootsEvidence(nil, hash))
+			return nil, lie("header hash", "a block with a member named twice", proofFetchEvidence(nil, hash, "eth_getBlockByHash", raw))
 		}
 		var h types.Header
 		if err := json.Unmarshal(raw, &h); err != nil || h.Hash() != hash {
-			return nil, lie("header hash", "a block whose header does not hash to the hash it was asked by", rootsEvidence(nil, hash))
+			return nil, lie("header hash", "a block whose header does not hash to the hash it was asked by", proofFetchEvidence(nil, hash, "eth_getBlockByHash", raw))
 		}
 		np, why := decodeBody(j.ChainID, &h, hash, raw)
 		switch why {
@@ -116,21 +133,21 @@ func (v *Verifier) provenBlockOf(ctx context.Context, j *Job, view ChainView, ha
 		case errNotProvable.Error():
 			return nil, bodyVerdict{} // uncles: sampled, as before proofs
 		default:
-			return nil, lie("transactionsRoot", why, rootsEvidence(&h, hash))
+			return nil, lie("transactionsRoot", why, proofFetchEvidence(&h, hash, "eth_getBlockByHash", raw))
 		}
 		p = np
 	}
 	if receipts {
 		raw := got[len(got)-1].Result
 		if namedTwice(raw) {
-			return nil, lie("receiptsRoot", "receipts with a member named twice", rootsEvidence(p.header, hash))
+			return nil, lie("receiptsRoot", "receipts with a member named twice", proofFetchEvidence(p.header, hash, "eth_getBlockReceipts", raw))
 		}
 		switch why := proveReceipts(j.ChainID, p, raw); why {
 		case "":
 		case whyOversize:
 			return nil, rerouted()
 		default:
-			return nil, lie("receiptsRoot", why, rootsEvidence(p.header, hash))
+			return nil, lie("receiptsRoot", why, proofFetchEvidence(p.header, hash, "eth_getBlockReceipts", raw))
 		}
 	}
 	cache.Add(hash, p)
@@ -143,6 +160,9 @@ func (v *Verifier) provenBlockOf(ctx context.Context, j *Job, view ChainView, ha
 // of its hash (cached, else the node's full block).
 func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k int) bodyVerdict {
 	ans := j.Replies[k].Result
+	if len(ans) > maxBodyBytes {
+		return rerouted()
+	}
 	hash := common.HexToHash(member(ans, "hash"))
 	var h types.Header
 	if json.Unmarshal(ans, &h) != nil {
@@ -151,8 +171,10 @@ func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k
 	var params []json.RawMessage
 	_ = json.Unmarshal(j.Calls[k].Params, &params)
 	hydrated := len(params) > 1 && string(params[1]) == "true"
-	var p *provenBlock
-	if hydrated {
+	p, cached := v.bodiesOf(j.ChainID).Get(hash)
+	if hydrated && !cached {
+		// A proven block is not decoded again (senders recovered once per
+		// block): checkBlockBody compares each transaction's hash with it.
 		np, why := decodeBody(j.ChainID, &h, hash, ans)
 		switch why {
 		case "":
@@ -165,7 +187,7 @@ func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k
 		default:
 			return lie("transactionsRoot", why, rootsEvidence(&h, hash))
 		}
-	} else {
+	} else if !cached {
 		var vd bodyVerdict
 		if p, vd = v.provenBlockOf(ctx, j, view, hash, false); vd.outcome != ProofProved {
 			return vd
