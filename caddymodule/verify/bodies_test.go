@@ -41,7 +41,7 @@ type devBlock struct {
 	blobIncluded   bool
 }
 
-func rawCall(t *testing.T, url, method, params string) json.RawMessage {
+func rawCall(t testing.TB, url, method, params string) json.RawMessage {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
 	if err != nil {
@@ -59,7 +59,7 @@ func rawCall(t *testing.T, url, method, params string) json.RawMessage {
 	return r.Result
 }
 
-func newDevBlock(t *testing.T) devBlock {
+func newDevBlock(t testing.TB) devBlock {
 	t.Helper()
 	key, _ := crypto.GenerateKey()
 	from := crypto.PubkeyToAddress(key.PublicKey)
@@ -385,4 +385,52 @@ func TestBodiesPerChain(t *testing.T) {
 	if nilV.ProvesBodies(1) {
 		t.Error("no verifier proves bodies")
 	}
+}
+
+// BenchmarkBodyProofs: the CPU of proving a dev block's body (every
+// transaction type go-ethereum makes, senders recovered) and receipts
+// (root and derived fields), and of comparing answers with a proven
+// block, per transaction.
+func BenchmarkBodyProofs(b *testing.B) {
+	d := newDevBlock(b)
+	p, why := decodeBody(d.chainID, d.header, d.hash, d.full)
+	if why != "" {
+		b.Fatal(why)
+	}
+	n := len(p.txs)
+	var rs []json.RawMessage
+	_ = json.Unmarshal(d.receipts, &rs)
+	b.Run("prove body (decode, root, senders)", func(b *testing.B) {
+		for range b.N {
+			if _, why := decodeBody(d.chainID, d.header, d.hash, d.full); why != "" {
+				b.Fatal(why)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tx")
+	})
+	b.Run("prove receipts (root, DeriveFields)", func(b *testing.B) {
+		for range b.N {
+			q := &provenBlock{header: p.header, hash: p.hash, txs: p.txs, senders: p.senders}
+			if why := proveReceipts(d.chainID, q, d.receipts); why != "" {
+				b.Fatal(why)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tx")
+	})
+	_ = proveReceipts(d.chainID, p, d.receipts)
+	b.Run("compare a hydrated block with a proven one", func(b *testing.B) {
+		for range b.N {
+			if why, _ := checkBlockBody(d.full, p); why != "" {
+				b.Fatal(why)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tx")
+	})
+	b.Run("compare a receipt with a proven one", func(b *testing.B) {
+		for i := range b.N {
+			if why, _ := checkReceipt(rs[i%n], p, i%n); why != "" {
+				b.Fatal(why)
+			}
+		}
+	})
 }
