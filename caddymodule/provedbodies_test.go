@@ -461,3 +461,47 @@ func TestProvedCountsOnlyDeliveredAnswers(t *testing.T) {
 		t.Errorf("the liar was not convicted: %v", st)
 	}
 }
+
+// TestProvedBodiesANodeThatCannotProve: an honest node whose
+// eth_getBlockReceipts fails (a client without it, or one that errs) cannot
+// prove its receipts: each receipt it answers goes to a provider instead
+// (the caller gets the chain's receipt, the counter says rerouted), and it
+// is never convicted for it.
+func TestProvedBodiesANodeThatCannotProve(t *testing.T) {
+	e := startMetered(t, bodiesOpts())
+	feed := e.startTxFeed(t)
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	node.SetErrorFor("eth_getBlockReceipts", `{"code":-32601,"message":"the method eth_getBlockReceipts does not exist/is not available"}`)
+	const nodeID = "NODE-EU-NORCPTSX"
+	e.registerNode(t, nodeID, node.URL())
+	e.waitForNode(t, nodeID)
+	before := e.provedCounts(t)["eth_getTransactionReceipt"]
+	asked := node.Calls("eth_getTransactionReceipt")
+	for range 20 {
+		bc := e.bodyCallOf(t, "eth_getTransactionReceipt", feed)
+		a := e.rpc(t, bc.body)
+		res := resultOf(a.body)
+		if a.status != http.StatusOK || !sameJSON(res, bc.truth(res)) {
+			t.Fatalf("receipt: %d %s", a.status, a.body)
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			t.Fatalf("a receipt the node could not prove was delivered as its: %s", a.body)
+		}
+	}
+	after := e.provedCounts(t)["eth_getTransactionReceipt"]
+	served := node.Calls("eth_getTransactionReceipt") - asked
+	t.Logf("the node answered %d receipts: %d rerouted, %d proved", served, after["rerouted"]-before["rerouted"], after["proved"]-before["proved"])
+	if served == 0 {
+		t.Fatal("the node was asked no receipt: nothing shown")
+	}
+	if d := after["rerouted"] - before["rerouted"]; d < served {
+		t.Errorf("%d of the node's %d receipts rerouted, want each", d, served)
+	}
+	if d := after["proved"] + after["lie"] - before["proved"] - before["lie"]; d != 0 {
+		t.Errorf("%d receipts proved or convicted without the block's receipts", d)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+		t.Fatalf("a node that could not prove was convicted: %v", st)
+	}
+}
