@@ -240,6 +240,19 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if h.Upstreams.VerifyFirst != nil {
 			vc.FirstAnswers = *h.Upstreams.VerifyFirst
 		}
+		vc.ProveBodies = map[uint64]bool{}
+		for _, c := range h.Chains {
+			if c.ProveBodies == nil {
+				continue
+			}
+			vc.ProveBodies[c.ID] = *c.ProveBodies
+			if family := verify.KnownForeignBodies(c.ID); *c.ProveBodies && family != "" {
+				// Allowed (a local dev chain may reuse such a chain id),
+				// but an honest node of the real chain would be convicted.
+				h.logger.Warn("prove_bodies on for a chain whose transactions go-ethereum does not decode: only for a chain of Ethereum's transaction types under this id",
+					zap.Uint64("chain_id", c.ID), zap.String("family", family))
+			}
+		}
 		if h.writer != nil {
 			w := h.writer
 			vc.Emit = func(ev *events.NodeMismatch) bool { return w.Enqueue(ev) }

@@ -556,6 +556,25 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 			c.Hedge = &h
 			continue
 		}
+		if d.Val() == "prove_bodies" {
+			var v string
+			if !d.Args(&v) || d.NextArg() {
+				return c, d.ArgErr()
+			}
+			var on bool
+			switch v {
+			case "on", "true":
+				on = true
+			case "off", "false":
+			default:
+				return c, d.Errf("chain %d: prove_bodies %q: want on or off", id, v)
+			}
+			if c.ProveBodies != nil {
+				return c, d.Errf("chain %d: prove_bodies given twice", id)
+			}
+			c.ProveBodies = &on
+			continue
+		}
 		if ok, err := parseChainSpec(d, &c.Spec); ok || err != nil {
 			if err != nil {
 				return c, err
@@ -563,7 +582,7 @@ func parseChain(d *caddyfile.Dispenser) (ChainConfig, error) {
 			continue
 		}
 		if d.Val() != "provider" {
-			return c, d.Errf("chain %d: unrecognized option %q (want provider, method, hedge, name, display_name, testnet, block_time, finality, explorer, currency or default)", id, d.Val())
+			return c, d.Errf("chain %d: unrecognized option %q (want provider, method, hedge, prove_bodies, name, display_name, testnet, block_time, finality, explorer, currency or default)", id, d.Val())
 		}
 		var p ProviderConfig
 		if !d.Args(&p.Name, &p.URL) || d.NextArg() {

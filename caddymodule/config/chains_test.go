@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -77,19 +78,22 @@ func TestChainBlock(t *testing.T) {
 // refused with the chain named.
 func TestChainBlockRefusesBadLines(t *testing.T) {
 	for line, want := range map[string]string{
-		"finality soon":         `chain 10: finality "soon": want a depth in blocks (a positive integer) or tag`,
-		"finality 0":            `chain 10: finality "0": want a depth`,
-		"finality":              "chain 10: finality: want one value",
-		"block_time two":        `chain 10: block_time: want a duration such as 2s, got "two"`,
-		"block_time -1s":        `chain 10: block_time: want a duration such as 2s, got "-1s"`,
-		"currency ETH":          "chain 10: currency: want <symbol> <decimals>",
-		"currency ETH 300":      `chain 10: currency decimals: want 0 to 36, got "300"`,
-		"testnet yes":           "chain 10: testnet takes no value",
-		"default 10":            "chain 10: default takes no value",
-		"name":                  "chain 10: name: want one value",
-		"explorer a b":          "chain 10: explorer: want one value",
-		"display_name":          "chain 10: display_name: want a name",
-		"rpc https://x.example": `chain 10: unrecognized option "rpc"`,
+		"finality soon":                      `chain 10: finality "soon": want a depth in blocks (a positive integer) or tag`,
+		"finality 0":                         `chain 10: finality "0": want a depth`,
+		"finality":                           "chain 10: finality: want one value",
+		"block_time two":                     `chain 10: block_time: want a duration such as 2s, got "two"`,
+		"block_time -1s":                     `chain 10: block_time: want a duration such as 2s, got "-1s"`,
+		"currency ETH":                       "chain 10: currency: want <symbol> <decimals>",
+		"currency ETH 300":                   `chain 10: currency decimals: want 0 to 36, got "300"`,
+		"testnet yes":                        "chain 10: testnet takes no value",
+		"default 10":                         "chain 10: default takes no value",
+		"name":                               "chain 10: name: want one value",
+		"explorer a b":                       "chain 10: explorer: want one value",
+		"display_name":                       "chain 10: display_name: want a name",
+		"rpc https://x.example":              `chain 10: unrecognized option "rpc"`,
+		"prove_bodies maybe":                 `chain 10: prove_bodies "maybe": want on or off`,
+		"prove_bodies":                       "wrong argument count",
+		"prove_bodies on\n prove_bodies off": "chain 10: prove_bodies given twice",
 	} {
 		_, err := parse(t, "tollgate {\n chain 10 {\n "+line+"\n }\n}")
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -120,5 +124,24 @@ func TestFinalityDepthReachesBuiltinChains(t *testing.T) {
 	}
 	if tb.IDs() != "137, 1, 42161, 8453, 80002, 10" {
 		t.Fatalf("order %s", tb.IDs())
+	}
+}
+
+// TestProveBodiesPerChain: prove_bodies on/off is kept per chain; a chain
+// without it has none (the family default applies, verify.ProvesBodies).
+func TestProveBodiesPerChain(t *testing.T) {
+	g, err := parse(t, "tollgate {\n chain 137 {\n prove_bodies on\n }\n chain 1 {\n prove_bodies off\n }\n chain 8453 {\n provider a https://a.example\n }\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]string{}
+	for _, c := range g.Chains {
+		got[c.ID] = "unset"
+		if c.ProveBodies != nil {
+			got[c.ID] = map[bool]string{true: "on", false: "off"}[*c.ProveBodies]
+		}
+	}
+	if want := map[uint64]string{137: "on", 1: "off", 8453: "unset"}; !maps.Equal(got, want) {
+		t.Fatalf("prove_bodies %v, want %v", got, want)
 	}
 }

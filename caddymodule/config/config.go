@@ -266,6 +266,12 @@ type ChainConfig struct {
 	Methods []evm.Override `json:"methods,omitempty"`
 	// Hedge overrides upstreams' hedge for this chain.
 	Hedge *HedgeConfig `json:"hedge,omitempty"`
+	// ProveBodies overrides whether nodes' block bodies (transactions,
+	// receipts, a block's logs) on this chain are proved by their roots
+	// before delivery; unset, the chain's family decides
+	// (verify.BodiesProvableByDefault: Ethereum's chains yes; OP-stack,
+	// Arbitrum, Polygon PoS and unknown chains are sampled).
+	ProveBodies *bool `json:"prove_bodies,omitempty"`
 }
 
 // HedgeConfig is the hedged reads' setting: Off, or the share of reads

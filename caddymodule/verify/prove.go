@@ -35,7 +35,10 @@ import (
 //     headers, else one provider header per block, cached);
 //   - a block's header: the header fields rehash (types.Header.Hash) to the
 //     hash the answer claims, and that hash is the one asked for (by hash)
-//     or the providers' at that height (by number).
+//     or the providers' at that height (by number);
+//   - a block's body, on a chain whose transactions go-ethereum decodes:
+//     its transactions, receipts and logs by the header's roots
+//     (bodies.go).
 //
 // Every node answer to those methods is proved before it is delivered; an
 // answer whose proof fails, or which is not what its proof proves, is
@@ -219,7 +222,8 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 }
 
 // Prove checks, before delivery, the answers of a node-served part that
-// can be proved (ProvableState, block headers). It returns "" when every
+// can be proved (ProvableState, block headers, and on a chain that proves
+// them block bodies: ProvableBodies, bodies.go). It returns "" when every
 // such answer was proved (j.Proved marks them: the sampled check does not
 // ask a provider about them again), or why the part must go to a provider
 // instead: WhyDisproved (the node is convicted here, at its first lie) or
@@ -232,7 +236,8 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 	if v == nil || j.Pins == nil || j.Node.Kind != upstream.KindNode {
 		return ""
 	}
-	var state, blocks []int
+	var state, blocks, bodies []int
+	bodiesOn := v.ProvesBodies(j.ChainID)
 	for k := range j.Calls {
 		if k >= len(j.Replies) || k >= len(j.Pins) {
 			break
@@ -248,16 +253,29 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 			if rehash, known := view.HeadersRehash(); rehash || !known {
 				blocks = append(blocks, k) // unknown yet: proveBlock learns it from a provider header
 			}
+		case bodiesOn && ProvableBodies[j.Calls[k].Method]:
+			bodies = append(bodies, k)
 		}
 	}
-	if len(state) == 0 && len(blocks) == 0 {
+	if len(state) == 0 && len(blocks) == 0 && len(bodies) == 0 {
 		return ""
 	}
 	budget := new(fetchBudget)
 	budget.left.Store(maxHeaderFetchesPerPart)
 	ctx = context.WithValue(ctx, fetchBudgetKey{}, budget)
 	out := make([]string, len(j.Calls)) // per call: "" not provable, else an outcome
+	whole := make([]bool, len(j.Calls)) // a body answer proved in every member (bodies.go)
 	lied := false
+	judgeBody := func(k int, vd bodyVerdict) {
+		if vd.outcome == "" {
+			return // not provable here (a block keeps its header's outcome): sampled
+		}
+		out[k], whole[k] = vd.outcome, vd.full
+		if vd.outcome == ProofLie {
+			lied = true
+			v.Convict(*j, &j.Calls[k], j.Pins[k], AnswerOf(j.Replies[k]), vd.truth, vd.by, vd.why)
+		}
+	}
 	if len(state) > 0 {
 		lied = v.proveState(ctx, j, view, state, out)
 	}
@@ -276,7 +294,17 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 				truth = headerEvidence(j.Replies[k].Result)
 			}
 			v.Convict(*j, &j.Calls[k], j.Pins[k], AnswerOf(j.Replies[k]), truth, "header hash", why)
+			continue
 		}
+		if o == ProofProved && bodiesOn {
+			judgeBody(k, v.proveBlockBody(ctx, j, view, k))
+		}
+	}
+	for _, k := range bodies {
+		if lied {
+			break
+		}
+		judgeBody(k, v.proveBodyAnswer(ctx, j, view, k))
 	}
 	j.Proved = make([]bool, len(j.Calls))
 	unproven := false
@@ -284,10 +312,13 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 		if o == "" {
 			continue
 		}
-		// Only a state read is proved whole. A block's proof is its header:
-		// the rest (transactions, uncles, size) is still judged by sampling,
-		// so it is not marked proved (a sampled check would skip it).
-		j.Proved[k] = o == ProofProved && ProvableState[j.Calls[k].Method]
+		// A state read is proved whole. A block's or a body answer's proof
+		// covers the members it knows: one with a member it does not
+		// (totalDifficulty, a client's own field), or a block on a chain
+		// whose bodies are sampled (only its header proved), is still
+		// judged by sampling, so it is not marked proved (a sampled check
+		// would skip it).
+		j.Proved[k] = o == ProofProved && (ProvableState[j.Calls[k].Method] || whole[k])
 		unproven = unproven || o != ProofProved
 	}
 	// "proved" counts node answers proved and delivered. When another

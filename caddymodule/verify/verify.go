@@ -94,6 +94,10 @@ type Config struct {
 	// any drop, so its traffic falls to what can be checked.
 	ProviderQPS   float64
 	ProviderBurst int
+	// ProveBodies says, per chain id, whether block bodies (transactions,
+	// receipts, a block's logs) are proved by their roots (bodies.go);
+	// a chain not named takes BodiesProvableByDefault.
+	ProveBodies map[uint64]bool
 }
 
 // Job is one node-served request offered for checking.
@@ -147,7 +151,8 @@ type Verifier struct {
 
 	headers sync.Map // chain id → *headers: provider headers for proofs (prove.go)
 
-	limit *rate.Limiter // the checks' provider calls (Config.ProviderQPS); nil: no cap
+	limit  *rate.Limiter // the checks' provider calls (Config.ProviderQPS); nil: no cap
+	bodies sync.Map      // chain id → LRU of proven blocks (bodies.go)
 }
 
 // New starts a verifier's worker; Close stops it.

@@ -151,6 +151,7 @@ type Proxy struct {
 	// the lies told; FirstLieAt is Answered at the first lie (0: none yet).
 	Answered, Lies, FirstLieAt atomic.Int64
 	shape                      atomic.Int32 // how LieSometimes lies (shapes.go)
+	bodyLie                    atomic.Int32 // what ShapeBody alters (bodies.go)
 	// proofLies: the (account, block) balances ShapeProvedValue or
 	// ShapeProofNode lied about, whose eth_getProof it then alters
 	// (proofs.go).

@@ -69,6 +69,11 @@ const (
 	// (last wins), a first-wins or strict decoder (serde, alloy) the lie
 	// or an error.
 	ShapeNamedTwice
+	// ShapeBody: one field of a block body altered, as SetBodyLie says
+	// (bodies.go): a receipt's status, a log's data, a dropped or added
+	// log, cumulativeGasUsed, gasUsed, contractAddress, a transaction's
+	// value in a hydrated block, a hash in a hash-only one.
+	ShapeBody
 )
 
 // ProofPadNodes is how many junk nodes ShapeProofPadded adds to a proof
@@ -111,6 +116,8 @@ func (p *Proxy) lieable(m string, r *reply) bool {
 		return false // it tells no lie: it only pads its proofs
 	case ShapeCall:
 		return m == "eth_call" && !null
+	case ShapeBody:
+		return !null && p.bodyLieable(m, r)
 	}
 	return (m == "eth_getBalance" || m == "eth_getBlockByNumber") && !null
 }
@@ -127,6 +134,8 @@ func (p *Proxy) shapeLie(m string, params []any, r *reply) {
 		}
 	}
 	switch shape {
+	case ShapeBody:
+		p.bodyShapeLie(r)
 	case ShapeCall:
 		r.Result = json.RawMessage(strconv.Quote(LieWord))
 	case ShapeHeaderField:

@@ -1,0 +1,507 @@
+package caddymodule_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math/big"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+)
+
+// bodiesOpts: provedOpts with block bodies proved on chain 137. The dev
+// chain is go-ethereum's (Ethereum's transaction types) under Polygon's
+// id, whose family default is sampled: the configuration turns it on.
+func bodiesOpts() meterOpts {
+	o := provedOpts()
+	o.chain137 = "prove_bodies on"
+	return o
+}
+
+// txFeed sends TestUSDT transfers (each with a Transfer log) from
+// developer-1 straight to the dev chain every few tens of milliseconds, so
+// the latest blocks hold transactions and every receipt asked about is a
+// new one (the edge cache has never seen it).
+type txFeed struct {
+	mu     sync.Mutex
+	hashes []sentTx
+	used   int
+}
+
+type sentTx struct {
+	hash string
+	at   time.Time
+}
+
+func (e *meterEnv) startTxFeed(t *testing.T) *txFeed {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	dev, _ := e.net.Manifest.Account("developer-1")
+	key, err := dev.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := ethclient.DialContext(ctx, e.net.Manifest.Polygon.RPCURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chainID, _ := client.ChainID(ctx)
+	opts := bind.NewKeyedTransactor(key, chainID)
+	nonce, err := client.PendingNonceAt(ctx, opts.From)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usdt := testusdt.NewTestUSDT()
+	c := bind.NewBoundContract(common.HexToAddress(e.net.Manifest.Polygon.USDT), usdt.GetABI(), client, client, client)
+	f := &txFeed{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ctx.Err() == nil; i++ {
+			opts.Context, opts.Nonce, opts.GasLimit = ctx, new(big.Int).SetUint64(nonce), 100_000
+			tx, err := c.RawTransact(opts, usdt.PackTransfer(common.BigToAddress(big.NewInt(int64(0x2000+i%50))), big.NewInt(1)))
+			if err == nil {
+				nonce++
+				f.mu.Lock()
+				f.hashes = append(f.hashes, sentTx{tx.Hash().Hex(), time.Now()})
+				f.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(40 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done; client.Close() })
+	return f
+}
+
+// next is a transaction sent long enough ago to be in a block, never
+// handed out before.
+func (f *txFeed) next(t *testing.T) string {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		f.mu.Lock()
+		if f.used < len(f.hashes) && time.Since(f.hashes[f.used].at) > 600*time.Millisecond {
+			h := f.hashes[f.used].hash
+			f.used++
+			f.mu.Unlock()
+			return h
+		}
+		f.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the transfer feed made no transaction in 20 s")
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for the feed's next transfer to be mined
+	}
+}
+
+// chainRPC asks the dev chain itself (the truth a delivered answer is
+// compared with).
+func (e *meterEnv) chainRPC(t *testing.T, method, params string) json.RawMessage {
+	t.Helper()
+	resp, err := http.Post(e.net.Manifest.Polygon.RPCURL, "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Result json.RawMessage `json:"result"`
+	}
+	_ = json.Unmarshal(b, &r)
+	return r.Result
+}
+
+func resultOf(body []byte) json.RawMessage {
+	var r struct {
+		Result json.RawMessage `json:"result"`
+	}
+	_ = json.Unmarshal(body, &r)
+	return r.Result
+}
+
+// bodyCall is one body call of the traffic and how to tell whether a
+// delivered answer to it is the chain's.
+type bodyCall struct {
+	method, body string
+	truth        func(res json.RawMessage) json.RawMessage // the chain's answer to what res is about (nil: no answer to compare)
+}
+
+func (e *meterEnv) bodyCallOf(t *testing.T, method string, feed *txFeed) bodyCall {
+	req := func(params string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`
+	}
+	switch method {
+	case "eth_getTransactionReceipt", "eth_getTransactionByHash":
+		params := `["` + feed.next(t) + `"]`
+		return bodyCall{method, req(params), func(json.RawMessage) json.RawMessage { return e.chainRPC(t, method, params) }}
+	case "eth_getBlockReceipts":
+		// By the hash of a fresh transfer's block (a tag is the
+		// providers': only final or hash-named blocks go to nodes).
+		params := `["` + e.blockOf(t, feed.next(t)).hash + `"]`
+		return bodyCall{method, req(params), func(json.RawMessage) json.RawMessage { return e.chainRPC(t, method, params) }}
+	case "eth_getBlockByNumber", "eth_getBlockByNumber/full":
+		full := method == "eth_getBlockByNumber/full"
+		flag := map[bool]string{true: "true", false: "false"}[full]
+		body := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",` + flag + `]}`
+		return bodyCall{"eth_getBlockByNumber", body, func(res json.RawMessage) json.RawMessage {
+			var b struct {
+				Hash string `json:"hash"`
+			}
+			if json.Unmarshal(res, &b) != nil || b.Hash == "" {
+				return nil
+			}
+			return e.chainRPC(t, "eth_getBlockByHash", `["`+b.Hash+`",`+flag+`]`)
+		}}
+	case "eth_getTransactionByBlockNumberAndIndex", "eth_getTransactionByBlockHashAndIndex":
+		b := e.blockOf(t, feed.next(t))
+		params := `["` + b.number + `","` + b.index + `"]`
+		if method == "eth_getTransactionByBlockHashAndIndex" {
+			params = `["` + b.hash + `","` + b.index + `"]`
+		}
+		return bodyCall{method, req(params), func(json.RawMessage) json.RawMessage { return e.chainRPC(t, method, params) }}
+	case "eth_getLogs":
+		params := `[{"blockHash":"` + e.blockOf(t, feed.next(t)).hash + `"}]`
+		return bodyCall{method, req(params), func(json.RawMessage) json.RawMessage { return e.chainRPC(t, method, params) }}
+	}
+	t.Fatalf("no traffic for %s", method)
+	return bodyCall{}
+}
+
+type txPlace struct{ hash, number, index string }
+
+// blockOf is where the chain holds a transaction (asked of the dev chain
+// itself, until it is mined).
+func (e *meterEnv) blockOf(t *testing.T, tx string) txPlace {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var x struct {
+			BlockHash        string `json:"blockHash"`
+			BlockNumber      string `json:"blockNumber"`
+			TransactionIndex string `json:"transactionIndex"`
+		}
+		_ = json.Unmarshal(e.chainRPC(t, "eth_getTransactionReceipt", `["`+tx+`"]`), &x)
+		if x.BlockHash != "" {
+			return txPlace{x.BlockHash, x.BlockNumber, x.TransactionIndex}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction %s not mined in 10 s", tx)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the dev chain for the receipt
+	}
+}
+
+// TestProvedBodiesLiarsDeliverNothing: on a chain whose bodies are proved,
+// nodes that, serving callers, alter 1 in 5 answers by one field of a
+// block body — a receipt's status, a log's data, a dropped or an added
+// log, cumulativeGasUsed, gasUsed or contractAddress (derived fields), a
+// transaction's value in a hydrated block, a transaction hash in a
+// hash-only block — deliver 0 wrong answers and are quarantined at their
+// first lie (the part goes to a provider; the evidence is on the stream,
+// shown against the block's roots).
+func TestProvedBodiesLiarsDeliverNothing(t *testing.T) {
+	e := startMetered(t, bodiesOpts())
+	feed := e.startTxFeed(t)
+	for _, c := range []struct {
+		name    string
+		id      string
+		lie     faultproxy.BodyLie
+		traffic string
+		by      string
+	}{
+		{"receipt status", "NODE-EU-BODYSTAT", faultproxy.BodyStatus, "eth_getTransactionReceipt", "receiptsRoot"},
+		{"a log's data", "NODE-EU-BODYLOGD", faultproxy.BodyLogData, "eth_getTransactionReceipt", "receiptsRoot"},
+		{"a dropped log", "NODE-EU-BODYDROP", faultproxy.BodyDropLog, "eth_getTransactionReceipt", "receiptsRoot"},
+		{"an added log", "NODE-EU-BODYADDL", faultproxy.BodyAddLog, "eth_getTransactionReceipt", "receiptsRoot"},
+		{"cumulativeGasUsed", "NODE-EU-BODYCUMU", faultproxy.BodyCumulative, "eth_getBlockReceipts", "receiptsRoot"},
+		{"gasUsed", "NODE-EU-BODYGASU", faultproxy.BodyGasUsed, "eth_getTransactionReceipt", "receiptsRoot"},
+		{"contractAddress", "NODE-EU-BODYCONT", faultproxy.BodyContractAddress, "eth_getTransactionReceipt", "receiptsRoot"},
+		{"a transaction's value in a hydrated block", "NODE-EU-BODYTXFD", faultproxy.BodyTxField, "eth_getBlockByNumber/full", "transactionsRoot"},
+		{"a swapped hash in a hash-only block", "NODE-EU-BODYSWAP", faultproxy.BodySwapHash, "eth_getBlockByNumber", "transactionsRoot"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+			t.Cleanup(liar.Close)
+			liar.SetShape(faultproxy.ShapeBody)
+			liar.SetBodyLie(c.lie)
+			e.registerNode(t, c.id, liar.URL())
+			e.waitForNodeOn(t, c.id, func() string { return headNumber })
+			liar.SetMode(faultproxy.LieSometimes)
+			calls, delivered, byNode := 0, 0, 0
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				calls++
+				bc := e.bodyCallOf(t, c.traffic, feed)
+				a := e.rpc(t, bc.body)
+				if a.status != http.StatusOK {
+					t.Fatalf("call %d: %d %s", calls, a.status, a.body)
+				}
+				res := resultOf(a.body)
+				if truth := bc.truth(res); truth != nil && !sameJSON(res, truth) {
+					delivered++
+					t.Logf("delivered %s unlike the chain's: %s", bc.method, res)
+				}
+				if a.header.Get("X-Tollgate-Upstream") == c.id {
+					byNode++
+				}
+				if st := e.upstreamState(t, c.id); st == nil || st["quarantined"] == true {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("not caught after %d calls (%d served by the node; %d lies told in %d answers, %d delivered)",
+						calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
+				}
+			}
+			t.Logf("quarantined after %d calls (%d served by the node); it told %d lies in %d answers; %d wrong answers delivered",
+				calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
+			if delivered != 0 {
+				t.Errorf("%d wrong answers delivered, want 0", delivered)
+			}
+			if liar.Lies.Load() != 1 {
+				t.Errorf("quarantined after %d lies, want at its first", liar.Lies.Load())
+			}
+			ev := waitEvidence(t, e, c.id)
+			if ev.Method != faultproxy.BodyMethod(c.lie) || ev.TrustedBy != c.by {
+				t.Errorf("evidence about %s by %s, want %s by %s", ev.Method, ev.TrustedBy, faultproxy.BodyMethod(c.lie), c.by)
+			}
+			liar.SetMode(faultproxy.Fail502) // out of the way of the next liar
+		})
+	}
+}
+
+var bodyMethods = []string{"eth_getTransactionReceipt", "eth_getTransactionByHash", "eth_getBlockReceipts", "eth_getBlockByNumber",
+	"eth_getBlockByNumber/full", "eth_getTransactionByBlockNumberAndIndex", "eth_getTransactionByBlockHashAndIndex", "eth_getLogs"}
+
+// TestProvedBodiesOfAnHonestNode: an honest node's body answers — receipts
+// by transaction and by block, transactions by hash and by block and
+// index, blocks hydrated and by hashes, a block's logs — are proved before
+// delivery, every one the node served with a value (the counter's
+// "proved" equals them, method by method); it is never convicted; no
+// provider is asked a body question again (the providers got exactly the
+// body calls they served callers), and the providers were asked at most
+// one header by hash per block.
+func TestProvedBodiesOfAnHonestNode(t *testing.T) {
+	e := startMetered(t, bodiesOpts())
+	feed := e.startTxFeed(t)
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-BODIESOK"
+	e.registerNode(t, nodeID, honest.URL())
+	e.waitForNode(t, nodeID)
+	// The body methods on the wire (eth_getBlockByNumber aside: the
+	// providers' head poll asks it all the time).
+	wire := []string{"eth_getTransactionReceipt", "eth_getTransactionByHash", "eth_getBlockReceipts",
+		"eth_getTransactionByBlockNumberAndIndex", "eth_getTransactionByBlockHashAndIndex", "eth_getLogs"}
+	headBefore := e.chainHead(t)
+	before := e.provedCounts(t)
+	provBefore := e.providerCalls(wire...)
+	headersBefore := e.providerCalls("eth_getBlockByHash")
+	byNode := map[string]int{} // answers with a value the node served, by method
+	byProvider := 0            // body calls the providers served callers
+	const calls = 240
+	for i := range calls {
+		bc := e.bodyCallOf(t, bodyMethods[i%len(bodyMethods)], feed)
+		a := e.rpc(t, bc.body)
+		if a.status != http.StatusOK || !strings.Contains(string(a.body), `"result"`) {
+			t.Fatalf("%s: %d %s", bc.method, a.status, a.body)
+		}
+		res := resultOf(a.body)
+		if truth := bc.truth(res); truth != nil && !sameJSON(res, truth) {
+			t.Errorf("%s: delivered unlike the chain's: %s", bc.method, res)
+		}
+		nothing := string(res) == "null" || string(res) == "[]"
+		switch up := a.header.Get("X-Tollgate-Upstream"); {
+		case up == nodeID && !nothing:
+			byNode[bc.method]++
+		case (up == "alpha" || up == "beta") && bc.method != "eth_getBlockByNumber":
+			byProvider++
+		}
+	}
+	after := e.provedCounts(t)
+	blocks := int(e.chainHead(t)-headBefore) + 3
+	served := 0
+	for m, n := range byNode {
+		served += n
+		if d := after[m]["proved"] - before[m]["proved"]; d != n {
+			t.Errorf("%s: the node served %d answers with a value, %d were proved before delivery (want all)", m, n, d)
+		}
+		for _, o := range []string{"rerouted", "lie"} {
+			if d := after[m][o] - before[m][o]; d != 0 {
+				t.Errorf("%s: %d answers of an honest node %s", m, d, o)
+			}
+		}
+	}
+	if served < calls/10 {
+		t.Fatalf("the node served %d of %d calls with a value: too few to show anything (%v)", served, calls, byNode)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+		t.Fatalf("an honest node was convicted: %v", st)
+	}
+	if got := e.providerCalls(wire...) - provBefore; got != byProvider {
+		t.Errorf("providers got %d body calls, served %d to callers: %d replays", got, byProvider, got-byProvider)
+	}
+	headers := e.providerCalls("eth_getBlockByHash") - headersBefore
+	if headers > blocks {
+		t.Errorf("providers were asked %d headers by hash over %d blocks", headers, blocks)
+	}
+	t.Logf("node served %v (all proved); providers served %d body calls with no replay, %d headers by hash over %d blocks; the node was asked %d full blocks and %d block receipts for proofs",
+		byNode, byProvider, headers, blocks, honest.Calls("eth_getBlockByHash"), honest.Calls("eth_getBlockReceipts"))
+}
+
+func (e *meterEnv) chainHead(t *testing.T) uint64 {
+	var s string
+	_ = json.Unmarshal(e.chainRPC(t, "eth_blockNumber", `[]`), &s)
+	n, _ := new(big.Int).SetString(strings.TrimPrefix(s, "0x"), 16)
+	if n == nil {
+		t.Fatalf("eth_blockNumber: %q", s)
+	}
+	return n.Uint64()
+}
+
+// TestSampledBodiesOnAChainThatDoesNotProveThem: chain 137 at its family's
+// default (Polygon PoS: bodies sampled). A node's receipts there are never
+// counted proved, and a liar flipping 1 in 5 receipt statuses is still
+// caught, by the sampled check (a new node's first answers are all
+// checked).
+func TestSampledBodiesOnAChainThatDoesNotProveThem(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	feed := e.startTxFeed(t)
+	const nodeID = "NODE-EU-BODYSAMP"
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetShape(faultproxy.ShapeBody)
+	liar.SetBodyLie(faultproxy.BodyStatus)
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+	liar.SetMode(faultproxy.LieSometimes)
+	before := e.provedCounts(t)["eth_getTransactionReceipt"]
+	calls, byNode := 0, 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		calls++
+		bc := e.bodyCallOf(t, "eth_getTransactionReceipt", feed)
+		a := e.rpc(t, bc.body)
+		if a.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			byNode++
+		}
+		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a receipt liar on a sampled chain was not caught after %d calls (%d lies told)", calls, liar.Lies.Load())
+		}
+	}
+	after := e.provedCounts(t)["eth_getTransactionReceipt"]
+	t.Logf("caught by sampling after %d calls (%d served by the node, %d lies told); receipts proved %d", calls, byNode, liar.Lies.Load(),
+		after["proved"]-before["proved"])
+	if d := after["proved"] - before["proved"] + after["lie"] - before["lie"]; d != 0 {
+		t.Errorf("%d receipts judged by proof on a chain whose bodies are sampled", d)
+	}
+	if byNode == 0 {
+		t.Errorf("the node served no receipt: the test did not exercise sampling")
+	}
+	if ev := waitEvidence(t, e, nodeID); ev.Method != "eth_getTransactionReceipt" {
+		t.Errorf("evidence about %s, want eth_getTransactionReceipt", ev.Method)
+	}
+}
+
+// TestProvedCountsOnlyDeliveredAnswers: in a batch part whose block answer
+// is a lie (one header field altered), the node's balance in the same
+// part is proved but not delivered (the part goes to a provider): the
+// counter's "proved" counts answers delivered as the node's, so it does
+// not move, while "lie" counts the block.
+func TestProvedCountsOnlyDeliveredAnswers(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	const nodeID = "NODE-EU-MIXEDLIE"
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetShape(faultproxy.ShapeHeaderField)
+	liar.LieEvery.Store(1) // every block it answers
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+	liar.SetMode(faultproxy.LieSometimes)
+	acct, _ := e.net.Manifest.Account("deployer")
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]},` +
+		`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["latest",false]}]`
+	before := e.provedCounts(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for liar.Lies.Load() == 0 {
+		a := e.rpc(t, batch)
+		if a.status != http.StatusOK {
+			t.Fatalf("%d %s", a.status, a.body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the node served no batch in 30 s")
+		}
+	}
+	after := e.provedCounts(t)
+	if d := after["eth_getBlockByNumber"]["lie"] - before["eth_getBlockByNumber"]["lie"]; d != 1 {
+		t.Errorf("%d block lies counted, want 1", d)
+	}
+	if d := after["eth_getBalance"]["proved"] - before["eth_getBalance"]["proved"]; d != 0 {
+		t.Errorf("%d balances counted proved in a part that went to a provider, want 0", d)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != true {
+		t.Errorf("the liar was not convicted: %v", st)
+	}
+}
+
+// TestProvedBodiesANodeThatCannotProve: an honest node whose
+// eth_getBlockReceipts fails (a client without it, or one that errs) cannot
+// prove its receipts: each receipt it answers goes to a provider instead
+// (the caller gets the chain's receipt, the counter says rerouted), and it
+// is never convicted for it.
+func TestProvedBodiesANodeThatCannotProve(t *testing.T) {
+	e := startMetered(t, bodiesOpts())
+	feed := e.startTxFeed(t)
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	node.SetErrorFor("eth_getBlockReceipts", `{"code":-32601,"message":"the method eth_getBlockReceipts does not exist/is not available"}`)
+	const nodeID = "NODE-EU-NORCPTSX"
+	e.registerNode(t, nodeID, node.URL())
+	e.waitForNode(t, nodeID)
+	before := e.provedCounts(t)["eth_getTransactionReceipt"]
+	asked := node.Calls("eth_getTransactionReceipt")
+	for range 20 {
+		bc := e.bodyCallOf(t, "eth_getTransactionReceipt", feed)
+		a := e.rpc(t, bc.body)
+		res := resultOf(a.body)
+		if a.status != http.StatusOK || !sameJSON(res, bc.truth(res)) {
+			t.Fatalf("receipt: %d %s", a.status, a.body)
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			t.Fatalf("a receipt the node could not prove was delivered as its: %s", a.body)
+		}
+	}
+	after := e.provedCounts(t)["eth_getTransactionReceipt"]
+	served := node.Calls("eth_getTransactionReceipt") - asked
+	t.Logf("the node answered %d receipts: %d rerouted, %d proved", served, after["rerouted"]-before["rerouted"], after["proved"]-before["proved"])
+	if served == 0 {
+		t.Fatal("the node was asked no receipt: nothing shown")
+	}
+	if d := after["rerouted"] - before["rerouted"]; d < served {
+		t.Errorf("%d of the node's %d receipts rerouted, want each", d, served)
+	}
+	if d := after["proved"] + after["lie"] - before["proved"] - before["lie"]; d != 0 {
+		t.Errorf("%d receipts proved or convicted without the block's receipts", d)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+		t.Fatalf("a node that could not prove was convicted: %v", st)
+	}
+}

@@ -1,0 +1,301 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
+)
+
+// bodyVerdict is a body proof's outcome for one answer.
+type bodyVerdict struct {
+	outcome string // ProofProved, ProofRerouted or ProofLie ("": not provable here, sampled)
+	full    bool   // proved, and every member of the answer is covered
+	truth   json.RawMessage
+	by      string // what the lie is shown against: "transactionsRoot", "receiptsRoot"
+	why     string
+}
+
+func rerouted() bodyVerdict { return bodyVerdict{outcome: ProofRerouted} }
+
+func lie(by, why string, truth json.RawMessage) bodyVerdict {
+	return bodyVerdict{outcome: ProofLie, by: by, why: why, truth: truth}
+}
+
+// rootsEvidence: the proven block's hash and roots, against which a body
+// lie is shown (anyone can fetch the block again and rederive them).
+func rootsEvidence(h *types.Header, hash common.Hash) json.RawMessage {
+	return proofFetchEvidence(h, hash, "", nil)
+}
+
+// proofFetchEvidence is rootsEvidence for a lie in what the node gave
+// the gateway to prove with (its full block, its block receipts), which
+// the caller never saw: it names that call and the keccak256 of the
+// node's answer (the answer itself may be megabytes).
+func proofFetchEvidence(h *types.Header, hash common.Hash, method string, answer json.RawMessage) json.RawMessage {
+	var e struct {
+		BlockHash        common.Hash  `json:"blockHash"`
+		TransactionsRoot *common.Hash `json:"transactionsRoot,omitempty"`
+		ReceiptsRoot     *common.Hash `json:"receiptsRoot,omitempty"`
+		NodeProofCall    string       `json:"nodeProofCall,omitempty"`
+		NodeProofKeccak  *common.Hash `json:"nodeProofKeccak256,omitempty"`
+	}
+	e.BlockHash = hash
+	if h != nil {
+		e.TransactionsRoot, e.ReceiptsRoot = &h.TxHash, &h.ReceiptHash
+	}
+	if method != "" {
+		d := crypto.Keccak256Hash(answer)
+		e.NodeProofCall, e.NodeProofKeccak = method+" "+hash.Hex(), &d
+	}
+	b, _ := json.Marshal(e)
+	return b
+}
+
+// knownToProviders: the providers gave the block hash (the head poll's
+// view, else one provider header by hash, cached).
+func (v *Verifier) knownToProviders(ctx context.Context, j *Job, view ChainView, hash common.Hash) bool {
+	if _, ok := view.StateRoot(hash.Hex()); ok {
+		return true
+	}
+	_, _, ok := v.headersOf(j.ChainID).providerHeader(ctx, j.Pool, hash, 0, false)
+	return ok
+}
+
+// provenBlockOf is the proven block of hash, with its receipts proven when
+// receipts: from the cache, else asked of the node that answered (its full
+// block, its block receipts: one round trip) while the providers are
+// asked whether they know the hash. A node that cannot produce them, or a
+// block the providers never saw, is not a lie (rerouted); a body or
+// receipts its header's roots do not prove is.
+func (v *Verifier) provenBlockOf(ctx context.Context, j *Job, view ChainView, hash common.Hash, receipts bool) (*provenBlock, bodyVerdict) {
+	cache := v.bodiesOf(j.ChainID)
+	p, cached := cache.Get(hash)
+	if cached {
+		p.mu.Lock()
+		have := p.receipts != nil
+		p.mu.Unlock()
+		if !receipts || have {
+			return p, bodyVerdict{outcome: ProofProved}
+		}
+	}
+	var asks []jsonrpc.Item
+	if !cached {
+		asks = append(asks, jsonrpc.Item{Method: "eth_getBlockByHash", ID: json.RawMessage("0"), Params: json.RawMessage(`["` + hash.Hex() + `",true]`)})
+	}
+	if receipts {
+		asks = append(asks, jsonrpc.Item{Method: "eth_getBlockReceipts", ID: json.RawMessage("1"), Params: json.RawMessage(`["` + hash.Hex() + `"]`)})
+	}
+	var known bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		known = v.knownToProviders(ctx, j, view, hash)
+	}()
+	got := v.askNode(ctx, j, asks)
+	wg.Wait()
+	if len(got) != len(asks) {
+		return nil, rerouted() // the node could not answer: not a lie
+	}
+	for _, r := range got {
+		if r.Err != nil || r.Response.Error != nil || IsNothing(r.Result) {
+			return nil, rerouted() // pruned, an error, or a block it does not have
+		}
+	}
+	if !known {
+		return nil, rerouted() // a block the providers never saw: nothing to prove against
+	}
+	if !cached {
+		raw := got[0].Result
+		if len(raw) > maxBodyBytes {
+			return nil, rerouted()
+		}
+		if namedTwice(raw) {
+			return nil, lie("header hash", "a block with a member named twice", proofFetchEvidence(nil, hash, "eth_getBlockByHash", raw))
+		}
+		var h types.Header
+		if err := json.Unmarshal(raw, &h); err != nil || h.Hash() != hash {
+			return nil, lie("header hash", "a block whose header does not hash to the hash it was asked by", proofFetchEvidence(nil, hash, "eth_getBlockByHash", raw))
+		}
+		np, why := decodeBody(j.ChainID, &h, hash, raw)
+		switch why {
+		case "":
+		case whyOversize:
+			return nil, rerouted()
+		case errNotProvable.Error():
+			return nil, bodyVerdict{} // uncles: sampled, as before proofs
+		default:
+			return nil, lie("transactionsRoot", why, proofFetchEvidence(&h, hash, "eth_getBlockByHash", raw))
+		}
+		p = np
+	}
+	if receipts {
+		raw := got[len(got)-1].Result
+		if namedTwice(raw) {
+			return nil, lie("receiptsRoot", "receipts with a member named twice", proofFetchEvidence(p.header, hash, "eth_getBlockReceipts", raw))
+		}
+		switch why := proveReceipts(j.ChainID, p, raw); why {
+		case "":
+		case whyOversize:
+			return nil, rerouted()
+		default:
+			return nil, lie("receiptsRoot", why, proofFetchEvidence(p.header, hash, "eth_getBlockReceipts", raw))
+		}
+	}
+	cache.Add(hash, p)
+	return p, bodyVerdict{outcome: ProofProved}
+}
+
+// proveBlockBody proves the body of a block answer whose header is proved
+// (proveBlock): a hydrated answer carries its own body (proved by its
+// roots, no fetch); a hash-only answer is compared with the proven body
+// of its hash (cached, else the node's full block).
+func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k int) bodyVerdict {
+	ans := j.Replies[k].Result
+	if len(ans) > maxBodyBytes {
+		return rerouted()
+	}
+	hash := common.HexToHash(member(ans, "hash"))
+	var h types.Header
+	if json.Unmarshal(ans, &h) != nil {
+		return rerouted()
+	}
+	var params []json.RawMessage
+	_ = json.Unmarshal(j.Calls[k].Params, &params)
+	hydrated := len(params) > 1 && string(params[1]) == "true"
+	p, cached := v.bodiesOf(j.ChainID).Get(hash)
+	if hydrated && !cached {
+		// A proven block is not decoded again (senders recovered once per
+		// block): checkBlockBody compares each transaction's hash with it.
+		np, why := decodeBody(j.ChainID, &h, hash, ans)
+		switch why {
+		case "":
+			p = np
+			v.bodiesOf(j.ChainID).Add(hash, p)
+		case whyOversize:
+			return rerouted()
+		case errNotProvable.Error():
+			return bodyVerdict{} // uncles: sampled, as before proofs
+		default:
+			return lie("transactionsRoot", why, rootsEvidence(&h, hash))
+		}
+	} else if !cached {
+		var vd bodyVerdict
+		if p, vd = v.provenBlockOf(ctx, j, view, hash, false); vd.outcome != ProofProved {
+			return vd
+		}
+	}
+	if why, full := checkBlockBody(ans, p); why != "" {
+		return lie("transactionsRoot", why, rootsEvidence(p.header, hash))
+	} else {
+		return bodyVerdict{outcome: ProofProved, full: full}
+	}
+}
+
+// proveBodyAnswer proves an answer of ProvableBodies: the block it names
+// is proven (cached, else from the node), and the answer must be what
+// that block's proven transactions or receipts say.
+func (v *Verifier) proveBodyAnswer(ctx context.Context, j *Job, view ChainView, k int) bodyVerdict {
+	c, ans := &j.Calls[k], j.Replies[k].Result
+	if len(ans) > maxBodyBytes {
+		return rerouted()
+	}
+	q, ok := questionOf(c, ans)
+	if !ok {
+		return bodyVerdict{} // names no block it can be proved by: sampled
+	}
+	if namedTwice(ans) {
+		return lie("receiptsRoot", "an answer with a member named twice", nil)
+	}
+	if q.byNumber {
+		// The block named must be the providers' at the height asked.
+		final := j.Finalized > 0 && q.number+reorgMargin <= j.Finalized
+		h, known := view.HashAt(q.number)
+		if !known {
+			ph, _, ok := v.headersOf(j.ChainID).providerHeader(ctx, j.Pool, common.Hash{}, q.number, final)
+			if !ok {
+				return rerouted()
+			}
+			h, known = ph.Hex(), true
+		}
+		if !strings.EqualFold(h, q.hash.Hex()) {
+			if final {
+				return lie("header hash", "an answer about another block than the providers' at a final height", json.RawMessage(strconv.Quote(h)))
+			}
+			return rerouted() // another branch (now): unpaid, not a lie
+		}
+	}
+	p, vd := v.provenBlockOf(ctx, j, view, q.hash, q.receipts)
+	if vd.outcome != ProofProved {
+		return vd
+	}
+	if q.byNumber && p.header.Number.Uint64() != q.number {
+		return lie("header hash", "an answer about a block of another height than asked", rootsEvidence(p.header, p.hash))
+	}
+	by := "transactionsRoot"
+	if q.receipts {
+		by = "receiptsRoot"
+	}
+	var params []json.RawMessage
+	_ = json.Unmarshal(c.Params, &params)
+	var why string
+	var full bool
+	switch c.Method {
+	case "eth_getBlockReceipts":
+		var rs []json.RawMessage
+		if json.Unmarshal(ans, &rs) != nil || len(rs) != len(p.txs) {
+			return lie(by, "another number of receipts than the block's transactions", rootsEvidence(p.header, p.hash))
+		}
+		full = true
+		for i, r := range rs {
+			w, f := checkReceipt(r, p, i)
+			if w != "" {
+				why = w
+				break
+			}
+			full = full && f
+		}
+	case "eth_getTransactionReceipt", "eth_getTransactionByHash":
+		asked, _ := hashParam(params[0])
+		i, ok := hexQuantity(member(ans, "transactionIndex"))
+		if !ok || i >= uint64(len(p.txs)) || p.txs[i].Hash() != asked {
+			why = "an answer about another transaction than asked, or one its block does not hold"
+			break
+		}
+		if c.Method == "eth_getTransactionReceipt" {
+			why, full = checkReceipt(ans, p, int(i))
+		} else {
+			why, full = checkTx(ans, p, int(i))
+		}
+	case "eth_getTransactionByBlockHashAndIndex", "eth_getTransactionByBlockNumberAndIndex":
+		var idx string
+		_ = json.Unmarshal(params[1], &idx)
+		i, ok := hexQuantity(idx)
+		if !ok {
+			return bodyVerdict{}
+		}
+		if i >= uint64(len(p.txs)) {
+			why = "a transaction at an index its block does not have"
+			break
+		}
+		why, full = checkTx(ans, p, int(i))
+	case "eth_getLogs":
+		_, match, _ := blockHashFilter(c.Params)
+		why, full = checkLogs(ans, p, match)
+	}
+	switch why {
+	case "":
+		return bodyVerdict{outcome: ProofProved, full: full}
+	case whyOmitted:
+		return rerouted()
+	}
+	return lie(by, why, rootsEvidence(p.header, p.hash))
+}
