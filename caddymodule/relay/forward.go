@@ -160,58 +160,26 @@ const maxHedgedCalls = 16
 // flight at once.
 const subBatchConcurrency = 4
 
-// forwardPart sends calls as one upstream request (preferring the upstream
-// named prefer, or only to the one named only, if any). It returns the
-// replies, who served each call (the zero Ref: none did, refunded) and
-// whether an unserved upstream answer was relayed.
+// forwardPart serves calls as one upstream request (preferring the
+// upstream named prefer, or only to the one named only, if any), on one
+// path every read takes: plan (the method table decides pins, retry, hedge
+// and who may answer: plan.go), forward (upstream.Pool.Forward picks,
+// hedges and retries as planned), judge (what the caller gets and who is
+// paid). It returns the replies, who served each call (the zero Ref: none
+// did, refunded) and whether an unserved upstream answer was relayed.
 func (h *Relay) forwardPart(ctx context.Context, cs *Chain, calls []jsonrpc.Item, prefer, only string) ([]jsonrpc.Reply, []upstream.Ref, bool) {
-	noRetry, noHedge, archive, head := false, false, false, cs.pool.BestHead()
-	var need []upstream.Capability
-	var logsSpan uint64
-	capped := false // some call's method caps its answer's size (capResponses)
-	for _, c := range calls {
-		m := cs.methods.Lookup(c.Method)
-		noRetry = noRetry || m.NoRetry
-		noHedge = noHedge || m.NoHedge
-		capped = capped || m.MaxResponseBytes > 0
-		if m.MaxBlockRange > 0 { // eth_getLogs: to an upstream that serves its span
-			if span, ok, _ := evm.LogsSpan(c.Params, head); ok {
-				logsSpan = max(logsSpan, span)
-			}
-		}
-		archive = archive || evm.NeedsArchive(c.Method, c.Params, head, h.Upstreams.ArchiveWindow)
-		switch m.Needs {
-		case evm.NeedsDebug:
-			need = appendOnce(need, upstream.CapDebug)
-		case evm.NeedsTrace:
-			need = appendOnce(need, upstream.CapTrace)
-		}
-	}
-	// Trust in nodes (caddymodule/trust): a registered node answers only
-	// questions that can be judged, about a definite block. A sticky call
-	// (only) goes where its filter lives, unchanged.
-	plan := trust.Plan{Calls: calls, NodeOK: true}
-	if only == "" && cs.pool.HasNodes() {
-		plan = trust.PinCalls(calls, cs.methods, cs.head, cs.finalized(), cs.chain.ID)
-		calls = plan.Calls
-	}
-	fail := func(e *jsonrpc.Error, cause error) []jsonrpc.Reply {
-		out := make([]jsonrpc.Reply, len(calls))
-		for k := range out {
-			out[k] = jsonrpc.Reply{Response: jsonrpc.ErrorResponse(calls[k].ResponseID(), e), Err: cause}
-		}
-		return out
-	}
+	p := h.plan(cs, calls, prefer, only)
+	calls = p.trust.Calls
 	body, err := jsonrpc.EncodeUpstream(calls)
 	if err != nil { // cannot happen for valid items; answer rather than panic
-		return fail(jsonrpc.InternalError("could not encode the upstream request"), err), make([]upstream.Ref, len(calls)), false
+		return failAll(calls, jsonrpc.InternalError("could not encode the upstream request"), err), make([]upstream.Ref, len(calls)), false
 	}
 	// The reply each attempt got is matched to the calls once: a reply that
 	// does not answer them counts against its upstream (upstream.blame),
 	// and the served one is used as matched.
 	var matched []jsonrpc.Reply
 	var matchedBody []byte
-	validate := func(reply []byte) error {
+	p.opts.Validate = func(reply []byte) error {
 		r, err := jsonrpc.MatchReplies(calls, reply)
 		if err != nil && !errors.As(err, new(*jsonrpc.UpstreamError)) {
 			return err
@@ -219,39 +187,9 @@ func (h *Relay) forwardPart(ctx context.Context, cs *Chain, calls []jsonrpc.Item
 		matched, matchedBody = r, reply
 		return nil
 	}
-	opts := upstream.ForwardOptions{NoRetry: noRetry, Prefer: prefer, Only: only, NeedArchive: archive, Need: need,
-		LogsSpan: logsSpan, Validate: validate, ProvidersOnly: !plan.NodeOK, NoHedge: noHedge || len(calls) > maxHedgedCalls}
-	if !opts.ProvidersOnly && h.verifier.SendsBusy() && hasSend(plan.Pins) {
-		opts.ProvidersOnly = true // a node's send could not be checked now
-	}
-	res, err := cs.pool.Forward(ctx, body, opts)
+	res, err := cs.pool.Forward(ctx, body, p.opts)
 	if err != nil {
-		var uerr *upstream.UnavailableError
-		if errors.As(err, &uerr) && uerr.LastReply != nil {
-			// An upstream replied but did not serve the call (it throttles
-			// us, or its reply does not answer the request): the caller
-			// gets its words rather than a made-up 503, and is not charged.
-			// Only its error objects are relayed: a result in an unserved
-			// reply (an HTTP 5xx carrying the node's answers) would be
-			// service the caller does not pay for.
-			replies, _ := jsonrpc.MatchReplies(calls, uerr.LastReply)
-			untrusted(replies, uerr.LastUpstream)
-			relayed := false
-			for k := range replies {
-				if replies[k].Err == nil {
-					replies[k].Err = err
-				}
-				if replies[k].Error == nil {
-					replies[k].Response = jsonrpc.ErrorResponse(calls[k].ResponseID(),
-						jsonrpc.UpstreamUnavailable("the upstream failed the call; not charged"))
-				} else {
-					relayed = true
-				}
-			}
-			return replies, make([]upstream.Ref, len(calls)), relayed
-		}
-		h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
-		return fail(jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), make([]upstream.Ref, len(calls)), false
+		return h.unserved(cs, calls, err)
 	}
 	// Served: a result, or an upstream's error answer, which is its work
 	// and is charged like a result (its revenue goes to that upstream).
@@ -260,32 +198,82 @@ func (h *Relay) forwardPart(ctx context.Context, cs *Chain, calls []jsonrpc.Item
 		replies, _ = jsonrpc.MatchReplies(calls, res.Body)
 	}
 	untrusted(replies, res.Upstream)
+	return h.judge(ctx, cs, p, calls, body, res, replies)
+}
+
+// failAll answers every call with e (cause: why, for the books).
+func failAll(calls []jsonrpc.Item, e *jsonrpc.Error, cause error) []jsonrpc.Reply {
+	out := make([]jsonrpc.Reply, len(calls))
+	for k := range out {
+		out[k] = jsonrpc.Reply{Response: jsonrpc.ErrorResponse(calls[k].ResponseID(), e), Err: cause}
+	}
+	return out
+}
+
+// unserved answers a part no upstream served: none is charged.
+func (h *Relay) unserved(cs *Chain, calls []jsonrpc.Item, err error) ([]jsonrpc.Reply, []upstream.Ref, bool) {
+	var uerr *upstream.UnavailableError
+	if errors.As(err, &uerr) && uerr.LastReply != nil {
+		// An upstream replied but did not serve the call (it throttles
+		// us, or its reply does not answer the request): the caller
+		// gets its words rather than a made-up 503, and is not charged.
+		// Only its error objects are relayed: a result in an unserved
+		// reply (an HTTP 5xx carrying the node's answers) would be
+		// service the caller does not pay for.
+		replies, _ := jsonrpc.MatchReplies(calls, uerr.LastReply)
+		untrusted(replies, uerr.LastUpstream)
+		relayed := false
+		for k := range replies {
+			if replies[k].Err == nil {
+				replies[k].Err = err
+			}
+			if replies[k].Error == nil {
+				replies[k].Response = jsonrpc.ErrorResponse(calls[k].ResponseID(),
+					jsonrpc.UpstreamUnavailable("the upstream failed the call; not charged"))
+			} else {
+				relayed = true
+			}
+		}
+		return replies, make([]upstream.Ref, len(calls)), relayed
+	}
+	h.logger.Debug("no upstream could serve", zap.Uint64("chain_id", cs.chain.ID), zap.Error(err))
+	return failAll(calls, jsonrpc.UpstreamUnavailable("no upstream available for chain "+cs.chain.HexID()), err), make([]upstream.Ref, len(calls)), false
+}
+
+// judge decides, once an upstream served the part, what the caller gets
+// and who is paid: a node's answer is screened, proved where proof is
+// cheap, its sync receipts judged, and offered to the background checks;
+// a provider's answer is shadow material for nodes in probation; a batch's
+// items get second opinions.
+func (h *Relay) judge(ctx context.Context, cs *Chain, p readPlan, calls []jsonrpc.Item, body []byte, res upstream.Result,
+	replies []jsonrpc.Reply) ([]jsonrpc.Reply, []upstream.Ref, bool) {
 	var gatewayCapped []bool // replies capResponses replaced: the caller's answer, not an upstream's claim
-	if capped {              // else no reply can be over a cap: no second lookup per call
+	if p.capped {            // else no reply can be over a cap: no second lookup per call
 		gatewayCapped = capResponses(cs.methods, calls, replies)
 	}
 	rid, _ := ctx.Value(requestIDKey{}).(string)
 	switch {
 	case res.Upstream.Kind == upstream.KindNode:
 		job := verify.Job{Pool: cs.pool, ChainID: cs.chain.ID, RequestID: rid, Node: res.Upstream, Calls: calls, Replies: replies,
-			Finalized: cs.finalized(), Pins: plan.Pins, BlockTime: cs.chain.BlockTime}
+			Finalized: cs.finalized(), Pins: p.trust.Pins, BlockTime: cs.chain.BlockTime}
 		if h.verifier != nil {
-			if why := trust.Screen(calls, replies, plan.Pins, cs.head); why != "" {
+			if why := trust.Screen(calls, replies, p.trust.Pins, cs.head); why != "" {
 				// Each item is booked to whoever gave the caller its
 				// answer: the provider that answered instead, or withheld.
-				sr, by, relayed := h.screened(ctx, cs, job, body, opts, capped, why)
+				sr, by, relayed := h.screened(ctx, cs, job, body, p.opts, p.capped, why)
 				return sr, servedBy(sr, by), relayed
 			}
-			// Provable answers (balances, nonces, code, storage, block
-			// headers) are proved before delivery (verify.Prove): one more
-			// node round trip, no provider replay.
-			job.NoReroute = opts.NoRetry
+			// Provable answers (state reads, block headers and, where the
+			// chain's bodies are proved, transactions, receipts and a
+			// block's logs) are proved before delivery (verify.Prove):
+			// node round trips, no provider replay.
+			job.NoReroute = p.opts.NoRetry
 			if why := h.verifier.Prove(ctx, &job, cs.head); why != "" {
-				sr, by, relayed := h.screened(ctx, cs, job, body, opts, capped, why)
+				sr, by, relayed := h.screened(ctx, cs, job, body, p.opts, p.capped, why)
 				return sr, servedBy(sr, by), relayed
 			}
 			replies = job.Replies
-			if hasSend(plan.Pins) {
+			if hasSend(p.trust.Pins) {
 				// A sync send's receipt is judged before the caller sees
 				// it: a lie is replaced by the provider's receipt, and the
 				// part earns the node nothing.
@@ -302,18 +290,18 @@ func (h *Relay) forwardPart(ctx context.Context, cs *Chain, calls []jsonrpc.Item
 			}
 		}
 		h.verifier.Offer(job)
-	case plan.Shadow:
+	case p.trust.Shadow:
 		// A provider answered the caller: a node in probation may be asked
 		// the same, and judged by that answer.
 		cs.probation.noteShadow()
-		h.shadower.Offer(cs.pool, cs.chain.ID, cs.chain.BlockTime, rid, res.Upstream.Name, calls, plan.Pins, replies)
+		h.shadower.Offer(cs.pool, cs.chain.ID, cs.chain.BlockTime, rid, res.Upstream.Name, calls, p.trust.Pins, replies)
 	}
 	refs := servedBy(replies, res.Upstream)
-	if len(calls) > 1 && only == "" {
+	if len(calls) > 1 && p.opts.Only == "" {
 		// The verifier and the shadow keep the first upstream's own
 		// answers; the caller's may change below.
 		replies = slices.Clone(replies)
-		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, capped, gatewayCapped)
+		h.secondOpinions(ctx, cs, calls, replies, refs, res.Upstream, p.capped, gatewayCapped)
 	}
 	return replies, refs, false
 }
