@@ -1,6 +1,7 @@
 package caddymodule_test
 
 import (
+	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -50,12 +51,7 @@ func TestSwappedSendHashNeverReachesTheCaller(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
-			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := tx.MarshalBinary()
+		tx, raw := transfer(t, k, nonce, to)
 		before := node.Calls("eth_sendRawTransaction")
 		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
 		if strings.Contains(strings.ToLower(string(a.body)), strings.ToLower(faultproxy.LieHash)) {
@@ -300,12 +296,7 @@ func TestFlippedSyncReceiptIsCaught(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
-			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := tx.MarshalBinary()
+		tx, raw := transfer(t, k, nonce, to)
 		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransactionSync","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
 		if strings.Contains(string(a.body), `"status":"0x0"`) {
 			delivered++ // a transfer of 1 wei from a funded account succeeds
@@ -369,12 +360,7 @@ func TestSendChecksCannotBeCrowdedOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
-			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := tx.MarshalBinary()
+		tx, raw := transfer(t, k, nonce, to)
 		before := node.Calls("eth_sendRawTransaction")
 		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
 		if node.Calls("eth_sendRawTransaction") == before {
@@ -417,12 +403,7 @@ func TestSwappedSendWithoutProvidersNeverReachesTheCaller(t *testing.T) {
 	to := common.HexToAddress("0x00000000000000000000000000000000000000e8")
 	deadline := time.Now().Add(60 * time.Second)
 	for nonce := uint64(1_000); ; nonce++ { // never mined: the node keeps it and no provider takes it
-		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
-			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := tx.MarshalBinary()
+		_, raw := transfer(t, k, nonce, to)
 		before := node.Calls("eth_sendRawTransaction")
 		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
 		if strings.Contains(strings.ToLower(string(a.body)), strings.ToLower(faultproxy.LieHash)) {
@@ -465,4 +446,20 @@ func (e *meterEnv) servingNode(t *testing.T, nodeID string, set func(*faultproxy
 	e.credit(t, id, 1_000_000_000)
 	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
 	return node, key
+}
+
+// transfer is a signed transfer of 1 wei to to on the dev chain 137 (an
+// EIP-1559 transaction at nonce) and its raw bytes.
+func transfer(t *testing.T, k *ecdsa.PrivateKey, nonce uint64, to common.Address) (*types.Transaction, []byte) {
+	t.Helper()
+	tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
+		GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx, raw
 }

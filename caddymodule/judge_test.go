@@ -469,12 +469,7 @@ func TestRefusedSendEarnsTheNodeNothing(t *testing.T) {
 	// A transfer with nonce 0 of the account that deployed the contracts.
 	k := devnet.DevKey("deployer")
 	to := common.HexToAddress("0x00000000000000000000000000000000000000e7")
-	tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: 0,
-		GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := tx.MarshalBinary()
+	_, raw := transfer(t, k, 0, to)
 	sendsBefore := node.Calls("eth_sendRawTransaction")
 	var a answer
 	deadline := time.Now().Add(20 * time.Second)

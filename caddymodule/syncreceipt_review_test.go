@@ -3,14 +3,12 @@ package caddymodule_test
 import (
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
@@ -67,12 +65,7 @@ func screenedSyncReceipt(t *testing.T, nodeID string, set func(*faultproxy.Proxy
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx, err := types.SignNewTx(k, types.LatestSignerForChainID(big.NewInt(137)), &types.DynamicFeeTx{ChainID: big.NewInt(137), Nonce: nonce,
-			GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9), Gas: 21000, To: &to, Value: big.NewInt(1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := tx.MarshalBinary()
+		tx, raw := transfer(t, k, nonce, to)
 		before := node.Calls("eth_sendRawTransactionSync")
 		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransactionSync","params":["`+hexutil.Encode(raw)+`"]}`, "X-API-Key: "+key)
 		if node.Calls("eth_sendRawTransactionSync") > before {
