@@ -2,11 +2,13 @@ package verify
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"math/big"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -78,11 +80,22 @@ func KnownForeignBodies(chainID uint64) string {
 // block's logs hold at most ~7.5 MB (15 MiB of hex). Past maxBodyBytes a
 // body is not read: the part goes to a provider, unpaid, no conviction.
 // bodyCacheSize bounds the proven blocks kept per chain (the blocks
-// callers ask about repeatedly are the recent ones).
+// callers ask about repeatedly are the recent ones), and bodyCacheBytes
+// their bytes: 64 blocks of 16 MiB would be a GiB a chain. A block's
+// weight is the JSON the node gave for it (its body, its receipts): hex
+// is twice the bytes go-ethereum keeps decoded, which pays for the
+// decoded structures' own overhead. maxBodyFetchesPerPart bounds the
+// bodies one part fetches from its node (each up to two answers of
+// maxBodyBytes, and ~0.1 ms of CPU a transaction to prove): past it, the
+// part's other body answers are sampled, as before proofs.
+// maxRememberedAnswers bounds the answers remembered per proven block.
 const (
-	maxBodyBytes  = 16 << 20
-	maxBodyTxs    = 1 << 16
-	bodyCacheSize = 64
+	maxBodyBytes          = 16 << 20
+	maxBodyTxs            = 1 << 16
+	bodyCacheSize         = 64
+	bodyCacheBytes        = 64 << 20
+	maxBodyFetchesPerPart = 4
+	maxRememberedAnswers  = 32
 )
 
 // provenBlock is a block whose body is proven by its header, whose hash
@@ -94,14 +107,116 @@ type provenBlock struct {
 	senders     []common.Address
 	withdrawals types.Withdrawals
 	size        uint64
+	weight      atomic.Int64 // bytes it holds, for the cache's bound (bodyCacheBytes)
 
 	mu       sync.Mutex
 	receipts types.Receipts // nil until proven (they are fetched only when asked about)
+	// answers are the answers already proved against this block (by
+	// answerKey), and whether each was proved whole: the same answer again
+	// (a caller asking the same block over and over, for one call's price)
+	// costs a sha256 of it, not the comparison of every transaction.
+	answers map[[32]byte]bool
 }
 
-func (v *Verifier) bodiesOf(chainID uint64) *lru.Cache[common.Hash, *provenBlock] {
-	c, _ := v.bodies.LoadOrStore(chainID, lru.NewCache[common.Hash, *provenBlock](bodyCacheSize))
-	return c.(*lru.Cache[common.Hash, *provenBlock])
+// answerKey names one answer to one call: its verdict against a proven
+// block depends on nothing else. sha256: a node must not find another
+// answer with the key of a proved one.
+func answerKey(method string, params, ans json.RawMessage) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(method))
+	h.Write([]byte{0})
+	h.Write(params)
+	h.Write([]byte{0})
+	h.Write(ans)
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// recall: the answer of key was proved against p (and whether whole).
+func (p *provenBlock) recall(key [32]byte) (full, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	full, ok = p.answers[key]
+	return full, ok
+}
+
+func (p *provenBlock) remembered(key [32]byte) bool {
+	_, ok := p.recall(key)
+	return ok
+}
+
+// remember keeps a proved answer's key (at most maxRememberedAnswers: past
+// them the oldest are forgotten at once, each answer then proved again).
+func (p *provenBlock) remember(key [32]byte, full bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.answers == nil || len(p.answers) >= maxRememberedAnswers {
+		p.answers = map[[32]byte]bool{}
+	}
+	p.answers[key] = full
+}
+
+// bodyCache is one chain's proven blocks, bounded by number and bytes.
+type bodyCache struct {
+	mu    sync.Mutex
+	lru   lru.BasicLRU[common.Hash, *provenBlock]
+	w     map[common.Hash]int64 // the weight each block was added with
+	bytes int64
+	max   int64
+}
+
+func newBodyCache(maxBytes int64) *bodyCache {
+	return &bodyCache{lru: lru.NewBasicLRU[common.Hash, *provenBlock](bodyCacheSize + 1), w: map[common.Hash]int64{}, max: maxBytes}
+}
+
+func (c *bodyCache) Get(h common.Hash) (*provenBlock, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Get(h)
+}
+
+// Add keeps p (again: a block whose receipts were proven since weighs
+// more), evicting the least recently used blocks past either bound; a
+// block heavier than the whole bound is not kept.
+func (c *bodyCache) Add(h common.Hash, p *provenBlock) {
+	w := p.weight.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.w[h]; ok {
+		c.lru.Remove(h)
+		c.bytes -= old
+		delete(c.w, h)
+	}
+	if w > c.max {
+		return
+	}
+	for c.lru.Len() > 0 && (c.bytes+w > c.max || c.lru.Len() >= bodyCacheSize) {
+		k, _, _ := c.lru.RemoveOldest()
+		c.bytes -= c.w[k]
+		delete(c.w, k)
+	}
+	c.lru.Add(h, p)
+	c.w[h] = w
+	c.bytes += w
+}
+
+func (c *bodyCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// Bytes is the weight of the blocks kept.
+func (c *bodyCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+func (v *Verifier) bodiesOf(chainID uint64) *bodyCache {
+	c, _ := v.bodies.LoadOrStore(chainID, newBodyCache(bodyCacheBytes))
+	return c.(*bodyCache)
 }
 
 // ProvesBodies: block bodies on the chain are proved (Config.ProveBodies,
@@ -158,23 +273,30 @@ func decodeBody(chainID uint64, h *types.Header, hash common.Hash, raw json.RawM
 	}
 	var b blockJSON
 	if err := json.Unmarshal(raw, &b); err != nil {
-		return nil, "a block whose body does not decode: " + err.Error()
+		return nil, errNotProvable.Error() // a spelling go-ethereum refuses (a leading zero): not a lie
 	}
 	if len(b.Transactions) > maxBodyTxs {
 		return nil, whyOversize
 	}
 	p := &provenBlock{header: h, hash: hash, txs: make(types.Transactions, len(b.Transactions)), senders: make([]common.Address, len(b.Transactions))}
+	p.weight.Store(int64(len(raw)))
 	// The signer of the block's own rules: a Frontier-era signature (a
 	// high s) recovers under them and not under the latest signer.
 	signer := types.MakeSigner(chainConfig(chainID), h.Number, h.Time)
 	for i, raw := range b.Transactions {
+		// A transaction go-ethereum does not decode, or whose signature
+		// does not recover, is not proved a lie: an honest client's
+		// spelling (r and s written as 32 bytes, with leading zeros) or a
+		// chain's own transactions (an OP-stack deposit, Polygon's unsigned
+		// state-sync transaction, on a chain turned on by mistake) are
+		// such. The block is sampled, as before proofs.
 		tx := new(types.Transaction)
 		if err := tx.UnmarshalJSON(raw); err != nil {
-			return nil, "a transaction go-ethereum does not decode: " + err.Error()
+			return nil, errNotProvable.Error()
 		}
 		from, err := types.Sender(signer, tx)
 		if err != nil {
-			return nil, "a transaction whose signature does not recover: " + err.Error()
+			return nil, errNotProvable.Error()
 		}
 		p.txs[i], p.senders[i] = tx, from
 	}
@@ -306,7 +428,7 @@ type txDerived struct {
 func checkTx(raw json.RawMessage, p *provenBlock, i int) (why string, full bool) {
 	tx := new(types.Transaction)
 	if err := tx.UnmarshalJSON(raw); err != nil {
-		return "a transaction go-ethereum does not decode: " + err.Error(), false
+		return errNotProvable.Error(), false // a spelling go-ethereum refuses: sampled
 	}
 	want := p.txs[i]
 	if tx.Hash() != want.Hash() {
@@ -332,7 +454,51 @@ func checkTx(raw json.RawMessage, p *provenBlock, i int) (why string, full bool)
 	case d.GasPrice == nil || (*big.Int)(d.GasPrice).Cmp(effectiveGasPrice(want, p.header.BaseFee)) != 0:
 		return "a gas price that is not the transaction's effective one", false
 	}
-	return "", covered(raw, txMembers)
+	return ownMembers(raw, want)
+}
+
+// txDerivedMembers are checked by checkTx itself (gasPrice: the effective
+// one, on every type).
+var txDerivedMembers = map[string]bool{"blockHash": true, "blockNumber": true, "blockTimestamp": true, "from": true,
+	"transactionIndex": true, "gasPrice": true, "hash": true}
+
+// ownMembers compares the transaction members of an answer with the
+// proven transaction's, as go-ethereum writes it: its decoder reads only
+// its type's members, so another type's (a legacy transaction's
+// maxFeePerGas, accessList, yParity, a 1559's blobVersionedHashes) or one
+// it ignores (a legacy transaction's chainId) would pass the root unread.
+// A chainId other than the one the signature commits to is a lie; a
+// member the proven transaction has no value for leaves the answer
+// sampled (not whole): a client may write one (yParity, an empty
+// accessList on a legacy transaction), and a lie in it is judged by the
+// sampled comparison.
+func ownMembers(raw json.RawMessage, want *types.Transaction) (why string, full bool) {
+	canon, err := want.MarshalJSON()
+	if err != nil {
+		return "", false
+	}
+	var got, w map[string]json.RawMessage
+	if json.Unmarshal(raw, &got) != nil || json.Unmarshal(canon, &w) != nil {
+		return "", false
+	}
+	full = covered(raw, txMembers)
+	for k, v := range got {
+		if txDerivedMembers[k] || string(v) == "null" {
+			continue
+		}
+		wv, ok := w[k]
+		if !ok || string(wv) == "null" { // go-ethereum writes another type's members as null
+			full = false
+			continue
+		}
+		if k == "chainId" {
+			var a, b hexutil.Big
+			if json.Unmarshal(v, &a) != nil || json.Unmarshal(wv, &b) != nil || a.ToInt().Cmp(b.ToInt()) != 0 {
+				return "a chainId that is not the one its signature commits to", false
+			}
+		}
+	}
+	return "", full
 }
 
 // effectiveGasPrice is what a client answers as a mined transaction's
@@ -358,7 +524,7 @@ func proveReceipts(chainID uint64, p *provenBlock, raw json.RawMessage) string {
 	}
 	var rs types.Receipts
 	if err := json.Unmarshal(raw, &rs); err != nil {
-		return "receipts go-ethereum does not decode: " + err.Error()
+		return errNotProvable.Error() // a spelling go-ethereum refuses: sampled
 	}
 	if len(rs) != len(p.txs) {
 		return "another number of receipts than the block's transactions"
@@ -387,6 +553,7 @@ func proveReceipts(chainID uint64, p *provenBlock, raw json.RawMessage) string {
 	p.mu.Lock()
 	p.receipts = proven
 	p.mu.Unlock()
+	p.weight.Add(int64(len(raw)))
 	return ""
 }
 
@@ -409,7 +576,7 @@ type receiptExtra struct {
 func checkReceipt(raw json.RawMessage, p *provenBlock, i int) (why string, full bool) {
 	var r types.Receipt
 	if err := r.UnmarshalJSON(raw); err != nil {
-		return "a receipt go-ethereum does not decode: " + err.Error(), false
+		return errNotProvable.Error(), false // a spelling go-ethereum refuses: sampled
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
@@ -467,12 +634,29 @@ func checkReceipt(raw json.RawMessage, p *provenBlock, i int) (why string, full 
 		}
 	}
 	full = covered(raw, receiptMembers)
+	// A blob price on a receipt without blob gas: go-ethereum writes none,
+	// another client may write its block's; not proved either way.
+	if want.BlobGasPrice == nil && r.BlobGasPrice != nil {
+		full = false
+	}
 	var logs []json.RawMessage
 	_ = json.Unmarshal(m["logs"], &logs)
-	for _, l := range logs {
+	for j, l := range logs {
+		if j < len(want.Logs) && !logTimeOK(l, want.Logs[j]) {
+			return "a log of another block time", false
+		}
 		full = full && covered(l, logMembers)
 	}
 	return "", full
+}
+
+// logTimeOK: a log's blockTimestamp, when written, is its block's (the
+// decoded log cannot tell a written 0x0 from none).
+func logTimeOK(raw json.RawMessage, want *types.Log) bool {
+	var x struct {
+		T *hexutil.Uint64 `json:"blockTimestamp"`
+	}
+	return json.Unmarshal(raw, &x) == nil && (x.T == nil || uint64(*x.T) == want.BlockTimestamp)
 }
 
 // whyOmitted: a receipt without a member every client writes (rerouted,
@@ -605,10 +789,13 @@ func checkLogs(ans json.RawMessage, p *provenBlock, match func(*types.Log) bool)
 	for i, raw := range got {
 		var l types.Log
 		if err := l.UnmarshalJSON(raw); err != nil {
-			return "a log go-ethereum does not decode: " + err.Error(), false
+			return errNotProvable.Error(), false // a spelling go-ethereum refuses: sampled
 		}
 		if w := checkLog(&l, want[i]); w != "" {
 			return w, false
+		}
+		if !logTimeOK(raw, want[i]) {
+			return "a log of another block time", false
 		}
 		full = full && covered(raw, logMembers)
 	}

@@ -263,6 +263,9 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 	budget := new(fetchBudget)
 	budget.left.Store(maxHeaderFetchesPerPart)
 	ctx = context.WithValue(ctx, fetchBudgetKey{}, budget)
+	bodyBudget := new(fetchBudget)
+	bodyBudget.left.Store(maxBodyFetchesPerPart)
+	ctx = context.WithValue(ctx, bodyFetchBudgetKey{}, bodyBudget)
 	out := make([]string, len(j.Calls)) // per call: "" not provable, else an outcome
 	whole := make([]bool, len(j.Calls)) // a body answer proved in every member (bodies.go)
 	lied := false
