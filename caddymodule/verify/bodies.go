@@ -98,6 +98,15 @@ const (
 	maxRememberedAnswers  = 32
 )
 
+// maxTxsFor bounds a block's transactions by its (proven) header's gas:
+// each uses at least 21,000 gas, less a refund of at most half of it
+// (before London; a fifth since), so none uses under 10,500. A node's
+// body of more transactions is not read (the CPU of decoding them is not
+// spent); on Ethereum's rules no honest block has more.
+func maxTxsFor(h *types.Header) uint64 {
+	return h.GasUsed/10_500 + 1
+}
+
 // provenBlock is a block whose body is proven by its header, whose hash
 // is the providers'.
 type provenBlock struct {
@@ -214,6 +223,44 @@ func (c *bodyCache) Bytes() int64 {
 	return c.bytes
 }
 
+// blockMemo is what was proved of one block answer (by the sha256 of its
+// bytes, which alone decide it): when header, its header rehashes to the
+// hash it claims (claimed, number: its members); when body, its body is
+// the proven block's (full: every member covered). A caller asking the
+// same block again and again, for one call's price each time, costs a
+// sha256 of the node's identical answer, not the header's and every
+// transaction's JSON decoded again.
+type blockMemo struct {
+	claimed, number    string
+	header, body, full bool
+}
+
+// blockMemos are a chain's block answers proved (maxBlockMemos: ~100
+// bytes each).
+type blockMemos struct {
+	mu  sync.Mutex
+	lru lru.BasicLRU[[32]byte, blockMemo]
+}
+
+const maxBlockMemos = 1024
+
+func (v *Verifier) blockMemosOf(chainID uint64) *blockMemos {
+	m, _ := v.memos.LoadOrStore(chainID, &blockMemos{lru: lru.NewBasicLRU[[32]byte, blockMemo](maxBlockMemos)})
+	return m.(*blockMemos)
+}
+
+func (m *blockMemos) get(k [32]byte) (blockMemo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lru.Get(k)
+}
+
+func (m *blockMemos) put(k [32]byte, b blockMemo) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lru.Add(k, b)
+}
+
 func (v *Verifier) bodiesOf(chainID uint64) *bodyCache {
 	c, _ := v.bodies.LoadOrStore(chainID, newBodyCache(bodyCacheBytes))
 	return c.(*bodyCache)
@@ -275,7 +322,7 @@ func decodeBody(chainID uint64, h *types.Header, hash common.Hash, raw json.RawM
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return nil, errNotProvable.Error() // a spelling go-ethereum refuses (a leading zero): not a lie
 	}
-	if len(b.Transactions) > maxBodyTxs {
+	if len(b.Transactions) > maxBodyTxs || uint64(len(b.Transactions)) > maxTxsFor(h) {
 		return nil, whyOversize
 	}
 	p := &provenBlock{header: h, hash: hash, txs: make(types.Transactions, len(b.Transactions)), senders: make([]common.Address, len(b.Transactions))}
@@ -285,23 +332,34 @@ func decodeBody(chainID uint64, h *types.Header, hash common.Hash, raw json.RawM
 	signer := types.MakeSigner(chainConfig(chainID), h.Number, h.Time)
 	for i, raw := range b.Transactions {
 		// A transaction go-ethereum does not decode, or whose signature
-		// does not recover, is not proved a lie: an honest client's
-		// spelling (r and s written as 32 bytes, with leading zeros) or a
-		// chain's own transactions (an OP-stack deposit, Polygon's unsigned
-		// state-sync transaction, on a chain turned on by mistake) are
-		// such. The block is sampled, as before proofs.
+		// does not recover (below), is not proved a lie: an honest
+		// client's spelling (r and s written as 32 bytes, with leading
+		// zeros) or a chain's own transactions (an OP-stack deposit,
+		// Polygon's unsigned state-sync transaction, on a chain turned on
+		// by mistake) are such. The block is sampled, as before proofs.
 		tx := new(types.Transaction)
 		if err := tx.UnmarshalJSON(raw); err != nil {
 			return nil, errNotProvable.Error()
 		}
+		if v, r, s := tx.RawSignatureValues(); v.Sign() == 0 && r.Sign() == 0 && s.Sign() == 0 {
+			// Unsigned: no Ethereum transaction is; a chain's system
+			// transaction (Polygon's state-sync) outside its root is.
+			return nil, errNotProvable.Error()
+		}
+		p.txs[i] = tx
+	}
+	if types.DeriveSha(p.txs, trie.NewStackTrie(nil)) != h.TxHash {
+		return nil, "transactions whose root is not the header's transactionsRoot"
+	}
+	// Senders last: recovering one is most of a body's CPU, spent only
+	// on transactions the root proves (a body of made-up transactions
+	// fails at the root first).
+	for i, tx := range p.txs {
 		from, err := types.Sender(signer, tx)
 		if err != nil {
 			return nil, errNotProvable.Error()
 		}
-		p.txs[i], p.senders[i] = tx, from
-	}
-	if types.DeriveSha(p.txs, trie.NewStackTrie(nil)) != h.TxHash {
-		return nil, "transactions whose root is not the header's transactionsRoot"
+		p.senders[i] = from
 	}
 	switch {
 	case h.WithdrawalsHash != nil:
@@ -467,11 +525,14 @@ var txDerivedMembers = map[string]bool{"blockHash": true, "blockNumber": true, "
 // its type's members, so another type's (a legacy transaction's
 // maxFeePerGas, accessList, yParity, a 1559's blobVersionedHashes) or one
 // it ignores (a legacy transaction's chainId) would pass the root unread.
-// A chainId other than the one the signature commits to is a lie; a
-// member the proven transaction has no value for leaves the answer
-// sampled (not whole): a client may write one (yParity, an empty
-// accessList on a legacy transaction), and a lie in it is judged by the
-// sampled comparison.
+//   - a chainId other than the one the signature commits to, a yParity
+//     other than the signature's parity, or a non-empty list (accessList,
+//     blobVersionedHashes, authorizationList) on a transaction whose type
+//     has none is a lie: the transaction itself says otherwise;
+//   - an empty such list, or maxFeePerGas / maxPriorityFeePerGas equal to
+//     a legacy transaction's gasPrice, are other clients' spellings;
+//   - any other member the proven transaction has no value for leaves the
+//     answer not proved whole (sampled).
 func ownMembers(raw json.RawMessage, want *types.Transaction) (why string, full bool) {
 	canon, err := want.MarshalJSON()
 	if err != nil {
@@ -487,18 +548,45 @@ func ownMembers(raw json.RawMessage, want *types.Transaction) (why string, full 
 			continue
 		}
 		wv, ok := w[k]
-		if !ok || string(wv) == "null" { // go-ethereum writes another type's members as null
-			full = false
-			continue
-		}
-		if k == "chainId" {
-			var a, b hexutil.Big
-			if json.Unmarshal(v, &a) != nil || json.Unmarshal(wv, &b) != nil || a.ToInt().Cmp(b.ToInt()) != 0 {
+		if ok && string(wv) != "null" { // go-ethereum writes another type's members as null
+			if k == "chainId" && !sameQuantity(v, want.ChainId()) {
 				return "a chainId that is not the one its signature commits to", false
 			}
+			continue
+		}
+		switch k {
+		case "accessList", "blobVersionedHashes", "authorizationList":
+			var l []json.RawMessage
+			if json.Unmarshal(v, &l) != nil || len(l) > 0 {
+				return "a " + k + " on a transaction whose type has none", false
+			}
+		case "yParity":
+			v0, _, _ := want.RawSignatureValues()
+			parity := new(big.Int).Set(v0)
+			if want.Protected() && want.Type() == types.LegacyTxType {
+				parity.Sub(parity, new(big.Int).Mul(want.ChainId(), big.NewInt(2)))
+				parity.Sub(parity, big.NewInt(35))
+			} else if want.Type() == types.LegacyTxType {
+				parity.Sub(parity, big.NewInt(27))
+			}
+			if !sameQuantity(v, parity) {
+				return "a yParity that is not its signature's", false
+			}
+		case "maxFeePerGas", "maxPriorityFeePerGas":
+			if want.Type() > types.AccessListTxType || !sameQuantity(v, want.GasPrice()) {
+				full = false
+			}
+		default:
+			full = false
 		}
 	}
 	return "", full
+}
+
+// sameQuantity: the JSON quantity raw is x.
+func sameQuantity(raw json.RawMessage, x *big.Int) bool {
+	var q hexutil.Big
+	return x != nil && json.Unmarshal(raw, &q) == nil && q.ToInt().Cmp(x) == 0
 }
 
 // effectiveGasPrice is what a client answers as a mined transaction's

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
@@ -44,6 +46,11 @@ func TestBodiesMembersTheDecoderSkips(t *testing.T) {
 	legacy := strconv.Itoa(txIndexOfType(t, p, types.LegacyTxType))
 	dyn := strconv.Itoa(txIndexOfType(t, p, types.DynamicFeeTxType))
 	h32 := `"0x0100000000000000000000000000000000000000000000000000000000000001"`
+	li, _ := strconv.Atoi(legacy)
+	v, _, _ := p.txs[li].RawSignatureValues()
+	parity := (v.Uint64() - 35 - 2*d.chainID) & 1
+	wrongParity := `"0x` + strconv.FormatUint(parity^1, 16) + `"`
+	rightParity := `"0x` + strconv.FormatUint(parity, 16) + `"`
 	for _, c := range []struct {
 		name, tx, member, value string
 		lie                     bool // a value the proven transaction contradicts
@@ -51,13 +58,12 @@ func TestBodiesMembersTheDecoderSkips(t *testing.T) {
 		{"legacy chainId", legacy, "chainId", `"0x5"`, true},
 		{"legacy maxFeePerGas", legacy, "maxFeePerGas", `"0x1"`, false},
 		{"legacy maxPriorityFeePerGas", legacy, "maxPriorityFeePerGas", `"0x1"`, false},
-		{"legacy accessList", legacy, "accessList", `[{"address":"0x000000000000000000000000000000000000f0f0","storageKeys":[]}]`, false},
-		{"legacy yParity", legacy, "yParity", `"0x1"`, false},
-		{"legacy blobVersionedHashes", legacy, "blobVersionedHashes", `[` + h32 + `]`, false},
-		{"legacy authorizationList", legacy, "authorizationList", `[]`, false},
+		{"legacy accessList", legacy, "accessList", `[{"address":"0x000000000000000000000000000000000000f0f0","storageKeys":[]}]`, true},
+		{"legacy yParity", legacy, "yParity", wrongParity, true},
+		{"legacy blobVersionedHashes", legacy, "blobVersionedHashes", `[` + h32 + `]`, true},
 		{"1559 maxFeePerBlobGas", dyn, "maxFeePerBlobGas", `"0x1"`, false},
-		{"1559 blobVersionedHashes", dyn, "blobVersionedHashes", `[` + h32 + `]`, false},
-		{"1559 authorizationList", dyn, "authorizationList", `[{"chainId":"0x1","address":"0x000000000000000000000000000000000000f0f0","nonce":"0x0","yParity":"0x0","r":"0x1","s":"0x1"}]`, false},
+		{"1559 blobVersionedHashes", dyn, "blobVersionedHashes", `[` + h32 + `]`, true},
+		{"1559 authorizationList", dyn, "authorizationList", `[{"chainId":"0x1","address":"0x000000000000000000000000000000000000f0f0","nonce":"0x0","yParity":"0x0","r":"0x1","s":"0x1"}]`, true},
 		{"1559 data beside input", dyn, "data", `"0x1234"`, false},
 		{"1559 l1Fee", dyn, "l1Fee", `"0x1234"`, false},
 	} {
@@ -68,6 +74,18 @@ func TestBodiesMembersTheDecoderSkips(t *testing.T) {
 		}
 		if c.lie && why == "" {
 			t.Errorf("%s: not a lie", c.name)
+		}
+	}
+	// Other clients' spellings of the same legacy transaction: proved
+	// whole, not lies.
+	gp := `"` + hexutil.EncodeBig(p.txs[li].GasPrice()) + `"`
+	for _, c := range []struct{ member, value string }{
+		{"yParity", rightParity}, {"accessList", `[]`}, {"authorizationList", `[]`}, {"blobVersionedHashes", `[]`},
+		{"maxFeePerGas", gp}, {"maxPriorityFeePerGas", gp}, {"chainId", `"0x` + strconv.FormatUint(d.chainID, 16) + `"`},
+	} {
+		ok := edit(t, d.full, []string{"transactions", legacy, c.member}, set(c.value))
+		if why, full := checkBlockBody(ok, p); why != "" || !full {
+			t.Errorf("a legacy transaction with %s %s: %q full %v, want proved whole", c.member, c.value, why, full)
 		}
 	}
 	// Receipts: a blob price on a receipt without blob gas, a log's
@@ -151,8 +169,8 @@ func TestBodiesRepeatedAnswerIsCheap(t *testing.T) {
 	if !ok {
 		t.Fatal("the proven block is not kept")
 	}
-	if !p.remembered(answerKey("", nil, d.full)) {
-		t.Fatal("a proven answer is not remembered")
+	if m, ok := v.blockMemosOf(d.chainID).get(sha256.Sum256(d.full)); !ok || !m.body || !m.full {
+		t.Fatalf("a proven answer is not remembered: %+v", m)
 	}
 	const n = 200
 	start := time.Now()
@@ -260,5 +278,32 @@ func TestBodyFetchesBoundedPerPart(t *testing.T) {
 	p, vd := v.provenBlockOf(ctx, j, nil, common.Hash{1}, true)
 	if p != nil || vd.outcome != "" {
 		t.Fatalf("a body fetched past the part's bound: %+v", vd)
+	}
+}
+
+// TestBodiesMoreTransactionsThanGas: a body of more transactions than its
+// header's gasUsed can hold is not read (no decoding, no sender recovered):
+// a node cannot make the gateway spend the CPU of a made-up 16 MiB body.
+func TestBodiesMoreTransactionsThanGas(t *testing.T) {
+	d := newDevBlock(t)
+	p, why := decodeBody(d.chainID, d.header, d.hash, d.full)
+	if why != "" {
+		t.Fatal(why)
+	}
+	limit := maxTxsFor(d.header)
+	if uint64(len(p.txs)) > limit {
+		t.Fatalf("an honest block of %d transactions over its bound %d (gasUsed %d)", len(p.txs), limit, d.header.GasUsed)
+	}
+	padded := edit(t, d.full, []string{"transactions"}, func(raw json.RawMessage) json.RawMessage {
+		var a []json.RawMessage
+		_ = json.Unmarshal(raw, &a)
+		for uint64(len(a)) <= limit {
+			a = append(a, a[0])
+		}
+		b, _ := json.Marshal(a)
+		return b
+	})
+	if _, why := decodeBody(d.chainID, d.header, d.hash, padded); why != whyOversize {
+		t.Errorf("a body of more transactions than its gas holds: %q, want not read", why)
 	}
 }

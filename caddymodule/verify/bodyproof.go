@@ -3,6 +3,7 @@ package verify
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -169,17 +170,22 @@ func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k
 	if len(ans) > maxBodyBytes {
 		return rerouted()
 	}
-	hash := common.HexToHash(member(ans, "hash"))
-	p, cached := v.bodiesOf(j.ChainID).Get(hash)
-	// The same answer, proved before against this block: its verdict
-	// again, for a sha256 of it (a caller may ask a hydrated block over
-	// and over, for one call's price each time).
-	key := answerKey("", nil, ans) // a block answer's verdict is its own
-	if cached {
-		if full, ok := p.recall(key); ok {
-			return bodyVerdict{outcome: ProofProved, full: full}
-		}
+	// The same answer, proved before: its verdict again, for a sha256 of
+	// it (a caller may ask a hydrated block over and over, for one call's
+	// price each time). proveBlock has proved its header (and remembered
+	// its hash member) first.
+	key := sha256.Sum256(ans)
+	memos := v.blockMemosOf(j.ChainID)
+	memo, remembered := memos.get(key)
+	if remembered && memo.body {
+		return bodyVerdict{outcome: ProofProved, full: memo.full}
 	}
+	claimed := memo.claimed
+	if !remembered || !memo.header {
+		claimed = member(ans, "hash")
+	}
+	hash := common.HexToHash(claimed)
+	p, cached := v.bodiesOf(j.ChainID).Get(hash)
 	var h types.Header
 	if json.Unmarshal(ans, &h) != nil {
 		return rerouted()
@@ -211,7 +217,8 @@ func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k
 	why, full := checkBlockBody(ans, p)
 	switch why {
 	case "":
-		p.remember(key, full)
+		memo.body, memo.full = true, full
+		memos.put(key, memo)
 		return bodyVerdict{outcome: ProofProved, full: full}
 	case errNotProvable.Error():
 		return bodyVerdict{} // a spelling go-ethereum refuses: sampled
