@@ -2,11 +2,13 @@ package verify
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"math/big"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -78,12 +80,32 @@ func KnownForeignBodies(chainID uint64) string {
 // block's logs hold at most ~7.5 MB (15 MiB of hex). Past maxBodyBytes a
 // body is not read: the part goes to a provider, unpaid, no conviction.
 // bodyCacheSize bounds the proven blocks kept per chain (the blocks
-// callers ask about repeatedly are the recent ones).
+// callers ask about repeatedly are the recent ones), and bodyCacheBytes
+// their bytes: 64 blocks of 16 MiB would be a GiB a chain. A block's
+// weight is the JSON the node gave for it (its body, its receipts): hex
+// is twice the bytes go-ethereum keeps decoded, which pays for the
+// decoded structures' own overhead. maxBodyFetchesPerPart bounds the
+// bodies one part fetches from its node (each up to two answers of
+// maxBodyBytes, and ~0.1 ms of CPU a transaction to prove): past it, the
+// part's other body answers are sampled, as before proofs.
+// maxRememberedAnswers bounds the answers remembered per proven block.
 const (
-	maxBodyBytes  = 16 << 20
-	maxBodyTxs    = 1 << 16
-	bodyCacheSize = 64
+	maxBodyBytes          = 16 << 20
+	maxBodyTxs            = 1 << 16
+	bodyCacheSize         = 64
+	bodyCacheBytes        = 64 << 20
+	maxBodyFetchesPerPart = 4
+	maxRememberedAnswers  = 32
 )
+
+// maxTxsFor bounds a block's transactions by its (proven) header's gas:
+// each uses at least 21,000 gas, less a refund of at most half of it
+// (before London; a fifth since), so none uses under 10,500. A node's
+// body of more transactions is not read (the CPU of decoding them is not
+// spent); on Ethereum's rules no honest block has more.
+func maxTxsFor(h *types.Header) uint64 {
+	return h.GasUsed/10_500 + 1
+}
 
 // provenBlock is a block whose body is proven by its header, whose hash
 // is the providers'.
@@ -94,14 +116,154 @@ type provenBlock struct {
 	senders     []common.Address
 	withdrawals types.Withdrawals
 	size        uint64
+	weight      atomic.Int64 // bytes it holds, for the cache's bound (bodyCacheBytes)
 
 	mu       sync.Mutex
 	receipts types.Receipts // nil until proven (they are fetched only when asked about)
+	// answers are the answers already proved against this block (by
+	// answerKey), and whether each was proved whole: the same answer again
+	// (a caller asking the same block over and over, for one call's price)
+	// costs a sha256 of it, not the comparison of every transaction.
+	answers map[[32]byte]bool
 }
 
-func (v *Verifier) bodiesOf(chainID uint64) *lru.Cache[common.Hash, *provenBlock] {
-	c, _ := v.bodies.LoadOrStore(chainID, lru.NewCache[common.Hash, *provenBlock](bodyCacheSize))
-	return c.(*lru.Cache[common.Hash, *provenBlock])
+// answerKey names one answer to one call: its verdict against a proven
+// block depends on nothing else. sha256: a node must not find another
+// answer with the key of a proved one.
+func answerKey(method string, params, ans json.RawMessage) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(method))
+	h.Write([]byte{0})
+	h.Write(params)
+	h.Write([]byte{0})
+	h.Write(ans)
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// recall: the answer of key was proved against p (and whether whole).
+func (p *provenBlock) recall(key [32]byte) (full, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	full, ok = p.answers[key]
+	return full, ok
+}
+
+func (p *provenBlock) remembered(key [32]byte) bool {
+	_, ok := p.recall(key)
+	return ok
+}
+
+// remember keeps a proved answer's key (at most maxRememberedAnswers: past
+// them the oldest are forgotten at once, each answer then proved again).
+func (p *provenBlock) remember(key [32]byte, full bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.answers == nil || len(p.answers) >= maxRememberedAnswers {
+		p.answers = map[[32]byte]bool{}
+	}
+	p.answers[key] = full
+}
+
+// bodyCache is one chain's proven blocks, bounded by number and bytes.
+type bodyCache struct {
+	mu    sync.Mutex
+	lru   lru.BasicLRU[common.Hash, *provenBlock]
+	w     map[common.Hash]int64 // the weight each block was added with
+	bytes int64
+	max   int64
+}
+
+func newBodyCache(maxBytes int64) *bodyCache {
+	return &bodyCache{lru: lru.NewBasicLRU[common.Hash, *provenBlock](bodyCacheSize + 1), w: map[common.Hash]int64{}, max: maxBytes}
+}
+
+func (c *bodyCache) Get(h common.Hash) (*provenBlock, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Get(h)
+}
+
+// Add keeps p (again: a block whose receipts were proven since weighs
+// more), evicting the least recently used blocks past either bound; a
+// block heavier than the whole bound is not kept.
+func (c *bodyCache) Add(h common.Hash, p *provenBlock) {
+	w := p.weight.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.w[h]; ok {
+		c.lru.Remove(h)
+		c.bytes -= old
+		delete(c.w, h)
+	}
+	if w > c.max {
+		return
+	}
+	for c.lru.Len() > 0 && (c.bytes+w > c.max || c.lru.Len() >= bodyCacheSize) {
+		k, _, _ := c.lru.RemoveOldest()
+		c.bytes -= c.w[k]
+		delete(c.w, k)
+	}
+	c.lru.Add(h, p)
+	c.w[h] = w
+	c.bytes += w
+}
+
+func (c *bodyCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// Bytes is the weight of the blocks kept.
+func (c *bodyCache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// blockMemo is what was proved of one block answer (by the sha256 of its
+// bytes, which alone decide it): when header, its header rehashes to the
+// hash it claims (claimed, number: its members); when body, its body is
+// the proven block's (full: every member covered). A caller asking the
+// same block again and again, for one call's price each time, costs a
+// sha256 of the node's identical answer, not the header's and every
+// transaction's JSON decoded again.
+type blockMemo struct {
+	claimed, number    string
+	header, body, full bool
+}
+
+// blockMemos are a chain's block answers proved (maxBlockMemos: ~100
+// bytes each).
+type blockMemos struct {
+	mu  sync.Mutex
+	lru lru.BasicLRU[[32]byte, blockMemo]
+}
+
+const maxBlockMemos = 1024
+
+func (v *Verifier) blockMemosOf(chainID uint64) *blockMemos {
+	m, _ := v.memos.LoadOrStore(chainID, &blockMemos{lru: lru.NewBasicLRU[[32]byte, blockMemo](maxBlockMemos)})
+	return m.(*blockMemos)
+}
+
+func (m *blockMemos) get(k [32]byte) (blockMemo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lru.Get(k)
+}
+
+func (m *blockMemos) put(k [32]byte, b blockMemo) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lru.Add(k, b)
+}
+
+func (v *Verifier) bodiesOf(chainID uint64) *bodyCache {
+	c, _ := v.bodies.LoadOrStore(chainID, newBodyCache(bodyCacheBytes))
+	return c.(*bodyCache)
 }
 
 // ProvesBodies: block bodies on the chain are proved (Config.ProveBodies,
@@ -158,28 +320,46 @@ func decodeBody(chainID uint64, h *types.Header, hash common.Hash, raw json.RawM
 	}
 	var b blockJSON
 	if err := json.Unmarshal(raw, &b); err != nil {
-		return nil, "a block whose body does not decode: " + err.Error()
+		return nil, errNotProvable.Error() // a spelling go-ethereum refuses (a leading zero): not a lie
 	}
-	if len(b.Transactions) > maxBodyTxs {
+	if len(b.Transactions) > maxBodyTxs || uint64(len(b.Transactions)) > maxTxsFor(h) {
 		return nil, whyOversize
 	}
 	p := &provenBlock{header: h, hash: hash, txs: make(types.Transactions, len(b.Transactions)), senders: make([]common.Address, len(b.Transactions))}
+	p.weight.Store(int64(len(raw)))
 	// The signer of the block's own rules: a Frontier-era signature (a
 	// high s) recovers under them and not under the latest signer.
 	signer := types.MakeSigner(chainConfig(chainID), h.Number, h.Time)
 	for i, raw := range b.Transactions {
+		// A transaction go-ethereum does not decode, or whose signature
+		// does not recover (below), is not proved a lie: an honest
+		// client's spelling (r and s written as 32 bytes, with leading
+		// zeros) or a chain's own transactions (an OP-stack deposit,
+		// Polygon's unsigned state-sync transaction, on a chain turned on
+		// by mistake) are such. The block is sampled, as before proofs.
 		tx := new(types.Transaction)
 		if err := tx.UnmarshalJSON(raw); err != nil {
-			return nil, "a transaction go-ethereum does not decode: " + err.Error()
+			return nil, errNotProvable.Error()
 		}
-		from, err := types.Sender(signer, tx)
-		if err != nil {
-			return nil, "a transaction whose signature does not recover: " + err.Error()
+		if v, r, s := tx.RawSignatureValues(); v.Sign() == 0 && r.Sign() == 0 && s.Sign() == 0 {
+			// Unsigned: no Ethereum transaction is; a chain's system
+			// transaction (Polygon's state-sync) outside its root is.
+			return nil, errNotProvable.Error()
 		}
-		p.txs[i], p.senders[i] = tx, from
+		p.txs[i] = tx
 	}
 	if types.DeriveSha(p.txs, trie.NewStackTrie(nil)) != h.TxHash {
 		return nil, "transactions whose root is not the header's transactionsRoot"
+	}
+	// Senders last: recovering one is most of a body's CPU, spent only
+	// on transactions the root proves (a body of made-up transactions
+	// fails at the root first).
+	for i, tx := range p.txs {
+		from, err := types.Sender(signer, tx)
+		if err != nil {
+			return nil, errNotProvable.Error()
+		}
+		p.senders[i] = from
 	}
 	switch {
 	case h.WithdrawalsHash != nil:
@@ -306,7 +486,7 @@ type txDerived struct {
 func checkTx(raw json.RawMessage, p *provenBlock, i int) (why string, full bool) {
 	tx := new(types.Transaction)
 	if err := tx.UnmarshalJSON(raw); err != nil {
-		return "a transaction go-ethereum does not decode: " + err.Error(), false
+		return errNotProvable.Error(), false // a spelling go-ethereum refuses: sampled
 	}
 	want := p.txs[i]
 	if tx.Hash() != want.Hash() {
@@ -332,7 +512,81 @@ func checkTx(raw json.RawMessage, p *provenBlock, i int) (why string, full bool)
 	case d.GasPrice == nil || (*big.Int)(d.GasPrice).Cmp(effectiveGasPrice(want, p.header.BaseFee)) != 0:
 		return "a gas price that is not the transaction's effective one", false
 	}
-	return "", covered(raw, txMembers)
+	return ownMembers(raw, want)
+}
+
+// txDerivedMembers are checked by checkTx itself (gasPrice: the effective
+// one, on every type).
+var txDerivedMembers = map[string]bool{"blockHash": true, "blockNumber": true, "blockTimestamp": true, "from": true,
+	"transactionIndex": true, "gasPrice": true, "hash": true}
+
+// ownMembers compares the transaction members of an answer with the
+// proven transaction's, as go-ethereum writes it: its decoder reads only
+// its type's members, so another type's (a legacy transaction's
+// maxFeePerGas, accessList, yParity, a 1559's blobVersionedHashes) or one
+// it ignores (a legacy transaction's chainId) would pass the root unread.
+//   - a chainId other than the one the signature commits to, a yParity
+//     other than the signature's parity, or a non-empty list (accessList,
+//     blobVersionedHashes, authorizationList) on a transaction whose type
+//     has none is a lie: the transaction itself says otherwise;
+//   - an empty such list, or maxFeePerGas / maxPriorityFeePerGas equal to
+//     a legacy transaction's gasPrice, are other clients' spellings;
+//   - any other member the proven transaction has no value for leaves the
+//     answer not proved whole (sampled).
+func ownMembers(raw json.RawMessage, want *types.Transaction) (why string, full bool) {
+	canon, err := want.MarshalJSON()
+	if err != nil {
+		return "", false
+	}
+	var got, w map[string]json.RawMessage
+	if json.Unmarshal(raw, &got) != nil || json.Unmarshal(canon, &w) != nil {
+		return "", false
+	}
+	full = covered(raw, txMembers)
+	for k, v := range got {
+		if txDerivedMembers[k] || string(v) == "null" {
+			continue
+		}
+		wv, ok := w[k]
+		if ok && string(wv) != "null" { // go-ethereum writes another type's members as null
+			if k == "chainId" && !sameQuantity(v, want.ChainId()) {
+				return "a chainId that is not the one its signature commits to", false
+			}
+			continue
+		}
+		switch k {
+		case "accessList", "blobVersionedHashes", "authorizationList":
+			var l []json.RawMessage
+			if json.Unmarshal(v, &l) != nil || len(l) > 0 {
+				return "a " + k + " on a transaction whose type has none", false
+			}
+		case "yParity":
+			v0, _, _ := want.RawSignatureValues()
+			parity := new(big.Int).Set(v0)
+			if want.Protected() && want.Type() == types.LegacyTxType {
+				parity.Sub(parity, new(big.Int).Mul(want.ChainId(), big.NewInt(2)))
+				parity.Sub(parity, big.NewInt(35))
+			} else if want.Type() == types.LegacyTxType {
+				parity.Sub(parity, big.NewInt(27))
+			}
+			if !sameQuantity(v, parity) {
+				return "a yParity that is not its signature's", false
+			}
+		case "maxFeePerGas", "maxPriorityFeePerGas":
+			if want.Type() > types.AccessListTxType || !sameQuantity(v, want.GasPrice()) {
+				full = false
+			}
+		default:
+			full = false
+		}
+	}
+	return "", full
+}
+
+// sameQuantity: the JSON quantity raw is x.
+func sameQuantity(raw json.RawMessage, x *big.Int) bool {
+	var q hexutil.Big
+	return x != nil && json.Unmarshal(raw, &q) == nil && q.ToInt().Cmp(x) == 0
 }
 
 // effectiveGasPrice is what a client answers as a mined transaction's
@@ -358,7 +612,7 @@ func proveReceipts(chainID uint64, p *provenBlock, raw json.RawMessage) string {
 	}
 	var rs types.Receipts
 	if err := json.Unmarshal(raw, &rs); err != nil {
-		return "receipts go-ethereum does not decode: " + err.Error()
+		return errNotProvable.Error() // a spelling go-ethereum refuses: sampled
 	}
 	if len(rs) != len(p.txs) {
 		return "another number of receipts than the block's transactions"
@@ -387,6 +641,7 @@ func proveReceipts(chainID uint64, p *provenBlock, raw json.RawMessage) string {
 	p.mu.Lock()
 	p.receipts = proven
 	p.mu.Unlock()
+	p.weight.Add(int64(len(raw)))
 	return ""
 }
 
@@ -409,7 +664,7 @@ type receiptExtra struct {
 func checkReceipt(raw json.RawMessage, p *provenBlock, i int) (why string, full bool) {
 	var r types.Receipt
 	if err := r.UnmarshalJSON(raw); err != nil {
-		return "a receipt go-ethereum does not decode: " + err.Error(), false
+		return errNotProvable.Error(), false // a spelling go-ethereum refuses: sampled
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
@@ -467,12 +722,29 @@ func checkReceipt(raw json.RawMessage, p *provenBlock, i int) (why string, full 
 		}
 	}
 	full = covered(raw, receiptMembers)
+	// A blob price on a receipt without blob gas: go-ethereum writes none,
+	// another client may write its block's; not proved either way.
+	if want.BlobGasPrice == nil && r.BlobGasPrice != nil {
+		full = false
+	}
 	var logs []json.RawMessage
 	_ = json.Unmarshal(m["logs"], &logs)
-	for _, l := range logs {
+	for j, l := range logs {
+		if j < len(want.Logs) && !logTimeOK(l, want.Logs[j]) {
+			return "a log of another block time", false
+		}
 		full = full && covered(l, logMembers)
 	}
 	return "", full
+}
+
+// logTimeOK: a log's blockTimestamp, when written, is its block's (the
+// decoded log cannot tell a written 0x0 from none).
+func logTimeOK(raw json.RawMessage, want *types.Log) bool {
+	var x struct {
+		T *hexutil.Uint64 `json:"blockTimestamp"`
+	}
+	return json.Unmarshal(raw, &x) == nil && (x.T == nil || uint64(*x.T) == want.BlockTimestamp)
 }
 
 // whyOmitted: a receipt without a member every client writes (rerouted,
@@ -605,10 +877,13 @@ func checkLogs(ans json.RawMessage, p *provenBlock, match func(*types.Log) bool)
 	for i, raw := range got {
 		var l types.Log
 		if err := l.UnmarshalJSON(raw); err != nil {
-			return "a log go-ethereum does not decode: " + err.Error(), false
+			return errNotProvable.Error(), false // a spelling go-ethereum refuses: sampled
 		}
 		if w := checkLog(&l, want[i]); w != "" {
 			return w, false
+		}
+		if !logTimeOK(raw, want[i]) {
+			return "a log of another block time", false
 		}
 		full = full && covered(raw, logMembers)
 	}

@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -86,6 +88,9 @@ func (v *Verifier) provenBlockOf(ctx context.Context, j *Job, view ChainView, ha
 			return p, bodyVerdict{outcome: ProofProved}
 		}
 	}
+	if !takeBodyFetch(ctx) {
+		return nil, bodyVerdict{} // the part's body fetches are spent: sampled
+	}
 	var asks []jsonrpc.Item
 	if !cached {
 		asks = append(asks, jsonrpc.Item{Method: "eth_getBlockByHash", ID: json.RawMessage("0"), Params: json.RawMessage(`["` + hash.Hex() + `",true]`)})
@@ -105,8 +110,8 @@ func (v *Verifier) provenBlockOf(ctx context.Context, j *Job, view ChainView, ha
 	if len(got) != len(asks) {
 		return nil, rerouted() // the node could not answer: not a lie
 	}
-	for _, r := range got {
-		if r.Err != nil || r.Response.Error != nil || IsNothing(r.Result) {
+	for i, r := range got {
+		if r.Err != nil || r.Response.Error != nil || nodeHasNothing(asks[i].Method, r.Result) {
 			return nil, rerouted() // pruned, an error, or a block it does not have
 		}
 	}
@@ -146,6 +151,8 @@ func (v *Verifier) provenBlockOf(ctx context.Context, j *Job, view ChainView, ha
 		case "":
 		case whyOversize:
 			return nil, rerouted()
+		case errNotProvable.Error():
+			return nil, bodyVerdict{} // a spelling go-ethereum refuses: sampled
 		default:
 			return nil, lie("receiptsRoot", why, proofFetchEvidence(p.header, hash, "eth_getBlockReceipts", raw))
 		}
@@ -163,7 +170,22 @@ func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k
 	if len(ans) > maxBodyBytes {
 		return rerouted()
 	}
-	hash := common.HexToHash(member(ans, "hash"))
+	// The same answer, proved before: its verdict again, for a sha256 of
+	// it (a caller may ask a hydrated block over and over, for one call's
+	// price each time). proveBlock has proved its header (and remembered
+	// its hash member) first.
+	key := sha256.Sum256(ans)
+	memos := v.blockMemosOf(j.ChainID)
+	memo, remembered := memos.get(key)
+	if remembered && memo.body {
+		return bodyVerdict{outcome: ProofProved, full: memo.full}
+	}
+	claimed := memo.claimed
+	if !remembered || !memo.header {
+		claimed = member(ans, "hash")
+	}
+	hash := common.HexToHash(claimed)
+	p, cached := v.bodiesOf(j.ChainID).Get(hash)
 	var h types.Header
 	if json.Unmarshal(ans, &h) != nil {
 		return rerouted()
@@ -171,7 +193,6 @@ func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k
 	var params []json.RawMessage
 	_ = json.Unmarshal(j.Calls[k].Params, &params)
 	hydrated := len(params) > 1 && string(params[1]) == "true"
-	p, cached := v.bodiesOf(j.ChainID).Get(hash)
 	if hydrated && !cached {
 		// A proven block is not decoded again (senders recovered once per
 		// block): checkBlockBody compares each transaction's hash with it.
@@ -193,11 +214,36 @@ func (v *Verifier) proveBlockBody(ctx context.Context, j *Job, view ChainView, k
 			return vd
 		}
 	}
-	if why, full := checkBlockBody(ans, p); why != "" {
-		return lie("transactionsRoot", why, rootsEvidence(p.header, hash))
-	} else {
+	why, full := checkBlockBody(ans, p)
+	switch why {
+	case "":
+		memo.body, memo.full = true, full
+		memos.put(key, memo)
 		return bodyVerdict{outcome: ProofProved, full: full}
+	case errNotProvable.Error():
+		return bodyVerdict{} // a spelling go-ethereum refuses: sampled
 	}
+	return lie("transactionsRoot", why, rootsEvidence(p.header, hash))
+}
+
+// nodeHasNothing: the node's answer to a proof fetch says it has nothing
+// (null, or no block). An empty block's receipts ([]) are an answer, not
+// nothing: proveReceipts checks their number.
+func nodeHasNothing(method string, raw json.RawMessage) bool {
+	if method == "eth_getBlockReceipts" {
+		t := bytes.TrimSpace(raw)
+		return len(t) == 0 || string(t) == "null"
+	}
+	return IsNothing(raw)
+}
+
+type bodyFetchBudgetKey struct{}
+
+// takeBodyFetch spends one of ctx's part's body fetches (maxBodyFetchesPerPart);
+// false when none is left (no budget on ctx: unbounded).
+func takeBodyFetch(ctx context.Context) bool {
+	b, _ := ctx.Value(bodyFetchBudgetKey{}).(*fetchBudget)
+	return b == nil || b.left.Add(-1) >= 0
 }
 
 // proveBodyAnswer proves an answer of ProvableBodies: the block it names
@@ -243,6 +289,11 @@ func (v *Verifier) proveBodyAnswer(ctx context.Context, j *Job, view ChainView, 
 	by := "transactionsRoot"
 	if q.receipts {
 		by = "receiptsRoot"
+	}
+	// The same answer to the same call, proved before: its verdict again.
+	key := answerKey(c.Method, c.Params, ans)
+	if full, ok := p.recall(key); ok {
+		return bodyVerdict{outcome: ProofProved, full: full}
 	}
 	var params []json.RawMessage
 	_ = json.Unmarshal(c.Params, &params)
@@ -293,9 +344,12 @@ func (v *Verifier) proveBodyAnswer(ctx context.Context, j *Job, view ChainView, 
 	}
 	switch why {
 	case "":
+		p.remember(key, full)
 		return bodyVerdict{outcome: ProofProved, full: full}
 	case whyOmitted:
 		return rerouted()
+	case errNotProvable.Error():
+		return bodyVerdict{} // a spelling go-ethereum refuses: sampled
 	}
 	return lie(by, why, rootsEvidence(p.header, p.hash))
 }

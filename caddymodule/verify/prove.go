@@ -3,6 +3,7 @@ package verify
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -263,6 +264,9 @@ func (v *Verifier) Prove(ctx context.Context, j *Job, view ChainView) string {
 	budget := new(fetchBudget)
 	budget.left.Store(maxHeaderFetchesPerPart)
 	ctx = context.WithValue(ctx, fetchBudgetKey{}, budget)
+	bodyBudget := new(fetchBudget)
+	bodyBudget.left.Store(maxBodyFetchesPerPart)
+	ctx = context.WithValue(ctx, bodyFetchBudgetKey{}, bodyBudget)
 	out := make([]string, len(j.Calls)) // per call: "" not provable, else an outcome
 	whole := make([]bool, len(j.Calls)) // a body answer proved in every member (bodies.go)
 	lied := false
@@ -683,7 +687,16 @@ func proofDB(nodes []hexutil.Bytes) *memorydb.Database {
 // transactions, size, totalDifficulty) is judged by sampling.
 func (v *Verifier) proveBlock(ctx context.Context, j *Job, view ChainView, k int) (outcome string, truth json.RawMessage, why string) {
 	c, ans := &j.Calls[k], j.Replies[k].Result
-	claimed := member(ans, "hash")
+	// The same answer proved before (its header rehashes): its members
+	// again, without decoding it (blockMemo).
+	key := sha256.Sum256(ans)
+	memos := v.blockMemosOf(j.ChainID)
+	memo, remembered := memos.get(key)
+	remembered = remembered && memo.header
+	claimed, number := memo.claimed, memo.number
+	if !remembered {
+		claimed = member(ans, "hash")
+	}
 	var params []json.RawMessage
 	if json.Unmarshal(c.Params, &params) != nil || len(params) == 0 {
 		return ProofRerouted, nil, ""
@@ -722,14 +735,19 @@ func (v *Verifier) proveBlock(ctx context.Context, j *Job, view ChainView, k int
 	if !rehash {
 		return "", nil, "" // the chain's headers are not go-ethereum's: sampled
 	}
-	if namedTwice(ans) {
-		// Go reads the last of two same-named members, other clients the
-		// first or neither (serde, alloy: an error): the header proved
-		// here would not be the one every caller reads.
-		return ProofLie, nil, "an answer with a member named twice"
-	}
-	if hc := headerHashes(ans); hc != headerTrue {
-		return ProofLie, nil, "its hash is not keccak256 of its header"
+	if !remembered {
+		if namedTwice(ans) {
+			// Go reads the last of two same-named members, other clients
+			// the first or neither (serde, alloy: an error): the header
+			// proved here would not be the one every caller reads.
+			return ProofLie, nil, "an answer with a member named twice"
+		}
+		if hc := headerHashes(ans); hc != headerTrue {
+			return ProofLie, nil, "its hash is not keccak256 of its header"
+		}
+		number = member(ans, "number")
+		memo.claimed, memo.number, memo.header = claimed, number, true
+		memos.put(key, memo)
 	}
 	if c.Method == "eth_getBlockByHash" {
 		if !strings.EqualFold(asked, claimed) {
@@ -744,7 +762,7 @@ func (v *Verifier) proveBlock(ctx context.Context, j *Job, view ChainView, k int
 	if err != nil {
 		return ProofRerouted, nil, ""
 	}
-	n, ok := hexQuantity(member(ans, "number"))
+	n, ok := hexQuantity(number)
 	if !ok || n != want {
 		return ProofLie, nil, "a block of another height than asked"
 	}

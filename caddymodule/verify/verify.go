@@ -153,6 +153,7 @@ type Verifier struct {
 
 	limit  *rate.Limiter // the checks' provider calls (Config.ProviderQPS); nil: no cap
 	bodies sync.Map      // chain id → LRU of proven blocks (bodies.go)
+	memos  sync.Map      // chain id → block answers proved, by sha256 (bodies.go)
 }
 
 // New starts a verifier's worker; Close stops it.
