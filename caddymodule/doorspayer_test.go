@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -243,5 +244,47 @@ func TestInFlightCapSharedByEveryDoor(t *testing.T) {
 	e.beta.SetMode(faultproxy.Pass)
 	if r := e.rpc(t, balanceOf(11, 6), key); r.status != http.StatusOK {
 		t.Fatalf("after the held calls: %d %s", r.status, r.body)
+	}
+}
+
+// TestMCPMetaSaysWhatWasCharged: a paid tool result's _meta says what was
+// charged (tollgate/calls, docs/callers.md), which is the core's
+// Outcome.Charged — booked minus refunded — not the tool's calls at their
+// weights: eth_chainId, answered by the gateway itself for free, and a
+// method name the parser refuses (over 256 bytes; neither served nor
+// charged, and no node answered it) charge nothing, as the key's credits
+// show, so their results say no tollgate/calls (as the free tools' do),
+// and the refused one does not say a node answered; a paid call says its
+// weight (1).
+func TestMCPMetaSaysWhatWasCharged(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1})
+	secret, id := e.createKey(t)
+	e.credit(t, id, 10_000)
+	key := "X-API-Key: " + secret
+	for _, c := range []struct {
+		what, args string
+		calls      int
+		units      money.Units
+	}{
+		{"eth_chainId (local, free)", `{"method":"eth_chainId","params":[]}`, 0, 0},
+		{"a method name over 256 bytes", `{"method":"eth_` + strings.Repeat("x", 300) + `","params":[]}`, 0, 0},
+		{"eth_blockNumber (paid)", `{"method":"eth_blockNumber","params":[]}`, 1, 30},
+	} {
+		before := credits(t, e, secret)
+		r, m := e.mcpRPC(t, c.args, "", key)
+		after := credits(t, e, secret)
+		var b, a float64
+		fmt.Sscan(before, &b)
+		fmt.Sscan(after, &a)
+		if got := money.Units(math.Round((b - a) * 1e6)); got != c.units { // credits are USDT, 6 decimals
+			t.Fatalf("%s: charged %d units, want %d (%s → %s)", c.what, got, c.units, before, after)
+		}
+		got, said := m.Result.Meta["tollgate/calls"]
+		if c.calls == 0 && said || c.calls > 0 && fmt.Sprint(got) != fmt.Sprint(c.calls) {
+			t.Fatalf("%s: _meta tollgate/calls %v, want %d (what was charged; absent when nothing was): %s", c.what, got, c.calls, r.body)
+		}
+		if c.calls == 0 && strings.Contains(string(r.body), "the node answered") {
+			t.Fatalf("%s: the result says a node answered: %s", c.what, r.body)
+		}
 	}
 }
