@@ -1,6 +1,7 @@
 package caddymodule_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -285,6 +286,78 @@ func TestMCPMetaSaysWhatWasCharged(t *testing.T) {
 		}
 		if c.calls == 0 && strings.Contains(string(r.body), "the node answered") {
 			t.Fatalf("%s: the result says a node answered: %s", c.what, r.body)
+		}
+	}
+}
+
+// TestHangUpCancelsAndRefundsAtEveryDoor: a caller that goes away while
+// its call waits on an upstream (both providers hold every call) ends the
+// upstream work and gets its call back at every door — a POST whose
+// client cancels, an MCP tool call whose HTTP request is cancelled, a
+// socket that closes — long before any deadline could (request_timeout
+// 60 s, upstream_timeout 20 s): the key is refunded within 15 s.
+func TestHangUpCancelsAndRefundsAtEveryDoor(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, extra: "upstream_timeout 20s\nrequest_timeout 60s"})
+	secret, id := e.createKey(t)
+	e.credit(t, id, 10_000)
+	key := "X-API-Key: " + secret
+	e.alpha.SetMode(faultproxy.HangCalls)
+	e.beta.SetMode(faultproxy.HangCalls)
+	full := money.Units(10_000).Decimal()
+	post := func(path, body string, extra ...string) func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.gw.URL()+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-API-Key", secret)
+		for _, h := range extra {
+			k, v, _ := strings.Cut(h, ": ")
+			req.Header.Set(k, v)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return func() { cancel(); <-done }
+	}
+	for i, door := range []string{"POST", "MCP", "socket"} {
+		addr := fmt.Sprintf("0x00000000000000000000000000000000000002%02x", i)
+		call := `{"jsonrpc":"2.0","id":7,"method":"eth_getBalance","params":["` + addr + `","latest"]}`
+		before := e.alpha.Calls("eth_getBalance") + e.beta.Calls("eth_getBalance")
+		var hangUp func()
+		switch door {
+		case "POST":
+			hangUp = post("/rpc", call)
+		case "MCP":
+			hangUp = post("/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rpc","arguments":{"method":"eth_getBalance","params":["`+addr+`","latest"]}}}`,
+				"Accept: application/json, text/event-stream", "Mcp-Protocol-Version: 2025-03-26")
+		case "socket":
+			ws := e.dial(t, "/rpc", key)
+			ws.send(call)
+			hangUp = func() { ws.ws.Close() }
+		}
+		deadline := time.Now().Add(readyWithin)
+		for e.alpha.Calls("eth_getBalance")+e.beta.Calls("eth_getBalance") < before+1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the call never reached an upstream", door)
+			}
+			time.Sleep(5 * time.Millisecond) // polling the proxies' counters
+		}
+		if c := credits(t, e, secret); c == full {
+			t.Fatalf("%s: the held call is not booked (credits %s)", door, c)
+		}
+		hungUp := time.Now()
+		hangUp()
+		for credits(t, e, secret) != full {
+			if time.Since(hungUp) > 15*time.Second {
+				t.Fatalf("%s: not refunded 15 s after the caller went away (credits %s)", door, credits(t, e, secret))
+			}
+			time.Sleep(20 * time.Millisecond) // polling the key's balance
 		}
 	}
 }
