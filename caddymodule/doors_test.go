@@ -105,6 +105,73 @@ func TestThreeDoorsRenderOneRefusal(t *testing.T) {
 		}
 	})
 
+	// The offer names the same resource at every door for the same path:
+	// the scheme and Host the request came in on plus its path, never its
+	// query (a socket's ?key= is a credential). POST /rpc/137 and a socket
+	// opened on /rpc/137 name it in the v1 offer's accepts[0].resource (the
+	// socket's data.payment_required), v2's resource.url and the sign-in
+	// challenge's uri; MCP's tool result, whose resource.url is the tool's
+	// (x402's MCP binding), names the chain's path in its sign-in challenge.
+	t.Run("402 resource", func(t *testing.T) {
+		e := startMetered(t, meterOpts{free: -1})
+		type v1Offer struct {
+			Accepts []struct {
+				Resource string `json:"resource"`
+			} `json:"accepts"`
+		}
+		type v2Offer struct {
+			Resource struct {
+				URL string `json:"url"`
+			} `json:"resource"`
+			Extensions map[string]struct {
+				Info struct {
+					Domain    string   `json:"domain"`
+					URI       string   `json:"uri"`
+					Resources []string `json:"resources"`
+				} `json:"info"`
+			} `json:"extensions"`
+		}
+		want := e.gw.URL() + "/rpc/137"
+		a := e.do(t, http.MethodPost, "/rpc/137?probe=1", blockNumber)
+		var httpV1 v1Offer
+		var httpV2 v2Offer
+		raw, err := base64.StdEncoding.DecodeString(a.header.Get("PAYMENT-REQUIRED"))
+		if a.status != http.StatusPaymentRequired || json.Unmarshal(a.body, &httpV1) != nil || len(httpV1.Accepts) == 0 ||
+			err != nil || json.Unmarshal(raw, &httpV2) != nil {
+			t.Fatalf("HTTP: %d %s", a.status, a.body)
+		}
+		siwx := httpV2.Extensions["sign-in-with-x"].Info
+		if httpV1.Accepts[0].Resource != want || httpV2.Resource.URL != want || siwx.URI != want ||
+			len(siwx.Resources) != 1 || siwx.Resources[0] != want || "http://"+siwx.Domain != e.gw.URL() {
+			t.Fatalf("HTTP offer names %q / %q / %+v, want %q", httpV1.Accepts[0].Resource, httpV2.Resource.URL, siwx, want)
+		}
+		var overWS struct {
+			Error struct {
+				Data struct {
+					PaymentRequired v1Offer `json:"payment_required"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		ws := e.dial(t, "/rpc/137?key=&probe=1").call(blockNumber)
+		if json.Unmarshal(ws, &overWS) != nil || len(overWS.Error.Data.PaymentRequired.Accepts) == 0 ||
+			overWS.Error.Data.PaymentRequired.Accepts[0].Resource != want {
+			t.Fatalf("socket offer: %s, want resource %q", ws, want)
+		}
+		var overMCP struct {
+			Result struct {
+				StructuredContent v2Offer `json:"structuredContent"`
+			} `json:"result"`
+		}
+		m := e.do(t, http.MethodPost, "/mcp", mcpToolCall, "Accept: application/json, text/event-stream", "Mcp-Protocol-Version: 2025-03-26")
+		if json.Unmarshal(m.body, &overMCP) != nil {
+			t.Fatalf("MCP: %d %s", m.status, m.body)
+		}
+		mcpSIWX := overMCP.Result.StructuredContent.Extensions["sign-in-with-x"].Info
+		if mcpSIWX.URI != want || mcpSIWX.Domain != siwx.Domain || overMCP.Result.StructuredContent.Resource.URL != "mcp://tool/rpc" {
+			t.Fatalf("MCP offer: %s, want the sign-in for %q", m.body, want)
+		}
+	})
+
 	t.Run("retry after", func(t *testing.T) {
 		e := startMetered(t, meterOpts{free: -1, keyRate: "1 1m 1"})
 		secret, id := e.createKey(t)

@@ -33,7 +33,7 @@ func (b mcpBackend) Method(chainID uint64, method string) evm.Method {
 
 func (b mcpBackend) Serve(ctx context.Context, who *payment.Caller, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
 	o := b.h.core.Serve(ctx, core.Request{Chain: b.h.chains[chainID].core, Message: msg, Caller: *who, Door: core.MCP, Reply: hdr})
-	return mcp.Served{Resps: o.Resps, Status: httprpc.Status(o), Refusal: o.Refused}
+	return mcp.Served{Resps: o.Resps, Status: httprpc.Status(o), Refusal: o.Refused, Booked: o.Payer != "", Charged: o.Charged}
 }
 
 func (b mcpBackend) Limits() (int64, int) { return b.h.MaxBodyBytes, b.h.MaxBatch }

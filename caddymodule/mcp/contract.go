@@ -60,10 +60,9 @@ func (s *Server) getBalance(_ context.Context, req *sdk.CallToolRequest, in bala
 	if p.refused != nil {
 		return p.refused
 	}
-	p.meta[metaCalls] = s.units(ch.ID, calls...)
 	for _, a := range p.answers {
 		if a.Error != nil {
-			return nodeError(a.Error, p.meta)
+			return nodeError(a, p.meta)
 		}
 	}
 	raw, ok := returnedUint(p.answers[0].Result)

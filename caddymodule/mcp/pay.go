@@ -56,6 +56,8 @@ type call struct {
 type answer struct {
 	Result json.RawMessage
 	Error  *rpcError
+	// refused: the gateway's parser refused the call (no node saw it).
+	refused bool
 }
 
 // rpcError is a JSON-RPC error object as the node (or the gateway) sent it.
@@ -172,18 +174,24 @@ func (s *Server) read(msg *jsonrpc.Message, o Served, hdr http.Header, tool stri
 	}
 	answers := make([]answer, len(o.Resps))
 	for i, r := range o.Resps {
-		e := r.Error
+		e, refused := r.Error, false
 		if i < len(msg.Items) && msg.Items[i].Err != nil {
 			// An item the parser refused (a method name over the length
 			// limit) was neither served nor charged, and the core left
 			// its response empty: its answer is the parser's error, as
 			// POST's answer carries it, never a served null result.
-			e = msg.Items[i].Err
+			e, refused = msg.Items[i].Err, true
 		}
 		answers[i] = answer{Result: r.Result}
 		if e != nil {
-			answers[i] = answer{Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.Data}}
+			answers[i] = answer{Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.Data}, refused: refused}
 		}
+	}
+	// What was charged, as the core booked and settled it: a tool's calls
+	// at their weights would count a call answered here for free, one the
+	// parser refused, and calls refunded when no upstream answered them.
+	if o.Booked {
+		meta[metaCalls] = o.Charged
 	}
 	return paid{answers: answers, meta: meta}
 }

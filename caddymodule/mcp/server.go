@@ -82,11 +82,18 @@ type Backend interface {
 
 // Served is what serving a tool's batch came to: one response per call, in
 // order, with the status POST would send (200, or 503 when no upstream
-// could serve any call); or the typed refusal that served none.
+// could serve any call); or the typed refusal that served none. Booked
+// says a payer was booked for some of the calls and Charged is the units
+// it kept paying for (booked minus refunded): what the result's _meta
+// says was charged. Calls the gateway answers itself (eth_chainId) or
+// refuses before metering (a method name over the parser's limit) are
+// neither.
 type Served struct {
 	Resps   []jsonrpc.Response
 	Status  int
 	Refusal *payment.Refusal
+	Booked  bool
+	Charged int
 }
 
 // Server is the /mcp handler.

@@ -152,11 +152,17 @@ func served(v any, meta sdk.Meta) *sdk.CallToolResult {
 }
 
 // nodeError is the tool result of a call the node answered with an error
-// (served and charged, as on /rpc: the node did the work).
-func nodeError(e *rpcError, meta sdk.Meta) *sdk.CallToolResult {
+// (served and charged, as on /rpc: the node did the work), or that the
+// gateway's parser refused (a.refused: no node saw it, nothing charged).
+func nodeError(a answer, meta sdk.Meta) *sdk.CallToolResult {
+	e := a.Error
 	raw, _ := json.Marshal(map[string]any{"error": e})
+	text := fmt.Sprintf("the node answered error %d: %s", e.Code, e.Message)
+	if a.refused {
+		text = fmt.Sprintf("the gateway refused the call, error %d: %s; nothing was charged", e.Code, e.Message)
+	}
 	res := &sdk.CallToolResult{IsError: true, StructuredContent: json.RawMessage(raw),
-		Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("the node answered error %d: %s", e.Code, e.Message)}}}
+		Content: []sdk.Content{&sdk.TextContent{Text: text}}}
 	if len(meta) > 0 {
 		res.Meta = meta
 	}
@@ -169,20 +175,11 @@ func (s *Server) one(req *sdk.CallToolRequest, tool string, ch chains.Chain, c c
 	if p.refused != nil {
 		return p.refused
 	}
-	p.meta[metaCalls] = s.units(ch.ID, c)
 	a := p.answers[0]
 	if a.Error != nil {
-		return nodeError(a.Error, p.meta)
+		return nodeError(a, p.meta)
 	}
 	return served(shape(a.Result), p.meta)
-}
-
-func (s *Server) units(chainID uint64, calls ...call) int {
-	n := 0
-	for _, c := range calls {
-		n += s.backend.Method(chainID, c.Method).Units()
-	}
-	return n
 }
 
 func (s *Server) rpc(_ context.Context, req *sdk.CallToolRequest, in rpcIn) *sdk.CallToolResult {

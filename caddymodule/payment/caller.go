@@ -36,7 +36,7 @@ func CallerOf(r *http.Request) Caller {
 	c := originOf(r)
 	c.IP = web.ClientIP(r)
 	c.Key, c.Keyed = web.APIKey(r)
-	c.SIWX = r.Header.Get(headerSIWX)
+	c.SIWX = first(r.Header, fieldSIWX)
 	c.PaymentName, c.Payment = paymentHeader(r)
 	return c
 }

@@ -55,13 +55,31 @@ type payment struct {
 // paymentHeader returns the payment header of r: PAYMENT-SIGNATURE (v2)
 // wins over X-PAYMENT (v1). name is "" when there is none.
 func paymentHeader(r *http.Request) (name, value string) {
-	if v := r.Header.Get(headerPaymentV2); v != "" {
+	if v := first(r.Header, fieldPaymentV2); v != "" {
 		return headerPaymentV2, v
 	}
-	if v := r.Header.Get(headerPaymentV1); v != "" {
+	if v := first(r.Header, fieldPaymentV1); v != "" {
 		return headerPaymentV1, v
 	}
 	return "", ""
+}
+
+// The credential headers as net/http stores them (canonical): the POST
+// door reads them for every request (CallerOf), and Header.Get would
+// canonicalize, and allocate, each all-caps name every time.
+var (
+	fieldPaymentV2 = http.CanonicalHeaderKey(headerPaymentV2)
+	fieldPaymentV1 = http.CanonicalHeaderKey(headerPaymentV1)
+	fieldSIWX      = http.CanonicalHeaderKey(headerSIWX)
+)
+
+// first is h's first value for the canonical name k ("" for none), as
+// Header.Get without canonicalizing k.
+func first(h http.Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // requirement is what we asked for in the 402, in the payload's version.

@@ -137,7 +137,7 @@ func ClientIP(r *http.Request) netip.Addr {
 // and cookies), so Caddyfiles filter this header out of the log; see the
 // root Caddyfile.
 func APIKey(r *http.Request) (key string, present bool) {
-	v := r.Header.Values(APIKeyHeader)
+	v := r.Header[apiKeyField]
 	if len(v) == 0 {
 		return "", false
 	}
@@ -146,6 +146,11 @@ func APIKey(r *http.Request) (key string, present bool) {
 
 // APIKeyHeader carries a caller's API key.
 const APIKeyHeader = "X-API-Key"
+
+// apiKeyField is APIKeyHeader as net/http stores it (canonical: X-Api-Key):
+// indexing the header map with it skips canonicalizing, and allocating, the
+// name on every request (the POST door reads it for each one).
+var apiKeyField = http.CanonicalHeaderKey(APIKeyHeader)
 
 // What a refused API key is told, on every route (REST code and message;
 // /rpc sends the message in a JSON-RPC error).
