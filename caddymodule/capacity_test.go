@@ -348,11 +348,16 @@ func TestRefusalsPassNoProbation(t *testing.T) {
 	// node's answers to it, are judged after those before.
 	tv, _ := e.adminUpstreams(t)[nodeID]["trust"].(map[string]any)
 	t.Logf("%d shadow refusals: standing %v", node.Calls("eth_getBalance"), tv)
-	// The gateway's own probation questions (blocks, nonces, code, and a
-	// balance everyone refuses here) may match honestly meanwhile: the
-	// matches must not exceed the node's answers to those other methods,
-	// which they would by the 30 refusals if refusals counted.
-	honest := node.Calls("eth_getBlockByNumber") + node.Calls("eth_getTransactionCount") + node.Calls("eth_getCode")
+	// The gateway's own probation questions (trust.Questions: blocks,
+	// nonces, code, storage, transactions and receipts, and a balance
+	// everyone refuses here) may match honestly meanwhile: the matches must
+	// not exceed the node's answers to those other methods, which they
+	// would by the 30 refusals if refusals counted.
+	honest := 0
+	for _, m := range []string{"eth_getBlockByNumber", "eth_getTransactionCount", "eth_getCode", "eth_getStorageAt",
+		"eth_getTransactionByHash", "eth_getTransactionReceipt"} {
+		honest += node.Calls(m)
+	}
 	if m, _ := tv["node_matches"].(float64); int(m) > honest {
 		t.Fatalf("refusals matched by a provider's refusal counted for probation: %v (%d answers to other methods)", tv, honest)
 	}

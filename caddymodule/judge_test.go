@@ -1,6 +1,7 @@
 package caddymodule_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -351,12 +352,18 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends, slow bool,
 		}
 	}
 	t.Logf("probation over after %v: %v", time.Since(start).Round(time.Second), e.trustOf(t, nodeID))
-	// 16 callers at once; 64 for the late node, which holds each call half
+	// 16 callers at once; 48 for the late node, which holds each call half
 	// a second (10,000 calls from 16 callers would take over 5 minutes).
+	// Its callers may see a rare 503 when a busy machine (the suite with
+	// -race beside other work) stretches a half-second answer past the
+	// attempt's timeout and the retry too: the call was not served and is
+	// refunded, which is no verdict on the node. Those are counted and
+	// bounded (1 %); any other answer but 200 fails.
 	workers := 16
 	if slow {
-		workers = 64
+		workers = 48
 	}
+	unavailable := 0
 	var (
 		mu      sync.Mutex
 		byNode  int
@@ -388,7 +395,13 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends, slow bool,
 				}
 				a := e.rpc(t, body)
 				mu.Lock()
-				if a.status != http.StatusOK && failure == "" {
+				switch {
+				case slow && a.status == http.StatusServiceUnavailable && bytes.Contains(a.body, []byte(`"code":-32603`)):
+					unavailable++
+					if unavailable > total/100 && failure == "" {
+						failure = fmt.Sprintf("%d calls unavailable (503), over 1 %%: %.300s", unavailable, a.body)
+					}
+				case a.status != http.StatusOK && failure == "":
 					failure = fmt.Sprintf("call %d: %d %.300s", i, a.status, a.body)
 				}
 				if method == "eth_blockNumber" {
@@ -435,8 +448,8 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends, slow bool,
 	st := e.upstreamState(t, nodeID)
 	v := e.verifications(t)
 	tv := e.trustOf(t, nodeID)
-	t.Logf("%d calls in %v, %d served by the honest node (%d future sends held, %d orphan blocks, %d old state reads refused); standing %v; checks %v",
-		total, time.Since(start).Round(time.Second), byNode, honest.Held.Load(), honest.Lies.Load(), honest.PrunedAnswers.Load(), tv, v)
+	t.Logf("%d calls in %v (%d unavailable), %d served by the honest node (%d future sends held, %d orphan blocks, %d old state reads refused); standing %v; checks %v",
+		total, time.Since(start).Round(time.Second), unavailable, byNode, honest.Held.Load(), honest.Lies.Load(), honest.PrunedAnswers.Load(), tv, v)
 	if st == nil || st["quarantined"] != false || v["mismatch"] != 0 || v["shadow_mismatch"] != 0 {
 		t.Fatalf("an honest node was judged a liar: %v, checks %v", st, v)
 	}
