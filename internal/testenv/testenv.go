@@ -32,8 +32,12 @@ import (
 
 const (
 	// pingTimeout bounds the reachability check so a missing service costs a
-	// test 2 s, not the client libraries' much longer default dial timeouts.
-	pingTimeout = 2 * time.Second
+	// test that would skip 2 s, not the client libraries' much longer default
+	// dial timeouts. Where services are required (Required) the check fails
+	// rather than skips, so it waits requiredPingTimeout instead: a busy
+	// machine once kept a PING from a running Redis past 2 s.
+	pingTimeout         = 2 * time.Second
+	requiredPingTimeout = 30 * time.Second
 	// cleanupTimeout bounds teardown work; t.Context() is already cancelled
 	// when cleanups run, so they need a context of their own.
 	cleanupTimeout = 30 * time.Second
@@ -54,6 +58,15 @@ func truthy(v string) bool {
 }
 
 // unavailable skips the test, or fails it when Required.
+// reachTimeout is how long a service is given to answer the reachability
+// check (pingTimeout, or requiredPingTimeout where services are required).
+func reachTimeout() time.Duration {
+	if Required() {
+		return requiredPingTimeout
+	}
+	return pingTimeout
+}
+
 func unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
@@ -65,7 +78,7 @@ func unavailable(t testing.TB, format string, args ...any) {
 
 // Redis returns a client for REDIS_URL, closed when the test ends. It skips
 // (or fails, see Required) when REDIS_URL is unset or Redis does not answer
-// PING within 2 s. Use KeyPrefix for every key the test writes.
+// PING within 2 s (30 s where services are required). Use KeyPrefix for every key the test writes.
 func Redis(t testing.TB) *redis.Client {
 	t.Helper()
 	raw := os.Getenv("REDIS_URL")
@@ -76,9 +89,9 @@ func Redis(t testing.TB) *redis.Client {
 	if err != nil {
 		t.Fatalf("testenv: bad REDIS_URL %q: %v", raw, err)
 	}
-	opts.DialTimeout = pingTimeout
+	opts.DialTimeout = reachTimeout()
 	c := redis.NewClient(opts)
-	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), reachTimeout())
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
@@ -132,7 +145,7 @@ func deletePrefix(ctx context.Context, c *redis.Client, prefix string) error {
 // DATABASE_URL and returns a DSN for it; the database is dropped (WITH
 // (FORCE), so leaked connections do not block it) when the test ends. It
 // skips (or fails, see Required) when DATABASE_URL is unset or the server is
-// unreachable within 2 s. The DATABASE_URL role must be allowed to CREATE
+// unreachable within 2 s (30 s where services are required). The DATABASE_URL role must be allowed to CREATE
 // DATABASE (scripts/services.sh makes it a superuser).
 func Postgres(t testing.TB) string {
 	t.Helper()
@@ -143,7 +156,7 @@ func Postgres(t testing.TB) string {
 	if _, err := pgx.ParseConfig(admin); err != nil {
 		t.Fatalf("testenv: bad DATABASE_URL: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), reachTimeout())
 	conn, err := pgx.Connect(ctx, admin)
 	cancel()
 	if err != nil {
