@@ -41,7 +41,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/time/rate"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
@@ -147,7 +146,7 @@ type Verifier struct {
 
 	headers sync.Map // chain id → *headers: provider headers for proofs (prove.go)
 
-	limit *rate.Limiter // the checks' provider calls (Config.ProviderQPS); nil: no cap
+	limit *capShares // the checks' provider calls (Config.ProviderQPS), a share per node (capshare.go); nil: no cap
 }
 
 // New starts a verifier's worker; Close stops it.
@@ -178,7 +177,7 @@ func New(cfg Config) *Verifier {
 	v := &Verifier{cfg: cfg, jobs: newJobQueue(perNodeSlots, queueTotalSlots), stop: cancel,
 		sends: make(chan pendingSend, sendsQueue), sendsDone: make(chan struct{})}
 	if cfg.ProviderQPS > 0 {
-		v.limit = rate.NewLimiter(rate.Limit(cfg.ProviderQPS), cfg.ProviderBurst)
+		v.limit = newCapShares(cfg.ProviderQPS, cfg.ProviderBurst)
 	}
 	// One node's checks may hold three quarters of the workers: the rest
 	// stay free for the other nodes' (queue.go).
@@ -399,10 +398,10 @@ func (v *Verifier) check(ctx context.Context, j Job) upstream.CheckOutcome {
 	}
 	trusted, by := given, j.TrustedBy
 	if j.Trusted == nil || len(given) != len(calls) {
-		if v.limit != nil && j.Trusted == nil && !mustCheck(j) && !v.limit.Allow() {
-			// Over the gateway's cap on the checks' provider calls: a
-			// sampled check, dropped and booked so (the node's factor
-			// falls). Must-check jobs (sends) are not sampled work: they
+		if v.limit != nil && j.Trusted == nil && !mustCheck(j) && !v.limit.allow(queueKey(&j), time.Now()) {
+			// Over the node's share of the gateway's cap on the checks'
+			// provider calls, with nothing left over: a sampled check,
+			// dropped and booked so (the node's factor falls). Must-check jobs (sends) are not sampled work: they
 			// go on.
 			return upstream.CheckDroppedCap
 		}
