@@ -1,0 +1,107 @@
+package caddymodule_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+)
+
+// TestDisprovedLieWithoutProvidersNeverReachesTheCaller (found in
+// review): a node's balance is disproved before delivery by its own proof
+// against a state root the gateway already holds (a header cached by an
+// earlier proof: no provider call needed), at a moment when no provider
+// answers calls (they pass their health probes, so the pool still holds
+// them). The part goes to the providers and none answers: the node's
+// answer, a proven lie, once went out to the caller as it gave it. The
+// caller gets an error instead (not charged), and the node is convicted.
+func TestDisprovedLieWithoutProvidersNeverReachesTheCaller(t *testing.T) {
+	e := startMetered(t, provedOpts())
+	acct, _ := e.net.Manifest.Account("deployer")
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	liar.SetShape(faultproxy.ShapeValue) // the honest proof beside an altered balance
+	const nodeID = "NODE-EU-DISPROVE"
+	e.registerNode(t, nodeID, liar.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+
+	// A final block, proved once through the node: its header is cached.
+	var head struct {
+		Result string `json:"result"`
+	}
+	if err := json.Unmarshal(e.rpc(t, headNumber).body, &head); err != nil {
+		t.Fatal(err)
+	}
+	n, err := hexutil.DecodeUint64(head.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	balance := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","0x` + strconv.FormatUint(n-4, 16) + `"]}`
+	var honest struct {
+		Result json.RawMessage `json:"result"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		a := e.rpc(t, balance)
+		if a.status == http.StatusOK && a.header.Get("X-Tollgate-Upstream") == nodeID {
+			if err := json.Unmarshal(a.body, &honest); err != nil || len(honest.Result) == 0 {
+				t.Fatalf("the node's balance: %v %s", err, a.body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node never served the balance: %d %s", a.status, a.body)
+		}
+	}
+	proved := e.provedCounts(t)["eth_getBalance"]["proved"]
+	if proved == 0 {
+		t.Fatalf("the node's balance was not proved: %v", e.provedCounts(t))
+	}
+
+	// No provider answers calls now; the node lies about every balance.
+	e.alpha.SetMode(faultproxy.Fail502Calls)
+	e.beta.SetMode(faultproxy.Fail502Calls)
+	liar.LieEvery.Store(1)
+	liar.LieAfter.Store(0)
+	liar.SetMode(faultproxy.LieSometimes)
+	deadline = time.Now().Add(60 * time.Second)
+	for liar.Lies.Load() == 0 {
+		a := e.rpc(t, balance)
+		var r struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(a.body, &r) == nil && len(r.Result) > 0 && string(r.Result) != string(honest.Result) {
+			t.Fatalf("a disproved balance reached the caller (by %s, status %d): %s", a.header.Get("X-Tollgate-Upstream"), a.status, a.body)
+		}
+		if liar.Lies.Load() > 0 {
+			var got struct {
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(a.body, &got); err != nil || got.Error == nil || len(got.Result) > 0 {
+				t.Fatalf("a disproved balance with no provider to take its part: want an error, got %d %s", a.status, a.body)
+			}
+			if by := a.header.Get("X-Tollgate-Upstream"); by == nodeID {
+				t.Fatalf("a disproved balance booked to the node")
+			}
+			t.Logf("the lie's answer: %d %s (by %q)", a.status, a.body, a.header.Get("X-Tollgate-Upstream"))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no balance reached the node")
+		}
+	}
+	if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] != true {
+		t.Fatalf("the node was not convicted: %v", st)
+	}
+	if c := e.provedCounts(t)["eth_getBalance"]; c["lie"] != 1 {
+		t.Fatalf("proofs: %v, want one lie", c)
+	}
+}
