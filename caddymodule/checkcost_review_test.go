@@ -105,3 +105,74 @@ func TestDisprovedLieWithoutProvidersNeverReachesTheCaller(t *testing.T) {
 		t.Fatalf("proofs: %v, want one lie", c)
 	}
 }
+
+// providerCounts sums the providers' counts in the public /rpc/health:
+// successes and latency samples (alpha and beta).
+func (e *meterEnv) providerCounts(t *testing.T) (successes, samples float64) {
+	t.Helper()
+	for _, name := range []string{"alpha", "beta"} {
+		u := e.upstreamState(t, name)
+		s, _ := u["successes"].(float64)
+		l, _ := u["latency_samples"].(float64)
+		successes, samples = successes+s, samples+l
+	}
+	return successes, samples
+}
+
+// TestPublicHealthHidesCheckCalls (found in review): a check of a node's
+// answer is a call to a provider, and the public /rpc/health counted it
+// in the provider's successes and latency samples. A node serving a
+// quiet gateway (its operator the caller) saw them grow by one right
+// after each of its answers that was checked — which answers were
+// checked, its check rate, and when checks stop (the cap's drops): what
+// hiding verified_matches from the public view was for. The public view
+// shows the providers' counts in steps of 1,000, so one call moves none.
+func TestPublicHealthHidesCheckCalls(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\tcheck_qps off\n\t\t\t\thedge off\n\t\t\t}"})
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	const nodeID = "NODE-EU-WATCHING"
+	e.registerNode(t, nodeID, node.URL())
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber }, "X-API-Key: "+key)
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"` + e.net.Manifest.Polygon.USDT + `","data":"0x18160ddd"},"latest"]}`
+	// settled waits for every offered check of the node to be done.
+	settled := func() map[string]float64 {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, _ := e.nodeCheckMetrics(t, nodeID)
+			if c["offered"] > 0 && c["offered"] == c["checked"]+c["dropped"]+c["failed"] {
+				return c
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the node's checks never settled: %v", c)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the metrics
+		}
+	}
+	watched := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for watched < 5 {
+		before := settled()
+		s0, l0 := e.providerCounts(t)
+		a := e.rpc(t, body, "X-API-Key: "+key)
+		if a.status != http.StatusOK || a.header.Get("X-Tollgate-Upstream") != nodeID {
+			if time.Now().After(deadline) {
+				t.Fatalf("the node stopped serving: %d %s", a.status, a.body)
+			}
+			continue // a provider served it: its own call, not a check
+		}
+		after := settled()
+		if after["checked"] <= before["checked"] {
+			continue // not checked (verify 1 checks every answer; a drop would say so)
+		}
+		s1, l1 := e.providerCounts(t)
+		if s1 != s0 || l1 != l0 {
+			t.Fatalf("the public view's provider counts moved with a check of the node's answer: successes %v → %v, latency samples %v → %v (checks %v → %v)",
+				s0, s1, l0, l1, before, after)
+		}
+		watched++
+	}
+}
