@@ -127,9 +127,30 @@ func (e *meterEnv) providerCounts(t *testing.T) (successes, samples float64) {
 // checked, its check rate, and when checks stop (the cap's drops): what
 // hiding verified_matches from the public view was for. The public view
 // shows the providers' counts in steps of 1,000, so one call moves none.
+// The same for the public /rpc/stats/{chain}'s hedge counts: a check's
+// provider call was a hedge-eligible read (hedges.reads grew by one per
+// check beside the caller's own read); checks are background work, never
+// hedged (a hedge would also be a second provider call the checks' cap
+// never counted).
 func TestPublicHealthHidesCheckCalls(t *testing.T) {
 	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
-		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\tcheck_qps off\n\t\t\t\thedge off\n\t\t\t}"})
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\tcheck_qps off\n\t\t\t\thedge 0.1 20ms 1s\n\t\t\t}"})
+	hedgeReads := func() float64 {
+		resp, err := http.Get(e.gw.URL() + "/rpc/stats/polygon")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st struct {
+			Hedges struct {
+				Reads float64 `json:"reads"`
+			} `json:"hedges"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Hedges.Reads
+	}
 	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
 	t.Cleanup(node.Close)
 	const nodeID = "NODE-EU-WATCHING"
@@ -157,6 +178,7 @@ func TestPublicHealthHidesCheckCalls(t *testing.T) {
 	for watched < 5 {
 		before := settled()
 		s0, l0 := e.providerCounts(t)
+		h0 := hedgeReads()
 		a := e.rpc(t, body, "X-API-Key: "+key)
 		if a.status != http.StatusOK || a.header.Get("X-Tollgate-Upstream") != nodeID {
 			if time.Now().After(deadline) {
@@ -169,6 +191,9 @@ func TestPublicHealthHidesCheckCalls(t *testing.T) {
 			continue // not checked (verify 1 checks every answer; a drop would say so)
 		}
 		s1, l1 := e.providerCounts(t)
+		if h1 := hedgeReads(); h1 != h0+1 {
+			t.Fatalf("the public hedge count grew by %v with one read and its check (want 1: the caller's own read)", h1-h0)
+		}
 		if s1 != s0 || l1 != l0 {
 			t.Fatalf("the public view's provider counts moved with a check of the node's answer: successes %v → %v, latency samples %v → %v (checks %v → %v)",
 				s0, s1, l0, l1, before, after)

@@ -410,7 +410,11 @@ func (v *Verifier) check(ctx context.Context, j Job) upstream.CheckOutcome {
 			return upstream.CheckDone // nothing a provider could be asked
 		}
 		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-		res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
+		// Never hedged: a check is background work no caller waits on, a
+		// hedge would be a second provider call the cap never counted, and
+		// the pool's public hedge count would grow with each check (a node
+		// would see which of its answers were checked).
+		res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true, NoHedge: true})
 		cancel()
 		if err != nil {
 			metrics.Verifications.WithLabelValues("no_provider").Inc()
