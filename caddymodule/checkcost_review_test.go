@@ -2,6 +2,7 @@ package caddymodule_test
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"testing"
@@ -173,9 +174,9 @@ func TestPublicHealthHidesCheckCalls(t *testing.T) {
 			time.Sleep(20 * time.Millisecond) // polling the metrics
 		}
 	}
-	watched := 0
+	watched, minHedgeReads := 0, math.Inf(1)
 	deadline := time.Now().Add(60 * time.Second)
-	for watched < 5 {
+	for watched < 10 {
 		before := settled()
 		s0, l0 := e.providerCounts(t)
 		h0 := hedgeReads()
@@ -191,13 +192,18 @@ func TestPublicHealthHidesCheckCalls(t *testing.T) {
 			continue // not checked (verify 1 checks every answer; a drop would say so)
 		}
 		s1, l1 := e.providerCounts(t)
-		if h1 := hedgeReads(); h1 != h0+1 {
-			t.Fatalf("the public hedge count grew by %v with one read and its check (want 1: the caller's own read)", h1-h0)
-		}
+		// The gateway's own header fetches (a block every 100 ms here) are
+		// reads too, not tied to any answer: the count may grow by more
+		// now and then, but with the checks counted it never grows by
+		// the caller's read alone.
+		minHedgeReads = min(minHedgeReads, hedgeReads()-h0)
 		if s1 != s0 || l1 != l0 {
 			t.Fatalf("the public view's provider counts moved with a check of the node's answer: successes %v → %v, latency samples %v → %v (checks %v → %v)",
 				s0, s1, l0, l1, before, after)
 		}
 		watched++
+	}
+	if minHedgeReads != 1 {
+		t.Fatalf("the public hedge count grew by at least %v with each read and its check (want 1 at times: the caller's own read)", minHedgeReads)
 	}
 }

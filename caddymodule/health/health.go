@@ -119,21 +119,21 @@ func publicView(snap upstream.Snapshot) publicSnapshot {
 // counts in.
 const publicCountStep = 1000
 
-// coarseCounts is a provider's snapshot with its call counts in steps of
-// publicCountStep, its success rate of those and its latencies in whole
-// milliseconds. A check of a node's answer is a provider call: exact
-// counts grew by one right after each checked answer, so a node serving a
-// quiet gateway (its operator calling) would learn which of its answers
-// were checked, its check rate and when checks are dropped — what the
-// public trust view hides verified_matches for. A node's own counts are
-// its own calls, which it knows: they stay exact.
+// coarseCounts is a provider's snapshot with its successes and latency
+// samples in steps of publicCountStep, its success rate to two decimals
+// and its latencies in whole milliseconds. A check of a node's answer is a
+// provider call: the exact counts grew by one right after each checked
+// answer, so a node serving a quiet gateway (its operator calling) would
+// learn which of its answers were checked, its check rate and when checks
+// are dropped — what the public trust view hides verified_matches for.
+// Failures stay exact (an operator's outage signal, like last_error; a
+// check moves them only when the provider fails it). A node's own counts
+// are its own calls, which it knows: they stay exact.
 func coarseCounts(u upstream.UpstreamSnapshot) upstream.UpstreamSnapshot {
-	step := func(n uint64) uint64 { return n - n%publicCountStep }
-	u.Successes, u.Failures, u.Throttled = step(u.Successes), step(u.Failures), step(u.Throttled)
-	u.LatencySamples = int(step(uint64(max(0, u.LatencySamples))))
-	u.SuccessRate = nil
-	if n := u.Successes + u.Failures; n > 0 {
-		r := float64(u.Successes) / float64(n)
+	u.Successes -= u.Successes % publicCountStep
+	u.LatencySamples -= u.LatencySamples % publicCountStep
+	if u.SuccessRate != nil {
+		r := math.Round(*u.SuccessRate*100) / 100
 		u.SuccessRate = &r
 	}
 	u.P50Ms, u.P99Ms = math.Round(u.P50Ms), math.Round(u.P99Ms)
