@@ -148,7 +148,7 @@ func (v *Verifier) ask(ctx context.Context, pool *upstream.Pool, items []jsonrpc
 	}
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	res, err := pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true, NoHedge: true, NoRetry: items[0].Method == "eth_sendRawTransaction"})
+	res, err := pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true, NoRetry: items[0].Method == "eth_sendRawTransaction"})
 	if err != nil {
 		return jsonrpc.Reply{}, false
 	}
