@@ -194,9 +194,9 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 // TestCheckCapIsFairAcrossChains (found in review): the cap on the
 // checks' provider calls (check_qps) is one for the whole gateway. A
 // caller floods chain 137, whose only node is checked at rate 1 (verify 1,
-// probation off), far over a cap of 20 a second; a node on chain 8453 —
+// probation off), far over a cap of 40 a second; a node on chain 8453 —
 // which no call to chain 137 can reach — serves a caller at about 10 calls
-// a second, under its half of the cap. The flood must cost the flooded
+// a second, half its share (20 a second: two nodes are checked). The flood must cost the flooded
 // node only: its checks over its share are dropped (dropped_cap) and its
 // factor falls, while the other chain's node loses no check and keeps
 // factor 1. With one shared bucket the quiet node's checks were dropped as
@@ -204,7 +204,7 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 // for another chain's flood.
 func TestCheckCapIsFairAcrossChains(t *testing.T) {
 	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
-		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\tcheck_qps 20 5\n\t\t\t\thedge off\n\t\t\t\ttimeout 5s\n\t\t\t}\n\t\t\tchain 8453 {\n\t\t\t\tprovider base @BASE_RPC@\n\t\t\t}"})
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\tcheck_qps 40 10\n\t\t\t\thedge off\n\t\t\t\ttimeout 5s\n\t\t\t}\n\t\t\tchain 8453 {\n\t\t\t\tprovider base @BASE_RPC@\n\t\t\t}"})
 	flooded := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
 	t.Cleanup(flooded.Close)
 	quiet := faultproxy.New(e.net.Manifest.Base.RPCURL)
