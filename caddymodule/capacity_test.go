@@ -18,11 +18,18 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/contracts/devnet"
 	"github.com/tollgate-rpc/tollgate/internal/faultproxy"
+	"github.com/tollgate-rpc/tollgate/shared/registry"
 )
 
 // nodeCheckMetrics reads tollgate_gateway_node_checks_total by outcome and
 // tollgate_gateway_node_check_capacity for one node on chain 137.
 func (e *meterEnv) nodeCheckMetrics(t *testing.T, node string) (map[string]float64, float64) {
+	t.Helper()
+	return e.nodeCheckMetricsOn(t, 137, node)
+}
+
+// nodeCheckMetricsOn is nodeCheckMetrics for a node on chain.
+func (e *meterEnv) nodeCheckMetricsOn(t *testing.T, chain uint64, node string) (map[string]float64, float64) {
 	t.Helper()
 	resp, err := http.Get("http://" + e.gw.AdminAddr + "/metrics")
 	if err != nil {
@@ -33,7 +40,7 @@ func (e *meterEnv) nodeCheckMetrics(t *testing.T, node string) (map[string]float
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.Contains(line, `chain_id="137"`) || !strings.Contains(line, `upstream="`+node+`"`) {
+		if !strings.Contains(line, `chain_id="`+strconv.FormatUint(chain, 10)+`"`) || !strings.Contains(line, `upstream="`+node+`"`) {
 			continue
 		}
 		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
@@ -181,6 +188,131 @@ func TestUncheckableNodeGetsLessTraffic(t *testing.T) {
 			t.Fatalf("offered checks not accounted for: %v", checks)
 		}
 		time.Sleep(100 * time.Millisecond) // polling the metrics
+	}
+}
+
+// TestCheckCapIsFairAcrossChains (found in review): the cap on the
+// checks' provider calls (check_qps) is one for the whole gateway. A
+// caller floods chain 137, whose only node is checked at rate 1 (verify 1,
+// probation off), far over a cap of 40 a second; a node on chain 8453 —
+// which no call to chain 137 can reach — serves a caller at about 10 calls
+// a second, half its share (20 a second: two nodes are checked). The flood must cost the flooded
+// node only: its checks over its share are dropped (dropped_cap) and its
+// factor falls, while the other chain's node loses no check and keeps
+// factor 1. With one shared bucket the quiet node's checks were dropped as
+// often as the flooded one's: its lies went unchecked and its traffic fell
+// for another chain's flood.
+func TestCheckCapIsFairAcrossChains(t *testing.T) {
+	e := startMetered(t, meterOpts{free: -1, adminToken: "admin-token-0123456789",
+		extra: "upstreams {\n\t\t\t\tregistry_refresh 100ms\n\t\t\t\tallow_private_nodes\n\t\t\t\tprobation off\n\t\t\t\tverify 1\n\t\t\t\tcheck_qps 40 10\n\t\t\t\thedge off\n\t\t\t\ttimeout 5s\n\t\t\t}\n\t\t\tchain 8453 {\n\t\t\t\tprovider base @BASE_RPC@\n\t\t\t}"})
+	flooded := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(flooded.Close)
+	quiet := faultproxy.New(e.net.Manifest.Base.RPCURL)
+	t.Cleanup(quiet.Close)
+	const floodedID, quietID = "NODE-EU-FLOODING", "NODE-EU-QUIETONE"
+	for _, n := range []struct {
+		id, url string
+		chain   uint64
+	}{{floodedID, flooded.URL(), 137}, {quietID, quiet.URL(), 8453}} {
+		raw, err := registry.Encode(&registry.Node{ID: n.id, Wallet: "0x0000000000000000000000000000000000000001", Region: "eu",
+			URL: n.url, ChainIDs: []uint64{n.chain}, Status: registry.StatusOnline, UpdatedAt: time.Now().Unix()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.rdb.HSet(t.Context(), e.prefix+registry.NodesKey, n.id, raw).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key, id := e.createKey(t)
+	e.credit(t, id, 1_000_000_000)
+	// A sampled read on each chain (a provider check each): a token's totalSupply.
+	callOn := func(token string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"` + token + `","data":"0x18160ddd"},"latest"]}`
+	}
+	ask := func(ctx context.Context, path, body string) (string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.gw.URL()+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-API-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		resp.Body.Close()
+		return resp.Header.Get("X-Tollgate-Upstream"), nil
+	}
+	floodCall, quietCall := callOn(e.net.Manifest.Polygon.USDT), callOn(e.net.Manifest.Base.USDC)
+	for _, w := range []struct{ path, body, node string }{{"/rpc", floodCall, floodedID}, {"/rpc/8453", quietCall, quietID}} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			by, err := ask(t.Context(), w.path, w.body)
+			if err == nil && by == w.node {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never served on %s: %v %q", w.node, w.path, err, by)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the pool's state through calls
+		}
+	}
+	checks0, _ := e.nodeCheckMetricsOn(t, 8453, quietID)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var flood, byQuiet atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if _, err := ask(ctx, "/rpc", floodCall); err == nil {
+					flood.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(100 * time.Millisecond) // the quiet caller's pace (10 a second), not a wait on a condition
+		defer tick.Stop()
+		for ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if by, err := ask(ctx, "/rpc/8453", quietCall); err == nil && by == quietID {
+				byQuiet.Add(1)
+			}
+		}
+	}()
+	stop := func() { cancel(); wg.Wait() }
+	defer stop()
+	// The flood runs until the flooded node's checks were dropped by the
+	// cap a good many times and the quiet node has been checked 30 more
+	// times (3 s of its calls).
+	deadline := time.Now().Add(90 * time.Second)
+	var fc, qc map[string]float64
+	var ff, qf float64
+	for {
+		fc, ff = e.nodeCheckMetrics(t, floodedID)
+		qc, qf = e.nodeCheckMetricsOn(t, 8453, quietID)
+		if fc["dropped_cap"] >= 100 && qc["offered"] >= checks0["offered"]+30 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no flood over the cap: %d flood calls, %d quiet calls by the node; flooded %v, quiet %v", flood.Load(), byQuiet.Load(), fc, qc)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the metrics
+	}
+	stop()
+	t.Logf("%d flood calls on chain 137, %d quiet calls served by the node on 8453; flooded node: checks %v, factor %.3f; quiet node: checks %v, factor %.3f",
+		flood.Load(), byQuiet.Load(), fc, ff, qc, qf)
+	if qc["dropped"] != 0 || qc["dropped_cap"] != 0 || qf != 1 {
+		t.Fatalf("the flood on chain 137 dropped checks of the node on chain 8453: %v, factor %.3f (d = %.2f)", qc, qf, qc["dropped"]/qc["offered"])
+	}
+	if ff >= 1 {
+		t.Fatalf("the flooded node's factor did not fall: %v, factor %.3f", fc, ff)
 	}
 }
 

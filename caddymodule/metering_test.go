@@ -168,6 +168,9 @@ func startMetered(t *testing.T, o meterOpts) *meterEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	// A test's extra configuration may name the dev net's Base chain (a
+	// second chain with its own provider and nodes).
+	o.extra = strings.ReplaceAll(o.extra, "@BASE_RPC@", d.Manifest.Base.RPCURL)
 	e := &meterEnv{net: d, alpha: faultproxy.New(d.Manifest.Polygon.RPCURL), beta: faultproxy.New(d.Manifest.Polygon.RPCURL),
 		rdb: rdb, prefix: prefix, layout: layout}
 	t.Cleanup(e.alpha.Close)

@@ -5,6 +5,7 @@
 package health
 
 import (
+	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -100,6 +101,9 @@ type publicSnapshot struct {
 func publicView(snap upstream.Snapshot) publicSnapshot {
 	out := publicSnapshot{ChainID: snap.ChainID, BestHead: snap.BestHead, Upstreams: make([]publicUpstream, len(snap.Upstreams))}
 	for i, u := range snap.Upstreams {
+		if u.Kind == upstream.KindProvider {
+			u = coarseCounts(u)
+		}
 		out.Upstreams[i].UpstreamSnapshot = u
 		if tv := u.Trust; tv != nil {
 			// Nor the capacity factor in the share: it falls when the
@@ -109,6 +113,31 @@ func publicView(snap upstream.Snapshot) publicSnapshot {
 		}
 	}
 	return out
+}
+
+// publicCountStep is the step the public view shows a provider's call
+// counts in.
+const publicCountStep = 1000
+
+// coarseCounts is a provider's snapshot with its successes and latency
+// samples in steps of publicCountStep, its success rate to two decimals
+// and its latencies in whole milliseconds. A check of a node's answer is a
+// provider call: the exact counts grew by one right after each checked
+// answer, so a node serving a quiet gateway (its operator calling) would
+// learn which of its answers were checked, its check rate and when checks
+// are dropped — what the public trust view hides verified_matches for.
+// Failures stay exact (an operator's outage signal, like last_error; a
+// check moves them only when the provider fails it). A node's own counts
+// are its own calls, which it knows: they stay exact.
+func coarseCounts(u upstream.UpstreamSnapshot) upstream.UpstreamSnapshot {
+	u.Successes -= u.Successes % publicCountStep
+	u.LatencySamples -= u.LatencySamples % publicCountStep
+	if u.SuccessRate != nil {
+		r := math.Round(*u.SuccessRate*100) / 100
+		u.SuccessRate = &r
+	}
+	u.P50Ms, u.P99Ms = math.Round(u.P50Ms), math.Round(u.P99Ms)
+	return u
 }
 
 // Health answers GET /rpc/health: per chain, per upstream success rate,

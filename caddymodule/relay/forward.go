@@ -358,7 +358,8 @@ var withheld = upstream.Ref{Name: "withheld", Kind: upstream.KindProvider}
 // earns the revenue; the node's answer is judged by it (always, at no
 // further provider call). A send is never sent twice: its refusal is
 // delivered and withheld. If no provider answers, the node's answer goes
-// out, withheld too.
+// out, withheld too — unless it was proven wrong (verify.WhyDisproved):
+// then the caller gets an error, not charged.
 func (h *Relay) screened(ctx context.Context, cs *Chain, job verify.Job, body []byte, opts upstream.ForwardOptions,
 	capped bool, why string) ([]jsonrpc.Reply, upstream.Ref, bool) {
 	metrics.Verifications.WithLabelValues("screened").Inc()
@@ -399,6 +400,18 @@ func (h *Relay) screened(ctx context.Context, cs *Chain, job verify.Job, body []
 	}
 	if err != nil {
 		h.verifier.Offer(job)
+		if why == verify.WhyDisproved {
+			// No provider took the part of an answer proven false here
+			// (by the node's own proof against a header the gateway held):
+			// no answer of the convicted node's part goes out, and the
+			// caller is not charged for it.
+			replies := make([]jsonrpc.Reply, len(job.Calls))
+			for k := range replies {
+				replies[k] = jsonrpc.Reply{Err: err, Response: jsonrpc.ErrorResponse(job.Calls[k].ResponseID(),
+					jsonrpc.UpstreamUnavailable("the node's answer was proven wrong and no provider answered; not charged"))}
+			}
+			return replies, upstream.Ref{}, false
+		}
 		// No provider took the part: a swapped send's hash is still not
 		// its transaction's and must not reach the caller.
 		replies := job.Replies

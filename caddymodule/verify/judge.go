@@ -495,7 +495,7 @@ func askProviderBy(ctx context.Context, pool *upstream.Pool, method, params stri
 	}
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	res, err := pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
+	res, err := pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true, NoHedge: true}) // as a check's (verify.go)
 	if err != nil {
 		return jsonrpc.Reply{}, "", false
 	}

@@ -41,7 +41,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/time/rate"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/cache"
 	"github.com/tollgate-rpc/tollgate/caddymodule/evm"
@@ -151,9 +150,9 @@ type Verifier struct {
 
 	headers sync.Map // chain id → *headers: provider headers for proofs (prove.go)
 
-	limit  *rate.Limiter // the checks' provider calls (Config.ProviderQPS); nil: no cap
-	bodies sync.Map      // chain id → LRU of proven blocks (bodies.go)
-	memos  sync.Map      // chain id → block answers proved, by sha256 (bodies.go)
+	limit  *capShares // the checks' provider calls (Config.ProviderQPS), a share per node (capshare.go); nil: no cap
+	bodies sync.Map   // chain id → LRU of proven blocks (bodies.go)
+	memos  sync.Map   // chain id → block answers proved, by sha256 (bodies.go)
 }
 
 // New starts a verifier's worker; Close stops it.
@@ -184,7 +183,7 @@ func New(cfg Config) *Verifier {
 	v := &Verifier{cfg: cfg, jobs: newJobQueue(perNodeSlots, queueTotalSlots), stop: cancel,
 		sends: make(chan pendingSend, sendsQueue), sendsDone: make(chan struct{})}
 	if cfg.ProviderQPS > 0 {
-		v.limit = rate.NewLimiter(rate.Limit(cfg.ProviderQPS), cfg.ProviderBurst)
+		v.limit = newCapShares(cfg.ProviderQPS, cfg.ProviderBurst)
 	}
 	// One node's checks may hold three quarters of the workers: the rest
 	// stay free for the other nodes' (queue.go).
@@ -405,10 +404,10 @@ func (v *Verifier) check(ctx context.Context, j Job) upstream.CheckOutcome {
 	}
 	trusted, by := given, j.TrustedBy
 	if j.Trusted == nil || len(given) != len(calls) {
-		if v.limit != nil && j.Trusted == nil && !mustCheck(j) && !v.limit.Allow() {
-			// Over the gateway's cap on the checks' provider calls: a
-			// sampled check, dropped and booked so (the node's factor
-			// falls). Must-check jobs (sends) are not sampled work: they
+		if v.limit != nil && j.Trusted == nil && !mustCheck(j) && !v.limit.allow(queueKey(&j), time.Now()) {
+			// Over the node's share of the gateway's cap on the checks'
+			// provider calls, with nothing left over: a sampled check,
+			// dropped and booked so (the node's factor falls). Must-check jobs (sends) are not sampled work: they
 			// go on.
 			return upstream.CheckDroppedCap
 		}
@@ -417,7 +416,11 @@ func (v *Verifier) check(ctx context.Context, j Job) upstream.CheckOutcome {
 			return upstream.CheckDone // nothing a provider could be asked
 		}
 		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-		res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true})
+		// Never hedged: a check is background work no caller waits on, a
+		// hedge would be a second provider call the cap never counted, and
+		// the pool's public hedge count would grow with each check (a node
+		// would see which of its answers were checked).
+		res, err := j.Pool.Forward(cctx, body, upstream.ForwardOptions{ProvidersOnly: true, NoHedge: true})
 		cancel()
 		if err != nil {
 			metrics.Verifications.WithLabelValues("no_provider").Inc()
