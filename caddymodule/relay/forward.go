@@ -405,12 +405,8 @@ func (h *Relay) screened(ctx context.Context, cs *Chain, job verify.Job, body []
 			// (by the node's own proof against a header the gateway held):
 			// no answer of the convicted node's part goes out, and the
 			// caller is not charged for it.
-			replies := make([]jsonrpc.Reply, len(job.Calls))
-			for k := range replies {
-				replies[k] = jsonrpc.Reply{Err: err, Response: jsonrpc.ErrorResponse(job.Calls[k].ResponseID(),
-					jsonrpc.UpstreamUnavailable("the node's answer was proven wrong and no provider answered; not charged"))}
-			}
-			return replies, upstream.Ref{}, false
+			return failAll(job.Calls, jsonrpc.UpstreamUnavailable("the node's answer was proven wrong and no provider answered; not charged"), err),
+				upstream.Ref{}, false
 		}
 		// No provider took the part: a swapped send's hash is still not
 		// its transaction's and must not reach the caller.
