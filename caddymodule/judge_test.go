@@ -360,11 +360,14 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends, slow bool,
 	t.Logf("probation over after %v: %v", time.Since(start).Round(time.Second), e.trustOf(t, nodeID))
 	// 16 callers at once; 48 for the late node, which holds each call half
 	// a second (10,000 calls from 16 callers would take over 5 minutes).
-	// Its callers may see a rare 503 when a busy machine (the suite with
-	// -race beside other work) stretches a half-second answer past the
-	// attempt's timeout and the retry too: the call was not served and is
-	// refunded, which is no verdict on the node. Those are counted and
-	// bounded (1 %); any other answer but 200 fails.
+	// Callers may see a rare 503 when a busy machine (the suite with -race
+	// beside other work) stretches a half-second answer past the attempt's
+	// timeout and the retry too, or keeps Redis from answering the
+	// metering script within its second (CI at load average 17: "metering
+	// unavailable" once in 10,000): the call was not served and is
+	// refunded or never charged, which is no verdict on the node. Those are
+	// counted and bounded (1 %) for every kind; any other answer but 200
+	// fails.
 	workers := 16
 	if slow {
 		workers = 48
@@ -402,7 +405,7 @@ func honestOfKind(t *testing.T, setup func(*faultproxy.Proxy), sends, slow bool,
 				a := e.rpc(t, body)
 				mu.Lock()
 				switch {
-				case slow && a.status == http.StatusServiceUnavailable && bytes.Contains(a.body, []byte(`"code":-32603`)):
+				case a.status == http.StatusServiceUnavailable && bytes.Contains(a.body, []byte(`"code":-32603`)):
 					unavailable++
 					if unavailable > total/100 && failure == "" {
 						failure = fmt.Sprintf("%d calls unavailable (503), over 1 %%: %.300s", unavailable, a.body)

@@ -89,7 +89,10 @@ func Redis(t testing.TB) *redis.Client {
 	if err != nil {
 		t.Fatalf("testenv: bad REDIS_URL %q: %v", raw, err)
 	}
-	opts.DialTimeout = reachTimeout()
+	// The read and write deadlines too: a busy machine once kept a PING's
+	// reply from a running Redis past go-redis's default 3 s (CI at load
+	// average 17: TestClosePropertiesAgainstPostgres).
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = reachTimeout(), reachTimeout(), reachTimeout()
 	c := redis.NewClient(opts)
 	ctx, cancel := context.WithTimeout(context.Background(), reachTimeout())
 	defer cancel()
