@@ -20,6 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/gorilla/websocket"
 
+	"github.com/tollgate-rpc/tollgate/internal/testenv"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -336,6 +337,46 @@ func TestSocketSignedInWithSIWX(t *testing.T) {
 		}
 		if _, calls := e.walletDebits(t, w); calls != 1+3+1+2+1+4 {
 			t.Fatalf("the wallet's debits count %d calls, want 12 (2 grants' requests, 5 calls, eth_subscribe, 4 notifications)", calls)
+		}
+	})
+
+	// Redis loses its data (no generation marker, the wallet's bundle gone):
+	// a signed-in socket's call is answered 503 "retry shortly" and nothing
+	// is served; once Redis is rebuilt with a bundle for the wallet, the
+	// same socket draws again without another signature.
+	t.Run("redis recovering", func(t *testing.T) {
+		w := newSIWXWallet(t, "recovering")
+		e.grantBundle(t, w, 10)
+		c := e.dial(t, "/rpc", siwxHeader+e.siwx(t, w, w.key))
+		if a := decodeOne(t, c.call(blockNumber)); a.Error != nil {
+			t.Fatalf("signed in: %s", mustJSON(a))
+		}
+		ctx := context.Background()
+		for i := range e.layout.N() {
+			if err := e.rdb.Del(ctx, e.layout.Shard(i).Generation()).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.rdb.Del(ctx, e.layout.Bundle(w.addr)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		var a struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Data struct {
+					HTTPStatus int `json:"http_status"`
+					RetryAfter int `json:"retry_after"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		got := c.call(blockNumber)
+		testenv.MarkRebuiltLayout(t, e.rdb, e.layout)
+		if json.Unmarshal(got, &a) != nil || a.Error == nil || a.Error.Data.HTTPStatus != 503 || a.Error.Data.RetryAfter < 1 || a.Result != nil {
+			t.Fatalf("a signed-in call while Redis is rebuilt: %s", got)
+		}
+		e.grantBundle(t, w, 5)
+		if a := decodeOne(t, c.call(blockNumber)); a.Error != nil || e.bundleLeft(t, w) != 4 {
+			t.Fatalf("after the rebuild: %s, %d left (want 4)", mustJSON(a), e.bundleLeft(t, w))
 		}
 	})
 
