@@ -28,6 +28,11 @@ type Caller struct {
 	Host string
 	TLS  bool
 	Path string
+	// signIn holds SIWX's sign-in for a door that keeps one Caller for a
+	// connection's life (HoldSignIn: the WebSocket); nil for a door that
+	// reads a Caller per request. No header, query parameter or tool
+	// argument sets it.
+	signIn *signIn
 }
 
 // CallerOf is who asks in r: its address (web.ClientIP), key, sign-in and

@@ -57,3 +57,32 @@ func TestCallerOfAllocatesNothing(t *testing.T) {
 		t.Fatalf("caller %+v", c)
 	}
 }
+
+// TestOnlyAHoldingDoorSignsIn: a Caller read from a request never holds a
+// sign-in, whatever the request carries (the SIGN-IN-WITH-X header, query
+// parameters, headers named like a session): the no-nonce draw is reached
+// only through HoldSignIn, which the socket's handshake calls; each hold is
+// a fresh random session, and a Caller without a sign-in holds nothing.
+func TestOnlyAHoldingDoorSignsIn(t *testing.T) {
+	r := httptest.NewRequest("POST", "https://gw.example/rpc?siwx=x&session=ws:00&sign-in-with-x=x", nil)
+	r.Header.Set(headerSIWX, "siwx")
+	r.Header.Set("X-Tollgate-Session", "ws:00")
+	c := CallerOf(r)
+	if c.signIn != nil {
+		t.Fatal("CallerOf holds a sign-in")
+	}
+	a, b := c, c
+	a.HoldSignIn()
+	b.HoldSignIn()
+	if a.signIn == nil || b.signIn == nil || len(a.signIn.session) != len("ws:")+32 || a.signIn.session == b.signIn.session {
+		t.Fatalf("sessions %+v %+v: want two distinct random ones", a.signIn, b.signIn)
+	}
+	if a.signIn.wallet.Load() != nil {
+		t.Fatal("a sign-in is signed in before any draw was served")
+	}
+	var none Caller
+	none.HoldSignIn()
+	if none.signIn != nil {
+		t.Fatal("a caller without SIGN-IN-WITH-X holds a sign-in")
+	}
+}

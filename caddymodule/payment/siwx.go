@@ -2,8 +2,12 @@ package payment
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
@@ -12,11 +16,19 @@ import (
 
 // payWithSIWX serves a request from the signer's bundle. When the request
 // also carries a payment, a sign-in that cannot serve it is not a refusal:
-// the payment is tried instead.
+// the payment is tried instead. A caller that holds its sign-in (a socket:
+// HoldSignIn) is checked and spends its nonce like a POST until a draw is
+// served; from then on it is signed in as that wallet and draws without
+// the nonce (paySignedIn).
 func (h *Handler) payWithSIWX(ctx context.Context, c *Caller, _ http.Header, req meter.Request) (meter.Decision, error) {
 	value := c.SIWX
 	if value == "" {
 		return meter.Decision{}, errNotMine
+	}
+	if s := c.signIn; s != nil {
+		if w := s.wallet.Load(); w != nil {
+			return h.paySignedIn(ctx, c, req, *w)
+		}
 	}
 	payName := c.PaymentName
 	fallThrough := payName != ""
@@ -28,11 +40,52 @@ func (h *Handler) payWithSIWX(ctx context.Context, c *Caller, _ http.Header, req
 		}
 		return meter.Decision{}, paymentRefused(ref, nil)
 	}
-	d, err := h.meterSIWX(ctx, req, wallet, nonce)
+	var d meter.Decision
+	var err error
+	if s := c.signIn; s != nil {
+		d, err = h.meterSignIn(ctx, req, wallet, nonce, s.session)
+		if err == nil && d.Outcome == meter.Bundle {
+			// Concurrent first draws of one socket store the same wallet:
+			// the message names one signer.
+			s.wallet.Store(&wallet)
+		}
+	} else {
+		d, err = h.meterSIWX(ctx, req, wallet, nonce)
+	}
+	return h.siwxDecided(c, req, wallet, d, err)
+}
+
+// paySignedIn draws from the bundle of the wallet c's connection signed in
+// as: one script call, no signature checked and no nonce (meter.DrawSignedIn).
+func (h *Handler) paySignedIn(ctx context.Context, c *Caller, req meter.Request, wallet string) (meter.Decision, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
+	defer cancel()
+	start := time.Now()
+	d, err := h.meter.DrawSignedIn(ctx, req, wallet)
+	metrics.MeterLatency.Observe(time.Since(start).Seconds())
+	return h.siwxDecided(c, req, wallet, d, err)
+}
+
+// meterSignIn is a holding caller's first draw (meter.SignInSIWX) with the
+// metering deadline and latency metric.
+func (h *Handler) meterSignIn(ctx context.Context, req meter.Request, wallet, nonce, session string) (meter.Decision, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
+	defer cancel()
+	start := time.Now()
+	d, err := h.meter.SignInSIWX(ctx, req, wallet, nonce, session, paycheck.SIWXNonceTTL)
+	metrics.MeterLatency.Observe(time.Since(start).Seconds())
+	return d, err
+}
+
+// siwxDecided turns a SIWX draw into the payer's answer.
+func (h *Handler) siwxDecided(c *Caller, req meter.Request, wallet string, d meter.Decision, err error) (meter.Decision, error) {
+	fallThrough := c.PaymentName != ""
 	if err != nil {
 		// The draw may have run before its reply was lost (Redis stalled
 		// or died mid-reply): as for a key, its calls are given back. The
-		// message's nonce stays spent (voidLater says why).
+		// message's nonce stays spent (voidLater says why); a socket's
+		// first draw marked it with the socket's session, so the socket's
+		// next message takes it again (meter.SignInSIWX).
 		if meter.MaybeBooked(err) {
 			h.voidLater(d)
 		}
@@ -60,4 +113,30 @@ func (h *Handler) payWithSIWX(ctx context.Context, c *Caller, _ http.Header, req
 		msg = "this Sign-In-With-X message was already used; sign the fresh challenge of this 402"
 	}
 	return d, paymentRefused(paycheck.Refuse(d.Reason, "%s", msg), nil)
+}
+
+// signIn is a connection's Sign-In-With-X (Caller.HoldSignIn).
+type signIn struct {
+	// session marks the message's nonce as this connection's: random,
+	// never sent to anyone, so only this connection's draws match it.
+	session string
+	// wallet is set once a draw carrying the nonce was served: the
+	// connection is signed in as that wallet for its life.
+	wallet atomic.Pointer[string]
+}
+
+// HoldSignIn makes c's Sign-In-With-X last as long as c: for a door that
+// reads who asks once and keeps it for a connection's life (the WebSocket
+// handshake; never a door that reads a Caller per request). The message is
+// checked (paycheck.VerifySIWX) and its nonce spent as for a POST by the
+// first draw that is served; every later draw of c is drawn from that
+// wallet's bundle without them (paySignedIn). Without a SIGN-IN-WITH-X
+// value it does nothing.
+func (c *Caller) HoldSignIn() {
+	if c.SIWX == "" {
+		return
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	c.signIn = &signIn{session: "ws:" + hex.EncodeToString(b[:])}
 }

@@ -66,6 +66,10 @@ func newConn(s *Server, ws *websocket.Conn, r *http.Request, chain uint64) *conn
 		out: make(chan frame, s.cfg.Limits.SendBuffer), quit: make(chan struct{}), ended: make(chan struct{}),
 		inflight: make(chan struct{}, s.cfg.Limits.MaxInFlight), subs: map[string]*clientSub{}}
 	c.who = payment.CallerOf(template(r, ctx))
+	// A sign-in lasts as long as the socket: checked and its nonce spent
+	// once, by the first call served, then every call and notification is
+	// drawn from the wallet's bundle (payment.Caller.HoldSignIn).
+	c.who.HoldSignIn()
 	c.lastSeen.Store(time.Now().UnixNano())
 	return c
 }
@@ -77,8 +81,8 @@ var hopHeaders = []string{"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Web
 // template is the handshake as the request every call over the socket is
 // served as: a POST to the same path with the same credentials — the
 // X-API-Key header, or the key query parameter (browsers cannot set
-// headers on a WebSocket), a Sign-In-With-X header — and the caller's
-// address. An x402 payment header is dropped: a payment pays for one
+// headers on a WebSocket), a Sign-In-With-X header (held for the socket's
+// life: newConn) — and the caller's address. An x402 payment header is dropped: a payment pays for one
 // request, and replaying it on every message would only be refused.
 func template(r *http.Request, ctx context.Context) *http.Request {
 	t := r.Clone(ctx)

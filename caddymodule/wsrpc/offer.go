@@ -41,6 +41,16 @@ func UseHub(b *Backend, hub *subscribe.Hub) {
 	}
 }
 
+// siwxAuth is the offer's "auth": who pays for a socket, and how long a
+// Sign-In-With-X lasts on it (payment.Caller.HoldSignIn).
+const siwxAuth = "the handshake's X-API-Key header or key query parameter, else its SIGN-IN-WITH-X header, else the IP's free tier: the payers of POST, in the same order. " +
+	"A SIGN-IN-WITH-X message is checked as for POST (signature, domain and uri, chain, issuedAt, expirationTime) by the socket's first paid call, which spends its nonce; " +
+	"from then on the socket is signed in as that wallet until it closes: every call and notification draws from the wallet's bundle without another signature, " +
+	"whatever the message's expirationTime (it bounds when a message may sign in, not how long the socket stays signed in). " +
+	"A message already used (over POST, MCP or another socket) is refused at every call (402 siwx_nonce_used); " +
+	"with the bundle empty a call is refused as over POST (402 bundle_exhausted) and a subscription ends as payment_closing says, the socket staying signed in for a new bundle; " +
+	"a new socket needs a freshly signed message"
+
 // Offer is a chain's WebSocket offer in service.json: where (url), what it
 // costs (a call as over HTTP, eth_subscribe and each notification at their
 // weights, units(method), eth_unsubscribe free), its bounds and close codes.
@@ -56,7 +66,7 @@ func (s *Server) Offer(url string, units func(method string) int) map[string]any
 	}
 	offer := map[string]any{
 		"url":                url,
-		"auth":               "the handshake's X-API-Key header or key query parameter, SIGN-IN-WITH-X, else the IP's free tier: the payers of POST, in the same order",
+		"auth":               siwxAuth,
 		"calls":              "each JSON-RPC call or batch over the socket is metered, rate-limited and refused like a POST; a refusal is a JSON-RPC error in the caller's ids with the HTTP status, Retry-After and 402 onboarding in error.data",
 		"subscriptions":      []string{},
 		"subscribe_price":    price("eth_subscribe"),

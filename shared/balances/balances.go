@@ -24,7 +24,8 @@
 //	<p>adjustment-ids                hash: the same, on shard 0 for every shard (an id names one adjustment)
 //	<p>bundle:{<wallet>}             hash: calls, granted, used — a wallet's x402 bundle (wallet = lower-case 0x hex)
 //	<p>bundle:{<wallet>}:grants      set: settlement tx hashes already granted (idempotency of a grant)
-//	<p>siwx:<nonce>                  string: a Sign-In-With-X nonce already used (expires with the message's age limit)
+//	<p>siwx:<nonce>                  string: a Sign-In-With-X nonce already used: "1", or the random session of the
+//	                                 socket it signed in (meter.SignInSIWX); expires with the message's age limit
 //	<p>generation                    string: present once settlementd has (re)built keys and balances from PostgreSQL;
 //	                                 absent = Redis lost its data and is not rebuilt yet (see Layout.Generation)
 //	<p>rebuilding                    string: token of the rebuild in progress (settlementd)

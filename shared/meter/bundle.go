@@ -47,6 +47,53 @@ func (m *Meter) BundleLeft(ctx context.Context, wallet string) (int64, error) {
 // (ReasonBundleExhausted or ReasonNonceUsed), RateLimited, Recovering (the
 // wallet has no bundle and Redis is not rebuilt yet; the nonce stays unused).
 func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce string, nonceTTL time.Duration) (Decision, error) {
+	if nonce == "" {
+		return Decision{}, errors.New("meter: empty SIWX nonce")
+	}
+	return m.drawBundle(ctx, req, wallet, func(l balances.Layout, date, data string) (*redis.Script, []string, []any) {
+		return siwxScript, []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.SIWXNonce(nonce), l.Requests(date), l.Generation()},
+			[]any{req.Calls, int64(max(nonceTTL, time.Second) / time.Second), events.TypeDebit, events.Version, data,
+				int64(dayTTL / time.Second)}
+	})
+}
+
+// SignInSIWX is the first draw of a connection signed in with a verified
+// Sign-In-With-X message for its life (a WebSocket): as AuthorizeSIWX, in
+// one script call, except that the nonce is marked with session (the
+// connection's random id, never sent to anyone) rather than "1", and a
+// nonce already marked with the same session does not refuse: a first draw
+// whose reply was lost (Redis died mid-reply) is taken again by the same
+// connection, and by no one else. A nonce a POST, an x402 reuse or another
+// connection marked refuses with ReasonNonceUsed.
+func (m *Meter) SignInSIWX(ctx context.Context, req Request, wallet, nonce, session string, nonceTTL time.Duration) (Decision, error) {
+	if nonce == "" || session == "" {
+		return Decision{}, errors.New("meter: a sign-in needs its nonce and session")
+	}
+	return m.drawBundle(ctx, req, wallet, func(l balances.Layout, date, data string) (*redis.Script, []string, []any) {
+		return siwxSessionScript, []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.Requests(date), l.Generation(), l.SIWXNonce(nonce)},
+			[]any{req.Calls, events.TypeDebit, events.Version, data, int64(dayTTL / time.Second), session,
+				int64(max(nonceTTL, time.Second) / time.Second)}
+	})
+}
+
+// DrawSignedIn draws a request's calls from wallet's bundle for a
+// connection SignInSIWX already served (the wallet proved at its first
+// draw): the same script call without a nonce. Only the payments room calls
+// it, for a caller that holds a served sign-in (payment.Caller.HoldSignIn);
+// no header, parameter or tool argument reaches it. Outcomes: Bundle,
+// PaymentRequired (ReasonBundleExhausted), RateLimited, Recovering.
+func (m *Meter) DrawSignedIn(ctx context.Context, req Request, wallet string) (Decision, error) {
+	return m.drawBundle(ctx, req, wallet, func(l balances.Layout, date, data string) (*redis.Script, []string, []any) {
+		return siwxSessionScript, []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.Requests(date), l.Generation()},
+			[]any{req.Calls, events.TypeDebit, events.Version, data, int64(dayTTL / time.Second), "", 0}
+	})
+}
+
+// drawBundle runs one draw from wallet's bundle on its shard (how names the
+// script, its keys and its arguments but the ledger floor, which is
+// appended) with the address's rate gate in the same round trip.
+func (m *Meter) drawBundle(ctx context.Context, req Request, wallet string,
+	how func(l balances.Layout, date, data string) (*redis.Script, []string, []any)) (Decision, error) {
 	now := m.cfg.Now()
 	d := m.newDecision(req, now)
 	d.Wallet = wallet
@@ -56,20 +103,14 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 	if !walletRe.MatchString(wallet) {
 		return d, ErrBadWallet
 	}
-	if nonce == "" {
-		return d, errors.New("meter: empty SIWX nonce")
-	}
 	ms := now.UnixMilli()
 	data, err := events.Payload(bundleDebit(d.ID, ms, req.ChainID, events.PayerBundle, wallet, req.Calls))
 	if err != nil {
 		return d, err
 	}
 	ws := m.layout.ShardOfPayer(wallet)
-	l := m.layout.Shard(ws)
-	draw := &run{script: siwxScript,
-		keys: []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.SIWXNonce(nonce), l.Requests(d.date), l.Generation()},
-		args: []any{req.Calls, int64(max(nonceTTL, time.Second) / time.Second), events.TypeDebit, events.Version, data,
-			int64(dayTTL / time.Second), m.cfg.Retain.Floor(ws)}, wait: true, seqShard: ws + 1, id: d.ID, ms: ms}
+	script, keys, args := how(m.layout.Shard(ws), d.date, data)
+	draw := &run{script: script, keys: keys, args: append(args, m.cfg.Retain.Floor(ws)), wait: true, seqShard: ws + 1, id: d.ID, ms: ms}
 	gate := m.gateRun(d.ipShard, d.ipKey, ms)
 	m.exec(ctx, draw, gate)
 	d.shard = ws

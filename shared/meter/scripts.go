@@ -395,6 +395,43 @@ local xid = redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'd', AR
 return {1, left, xid}
 `)
 
+// siwxSessionScript draws a request's calls from a wallet's x402 bundle for
+// a connection signed in with Sign-In-With-X for its life (a WebSocket;
+// Meter.SignInSIWX, Meter.DrawSignedIn), on the wallet's shard, with the
+// address's rate checked by gateScript in the same round trip. The first
+// draw carries the message's nonce (KEYS[5]): unused, or marked by this
+// same connection (ARGV[7], its random session id: a first draw whose
+// reply was lost), and marked with the session id when the draw is served;
+// marked by anyone else (a POST's "1", an x402 reuse, another connection)
+// it refuses as siwxScript does. The later draws carry no nonce key: the
+// connection proved the wallet with its first.
+//
+// KEYS: 1 stream, 2 bundle hash, 3 requests today, 4 generation marker,
+// 5 nonce key (the first draw only).
+// ARGV: 1 calls, 2 event type, 3 event version, 4 debit payload, 5 daily
+// key TTL s, 6 session id ("" without a nonce), 7 nonce TTL s, 8 the
+// shard's ledger floor (seqLua).
+// Reply: siwxScript's.
+var siwxSessionScript = redis.NewScript(seqLua + `
+local older = advance(shardOf(KEYS[4], 'generation'), tonumber(ARGV[8]) or 0)
+if older > 0 then return {8, older} end
+local n = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[4]) == 0 then return {8, 0} end
+local nonce = KEYS[5]
+if nonce then
+  local by = redis.call('GET', nonce)
+  if by and by ~= ARGV[6] then return {7, 0} end
+end
+local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
+if left < n then return {3, left} end
+if nonce then redis.call('SET', nonce, ARGV[6], 'EX', ARGV[7]) end
+left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
+redis.call('HINCRBY', KEYS[2], 'used', n)
+if redis.call('INCRBY', KEYS[3], n) == n then redis.call('EXPIRE', KEYS[3], ARGV[5]) end
+local xid = redis.call('XADD', KEYS[1], '*', 't', ARGV[2], 'v', ARGV[3], 'd', ARGV[4])
+return {1, left, xid}
+`)
+
 // grantScript books a settled x402 payment: the wallet's bundle grows by the
 // bundle's calls once per settlement transaction (the grants set), a bundle
 // key drawing on it is created, the BundleGranted and KeyCreated events are

@@ -39,6 +39,7 @@ func TestShardedSuite(t *testing.T) {
 		"Adjust":                              TestAdjust,
 		"GrantBundleOncePerTransaction":       TestGrantBundleOncePerTransaction,
 		"SIWXDrawsNonceOnceAndStopsAtZero":    TestSIWXDrawsNonceOnceAndStopsAtZero,
+		"SignedInDrawsSpendTheNonceOnce":      TestSignedInDrawsSpendTheNonceOnce,
 		"PaymentGate":                         TestPaymentGate,
 		"VouchersDrawInOrderWithinTheDeposit": TestVouchersDrawInOrderWithinTheDeposit,
 		"RefundClosesTheChannel":              TestRefundClosesTheChannel,
