@@ -505,3 +505,186 @@ func TestProvedBodiesANodeThatCannotProve(t *testing.T) {
 		t.Fatalf("a node that could not prove was convicted: %v", st)
 	}
 }
+
+// orphanedTxs reorganises the dev chain (depth 8, as often as needed, at
+// most 12 times) until at least want transactions of the transfer feed
+// were in a replaced block and are in another block now, and returns
+// them: transaction hash → the replaced (orphan) block that held it.
+// Orphans the dev chain keeps and serves by hash, as geth does; so do the
+// providers in front of it.
+func (e *meterEnv) orphanedTxs(t *testing.T, feed *txFeed, want int) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for range 12 {
+		feed.next(t) // transfers in the blocks about to be replaced
+		res, err := e.net.Reorg(t.Context(), 137, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := map[common.Hash]bool{}
+		for _, h := range res.Reincluded {
+			again[h] = true
+		}
+		for _, old := range res.Old {
+			var b struct {
+				Transactions []string `json:"transactions"`
+			}
+			_ = json.Unmarshal(e.chainRPC(t, "eth_getBlockByHash", `["`+old.Hex()+`",false]`), &b)
+			for _, tx := range b.Transactions {
+				if again[common.HexToHash(tx)] {
+					out[tx] = old.Hex()
+				}
+			}
+		}
+		if len(out) >= want {
+			return out
+		}
+	}
+	t.Fatalf("12 reorgs orphaned %d transactions, want %d", len(out), want)
+	return nil
+}
+
+// waitBlocksPast waits until the dev chain's head is past block n + 64 +
+// 3: a gateway's head poll that starts then fills no height at or below n
+// (its first poll keeps the head and its parent; one that misses the
+// parent link fills the 64 blocks below the head).
+func (e *meterEnv) waitBlocksPast(t *testing.T, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for e.chainHead(t) <= n+64+3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dev chain did not pass block %d in a minute", n+67)
+		}
+		time.Sleep(100 * time.Millisecond) // the dev chain makes a block every 100 ms
+	}
+}
+
+// TestProvedAnswersFromAnOrphanedBlock: on a chain whose bodies are
+// proved, a node still on a branch a reorg replaced answers receipts and
+// transactions by hash from the replaced block — each true of that block,
+// which the providers know by its hash (they keep it), while the chain
+// holds the transaction in another block now. None is delivered as the
+// node's verified answer: the block a by-hash answer names must be the
+// providers' at its height. Above the finalized head (the chain's
+// finality set far beyond the test's blocks) each such answer goes to a
+// provider, unpaid, and the node is never convicted (a reorg is honest);
+// at a final height (finality_depth 2) the first is a lie and convicts
+// the node, shown against the providers' hash at that height. The
+// orphans' heights are below any the gateway's head poll holds (the nodes
+// register after the reorgs, and the poll starts with the first node), so
+// the proof's own canonical check is what turns them away, not the
+// screen. The headers it asks by number are counted: at most one per
+// orphaned block.
+func TestProvedAnswersFromAnOrphanedBlock(t *testing.T) {
+	t.Run("above finality: rerouted unpaid", func(t *testing.T) {
+		o := bodiesOpts()
+		o.chain137 += "\n\t\t\t\tfinality 1000000"
+		e := startMetered(t, o)
+		feed := e.startTxFeed(t)
+		orphaned := e.orphanedTxs(t, feed, 4)
+		e.waitBlocksPast(t, e.chainHead(t))
+		const nodeID = "NODE-EU-ORPHANRR"
+		node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+		t.Cleanup(node.Close)
+		blocks := map[string]bool{}
+		for tx, block := range orphaned {
+			node.OrphanTx(tx, block)
+			blocks[block] = true
+		}
+		e.registerNode(t, nodeID, node.URL())
+		e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+		before := e.provedCounts(t)
+		byNumberBefore := e.providerCalls("eth_getBlockByNumber")
+		answered := map[string]int{} // the node's orphan answers, by method
+		deadline := time.Now().Add(60 * time.Second)
+		for calls := 0; answered["eth_getTransactionReceipt"] < 5 || answered["eth_getTransactionByHash"] < 5; calls++ {
+			for tx := range orphaned {
+				for _, m := range []string{"eth_getTransactionReceipt", "eth_getTransactionByHash"} {
+					n0 := node.OrphanAnswers.Load()
+					params := `["` + tx + `"]`
+					a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"`+m+`","params":`+params+`}`)
+					res := resultOf(a.body)
+					if a.status != http.StatusOK || !sameJSON(res, e.chainRPC(t, m, params)) {
+						t.Fatalf("%s of an orphaned transaction: %d %s, the chain's is %s", m, a.status, a.body, e.chainRPC(t, m, params))
+					}
+					if node.OrphanAnswers.Load() > n0 {
+						answered[m]++
+						if a.header.Get("X-Tollgate-Upstream") == nodeID {
+							t.Fatalf("%s from an orphaned block delivered as the node's: %s", m, a.body)
+						}
+					}
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the node gave %v orphan answers in 60 s (%d rounds)", answered, calls)
+			}
+		}
+		after := e.provedCounts(t)
+		for m, n := range answered {
+			if d := after[m]["rerouted"] - before[m]["rerouted"]; d < n {
+				t.Errorf("%s: %d of the node's %d orphan answers counted rerouted", m, d, n)
+			}
+			if d := after[m]["proved"] + after[m]["lie"] - before[m]["proved"] - before[m]["lie"]; d != 0 {
+				t.Errorf("%s: %d orphan answers proved or convicted above finality", m, d)
+			}
+		}
+		if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+			t.Fatalf("a node answering from a block a reorg replaced, above finality, was convicted: %v", st)
+		}
+		// The head poll asks eth_getBlockByNumber too: what the proofs
+		// asked is bounded by the poll's calls and one header a second
+		// per orphaned height (recentHeaderTTL).
+		t.Logf("the node answered %v from %d orphaned blocks: all rerouted unpaid; providers were asked %d blocks by number meanwhile (head poll included)",
+			answered, len(blocks), e.providerCalls("eth_getBlockByNumber")-byNumberBefore)
+	})
+	t.Run("at a final height: convicted", func(t *testing.T) {
+		e := startMetered(t, bodiesOpts()) // finality_depth 2
+		feed := e.startTxFeed(t)
+		orphaned := e.orphanedTxs(t, feed, 12)
+		e.waitBlocksPast(t, e.chainHead(t))
+		for i, m := range []string{"eth_getTransactionReceipt", "eth_getTransactionByHash"} {
+			id := []string{"NODE-EU-ORPHANFR", "NODE-EU-ORPHANFT"}[i]
+			node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+			t.Cleanup(node.Close)
+			for tx, block := range orphaned {
+				node.OrphanTx(tx, block)
+			}
+			e.registerNode(t, id, node.URL())
+			e.waitForNodeOn(t, id, func() string { return headNumber })
+			before := e.provedCounts(t)[m]
+			delivered, calls := 0, 0
+			// Each transaction once: the caller's answer, final, is kept
+			// by the edge cache.
+			for tx := range orphaned {
+				calls++
+				params := `["` + tx + `"]`
+				a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"`+m+`","params":`+params+`}`)
+				if res := resultOf(a.body); a.status != http.StatusOK || !sameJSON(res, e.chainRPC(t, m, params)) {
+					delivered++
+					t.Errorf("%s of an orphaned transaction delivered unlike the chain's: %d %s", m, a.status, a.body)
+				}
+				delete(orphaned, tx) // the next node asks the others
+				if st := e.upstreamState(t, id); st == nil || st["quarantined"] == true {
+					break
+				}
+			}
+			after := e.provedCounts(t)[m]
+			t.Logf("%s: %d calls, the node answered %d from an orphaned block, %d delivered unlike the chain's; proofs %v → %v",
+				m, calls, node.OrphanAnswers.Load(), delivered, before, after)
+			if st := e.upstreamState(t, id); st["quarantined"] != true {
+				t.Fatalf("%s: a node answering from a block a reorg replaced at a final height was not convicted (%d orphan answers)", m, node.OrphanAnswers.Load())
+			}
+			if node.OrphanAnswers.Load() != 1 {
+				t.Errorf("%s: convicted after %d orphan answers, want at its first", m, node.OrphanAnswers.Load())
+			}
+			if after["lie"]-before["lie"] != 1 || after["proved"] != before["proved"] {
+				t.Errorf("%s: proofs %v → %v, want one lie and nothing proved", m, before, after)
+			}
+			ev := waitEvidence(t, e, id)
+			if ev.Method != m || ev.TrustedBy != "header hash" {
+				t.Errorf("evidence about %s by %s, want %s by header hash", ev.Method, ev.TrustedBy, m)
+			}
+			node.SetMode(faultproxy.Fail502) // out of the way of the next node
+		}
+	})
+}
