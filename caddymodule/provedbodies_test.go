@@ -233,42 +233,25 @@ func TestProvedBodiesLiarsDeliverNothing(t *testing.T) {
 		{"a swapped hash in a hash-only block", "NODE-EU-BODYSWAP", faultproxy.BodySwapHash, "eth_getBlockByNumber", "transactionsRoot"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-			t.Cleanup(liar.Close)
-			liar.SetShape(faultproxy.ShapeBody)
-			liar.SetBodyLie(c.lie)
-			e.registerNode(t, c.id, liar.URL())
-			e.waitForNodeOn(t, c.id, func() string { return headNumber })
-			liar.SetMode(faultproxy.LieSometimes)
-			calls, delivered, byNode := 0, 0, 0
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				calls++
+			liar := e.provedLiar(t, c.id, func(p *faultproxy.Proxy) {
+				p.SetShape(faultproxy.ShapeBody)
+				p.SetBodyLie(c.lie)
+			})
+			got := e.askUntilQuarantined(t, c.id, liar, 60*time.Second, func() (answer, bool) {
 				bc := e.bodyCallOf(t, c.traffic, feed)
 				a := e.rpc(t, bc.body)
-				if a.status != http.StatusOK {
-					t.Fatalf("call %d: %d %s", calls, a.status, a.body)
-				}
 				res := resultOf(a.body)
-				if truth := bc.truth(res); truth != nil && !sameJSON(res, truth) {
-					delivered++
+				truth := bc.truth(res)
+				wrong := truth != nil && !sameJSON(res, truth)
+				if wrong {
 					t.Logf("delivered %s unlike the chain's: %s", bc.method, res)
 				}
-				if a.header.Get("X-Tollgate-Upstream") == c.id {
-					byNode++
-				}
-				if st := e.upstreamState(t, c.id); st == nil || st["quarantined"] == true {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("not caught after %d calls (%d served by the node; %d lies told in %d answers, %d delivered)",
-						calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
-				}
-			}
+				return a, wrong
+			})
 			t.Logf("quarantined after %d calls (%d served by the node); it told %d lies in %d answers; %d wrong answers delivered",
-				calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
-			if delivered != 0 {
-				t.Errorf("%d wrong answers delivered, want 0", delivered)
+				got.calls, got.byNode, liar.Lies.Load(), liar.Answered.Load(), got.delivered)
+			if got.delivered != 0 {
+				t.Errorf("%d wrong answers delivered, want 0", got.delivered)
 			}
 			if liar.Lies.Load() != 1 {
 				t.Errorf("quarantined after %d lies, want at its first", liar.Lies.Load())
@@ -309,6 +292,7 @@ func TestProvedBodiesOfAnHonestNode(t *testing.T) {
 	before := e.provedCounts(t)
 	provBefore := e.providerCalls(wire...)
 	headersBefore := e.providerCalls("eth_getBlockByHash")
+	fetchesBefore := e.proofHeaderFetches(t)
 	byNode := map[string]int{} // answers with a value the node served, by method
 	byProvider := 0            // body calls the providers served callers
 	const calls = 240
@@ -332,24 +316,7 @@ func TestProvedBodiesOfAnHonestNode(t *testing.T) {
 	}
 	after := e.provedCounts(t)
 	blocks := int(e.chainHead(t)-headBefore) + 3
-	served := 0
-	for m, n := range byNode {
-		served += n
-		if d := after[m]["proved"] - before[m]["proved"]; d != n {
-			t.Errorf("%s: the node served %d answers with a value, %d were proved before delivery (want all)", m, n, d)
-		}
-		for _, o := range []string{"rerouted", "lie"} {
-			if d := after[m][o] - before[m][o]; d != 0 {
-				t.Errorf("%s: %d answers of an honest node %s", m, d, o)
-			}
-		}
-	}
-	if served < calls/10 {
-		t.Fatalf("the node served %d of %d calls with a value: too few to show anything (%v)", served, calls, byNode)
-	}
-	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
-		t.Fatalf("an honest node was convicted: %v", st)
-	}
+	e.allProved(t, nodeID, calls, byNode, before, after)
 	if got := e.providerCalls(wire...) - provBefore; got != byProvider {
 		t.Errorf("providers got %d body calls, served %d to callers: %d replays", got, byProvider, got-byProvider)
 	}
@@ -357,8 +324,19 @@ func TestProvedBodiesOfAnHonestNode(t *testing.T) {
 	if headers > blocks {
 		t.Errorf("providers were asked %d headers by hash over %d blocks", headers, blocks)
 	}
-	t.Logf("node served %v (all proved); providers served %d body calls with no replay, %d headers by hash over %d blocks; the node was asked %d full blocks and %d block receipts for proofs",
-		byNode, byProvider, headers, blocks, honest.Calls("eth_getBlockByHash"), honest.Calls("eth_getBlockReceipts"))
+	// The proofs' own header fetches, by hash (a block's roots) and by
+	// number (the providers' block at the height a transaction or receipt
+	// by hash names; the head poll's eth_getBlockByNumber is not in
+	// them): at most one of each per block.
+	fetches := e.proofHeaderFetches(t)
+	for _, by := range []string{"hash", "number"} {
+		if d := fetches[by] - fetchesBefore[by]; d > blocks {
+			t.Errorf("the proofs fetched %d headers by %s over %d blocks", d, by, blocks)
+		}
+	}
+	t.Logf("node served %v (all proved); providers served %d body calls with no replay, %d headers by hash over %d blocks (the proofs fetched %d by hash, %d by number); the node was asked %d full blocks and %d block receipts for proofs",
+		byNode, byProvider, headers, blocks, fetches["hash"]-fetchesBefore["hash"], fetches["number"]-fetchesBefore["number"],
+		honest.Calls("eth_getBlockByHash"), honest.Calls("eth_getBlockReceipts"))
 }
 
 func (e *meterEnv) chainHead(t *testing.T) uint64 {
@@ -380,35 +358,18 @@ func TestSampledBodiesOnAChainThatDoesNotProveThem(t *testing.T) {
 	e := startMetered(t, provedOpts())
 	feed := e.startTxFeed(t)
 	const nodeID = "NODE-EU-BODYSAMP"
-	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(liar.Close)
-	liar.SetShape(faultproxy.ShapeBody)
-	liar.SetBodyLie(faultproxy.BodyStatus)
-	e.registerNode(t, nodeID, liar.URL())
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
-	liar.SetMode(faultproxy.LieSometimes)
+	liar := e.provedLiar(t, nodeID, func(p *faultproxy.Proxy) {
+		p.SetShape(faultproxy.ShapeBody)
+		p.SetBodyLie(faultproxy.BodyStatus)
+	})
 	before := e.provedCounts(t)["eth_getTransactionReceipt"]
-	calls, byNode := 0, 0
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		calls++
-		bc := e.bodyCallOf(t, "eth_getTransactionReceipt", feed)
-		a := e.rpc(t, bc.body)
-		if a.status != http.StatusOK {
-			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
-		}
-		if a.header.Get("X-Tollgate-Upstream") == nodeID {
-			byNode++
-		}
-		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a receipt liar on a sampled chain was not caught after %d calls (%d lies told)", calls, liar.Lies.Load())
-		}
-	}
+	// A receipt liar on a sampled chain, caught within 60 s.
+	got := e.askUntilQuarantined(t, nodeID, liar, 60*time.Second, func() (answer, bool) {
+		return e.rpc(t, e.bodyCallOf(t, "eth_getTransactionReceipt", feed).body), false
+	})
+	byNode := got.byNode
 	after := e.provedCounts(t)["eth_getTransactionReceipt"]
-	t.Logf("caught by sampling after %d calls (%d served by the node, %d lies told); receipts proved %d", calls, byNode, liar.Lies.Load(),
+	t.Logf("caught by sampling after %d calls (%d served by the node, %d lies told); receipts proved %d", got.calls, byNode, liar.Lies.Load(),
 		after["proved"]-before["proved"])
 	if d := after["proved"] - before["proved"] + after["lie"] - before["lie"]; d != 0 {
 		t.Errorf("%d receipts judged by proof on a chain whose bodies are sampled", d)
@@ -429,13 +390,10 @@ func TestSampledBodiesOnAChainThatDoesNotProveThem(t *testing.T) {
 func TestProvedCountsOnlyDeliveredAnswers(t *testing.T) {
 	e := startMetered(t, provedOpts())
 	const nodeID = "NODE-EU-MIXEDLIE"
-	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(liar.Close)
-	liar.SetShape(faultproxy.ShapeHeaderField)
-	liar.LieEvery.Store(1) // every block it answers
-	e.registerNode(t, nodeID, liar.URL())
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
-	liar.SetMode(faultproxy.LieSometimes)
+	liar := e.provedLiar(t, nodeID, func(p *faultproxy.Proxy) {
+		p.SetShape(faultproxy.ShapeHeaderField)
+		p.LieEvery.Store(1) // every block it answers
+	})
 	acct, _ := e.net.Manifest.Account("deployer")
 	batch := `[{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]},` +
 		`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["latest",false]}]`
@@ -594,7 +552,8 @@ func TestProvedAnswersFromAnOrphanedBlock(t *testing.T) {
 		e.registerNode(t, nodeID, node.URL())
 		e.waitForNodeOn(t, nodeID, func() string { return headNumber })
 		before := e.provedCounts(t)
-		byNumberBefore := e.providerCalls("eth_getBlockByNumber")
+		fetchesBefore := e.proofHeaderFetches(t)
+		began := time.Now()
 		answered := map[string]int{} // the node's orphan answers, by method
 		deadline := time.Now().Add(60 * time.Second)
 		for calls := 0; answered["eth_getTransactionReceipt"] < 5 || answered["eth_getTransactionByHash"] < 5; calls++ {
@@ -631,17 +590,26 @@ func TestProvedAnswersFromAnOrphanedBlock(t *testing.T) {
 		if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
 			t.Fatalf("a node answering from a block a reorg replaced, above finality, was convicted: %v", st)
 		}
-		// The head poll asks eth_getBlockByNumber too: what the proofs
-		// asked is bounded by the poll's calls and one header a second
-		// per orphaned height (recentHeaderTTL).
-		t.Logf("the node answered %v from %d orphaned blocks: all rerouted unpaid; providers were asked %d blocks by number meanwhile (head poll included)",
-			answered, len(blocks), e.providerCalls("eth_getBlockByNumber")-byNumberBefore)
+		// Headers: one by hash per orphaned block (its roots, kept), and by
+		// number one a second per orphaned height at most (a height that is
+		// not final is asked again after recentHeaderTTL).
+		fetches := e.proofHeaderFetches(t)
+		byHash, byNumber := fetches["hash"]-fetchesBefore["hash"], fetches["number"]-fetchesBefore["number"]
+		if byHash > len(blocks) {
+			t.Errorf("the proofs fetched %d headers by hash for %d orphaned blocks", byHash, len(blocks))
+		}
+		if bound := len(blocks) * (int(time.Since(began)/time.Second) + 1); byNumber > bound {
+			t.Errorf("the proofs fetched %d headers by number for %d orphaned heights in %v (bound %d)", byNumber, len(blocks), time.Since(began), bound)
+		}
+		t.Logf("the node answered %v from %d orphaned blocks: all rerouted unpaid; the proofs fetched %d headers by hash and %d by number in %v",
+			answered, len(blocks), byHash, byNumber, time.Since(began).Round(time.Millisecond))
 	})
 	t.Run("at a final height: convicted", func(t *testing.T) {
 		e := startMetered(t, bodiesOpts()) // finality_depth 2
 		feed := e.startTxFeed(t)
 		orphaned := e.orphanedTxs(t, feed, 12)
 		e.waitBlocksPast(t, e.chainHead(t))
+		var fetchesBefore map[string]int
 		for i, m := range []string{"eth_getTransactionReceipt", "eth_getTransactionByHash"} {
 			id := []string{"NODE-EU-ORPHANFR", "NODE-EU-ORPHANFT"}[i]
 			node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
@@ -651,6 +619,9 @@ func TestProvedAnswersFromAnOrphanedBlock(t *testing.T) {
 			}
 			e.registerNode(t, id, node.URL())
 			e.waitForNodeOn(t, id, func() string { return headNumber })
+			if fetchesBefore == nil {
+				fetchesBefore = e.proofHeaderFetches(t)
+			}
 			before := e.provedCounts(t)[m]
 			delivered, calls := 0, 0
 			// Each transaction once: the caller's answer, final, is kept
@@ -685,6 +656,14 @@ func TestProvedAnswersFromAnOrphanedBlock(t *testing.T) {
 				t.Errorf("evidence about %s by %s, want %s by header hash", ev.Method, ev.TrustedBy, m)
 			}
 			node.SetMode(faultproxy.Fail502) // out of the way of the next node
+		}
+		// One orphaned block asked per node: a header by hash and one by
+		// number (final: kept) each at most.
+		fetches := e.proofHeaderFetches(t)
+		for _, by := range []string{"hash", "number"} {
+			if d := fetches[by] - fetchesBefore[by]; d > 2 {
+				t.Errorf("the proofs fetched %d headers by %s for 2 orphan answers", d, by)
+			}
 		}
 	})
 }

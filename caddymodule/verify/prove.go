@@ -200,6 +200,7 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 		method, params = "eth_getBlockByNumber", `["`+hexutil.EncodeUint64(number)+`",false]`
 	}
 	hs.Fetches.Add(1)
+	metrics.ProofHeaders.WithLabelValues(map[bool]string{true: "number", false: "hash"}[byNumber]).Inc()
 	r, ok := askProvider(ctx, pool, method, params)
 	if !ok || r.Response.Error != nil || isNull(r.Result) {
 		return common.Hash{}, common.Hash{}, false
