@@ -667,3 +667,58 @@ func TestProvedAnswersFromAnOrphanedBlock(t *testing.T) {
 		}
 	})
 }
+
+// TestProvedBodiesOfAnHonestNodeThroughReorgs: an honest node serving
+// every body method on a chain that proves bodies, through three reorgs
+// of the dev chain (depth 1, 2 and 3) — receipts and transactions by hash
+// of transactions a reorg moves to another block among them — is never
+// convicted: no answer of it counts as a lie, and it is not quarantined.
+// (An answer about a block a reorg replaced while it was being proved is
+// rerouted unpaid, never a conviction: the suite's finality is 2 blocks,
+// and the check's margin keeps a block 3 below that from being final.)
+func TestProvedBodiesOfAnHonestNodeThroughReorgs(t *testing.T) {
+	e := startMetered(t, bodiesOpts())
+	feed := e.startTxFeed(t)
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-BODYREOR"
+	e.registerNode(t, nodeID, honest.URL())
+	e.waitForNode(t, nodeID)
+	before := e.provedCounts(t)
+	byNode := 0
+	var reorgs []string
+	const calls = 320
+	for i := range calls {
+		if i%100 == 50 {
+			reorgs = append(reorgs, reorg(t, e, len(reorgs)+1))
+		}
+		bc := e.bodyCallOf(t, bodyMethods[i%len(bodyMethods)], feed)
+		a := e.rpc(t, bc.body)
+		if a.status != http.StatusOK || !strings.Contains(string(a.body), `"result"`) {
+			t.Fatalf("%s: %d %s", bc.method, a.status, a.body)
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			byNode++
+		}
+		if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+			t.Fatalf("an honest node convicted after %d calls, %v: %v", i+1, reorgs, st)
+		}
+	}
+	after := e.provedCounts(t)
+	outcomes := map[string]int{}
+	for _, m := range bodyMethods {
+		for _, o := range []string{"proved", "rerouted", "lie"} {
+			outcomes[o] += after[m][o] - before[m][o]
+		}
+	}
+	t.Logf("%d calls through %v: %d served by the honest node; its body answers %v", calls, reorgs, byNode, outcomes)
+	if len(reorgs) != 3 {
+		t.Fatalf("reorgs made: %v", reorgs)
+	}
+	if outcomes["lie"] != 0 {
+		t.Errorf("%d answers of an honest node counted lies", outcomes["lie"])
+	}
+	if outcomes["proved"] < calls/10 {
+		t.Errorf("%d of %d answers proved: too few to show anything", outcomes["proved"], calls)
+	}
+}
