@@ -25,35 +25,134 @@ func provedOpts() meterOpts {
 // method → outcome → count.
 func (e *meterEnv) provedCounts(t *testing.T) map[string]map[string]int {
 	t.Helper()
+	out := map[string]map[string]int{}
+	e.counters(t, "tollgate_gateway_node_answers_proved_total", func(label func(string) string, n int) {
+		m := label("method")
+		if out[m] == nil {
+			out[m] = map[string]int{}
+		}
+		out[m][label("outcome")] = n
+	})
+	return out
+}
+
+// proofHeaderFetches reads tollgate_gateway_proof_header_fetches_total:
+// the provider headers the proofs fetched, by "hash" and by "number".
+func (e *meterEnv) proofHeaderFetches(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	e.counters(t, "tollgate_gateway_proof_header_fetches_total", func(label func(string) string, n int) { out[label("by")] = n })
+	return out
+}
+
+// counters calls each with every series of the counter name on the
+// gateway's /metrics: a reader of its labels and its value.
+func (e *meterEnv) counters(t *testing.T, name string, each func(label func(string) string, n int)) {
+	t.Helper()
 	resp, err := http.Get("http://" + e.gw.AdminAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	out := map[string]map[string]int{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	label := func(line, name string) string {
-		i := strings.Index(line, name+`="`)
-		if i < 0 {
-			return ""
-		}
-		rest := line[i+len(name)+2:]
-		return rest[:strings.IndexByte(rest, '"')]
-	}
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "tollgate_gateway_node_answers_proved_total{") {
+		if !strings.HasPrefix(line, name+"{") {
 			continue
 		}
 		n, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		m := label(line, "method")
-		if out[m] == nil {
-			out[m] = map[string]int{}
-		}
-		out[m][label(line, "outcome")] = int(n)
+		each(func(label string) string {
+			i := strings.Index(line, label+`="`)
+			if i < 0 {
+				return ""
+			}
+			rest := line[i+len(label)+2:]
+			return rest[:strings.IndexByte(rest, '"')]
+		}, int(n))
 	}
-	return out
+}
+
+// provedLiar starts a fault proxy in front of the dev chain, set up by
+// setup, registers it as node id, waits until it serves a caller (honest
+// until then) and turns its lies on (LieSometimes): every lie it tells is
+// then told to a caller of the test.
+func (e *meterEnv) provedLiar(t *testing.T, id string, setup func(*faultproxy.Proxy)) *faultproxy.Proxy {
+	t.Helper()
+	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(liar.Close)
+	setup(liar)
+	e.registerNode(t, id, liar.URL())
+	e.waitForNodeOn(t, id, func() string { return headNumber })
+	liar.SetMode(faultproxy.LieSometimes)
+	return liar
+}
+
+// liarServed is what callers got until a liar's quarantine: the calls
+// made, the wrong answers delivered, the answers the node served.
+type liarServed struct{ calls, delivered, byNode int }
+
+// askUntilQuarantined makes call (a caller's call, and whether the answer
+// delivered is wrong) until node id is quarantined; the test fails if it
+// is not within the time given, or if a call is not answered 200.
+func (e *meterEnv) askUntilQuarantined(t *testing.T, id string, liar *faultproxy.Proxy, within time.Duration, call func() (answer, bool)) liarServed {
+	t.Helper()
+	var s liarServed
+	deadline := time.Now().Add(within)
+	for {
+		s.calls++
+		a, wrong := call()
+		if a.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", s.calls, a.status, a.body)
+		}
+		if wrong {
+			s.delivered++
+		}
+		if a.header.Get("X-Tollgate-Upstream") == id {
+			s.byNode++
+		}
+		if st := e.upstreamState(t, id); st == nil || st["quarantined"] == true {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not caught after %d calls (%d served by it; %d lies told in %d answers, %d delivered)",
+				id, s.calls, s.byNode, liar.Lies.Load(), liar.Answered.Load(), s.delivered)
+		}
+	}
+}
+
+// allProved checks an honest node's run of calls: every answer it served
+// with a value to methods (byNode, by method; no methods: every method of
+// byNode) counted proved between the proof counts before and after, none
+// rerouted or a lie, enough served to mean anything (a tenth of the
+// calls), and the node not convicted. It returns the answers to methods
+// the node served.
+func (e *meterEnv) allProved(t *testing.T, nodeID string, calls int, byNode map[string]int, before, after map[string]map[string]int, methods ...string) int {
+	t.Helper()
+	if len(methods) == 0 {
+		for m := range byNode {
+			methods = append(methods, m)
+		}
+	}
+	served := 0
+	for _, m := range methods {
+		served += byNode[m]
+		if d := after[m]["proved"] - before[m]["proved"]; d != byNode[m] {
+			t.Errorf("%s: the node served %d answers with a value, %d were proved before delivery (want all)", m, byNode[m], d)
+		}
+		for _, o := range []string{"rerouted", "lie"} {
+			if d := after[m][o] - before[m][o]; d != 0 {
+				t.Errorf("%s: %d answers of an honest node %s", m, d, o)
+			}
+		}
+	}
+	if served < calls/10 {
+		t.Fatalf("the node served %d of %d calls with a value: too few to show anything (%v)", served, calls, byNode)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+		t.Fatalf("an honest node was convicted: %v", st)
+	}
+	return served
 }
 
 // provableTraffic cycles through the four provable state reads (at latest
@@ -175,25 +274,7 @@ func TestProvedAnswersOfAnHonestNode(t *testing.T) {
 	after := e.provedCounts(t)
 	headEnd := traffic.head
 
-	served := 0
-	for _, m := range append(provableState, "eth_getBlockByNumber") {
-		proved := after[m]["proved"] - before[m]["proved"]
-		served += byNode[m]
-		if proved != byNode[m] {
-			t.Errorf("%s: the node served %d calls, %d were proved before delivery (want all)", m, byNode[m], proved)
-		}
-		for _, o := range []string{"rerouted", "lie"} {
-			if d := after[m][o] - before[m][o]; d != 0 {
-				t.Errorf("%s: %d answers of an honest node %s", m, d, o)
-			}
-		}
-	}
-	if served < calls/10 {
-		t.Fatalf("the node served %d of %d calls: too few to show anything (%v)", served, calls, byNode)
-	}
-	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
-		t.Fatalf("an honest node was convicted: %v", st)
-	}
+	served := e.allProved(t, nodeID, calls, byNode, before, after, append(provableState, "eth_getBlockByNumber")...)
 	// No provider replays: the providers got exactly the provable reads they
 	// served to callers, never an eth_getProof, and at most one header per
 	// block the head moved through (the head poll's headers carry most
@@ -269,38 +350,15 @@ func TestProvedLiarsDeliverNothing(t *testing.T) {
 		if c.method == "eth_getBlockByNumber" {
 			body = block
 		}
-		liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-		t.Cleanup(liar.Close)
-		liar.SetShape(c.shape)
-		e.registerNode(t, c.id, liar.URL())
-		// Honest until it serves (every lie it tells is then in the loop).
-		e.waitForNodeOn(t, c.id, func() string { return headNumber })
-		liar.SetMode(faultproxy.LieSometimes)
-		calls, delivered, byNode := 0, 0, 0
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			calls++
+		liar := e.provedLiar(t, c.id, func(p *faultproxy.Proxy) { p.SetShape(c.shape) })
+		got := e.askUntilQuarantined(t, c.id, liar, 30*time.Second, func() (answer, bool) {
 			a := e.rpc(t, body)
-			if a.status != http.StatusOK {
-				t.Fatalf("%s: call %d: %d %s", c.name, calls, a.status, a.body)
-			}
-			if faultproxy.IsLie(c.method, a.body, nil) {
-				delivered++
-			}
-			if a.header.Get("X-Tollgate-Upstream") == c.id {
-				byNode++
-			}
-			if st := e.upstreamState(t, c.id); st == nil || st["quarantined"] == true {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not caught after %d calls (%d lies told, %d delivered)", c.name, calls, liar.Lies.Load(), delivered)
-			}
-		}
+			return a, faultproxy.IsLie(c.method, a.body, nil)
+		})
 		t.Logf("%s: quarantined after %d calls (%d served by the node); it told %d lies in %d answers; %d wrong answers delivered",
-			c.name, calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
-		if delivered != 0 {
-			t.Errorf("%s: %d wrong balances delivered, want 0", c.name, delivered)
+			c.name, got.calls, got.byNode, liar.Lies.Load(), liar.Answered.Load(), got.delivered)
+		if got.delivered != 0 {
+			t.Errorf("%s: %d wrong balances delivered, want 0", c.name, got.delivered)
 		}
 		if liar.Lies.Load() != 1 {
 			t.Errorf("%s: quarantined after %d lies, want at its first", c.name, liar.Lies.Load())
@@ -330,41 +388,22 @@ func TestProvedLiarsDeliverNothing(t *testing.T) {
 func TestProvedBlockBodyIsStillJudged(t *testing.T) {
 	e := startMetered(t, provedOpts())
 	const nodeID = "NODE-EU-BODYLIAR"
-	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(liar.Close)
-	liar.SetShape(faultproxy.ShapeBlockBody)
-	e.registerNode(t, nodeID, liar.URL())
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
-	liar.SetMode(faultproxy.LieSometimes)
+	liar := e.provedLiar(t, nodeID, func(p *faultproxy.Proxy) { p.SetShape(faultproxy.ShapeBlockBody) })
 	block := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`
 	before := e.provedCounts(t)["eth_getBlockByNumber"]
-	calls, delivered := 0, 0
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		calls++
+	// A node adding a made-up transaction to true headers, caught within 60 s.
+	got := e.askUntilQuarantined(t, nodeID, liar, 60*time.Second, func() (answer, bool) {
 		a := e.rpc(t, block)
-		if a.status != http.StatusOK {
-			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
-		}
-		if faultproxy.IsLie("eth_getBlockByNumber", a.body, nil) {
-			delivered++
-		}
-		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a node adding a made-up transaction to true headers was not caught after %d calls (%d lies told, %d delivered)",
-				calls, liar.Lies.Load(), delivered)
-		}
-	}
+		return a, faultproxy.IsLie("eth_getBlockByNumber", a.body, nil)
+	})
 	after := e.provedCounts(t)["eth_getBlockByNumber"]
-	t.Logf("quarantined after %d calls; %d lies told, %d delivered; headers proved %d", calls, liar.Lies.Load(), delivered,
+	t.Logf("quarantined after %d calls; %d lies told, %d delivered; headers proved %d", got.calls, liar.Lies.Load(), got.delivered,
 		after["proved"]-before["proved"])
 	if after["proved"]-before["proved"] == 0 {
 		t.Errorf("no block header of the node was proved: the test did not exercise the proof")
 	}
-	if delivered > 3 {
-		t.Errorf("%d blocks with a made-up transaction delivered, want at most 3 (sampled at rate 1)", delivered)
+	if got.delivered > 3 {
+		t.Errorf("%d blocks with a made-up transaction delivered, want at most 3 (sampled at rate 1)", got.delivered)
 	}
 	if ev := waitEvidence(t, e, nodeID); ev.Method != "eth_getBlockByNumber" {
 		t.Errorf("evidence about %s, want eth_getBlockByNumber", ev.Method)
@@ -381,12 +420,8 @@ func TestProvedBlockBodyIsStillJudged(t *testing.T) {
 func TestProvedProofSizeIsBounded(t *testing.T) {
 	e := startMetered(t, provedOpts())
 	const nodeID = "NODE-EU-FATPROOF"
-	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(node.Close)
-	node.SetShape(faultproxy.ShapeProofPadded)
-	e.registerNode(t, nodeID, node.URL())
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
-	node.SetMode(faultproxy.LieSometimes) // pads every proof, tells no lie
+	// LieSometimes in this shape pads every proof and tells no lie.
+	node := e.provedLiar(t, nodeID, func(p *faultproxy.Proxy) { p.SetShape(faultproxy.ShapeProofPadded) })
 	acct, _ := e.net.Manifest.Account("deployer")
 	balance := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]}`
 	before := e.provedCounts(t)["eth_getBalance"]
@@ -484,35 +519,16 @@ const missingAccount = "0x00000000000000000000000000000000000e4e4e"
 func TestProvedBlockWithAMemberNamedTwice(t *testing.T) {
 	e := startMetered(t, provedOpts())
 	const nodeID = "NODE-EU-NAMEDTWO"
-	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(liar.Close)
-	liar.SetShape(faultproxy.ShapeNamedTwice)
-	e.registerNode(t, nodeID, liar.URL())
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
-	liar.SetMode(faultproxy.LieSometimes)
+	liar := e.provedLiar(t, nodeID, func(p *faultproxy.Proxy) { p.SetShape(faultproxy.ShapeNamedTwice) })
 	block := `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`
-	calls, delivered := 0, 0
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		calls++
+	// A node writing a block's miner twice, caught within 60 s.
+	got := e.askUntilQuarantined(t, nodeID, liar, 60*time.Second, func() (answer, bool) {
 		a := e.rpc(t, block)
-		if a.status != http.StatusOK {
-			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
-		}
-		if strings.Count(string(a.body), `"miner"`) > 1 {
-			delivered++
-		}
-		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a node writing a block's miner twice was not caught after %d calls (%d lies told, %d delivered)",
-				calls, liar.Lies.Load(), delivered)
-		}
-	}
-	t.Logf("quarantined after %d calls; %d lies told, %d delivered", calls, liar.Lies.Load(), delivered)
-	if delivered != 0 {
-		t.Errorf("%d blocks with a member named twice delivered, want 0", delivered)
+		return a, strings.Count(string(a.body), `"miner"`) > 1
+	})
+	t.Logf("quarantined after %d calls; %d lies told, %d delivered", got.calls, liar.Lies.Load(), got.delivered)
+	if got.delivered != 0 {
+		t.Errorf("%d blocks with a member named twice delivered, want 0", got.delivered)
 	}
 	if liar.Lies.Load() != 1 {
 		t.Errorf("quarantined after %d lies, want at its first", liar.Lies.Load())

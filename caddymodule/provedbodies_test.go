@@ -233,42 +233,25 @@ func TestProvedBodiesLiarsDeliverNothing(t *testing.T) {
 		{"a swapped hash in a hash-only block", "NODE-EU-BODYSWAP", faultproxy.BodySwapHash, "eth_getBlockByNumber", "transactionsRoot"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-			t.Cleanup(liar.Close)
-			liar.SetShape(faultproxy.ShapeBody)
-			liar.SetBodyLie(c.lie)
-			e.registerNode(t, c.id, liar.URL())
-			e.waitForNodeOn(t, c.id, func() string { return headNumber })
-			liar.SetMode(faultproxy.LieSometimes)
-			calls, delivered, byNode := 0, 0, 0
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				calls++
+			liar := e.provedLiar(t, c.id, func(p *faultproxy.Proxy) {
+				p.SetShape(faultproxy.ShapeBody)
+				p.SetBodyLie(c.lie)
+			})
+			got := e.askUntilQuarantined(t, c.id, liar, 60*time.Second, func() (answer, bool) {
 				bc := e.bodyCallOf(t, c.traffic, feed)
 				a := e.rpc(t, bc.body)
-				if a.status != http.StatusOK {
-					t.Fatalf("call %d: %d %s", calls, a.status, a.body)
-				}
 				res := resultOf(a.body)
-				if truth := bc.truth(res); truth != nil && !sameJSON(res, truth) {
-					delivered++
+				truth := bc.truth(res)
+				wrong := truth != nil && !sameJSON(res, truth)
+				if wrong {
 					t.Logf("delivered %s unlike the chain's: %s", bc.method, res)
 				}
-				if a.header.Get("X-Tollgate-Upstream") == c.id {
-					byNode++
-				}
-				if st := e.upstreamState(t, c.id); st == nil || st["quarantined"] == true {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("not caught after %d calls (%d served by the node; %d lies told in %d answers, %d delivered)",
-						calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
-				}
-			}
+				return a, wrong
+			})
 			t.Logf("quarantined after %d calls (%d served by the node); it told %d lies in %d answers; %d wrong answers delivered",
-				calls, byNode, liar.Lies.Load(), liar.Answered.Load(), delivered)
-			if delivered != 0 {
-				t.Errorf("%d wrong answers delivered, want 0", delivered)
+				got.calls, got.byNode, liar.Lies.Load(), liar.Answered.Load(), got.delivered)
+			if got.delivered != 0 {
+				t.Errorf("%d wrong answers delivered, want 0", got.delivered)
 			}
 			if liar.Lies.Load() != 1 {
 				t.Errorf("quarantined after %d lies, want at its first", liar.Lies.Load())
@@ -309,6 +292,7 @@ func TestProvedBodiesOfAnHonestNode(t *testing.T) {
 	before := e.provedCounts(t)
 	provBefore := e.providerCalls(wire...)
 	headersBefore := e.providerCalls("eth_getBlockByHash")
+	fetchesBefore := e.proofHeaderFetches(t)
 	byNode := map[string]int{} // answers with a value the node served, by method
 	byProvider := 0            // body calls the providers served callers
 	const calls = 240
@@ -332,24 +316,7 @@ func TestProvedBodiesOfAnHonestNode(t *testing.T) {
 	}
 	after := e.provedCounts(t)
 	blocks := int(e.chainHead(t)-headBefore) + 3
-	served := 0
-	for m, n := range byNode {
-		served += n
-		if d := after[m]["proved"] - before[m]["proved"]; d != n {
-			t.Errorf("%s: the node served %d answers with a value, %d were proved before delivery (want all)", m, n, d)
-		}
-		for _, o := range []string{"rerouted", "lie"} {
-			if d := after[m][o] - before[m][o]; d != 0 {
-				t.Errorf("%s: %d answers of an honest node %s", m, d, o)
-			}
-		}
-	}
-	if served < calls/10 {
-		t.Fatalf("the node served %d of %d calls with a value: too few to show anything (%v)", served, calls, byNode)
-	}
-	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
-		t.Fatalf("an honest node was convicted: %v", st)
-	}
+	e.allProved(t, nodeID, calls, byNode, before, after)
 	if got := e.providerCalls(wire...) - provBefore; got != byProvider {
 		t.Errorf("providers got %d body calls, served %d to callers: %d replays", got, byProvider, got-byProvider)
 	}
@@ -357,8 +324,19 @@ func TestProvedBodiesOfAnHonestNode(t *testing.T) {
 	if headers > blocks {
 		t.Errorf("providers were asked %d headers by hash over %d blocks", headers, blocks)
 	}
-	t.Logf("node served %v (all proved); providers served %d body calls with no replay, %d headers by hash over %d blocks; the node was asked %d full blocks and %d block receipts for proofs",
-		byNode, byProvider, headers, blocks, honest.Calls("eth_getBlockByHash"), honest.Calls("eth_getBlockReceipts"))
+	// The proofs' own header fetches, by hash (a block's roots) and by
+	// number (the providers' block at the height a transaction or receipt
+	// by hash names; the head poll's eth_getBlockByNumber is not in
+	// them): at most one of each per block.
+	fetches := e.proofHeaderFetches(t)
+	for _, by := range []string{"hash", "number"} {
+		if d := fetches[by] - fetchesBefore[by]; d > blocks {
+			t.Errorf("the proofs fetched %d headers by %s over %d blocks", d, by, blocks)
+		}
+	}
+	t.Logf("node served %v (all proved); providers served %d body calls with no replay, %d headers by hash over %d blocks (the proofs fetched %d by hash, %d by number); the node was asked %d full blocks and %d block receipts for proofs",
+		byNode, byProvider, headers, blocks, fetches["hash"]-fetchesBefore["hash"], fetches["number"]-fetchesBefore["number"],
+		honest.Calls("eth_getBlockByHash"), honest.Calls("eth_getBlockReceipts"))
 }
 
 func (e *meterEnv) chainHead(t *testing.T) uint64 {
@@ -380,35 +358,18 @@ func TestSampledBodiesOnAChainThatDoesNotProveThem(t *testing.T) {
 	e := startMetered(t, provedOpts())
 	feed := e.startTxFeed(t)
 	const nodeID = "NODE-EU-BODYSAMP"
-	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(liar.Close)
-	liar.SetShape(faultproxy.ShapeBody)
-	liar.SetBodyLie(faultproxy.BodyStatus)
-	e.registerNode(t, nodeID, liar.URL())
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
-	liar.SetMode(faultproxy.LieSometimes)
+	liar := e.provedLiar(t, nodeID, func(p *faultproxy.Proxy) {
+		p.SetShape(faultproxy.ShapeBody)
+		p.SetBodyLie(faultproxy.BodyStatus)
+	})
 	before := e.provedCounts(t)["eth_getTransactionReceipt"]
-	calls, byNode := 0, 0
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		calls++
-		bc := e.bodyCallOf(t, "eth_getTransactionReceipt", feed)
-		a := e.rpc(t, bc.body)
-		if a.status != http.StatusOK {
-			t.Fatalf("call %d: %d %s", calls, a.status, a.body)
-		}
-		if a.header.Get("X-Tollgate-Upstream") == nodeID {
-			byNode++
-		}
-		if st := e.upstreamState(t, nodeID); st == nil || st["quarantined"] == true {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a receipt liar on a sampled chain was not caught after %d calls (%d lies told)", calls, liar.Lies.Load())
-		}
-	}
+	// A receipt liar on a sampled chain, caught within 60 s.
+	got := e.askUntilQuarantined(t, nodeID, liar, 60*time.Second, func() (answer, bool) {
+		return e.rpc(t, e.bodyCallOf(t, "eth_getTransactionReceipt", feed).body), false
+	})
+	byNode := got.byNode
 	after := e.provedCounts(t)["eth_getTransactionReceipt"]
-	t.Logf("caught by sampling after %d calls (%d served by the node, %d lies told); receipts proved %d", calls, byNode, liar.Lies.Load(),
+	t.Logf("caught by sampling after %d calls (%d served by the node, %d lies told); receipts proved %d", got.calls, byNode, liar.Lies.Load(),
 		after["proved"]-before["proved"])
 	if d := after["proved"] - before["proved"] + after["lie"] - before["lie"]; d != 0 {
 		t.Errorf("%d receipts judged by proof on a chain whose bodies are sampled", d)
@@ -429,13 +390,10 @@ func TestSampledBodiesOnAChainThatDoesNotProveThem(t *testing.T) {
 func TestProvedCountsOnlyDeliveredAnswers(t *testing.T) {
 	e := startMetered(t, provedOpts())
 	const nodeID = "NODE-EU-MIXEDLIE"
-	liar := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
-	t.Cleanup(liar.Close)
-	liar.SetShape(faultproxy.ShapeHeaderField)
-	liar.LieEvery.Store(1) // every block it answers
-	e.registerNode(t, nodeID, liar.URL())
-	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
-	liar.SetMode(faultproxy.LieSometimes)
+	liar := e.provedLiar(t, nodeID, func(p *faultproxy.Proxy) {
+		p.SetShape(faultproxy.ShapeHeaderField)
+		p.LieEvery.Store(1) // every block it answers
+	})
 	acct, _ := e.net.Manifest.Account("deployer")
 	batch := `[{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + acct.Address + `","latest"]},` +
 		`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber","params":["latest",false]}]`
@@ -503,5 +461,264 @@ func TestProvedBodiesANodeThatCannotProve(t *testing.T) {
 	}
 	if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
 		t.Fatalf("a node that could not prove was convicted: %v", st)
+	}
+}
+
+// orphanedTxs reorganises the dev chain (depth 8, as often as needed, at
+// most 12 times) until at least want transactions of the transfer feed
+// were in a replaced block and are in another block now, and returns
+// them: transaction hash → the replaced (orphan) block that held it.
+// Orphans the dev chain keeps and serves by hash, as geth does; so do the
+// providers in front of it.
+func (e *meterEnv) orphanedTxs(t *testing.T, feed *txFeed, want int) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for range 12 {
+		feed.next(t) // transfers in the blocks about to be replaced
+		res, err := e.net.Reorg(t.Context(), 137, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := map[common.Hash]bool{}
+		for _, h := range res.Reincluded {
+			again[h] = true
+		}
+		for _, old := range res.Old {
+			var b struct {
+				Transactions []string `json:"transactions"`
+			}
+			_ = json.Unmarshal(e.chainRPC(t, "eth_getBlockByHash", `["`+old.Hex()+`",false]`), &b)
+			for _, tx := range b.Transactions {
+				if again[common.HexToHash(tx)] {
+					out[tx] = old.Hex()
+				}
+			}
+		}
+		if len(out) >= want {
+			return out
+		}
+	}
+	t.Fatalf("12 reorgs orphaned %d transactions, want %d", len(out), want)
+	return nil
+}
+
+// waitBlocksPast waits until the dev chain's head is past block n + 64 +
+// 3: a gateway's head poll that starts then fills no height at or below n
+// (its first poll keeps the head and its parent; one that misses the
+// parent link fills the 64 blocks below the head).
+func (e *meterEnv) waitBlocksPast(t *testing.T, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for e.chainHead(t) <= n+64+3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dev chain did not pass block %d in a minute", n+67)
+		}
+		time.Sleep(100 * time.Millisecond) // the dev chain makes a block every 100 ms
+	}
+}
+
+// TestProvedAnswersFromAnOrphanedBlock: on a chain whose bodies are
+// proved, a node still on a branch a reorg replaced answers receipts and
+// transactions by hash from the replaced block — each true of that block,
+// which the providers know by its hash (they keep it), while the chain
+// holds the transaction in another block now. None is delivered as the
+// node's verified answer: the block a by-hash answer names must be the
+// providers' at its height. Above the finalized head (the chain's
+// finality set far beyond the test's blocks) each such answer goes to a
+// provider, unpaid, and the node is never convicted (a reorg is honest);
+// at a final height (finality_depth 2) the first is a lie and convicts
+// the node, shown against the providers' hash at that height. The
+// orphans' heights are below any the gateway's head poll holds (the nodes
+// register after the reorgs, and the poll starts with the first node), so
+// the proof's own canonical check is what turns them away, not the
+// screen. The headers it asks by number are counted: at most one per
+// orphaned block.
+func TestProvedAnswersFromAnOrphanedBlock(t *testing.T) {
+	t.Run("above finality: rerouted unpaid", func(t *testing.T) {
+		o := bodiesOpts()
+		o.chain137 += "\n\t\t\t\tfinality 1000000"
+		e := startMetered(t, o)
+		feed := e.startTxFeed(t)
+		orphaned := e.orphanedTxs(t, feed, 4)
+		e.waitBlocksPast(t, e.chainHead(t))
+		const nodeID = "NODE-EU-ORPHANRR"
+		node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+		t.Cleanup(node.Close)
+		blocks := map[string]bool{}
+		for tx, block := range orphaned {
+			node.OrphanTx(tx, block)
+			blocks[block] = true
+		}
+		e.registerNode(t, nodeID, node.URL())
+		e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+		before := e.provedCounts(t)
+		fetchesBefore := e.proofHeaderFetches(t)
+		began := time.Now()
+		answered := map[string]int{} // the node's orphan answers, by method
+		deadline := time.Now().Add(60 * time.Second)
+		for calls := 0; answered["eth_getTransactionReceipt"] < 5 || answered["eth_getTransactionByHash"] < 5; calls++ {
+			for tx := range orphaned {
+				for _, m := range []string{"eth_getTransactionReceipt", "eth_getTransactionByHash"} {
+					n0 := node.OrphanAnswers.Load()
+					params := `["` + tx + `"]`
+					a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"`+m+`","params":`+params+`}`)
+					res := resultOf(a.body)
+					if a.status != http.StatusOK || !sameJSON(res, e.chainRPC(t, m, params)) {
+						t.Fatalf("%s of an orphaned transaction: %d %s, the chain's is %s", m, a.status, a.body, e.chainRPC(t, m, params))
+					}
+					if node.OrphanAnswers.Load() > n0 {
+						answered[m]++
+						if a.header.Get("X-Tollgate-Upstream") == nodeID {
+							t.Fatalf("%s from an orphaned block delivered as the node's: %s", m, a.body)
+						}
+					}
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the node gave %v orphan answers in 60 s (%d rounds)", answered, calls)
+			}
+		}
+		after := e.provedCounts(t)
+		for m, n := range answered {
+			if d := after[m]["rerouted"] - before[m]["rerouted"]; d < n {
+				t.Errorf("%s: %d of the node's %d orphan answers counted rerouted", m, d, n)
+			}
+			if d := after[m]["proved"] + after[m]["lie"] - before[m]["proved"] - before[m]["lie"]; d != 0 {
+				t.Errorf("%s: %d orphan answers proved or convicted above finality", m, d)
+			}
+		}
+		if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+			t.Fatalf("a node answering from a block a reorg replaced, above finality, was convicted: %v", st)
+		}
+		// Headers: one by hash per orphaned block (its roots, kept), and by
+		// number one a second per orphaned height at most (a height that is
+		// not final is asked again after recentHeaderTTL).
+		fetches := e.proofHeaderFetches(t)
+		byHash, byNumber := fetches["hash"]-fetchesBefore["hash"], fetches["number"]-fetchesBefore["number"]
+		if byHash > len(blocks) {
+			t.Errorf("the proofs fetched %d headers by hash for %d orphaned blocks", byHash, len(blocks))
+		}
+		if bound := len(blocks) * (int(time.Since(began)/time.Second) + 1); byNumber > bound {
+			t.Errorf("the proofs fetched %d headers by number for %d orphaned heights in %v (bound %d)", byNumber, len(blocks), time.Since(began), bound)
+		}
+		t.Logf("the node answered %v from %d orphaned blocks: all rerouted unpaid; the proofs fetched %d headers by hash and %d by number in %v",
+			answered, len(blocks), byHash, byNumber, time.Since(began).Round(time.Millisecond))
+	})
+	t.Run("at a final height: convicted", func(t *testing.T) {
+		e := startMetered(t, bodiesOpts()) // finality_depth 2
+		feed := e.startTxFeed(t)
+		orphaned := e.orphanedTxs(t, feed, 12)
+		e.waitBlocksPast(t, e.chainHead(t))
+		var fetchesBefore map[string]int
+		for i, m := range []string{"eth_getTransactionReceipt", "eth_getTransactionByHash"} {
+			id := []string{"NODE-EU-ORPHANFR", "NODE-EU-ORPHANFT"}[i]
+			node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+			t.Cleanup(node.Close)
+			for tx, block := range orphaned {
+				node.OrphanTx(tx, block)
+			}
+			e.registerNode(t, id, node.URL())
+			e.waitForNodeOn(t, id, func() string { return headNumber })
+			if fetchesBefore == nil {
+				fetchesBefore = e.proofHeaderFetches(t)
+			}
+			before := e.provedCounts(t)[m]
+			delivered, calls := 0, 0
+			// Each transaction once: the caller's answer, final, is kept
+			// by the edge cache.
+			for tx := range orphaned {
+				calls++
+				params := `["` + tx + `"]`
+				a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"`+m+`","params":`+params+`}`)
+				if res := resultOf(a.body); a.status != http.StatusOK || !sameJSON(res, e.chainRPC(t, m, params)) {
+					delivered++
+					t.Errorf("%s of an orphaned transaction delivered unlike the chain's: %d %s", m, a.status, a.body)
+				}
+				delete(orphaned, tx) // the next node asks the others
+				if st := e.upstreamState(t, id); st == nil || st["quarantined"] == true {
+					break
+				}
+			}
+			after := e.provedCounts(t)[m]
+			t.Logf("%s: %d calls, the node answered %d from an orphaned block, %d delivered unlike the chain's; proofs %v → %v",
+				m, calls, node.OrphanAnswers.Load(), delivered, before, after)
+			if st := e.upstreamState(t, id); st["quarantined"] != true {
+				t.Fatalf("%s: a node answering from a block a reorg replaced at a final height was not convicted (%d orphan answers)", m, node.OrphanAnswers.Load())
+			}
+			if node.OrphanAnswers.Load() != 1 {
+				t.Errorf("%s: convicted after %d orphan answers, want at its first", m, node.OrphanAnswers.Load())
+			}
+			if after["lie"]-before["lie"] != 1 || after["proved"] != before["proved"] {
+				t.Errorf("%s: proofs %v → %v, want one lie and nothing proved", m, before, after)
+			}
+			ev := waitEvidence(t, e, id)
+			if ev.Method != m || ev.TrustedBy != "header hash" {
+				t.Errorf("evidence about %s by %s, want %s by header hash", ev.Method, ev.TrustedBy, m)
+			}
+			node.SetMode(faultproxy.Fail502) // out of the way of the next node
+		}
+		// One orphaned block asked per node: a header by hash and one by
+		// number (final: kept) each at most.
+		fetches := e.proofHeaderFetches(t)
+		for _, by := range []string{"hash", "number"} {
+			if d := fetches[by] - fetchesBefore[by]; d > 2 {
+				t.Errorf("the proofs fetched %d headers by %s for 2 orphan answers", d, by)
+			}
+		}
+	})
+}
+
+// TestProvedBodiesOfAnHonestNodeThroughReorgs: an honest node serving
+// every body method on a chain that proves bodies, through three reorgs
+// of the dev chain (depth 1, 2 and 3) — receipts and transactions by hash
+// of transactions a reorg moves to another block among them — is never
+// convicted: no answer of it counts as a lie, and it is not quarantined.
+// (An answer about a block a reorg replaced while it was being proved is
+// rerouted unpaid, never a conviction: the suite's finality is 2 blocks,
+// and the check's margin keeps a block 3 below that from being final.)
+func TestProvedBodiesOfAnHonestNodeThroughReorgs(t *testing.T) {
+	e := startMetered(t, bodiesOpts())
+	feed := e.startTxFeed(t)
+	honest := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(honest.Close)
+	const nodeID = "NODE-EU-BODYREOR"
+	e.registerNode(t, nodeID, honest.URL())
+	e.waitForNode(t, nodeID)
+	before := e.provedCounts(t)
+	byNode := 0
+	var reorgs []string
+	const calls = 320
+	for i := range calls {
+		if i%100 == 50 {
+			reorgs = append(reorgs, reorg(t, e, len(reorgs)+1))
+		}
+		bc := e.bodyCallOf(t, bodyMethods[i%len(bodyMethods)], feed)
+		a := e.rpc(t, bc.body)
+		if a.status != http.StatusOK || !strings.Contains(string(a.body), `"result"`) {
+			t.Fatalf("%s: %d %s", bc.method, a.status, a.body)
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			byNode++
+		}
+		if st := e.upstreamState(t, nodeID); st["quarantined"] != false {
+			t.Fatalf("an honest node convicted after %d calls, %v: %v", i+1, reorgs, st)
+		}
+	}
+	after := e.provedCounts(t)
+	outcomes := map[string]int{}
+	for _, m := range bodyMethods {
+		for _, o := range []string{"proved", "rerouted", "lie"} {
+			outcomes[o] += after[m][o] - before[m][o]
+		}
+	}
+	t.Logf("%d calls through %v: %d served by the honest node; its body answers %v", calls, reorgs, byNode, outcomes)
+	if len(reorgs) != 3 {
+		t.Fatalf("reorgs made: %v", reorgs)
+	}
+	if outcomes["lie"] != 0 {
+		t.Errorf("%d answers of an honest node counted lies", outcomes["lie"])
+	}
+	if outcomes["proved"] < calls/10 {
+		t.Errorf("%d of %d answers proved: too few to show anything", outcomes["proved"], calls)
 	}
 }

@@ -77,6 +77,10 @@ var (
 		Namespace: ns, Subsystem: sub, Name: "node_answers_proved_total",
 		Help: "Registered nodes' answers to provable methods checked before delivery, by method and outcome (proved: delivered; rerouted: the node could not prove, a provider answered; lie: its proof failed or proved another value, the node convicted).",
 	}, []string{"method", "outcome"})
+	ProofHeaders = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "proof_header_fetches_total",
+		Help: "Provider headers the proofs fetched (blocks the head poll had not: by hash for a block's roots, by number for the providers' block at a height), by how they were asked.",
+	}, []string{"by"})
 	SIWXOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: "x402", Name: "siwx_total",
 		Help: "Sign-In-With-X headers by outcome (served, invalid, bundle_exhausted, siwx_nonce_used, rate_limited).",
@@ -91,7 +95,7 @@ func Register(reg prometheus.Registerer, extra ...prometheus.Collector) error {
 		return nil
 	}
 	all := []prometheus.Collector{RPCRequests, RPCCalls, RPCDuration, CacheLookups,
-		MeterDecisions, MeterLatency, MeterUnreplicated, MeterOlderThanLedger, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes, Verifications, Proofs}
+		MeterDecisions, MeterLatency, MeterUnreplicated, MeterOlderThanLedger, MeterRefunds, KeysCreated, AdminActions, X402Payments, SIWXOutcomes, Verifications, Proofs, ProofHeaders}
 	all = append(all, subscribeCollectors()...)
 	for _, c := range append(all, extra...) {
 		if err := reg.Register(c); err != nil {

@@ -924,6 +924,10 @@ type bodyQuestion struct {
 	number   uint64
 	byNumber bool
 	receipts bool
+	// named: the block is the one the answer names, not one the call
+	// asked for (a transaction or receipt by its hash): it must be the
+	// providers' at its height, not only a block they know.
+	named bool
 }
 
 // questionOf reads which block a body answer k is about. ok false: the
@@ -973,7 +977,7 @@ func questionOf(c *jsonrpc.Item, ans json.RawMessage) (bodyQuestion, bool) {
 	case "eth_getTransactionReceipt", "eth_getTransactionByHash":
 		q.receipts = c.Method == "eth_getTransactionReceipt"
 		h, ok := named(ans)
-		q.hash = h
+		q.hash, q.named = h, true
 		return q, ok && len(params) == 1
 	case "eth_getTransactionByBlockHashAndIndex":
 		if len(params) != 2 {

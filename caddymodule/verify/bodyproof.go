@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -246,6 +245,27 @@ func takeBodyFetch(ctx context.Context) bool {
 	return b == nil || b.left.Add(-1) >= 0
 }
 
+// onProvidersChain: the block hash is the providers' at height n. Its
+// verdict is empty when it is; rerouted (unpaid, no conviction) when it is
+// not and n is not final — a reorg is honest, the node may have seen the
+// other block — or when no provider says; a lie at a final height (the
+// same margin as the judge's, reorgMargin below the finalized head: below
+// finality there are no branches), shown against the providers' hash
+// there.
+func (v *Verifier) onProvidersChain(ctx context.Context, j *Job, view ChainView, n uint64, hash common.Hash, why string) bodyVerdict {
+	final := j.Finalized > 0 && n+reorgMargin <= j.Finalized
+	h, ok := v.canonicalAt(ctx, j, view, n, final)
+	switch {
+	case !ok:
+		return rerouted()
+	case h == hash:
+		return bodyVerdict{}
+	case final:
+		return lie("header hash", why, json.RawMessage(strconv.Quote(h.Hex())))
+	}
+	return rerouted() // another branch (now): unpaid, not a lie
+}
+
 // proveBodyAnswer proves an answer of ProvableBodies: the block it names
 // is proven (cached, else from the node), and the answer must be what
 // that block's proven transactions or receipts say.
@@ -263,20 +283,8 @@ func (v *Verifier) proveBodyAnswer(ctx context.Context, j *Job, view ChainView, 
 	}
 	if q.byNumber {
 		// The block named must be the providers' at the height asked.
-		final := j.Finalized > 0 && q.number+reorgMargin <= j.Finalized
-		h, known := view.HashAt(q.number)
-		if !known {
-			ph, _, ok := v.headersOf(j.ChainID).providerHeader(ctx, j.Pool, common.Hash{}, q.number, final)
-			if !ok {
-				return rerouted()
-			}
-			h, known = ph.Hex(), true
-		}
-		if !strings.EqualFold(h, q.hash.Hex()) {
-			if final {
-				return lie("header hash", "an answer about another block than the providers' at a final height", json.RawMessage(strconv.Quote(h)))
-			}
-			return rerouted() // another branch (now): unpaid, not a lie
+		if vd := v.onProvidersChain(ctx, j, view, q.number, q.hash, "an answer about another block than the providers' at a final height"); vd.outcome != "" {
+			return vd
 		}
 	}
 	p, vd := v.provenBlockOf(ctx, j, view, q.hash, q.receipts)
@@ -285,6 +293,17 @@ func (v *Verifier) proveBodyAnswer(ctx context.Context, j *Job, view ChainView, 
 	}
 	if q.byNumber && p.header.Number.Uint64() != q.number {
 		return lie("header hash", "an answer about a block of another height than asked", rootsEvidence(p.header, p.hash))
+	}
+	if q.named {
+		// A transaction or receipt by its hash names its block itself: the
+		// providers knowing that block's hash is not enough (they keep the
+		// blocks a reorg replaced, and serve them by hash). The answer is
+		// the chain's only when its block is the providers' at its
+		// (proven) height, asked again for every answer: a block proven and
+		// kept while canonical may have been replaced since.
+		if vd := v.onProvidersChain(ctx, j, view, p.header.Number.Uint64(), p.hash, "an answer from a block that is not the providers' at its height, a final one"); vd.outcome != "" {
+			return vd
+		}
 	}
 	by := "transactionsRoot"
 	if q.receipts {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -101,11 +102,26 @@ func takeFetch(ctx context.Context) bool {
 	return b == nil || b.left.Add(-1) >= 0
 }
 
+// recentHeaderTTL is how long the providers' hash at a height that is not
+// final, learnt from one provider header by number, is taken as the
+// providers' canonical block there: the head poll's own period (its view
+// is as old at worst). A reorg may replace the block meanwhile; after it
+// the height is asked again.
+const recentHeaderTTL = time.Second
+
+// recentHash is the providers' hash at a height that is not final, and
+// when it was learnt.
+type recentHash struct {
+	hash common.Hash
+	at   time.Time
+}
+
 // headers is one chain's cache of provider headers: one fetch per block.
 type headers struct {
 	mu       sync.Mutex
 	roots    map[common.Hash]common.Hash // block hash → state root
 	byNumber map[uint64]common.Hash      // final heights only: immutable
+	recent   map[uint64]recentHash       // other heights, for recentHeaderTTL
 	inflight map[string]*sync.WaitGroup  // one provider fetch per block at a time
 	// rehash: the providers' headers rehash as go-ethereum's do (known
 	// from the first header fetched here), for before the head poll says.
@@ -116,7 +132,8 @@ type headers struct {
 }
 
 func (v *Verifier) headersOf(chainID uint64) *headers {
-	h, _ := v.headers.LoadOrStore(chainID, &headers{roots: map[common.Hash]common.Hash{}, byNumber: map[uint64]common.Hash{}, inflight: map[string]*sync.WaitGroup{}})
+	h, _ := v.headers.LoadOrStore(chainID, &headers{roots: map[common.Hash]common.Hash{}, byNumber: map[uint64]common.Hash{},
+		recent: map[uint64]recentHash{}, inflight: map[string]*sync.WaitGroup{}})
 	return h.(*headers)
 }
 
@@ -137,12 +154,11 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 	if hash == (common.Hash{}) {
 		key = "n" + strconv.FormatUint(number, 10)
 	}
+	byNumber := hash == (common.Hash{})
 	for {
 		hs.mu.Lock()
-		if hash == (common.Hash{}) {
-			if h, ok := hs.byNumber[number]; ok {
-				hash = h
-			}
+		if byNumber {
+			hash = hs.atHeight(number)
 		}
 		if root, ok := hs.roots[hash]; ok && hash != (common.Hash{}) {
 			hs.mu.Unlock()
@@ -164,8 +180,8 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 		wg.Wait() // another call fetches this block: use its answer
 		hs.mu.Lock()
 		_, done := hs.roots[hash]
-		if !done && hash == (common.Hash{}) {
-			_, done = hs.byNumber[number]
+		if !done && byNumber {
+			done = hs.atHeight(number) != (common.Hash{})
 		}
 		hs.mu.Unlock()
 		if !done {
@@ -180,10 +196,11 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 		wg.Done()
 	}()
 	method, params := "eth_getBlockByHash", `["`+hash.Hex()+`",false]`
-	if hash == (common.Hash{}) {
+	if byNumber {
 		method, params = "eth_getBlockByNumber", `["`+hexutil.EncodeUint64(number)+`",false]`
 	}
 	hs.Fetches.Add(1)
+	metrics.ProofHeaders.WithLabelValues(map[bool]string{true: "number", false: "hash"}[byNumber]).Inc()
 	r, ok := askProvider(ctx, pool, method, params)
 	if !ok || r.Response.Error != nil || isNull(r.Result) {
 		return common.Hash{}, common.Hash{}, false
@@ -197,7 +214,7 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 		return common.Hash{}, common.Hash{}, false
 	}
 	n, err := ethparse.Quantity(b.Number)
-	if err != nil || (hash != (common.Hash{}) && b.Hash != hash) || (hash == (common.Hash{}) && n != number) {
+	if err != nil || (!byNumber && b.Hash != hash) || (byNumber && n != number) {
 		return common.Hash{}, common.Hash{}, false
 	}
 	rehash := headerHashes(r.Result) == headerTrue
@@ -212,14 +229,43 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 		}
 	}
 	hs.roots[b.Hash] = b.StateRoot
-	if final {
+	switch {
+	case final:
 		if len(hs.byNumber) >= headerCacheSize {
 			clear(hs.byNumber)
 		}
 		hs.byNumber[n] = b.Hash
+	case byNumber:
+		if len(hs.recent) >= headerCacheSize {
+			clear(hs.recent)
+		}
+		hs.recent[n] = recentHash{b.Hash, time.Now()}
 	}
 	hs.mu.Unlock()
 	return b.Hash, b.StateRoot, true
+}
+
+// atHeight is the providers' hash at height n this cache holds (final, or
+// learnt within recentHeaderTTL), else the zero hash. The caller holds mu.
+func (hs *headers) atHeight(n uint64) common.Hash {
+	if h, ok := hs.byNumber[n]; ok {
+		return h
+	}
+	if r, ok := hs.recent[n]; ok && time.Since(r.at) < recentHeaderTTL {
+		return r.hash
+	}
+	return common.Hash{}
+}
+
+// canonicalAt is the providers' hash of their block at height n: the head
+// poll's (view), else one provider header by number (cached: for good at
+// a final height, for recentHeaderTTL at another). !ok: no provider said.
+func (v *Verifier) canonicalAt(ctx context.Context, j *Job, view ChainView, n uint64, final bool) (common.Hash, bool) {
+	if h, ok := view.HashAt(n); ok {
+		return common.HexToHash(h), true
+	}
+	h, _, ok := v.headersOf(j.ChainID).providerHeader(ctx, j.Pool, common.Hash{}, n, final)
+	return h, ok
 }
 
 // Prove checks, before delivery, the answers of a node-served part that

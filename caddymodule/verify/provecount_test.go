@@ -31,6 +31,46 @@ func (v rootView) StateRoot(h string) (common.Hash, bool) {
 }
 func (v rootView) HeadersRehash() (bool, bool) { return true, true }
 
+// rpcDouble is a JSON-RPC server (closed with the test) whose answer to
+// the i-th call of a request is reply's: a "result":… or "error":… member.
+func rpcDouble(t testing.TB, reply func(i int, c jsonrpc.Item) string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		msg, rej := jsonrpc.Parse(body, jsonrpc.Options{})
+		if rej != nil {
+			http.Error(w, "bad", http.StatusBadRequest)
+			return
+		}
+		var out []string
+		for i, c := range msg.Items {
+			out = append(out, `{"jsonrpc":"2.0","id":`+string(c.ID)+`,`+reply(i, c)+`}`)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if msg.Batch {
+			io.WriteString(w, "["+strings.Join(out, ",")+"]")
+		} else {
+			io.WriteString(w, out[0])
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// provedPool is a chain-137 pool (trust off, no probes) of the provider at
+// prov and node "n" (NODE-N) at node, destroyed with the test.
+func provedPool(t testing.TB, prov, node string) *upstream.Pool {
+	pool, err := upstream.New(upstream.Config{ChainID: 137, ProbeInterval: -1, Trust: upstream.TrustConfig{Off: true},
+		Providers: []upstream.Upstream{{Name: "prov", URL: prov}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Destruct() })
+	if err := pool.SetNodes([]upstream.Upstream{{Name: "n", URL: node, NodeID: "NODE-N"}}); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // TestProvedCountsOnlyDeliveredAnswers: in a part with a balance the node
 // proves and a balance it cannot prove (its eth_getProof is refused:
 // pruned state), the whole part goes to a provider, so neither of the
@@ -44,38 +84,13 @@ func TestProvedCountsOnlyDeliveredAnswers(t *testing.T) {
 	block := common.HexToHash("0x" + strings.Repeat("ab", 32))
 	proofA := s.proof(t, a, false)
 	var refuseSecond bool
-	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		msg, rej := jsonrpc.Parse(body, jsonrpc.Options{})
-		if rej != nil {
-			http.Error(w, "bad", http.StatusBadRequest)
-			return
+	node := rpcDouble(t, func(i int, _ jsonrpc.Item) string {
+		if i == 1 && refuseSecond {
+			return `"error":{"code":-32000,"message":"missing trie node"}`
 		}
-		var out []string
-		for i, c := range msg.Items {
-			if i == 1 && refuseSecond {
-				out = append(out, `{"jsonrpc":"2.0","id":`+string(c.ID)+`,"error":{"code":-32000,"message":"missing trie node"}}`)
-				continue
-			}
-			out = append(out, `{"jsonrpc":"2.0","id":`+string(c.ID)+`,"result":`+string(proofA)+`}`)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if msg.Batch {
-			io.WriteString(w, "["+strings.Join(out, ",")+"]")
-		} else {
-			io.WriteString(w, out[0])
-		}
-	}))
-	defer node.Close()
-	pool, err := upstream.New(upstream.Config{ChainID: 137, ProbeInterval: -1, Trust: upstream.TrustConfig{Off: true},
-		Providers: []upstream.Upstream{{Name: "prov", URL: "http://127.0.0.1:1"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Destruct()
-	if err := pool.SetNodes([]upstream.Upstream{{Name: "n", URL: node.URL, NodeID: "NODE-N"}}); err != nil {
-		t.Fatal(err)
-	}
+		return `"result":` + string(proofA)
+	})
+	pool := provedPool(t, "http://127.0.0.1:1", node.URL)
 	v := New(Config{ProviderQPS: -1})
 	defer v.Close()
 	balance := func(addr common.Address) jsonrpc.Item {
@@ -129,44 +144,14 @@ func TestHeaderFetchesPerPartAreBounded(t *testing.T) {
 	a[0] = 42
 	proofA := s.proof(t, a, false)
 	var fetches atomic.Int64
-	rpc := func(answer func(c jsonrpc.Item) string) *httptest.Server {
-		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			msg, rej := jsonrpc.Parse(body, jsonrpc.Options{})
-			if rej != nil {
-				http.Error(w, "bad", http.StatusBadRequest)
-				return
-			}
-			var out []string
-			for _, c := range msg.Items {
-				out = append(out, `{"jsonrpc":"2.0","id":`+string(c.ID)+`,"result":`+answer(c)+`}`)
-			}
-			w.Header().Set("Content-Type", "application/json")
-			if msg.Batch {
-				io.WriteString(w, "["+strings.Join(out, ",")+"]")
-			} else {
-				io.WriteString(w, out[0])
-			}
-		}))
-	}
-	node := rpc(func(jsonrpc.Item) string { return string(proofA) })
-	defer node.Close()
-	prov := rpc(func(c jsonrpc.Item) string {
+	node := rpcDouble(t, func(int, jsonrpc.Item) string { return `"result":` + string(proofA) })
+	prov := rpcDouble(t, func(_ int, c jsonrpc.Item) string {
 		fetches.Add(1)
 		var params []string
 		_ = json.Unmarshal(c.Params, &params)
-		return `{"hash":"` + params[0] + `","stateRoot":"` + s.root.Hex() + `","number":"0x10"}`
+		return `"result":{"hash":"` + params[0] + `","stateRoot":"` + s.root.Hex() + `","number":"0x10"}`
 	})
-	defer prov.Close()
-	pool, err := upstream.New(upstream.Config{ChainID: 137, ProbeInterval: -1, Trust: upstream.TrustConfig{Off: true},
-		Providers: []upstream.Upstream{{Name: "prov", URL: prov.URL}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Destruct()
-	if err := pool.SetNodes([]upstream.Upstream{{Name: "n", URL: node.URL, NodeID: "NODE-N"}}); err != nil {
-		t.Fatal(err)
-	}
+	pool := provedPool(t, prov.URL, node.URL)
 	v := New(Config{ProviderQPS: -1})
 	defer v.Close()
 	j := &Job{Pool: pool, ChainID: 137, Node: upstream.Ref{Name: "n", Kind: upstream.KindNode}}
@@ -192,5 +177,59 @@ func TestHeaderFetchesPerPartAreBounded(t *testing.T) {
 	v.Prove(context.Background(), j, rootView{})
 	if got := fetches.Load() - before; got > maxHeaderFetchesPerPart {
 		t.Fatalf("the second part fetched %d headers", got)
+	}
+}
+
+// TestNamedBlockOnTheProvidersChain: the block a transaction or receipt by
+// hash names must be the providers' at its height. With no head poll's
+// view, the providers' hash there is one header by number: the named
+// block is then proved (no verdict), another block is rerouted above
+// finality and a lie at a final height (reorgMargin below the finalized
+// head), and the height is asked once — kept for good when final, for
+// recentHeaderTTL otherwise.
+func TestNamedBlockOnTheProvidersChain(t *testing.T) {
+	canonical := common.HexToHash("0x" + strings.Repeat("c1", 32))
+	orphan := common.HexToHash("0x" + strings.Repeat("0f", 32))
+	var fetches atomic.Int64
+	prov := rpcDouble(t, func(_ int, c jsonrpc.Item) string {
+		fetches.Add(1)
+		var params []any
+		_ = json.Unmarshal(c.Params, &params)
+		n, _ := params[0].(string)
+		return `"result":{"hash":"` + canonical.Hex() + `","stateRoot":"` + canonical.Hex() + `","number":"` + n + `"}`
+	})
+	v := New(Config{ProviderQPS: -1})
+	defer v.Close()
+	j := &Job{Pool: provedPool(t, prov.URL, "http://127.0.0.1:1"), ChainID: 137, Finalized: 100}
+	for _, c := range []struct {
+		n       uint64
+		hash    common.Hash
+		outcome string
+	}{
+		{50, canonical, ""},
+		{50, orphan, ProofLie}, // 50 + 3 ≤ 100: final
+		{99, canonical, ""},
+		{99, orphan, ProofRerouted}, // not final: a reorg, unpaid
+	} {
+		vd := v.onProvidersChain(context.Background(), j, rootView{}, c.n, c.hash, "test")
+		if vd.outcome != c.outcome {
+			t.Fatalf("block %s at %d: %q, want %q", c.hash, c.n, vd.outcome, c.outcome)
+		}
+	}
+	if got := fetches.Load(); got != 2 {
+		t.Fatalf("two heights, each asked twice within a second: %d header fetches, want 2", got)
+	}
+	// Past recentHeaderTTL the height that is not final is asked again;
+	// the final one is not.
+	hs := v.headersOf(137)
+	hs.mu.Lock()
+	r := hs.recent[99]
+	r.at = r.at.Add(-recentHeaderTTL)
+	hs.recent[99] = r
+	hs.mu.Unlock()
+	v.onProvidersChain(context.Background(), j, rootView{}, 99, canonical, "test")
+	v.onProvidersChain(context.Background(), j, rootView{}, 50, canonical, "test")
+	if got := fetches.Load(); got != 3 {
+		t.Fatalf("after the TTL: %d header fetches, want 3 (the height that is not final again)", got)
 	}
 }

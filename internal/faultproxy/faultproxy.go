@@ -142,6 +142,11 @@ type Proxy struct {
 	// is answered with -32000 "out of gas", where a provider answers (0:
 	// no cap).
 	CallGasCap atomic.Uint64
+	// orphanOf: transaction hash → the replaced block OrphanTx answers it
+	// from (orphans.go); orphans: any is set. OrphanAnswers counts them.
+	orphanOf      sync.Map
+	orphans       atomic.Bool
+	OrphanAnswers atomic.Int64
 	// OrphansAtHead: ShapeSelfConsistentBlock lies only about blocks at
 	// most one below the head (an honest node's orphans).
 	OrphansAtHead atomic.Bool
@@ -417,7 +422,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.TipWei.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || p.ProofDialect.Load() != 0 || len(errorOf) > 0 {
+	if mode == WrongChain || mode == Lag || mode == Lie || mode == Pruned || mode == LieSometimes || p.ExtraFields.Load() || p.GasOffset.Load() != 0 || p.TipWei.Load() != 0 || p.OlderLogs.Load() || p.FlipSyncStatus.Load() || p.ProofDialect.Load() != 0 || p.orphans.Load() || len(errorOf) > 0 {
 		out = p.rewrite(calls, out, mode, errorOf)
 	}
 	status := resp.StatusCode
@@ -536,6 +541,9 @@ func (p *Proxy) rewrite(calls []call, out []byte, mode Mode, errorOf map[string]
 				}
 				r.Result, _ = json.Marshal(rc)
 			}
+		}
+		if p.orphans.Load() {
+			p.fromOrphan(m, paramsOf[string(r.ID)], r)
 		}
 		if d := p.ProofDialect.Load(); d != 0 && m == "eth_getProof" && r.Error == nil {
 			dialectProof(d, r)
