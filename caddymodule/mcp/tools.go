@@ -195,8 +195,17 @@ func (s *Server) rpc(_ context.Context, req *sdk.CallToolRequest, in rpcIn) *sdk
 		return toolErrorf("%s is not served: %s", in.Method, m.Denied)
 	}
 	return s.one(req, "rpc", ch, call{in.Method, in.Params}, func(r json.RawMessage) any {
-		return map[string]any{"chain_id": ch.ID, "method": in.Method, "result": r}
+		return rpcOut{ChainID: ch.ID, Method: in.Method, Result: r}
 	})
+}
+
+// rpcOut is rpc's result. Its fields are in the order of their names, so
+// it encodes to the bytes the map {"chain_id", "method", "result"} did
+// (json.Marshal sorts a map's keys), without the map.
+type rpcOut struct {
+	ChainID uint64          `json:"chain_id"`
+	Method  string          `json:"method"`
+	Result  json.RawMessage `json:"result"`
 }
 
 var methodName = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9]*_[a-zA-Z0-9_]+$`)
