@@ -122,7 +122,10 @@ type noIn struct{}
 
 // addTools registers the catalogue.
 func (s *Server) addTools() {
-	add(s, "rpc", false, s.rpc)
+	// rpc, the tool an agent calls most (and make bench measures), skips
+	// the SDK's per-call decode-validate-encode-decode of its arguments
+	// where it can (rawtool.go); the others take the SDK's typed path.
+	addRaw(s, "rpc", false, s.rpc, rpcArgs)
 	add(s, "get_balance", true, s.getBalance)
 	add(s, "get_transaction", true, func(ctx context.Context, req *sdk.CallToolRequest, in hashIn) *sdk.CallToolResult {
 		return s.byHash(req, "get_transaction", "eth_getTransactionByHash", in)

@@ -26,7 +26,9 @@ import (
 //     rate rises (bigger pipelines). Of ours, the part inside
 //     runtime.gcAssistAlloc is reported too: the mark work the collector
 //     makes an allocating goroutine do, which depends on everyone's
-//     allocation rate, not only ours.
+//     allocation rate, not only ours; and the part in system calls (the
+//     kernel's socket reads and writes), which the WebSocket door makes
+//     itself but the /rpc door leaves to net/http's connection loop.
 //   - sdk: the official MCP SDK and the libraries only it uses (its JSON
 //     decoder, JSON Schema validation, URI templates).
 //   - caddy: Caddy's HTTP server and routes.
@@ -34,6 +36,7 @@ type split struct {
 	total                  float64 // sample seconds in the profile
 	door, background       float64 // ours: the call's goroutines, the shared background ones
 	doorAssist, bgAssist   float64 // of which inside runtime.gcAssistAlloc
+	doorSys                float64 // of door (less doorAssist), in a system call
 	sdk, caddy, none, gcBg float64 // gcBg: runtime.gcBgMarkWorker (part of none)
 }
 
@@ -92,7 +95,7 @@ func splitOf(p *profile.Profile) (split, error) {
 		v := float64(smp.Value[vi]) / 1e9
 		s.total += v
 		var owner string
-		var assist, gcBg, call bool
+		var assist, gcBg, call, sys bool
 		// Location[0] is the leaf; within a location, Line[0] is the
 		// innermost inlined call.
 		for _, loc := range smp.Location {
@@ -109,6 +112,8 @@ func splitOf(p *profile.Profile) (split, error) {
 					assist = true
 				case strings.HasPrefix(fn, "runtime.gcBgMarkWorker"):
 					gcBg = true
+				case strings.HasPrefix(fn, "syscall.") || strings.HasPrefix(fn, "internal/runtime/syscall.") || strings.HasPrefix(fn, "runtime/internal/syscall."):
+					sys = true
 				}
 				if slices.ContainsFunc(callRoots, func(r string) bool { return strings.HasPrefix(fn, r) }) {
 					call = true
@@ -124,6 +129,8 @@ func splitOf(p *profile.Profile) (split, error) {
 				s.door += v
 				if assist {
 					s.doorAssist += v
+				} else if sys {
+					s.doorSys += v
 				}
 			} else {
 				s.background += v
@@ -190,14 +197,14 @@ func splitReport(ps []profiled) string {
 	}
 	door := us(func(s split) float64 { return s.door })
 	doorNoAssist := us(func(s split) float64 { return s.door - s.doorAssist })
+	doorNoSys := us(func(s split) float64 { return s.door - s.doorAssist - s.doorSys })
 	all := us(func(s split) float64 { return s.door + s.background })
-	allNoAssist := us(func(s split) float64 { return s.door + s.background - s.doorAssist - s.bgAssist })
 	var b strings.Builder
 	b.WriteString("\nWhose CPU (`BENCH_PROFILE=1`: each profile sample given to the innermost frame of code someone owns; " +
 		"µs of gateway CPU per request, median over the profiled rounds; ours = the doors, the core and the meter; " +
 		"\"call\" = on the call's own goroutines, \"+bg\" = with the meter's shared pipeline goroutines; " +
-		"\"−assist\" = without runtime.gcAssistAlloc under our frames; × = against the /rpc call's ((c), or (c0) for a baseline setup) same column):\n\n")
-	b.WriteString("| setup | rounds | CPU/req | ours, call | × | ours, call −assist | × | ours +bg | × | ours +bg −assist | × | SDK | Caddy | runtime & net/http (GC workers) |\n")
+		"\"−assist\" = without runtime.gcAssistAlloc under our frames, \"−sys\" = and without system calls (socket I/O); × = against the /rpc call's ((c), or (c0) for a baseline setup) same column):\n\n")
+	b.WriteString("| setup | rounds | CPU/req | ours, call | × | −assist | × | −assist −sys | × | ours +bg | × | SDK | Caddy | runtime & net/http (GC workers) |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, id := range ids {
 		ref := "c"
@@ -212,8 +219,8 @@ func splitReport(ps []profiled) string {
 		}
 		fmt.Fprintf(&b, "| (%s) | %d | %.1f | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %.1f | %.1f (%.1f) |\n",
 			id, len(byID[id]), med(id, func(p profiled) float64 { return p.cpuUs }),
-			med(id, door), ratio(door), med(id, doorNoAssist), ratio(doorNoAssist),
-			med(id, all), ratio(all), med(id, allNoAssist), ratio(allNoAssist),
+			med(id, door), ratio(door), med(id, doorNoAssist), ratio(doorNoAssist), med(id, doorNoSys), ratio(doorNoSys),
+			med(id, all), ratio(all),
 			med(id, us(func(s split) float64 { return s.sdk })), med(id, us(func(s split) float64 { return s.caddy })),
 			med(id, us(func(s split) float64 { return s.none })), med(id, us(func(s split) float64 { return s.gcBg })))
 	}

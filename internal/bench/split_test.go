@@ -56,6 +56,7 @@ func TestSplitGivesEachSampleToItsInnermostOwner(t *testing.T) {
 	near("sdk", s.sdk, 0.010)
 	near("door", s.door, 0.025)
 	near("doorAssist", s.doorAssist, 0.005)
+	near("doorSys", s.doorSys, 0.020)
 	near("background", s.background, 0.007)
 	near("caddy", s.caddy, 0.004)
 	near("none", s.none, 0.009)
