@@ -124,29 +124,8 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 		who.SIWX = hv
 	}
 	hdr := http.Header{}
-	growStack()
 	return s.read(msg, s.backend.Serve(orig.Context(), &who, hdr, chainID, msg), hdr, tool)
 }
-
-// growStack makes the runtime grow this goroutine's stack once, here,
-// where it is shallow, to the size the core's call needs. The SDK runs
-// every tool call on a goroutine of its own that starts with a small
-// stack; the core's depth (payers, relay, an HTTP client call) then made
-// the runtime grow it step by step, copying the whole deep stack each time
-// (runtime.newstack: 5 µs a tool call in make bench's profile, 2 % of the
-// call). One frame this large is one copy of a few frames.
-//
-//go:noinline
-func growStack() byte {
-	var pad [16 << 10]byte
-	return stackTouch(&pad)
-}
-
-// stackTouch keeps pad (and so growStack's frame) from being optimized
-// away; pad does not escape, so it stays on the stack.
-//
-//go:noinline
-func stackTouch(pad *[16 << 10]byte) byte { return pad[len(pad)-1] }
 
 // encodeBatch is the JSON-RPC batch of calls, ids 0, 1, ... in order: the
 // bytes json.Marshal gives for []map[string]any{{"jsonrpc": "2.0", "id": i,
