@@ -28,7 +28,12 @@ import (
 //     makes an allocating goroutine do, which depends on everyone's
 //     allocation rate, not only ours; and the part in system calls (the
 //     kernel's socket reads and writes), which the WebSocket door makes
-//     itself but the /rpc door leaves to net/http's connection loop.
+//     itself but the /rpc door leaves to net/http's connection loop; and
+//     the part growing the goroutine's stack (runtime.newstack): the MCP
+//     SDK runs every tool call on a fresh goroutine with a small stack,
+//     which whoever first calls deep pays to grow (the core, when the SDK
+//     does not validate the arguments first), where /rpc runs on
+//     net/http's connection goroutine, long since grown.
 //   - sdk: the official MCP SDK and the libraries only it uses (its JSON
 //     decoder, JSON Schema validation, URI templates).
 //   - caddy: Caddy's HTTP server and routes.
@@ -37,6 +42,7 @@ type split struct {
 	door, background       float64 // ours: the call's goroutines, the shared background ones
 	doorAssist, bgAssist   float64 // of which inside runtime.gcAssistAlloc
 	doorSys                float64 // of door (less doorAssist), in a system call
+	doorStack              float64 // of door (less doorAssist), growing the stack
 	sdk, caddy, none, gcBg float64 // gcBg: runtime.gcBgMarkWorker (part of none)
 }
 
@@ -95,7 +101,7 @@ func splitOf(p *profile.Profile) (split, error) {
 		v := float64(smp.Value[vi]) / 1e9
 		s.total += v
 		var owner string
-		var assist, gcBg, call, sys bool
+		var assist, gcBg, call, sys, grow bool
 		// Location[0] is the leaf; within a location, Line[0] is the
 		// innermost inlined call.
 		for _, loc := range smp.Location {
@@ -112,6 +118,8 @@ func splitOf(p *profile.Profile) (split, error) {
 					assist = true
 				case strings.HasPrefix(fn, "runtime.gcBgMarkWorker"):
 					gcBg = true
+				case strings.HasPrefix(fn, "runtime.newstack"):
+					grow = true
 				case strings.HasPrefix(fn, "syscall.") || strings.HasPrefix(fn, "internal/runtime/syscall.") || strings.HasPrefix(fn, "runtime/internal/syscall."):
 					sys = true
 				}
@@ -131,6 +139,8 @@ func splitOf(p *profile.Profile) (split, error) {
 					s.doorAssist += v
 				} else if sys {
 					s.doorSys += v
+				} else if grow {
+					s.doorStack += v
 				}
 			} else {
 				s.background += v
@@ -198,14 +208,15 @@ func splitReport(ps []profiled) string {
 	door := us(func(s split) float64 { return s.door })
 	doorNoAssist := us(func(s split) float64 { return s.door - s.doorAssist })
 	doorNoSys := us(func(s split) float64 { return s.door - s.doorAssist - s.doorSys })
+	doorOwn := us(func(s split) float64 { return s.door - s.doorAssist - s.doorSys - s.doorStack })
 	all := us(func(s split) float64 { return s.door + s.background })
 	var b strings.Builder
 	b.WriteString("\nWhose CPU (`BENCH_PROFILE=1`: each profile sample given to the innermost frame of code someone owns; " +
 		"µs of gateway CPU per request, median over the profiled rounds; ours = the doors, the core and the meter; " +
 		"\"call\" = on the call's own goroutines, \"+bg\" = with the meter's shared pipeline goroutines; " +
-		"\"−assist\" = without runtime.gcAssistAlloc under our frames, \"−sys\" = and without system calls (socket I/O); × = against the /rpc call's ((c), or (c0) for a baseline setup) same column):\n\n")
-	b.WriteString("| setup | rounds | CPU/req | ours, call | × | −assist | × | −assist −sys | × | ours +bg | × | SDK | Caddy | runtime & net/http (GC workers) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		"\"−assist\" = without runtime.gcAssistAlloc under our frames, \"−sys\" = and without system calls (socket I/O), \"−stack\" = and without growing a fresh goroutine's stack; × = against the /rpc call's ((c), or (c0) for a baseline setup) same column):\n\n")
+	b.WriteString("| setup | rounds | CPU/req | ours, call | × | −assist | × | −assist −sys | × | −assist −sys −stack | × | ours +bg | × | SDK | Caddy | runtime & net/http (GC workers) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, id := range ids {
 		ref := "c"
 		if strings.HasSuffix(id, "0") {
@@ -217,9 +228,10 @@ func splitReport(ps []profiled) string {
 			}
 			return fmt.Sprintf("%.2f", med(id, f)/med(ref, f))
 		}
-		fmt.Fprintf(&b, "| (%s) | %d | %.1f | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %.1f | %.1f (%.1f) |\n",
+		fmt.Fprintf(&b, "| (%s) | %d | %.1f | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %.1f | %.1f (%.1f) |\n",
 			id, len(byID[id]), med(id, func(p profiled) float64 { return p.cpuUs }),
 			med(id, door), ratio(door), med(id, doorNoAssist), ratio(doorNoAssist), med(id, doorNoSys), ratio(doorNoSys),
+			med(id, doorOwn), ratio(doorOwn),
 			med(id, all), ratio(all),
 			med(id, us(func(s split) float64 { return s.sdk })), med(id, us(func(s split) float64 { return s.caddy })),
 			med(id, us(func(s split) float64 { return s.none })), med(id, us(func(s split) float64 { return s.gcBg })))
