@@ -8,7 +8,9 @@
 #
 # Knobs (environment): BENCH_DURATION (10s), BENCH_WARMUP (3s),
 # BENCH_CONCURRENCY ("16 64"), BENCH_THREADS, BENCH_PROFILE=1 (CPU profile
-# of the gateway under load → .run/bench/gateway-cpu.pprof),
+# of the gateway under load → .run/bench/gateway-cpu.pprof; BENCH_PROFILE_SETUP
+# names the setups profiled, BENCH_PROFILE_ROUNDS=all profiles every round; the
+# report splits each profile between our code, the MCP SDK, Caddy and the runtime),
 # BENCH_UPDATE_DOCS=1 (rewrite the results block of docs/benchmarks.md),
 # BENCH_SETUPS ("b c c0": only those setups; "t t0", trust at its defaults vs
 # the node unjudged, only when named), BENCH_BASELINE_BIN, BENCH_WS=0 (skip the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,7 +33,7 @@ const (
 	hdrPaymentV1        = "X-PAYMENT"
 	hdrSIWX             = "SIGN-IN-WITH-X"
 	hdrPaymentRequired  = "PAYMENT-REQUIRED"
-	hdrPaymentResponse  = "PAYMENT-RESPONSE"
+	hdrPaymentResponse  = "Payment-Response" // PAYMENT-RESPONSE, in the form Get looks up without copying
 	hdrBundleKey        = "X-Tollgate-Bundle-Key"
 	hdrRetryAfter       = "Retry-After"
 )
@@ -83,15 +84,7 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 	if !ok {
 		return paid{refused: toolError("the request this tool call came in is gone; send it again")}
 	}
-	batch := make([]map[string]any, len(calls))
-	for i, c := range calls {
-		params := c.Params
-		if params == nil {
-			params = []any{}
-		}
-		batch[i] = map[string]any{"jsonrpc": "2.0", "id": i, "method": c.Method, "params": params}
-	}
-	body, err := json.Marshal(batch)
+	body, err := encodeBatch(calls)
 	if err != nil {
 		return paid{refused: toolError("could not encode the calls: " + err.Error())}
 	}
@@ -134,13 +127,47 @@ func (s *Server) pay(req *sdk.CallToolRequest, tool string, chainID uint64, call
 	return s.read(msg, s.backend.Serve(orig.Context(), &who, hdr, chainID, msg), hdr, tool)
 }
 
+// encodeBatch is the JSON-RPC batch of calls, ids 0, 1, ... in order: the
+// bytes json.Marshal gives for []map[string]any{{"jsonrpc": "2.0", "id": i,
+// "method": m, "params": p}} (its keys sorted, params [] when nil), written
+// without building the maps.
+func encodeBatch(calls []call) ([]byte, error) {
+	b := make([]byte, 0, 64*len(calls)+16)
+	b = append(b, '[')
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"jsonrpc":"2.0","method":`...)
+		m, err := json.Marshal(c.Method)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, m...)
+		b = append(b, `,"params":`...)
+		if c.Params == nil {
+			b = append(b, "[]"...)
+		} else {
+			p, err := json.Marshal(c.Params)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, p...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
 // read turns the core's outcome into answers and meta, or the tool result
 // of a refusal, rendered from the typed refusal.
 func (s *Server) read(msg *jsonrpc.Message, o Served, hdr http.Header, tool string) paid {
 	meta := sdk.Meta{}
 	for h, k := range remaining {
 		if v := hdr.Get(h); v != "" {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil && k != metaRequestID {
+			if n, ok := headerInt(v); ok && k != metaRequestID {
 				meta[k] = n
 			} else {
 				meta[k] = v
@@ -194,6 +221,18 @@ func (s *Server) read(msg *jsonrpc.Message, o Served, hdr http.Header, tool stri
 		meta[metaCalls] = o.Charged
 	}
 	return paid{answers: answers, meta: meta}
+}
+
+// headerInt is strconv.ParseInt(v, 10, 64) without the error value it
+// allocates for a word (the payer's name, a request id): only what looks
+// like a decimal integer is parsed.
+func headerInt(v string) (int64, bool) {
+	d := strings.TrimLeft(v, "+-")
+	if len(v)-len(d) > 1 || d == "" || strings.TrimLeft(d, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
 }
 
 // refusedResult is the tool result of a refused call: msg for the model,

@@ -20,8 +20,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -106,6 +105,10 @@ type Server struct {
 	// request: a tool handler sees only the headers (RequestExtra), and the
 	// payers need the whole request (its address, Caddy's variables).
 	requests sync.Map
+	// seq numbers the requests for those tokens: a token only has to be
+	// unique among the requests in flight (a client's own header of that
+	// name is dropped first, so none can name another's request).
+	seq atomic.Uint64
 }
 
 // corsHeaders are the request headers a browser may send to /mcp: the
@@ -177,9 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		tok := hex.EncodeToString(b[:])
+		tok := strconv.FormatUint(s.seq.Add(1), 36)
 		r.Header.Set(originHeader, tok)
 		s.requests.Store(tok, r)
 		defer s.requests.Delete(tok)

@@ -122,7 +122,10 @@ type noIn struct{}
 
 // addTools registers the catalogue.
 func (s *Server) addTools() {
-	add(s, "rpc", false, s.rpc)
+	// rpc, the tool an agent calls most (and make bench measures), skips
+	// the SDK's per-call decode-validate-encode-decode of its arguments
+	// where it can (rawtool.go); the others take the SDK's typed path.
+	addRaw(s, "rpc", false, s.rpc, rpcArgs)
 	add(s, "get_balance", true, s.getBalance)
 	add(s, "get_transaction", true, func(ctx context.Context, req *sdk.CallToolRequest, in hashIn) *sdk.CallToolResult {
 		return s.byHash(req, "get_transaction", "eth_getTransactionByHash", in)
@@ -195,8 +198,17 @@ func (s *Server) rpc(_ context.Context, req *sdk.CallToolRequest, in rpcIn) *sdk
 		return toolErrorf("%s is not served: %s", in.Method, m.Denied)
 	}
 	return s.one(req, "rpc", ch, call{in.Method, in.Params}, func(r json.RawMessage) any {
-		return map[string]any{"chain_id": ch.ID, "method": in.Method, "result": r}
+		return rpcOut{ChainID: ch.ID, Method: in.Method, Result: r}
 	})
+}
+
+// rpcOut is rpc's result. Its fields are in the order of their names, so
+// it encodes to the bytes the map {"chain_id", "method", "result"} did
+// (json.Marshal sorts a map's keys), without the map.
+type rpcOut struct {
+	ChainID uint64          `json:"chain_id"`
+	Method  string          `json:"method"`
+	Result  json.RawMessage `json:"result"`
 }
 
 var methodName = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9]*_[a-zA-Z0-9_]+$`)

@@ -24,7 +24,9 @@
 // BENCH_OUT (results directory, default .run/bench), BENCH_PROFILE=1 (take
 // a 10 s CPU profile of the gateway under load at the highest concurrency,
 // of setup (c) or BENCH_PROFILE_SETUP's,
-// from Caddy's admin /debug/pprof), BENCH_UPDATE_DOCS=1 (replace the
+// from Caddy's admin /debug/pprof; BENCH_PROFILE_ROUNDS=all profiles every
+// round, not only the first; the report then splits each profiled setup's
+// CPU between our code, the MCP SDK, Caddy and the runtime: split.go), BENCH_UPDATE_DOCS=1 (replace the
 // results block of docs/benchmarks.md), BENCH_BASELINE_BIN (another caddy
 // build, e.g. of an earlier commit: its gateway is measured too, as (c0) and
 // (d0), interleaved with the others, so a before/after comparison sees the
@@ -89,6 +91,7 @@ type config struct {
 	threads, rounds    int
 	profile, docs      bool
 	profileSetup       string // the setups profiled (BENCH_PROFILE_SETUP, default c; several: "c c0")
+	profileAll         bool   // BENCH_PROFILE_ROUNDS=all: profile every round, not only the first
 	redisURL           string
 	only               map[string]bool // BENCH_SETUPS: the setups measured (nil: all)
 }
@@ -105,7 +108,7 @@ func env(name, def string) string {
 
 func loadConfig() (config, error) {
 	c := config{caddyBin: env("CADDY_BIN", "bin/caddy"), wrk: env("WRK", "wrk"), out: env("BENCH_OUT", ".run/bench"),
-		profile: env("BENCH_PROFILE", "") == "1", profileSetup: env("BENCH_PROFILE_SETUP", "c"), docs: env("BENCH_UPDATE_DOCS", "") == "1", redisURL: os.Getenv("REDIS_URL")}
+		profile: env("BENCH_PROFILE", "") == "1", profileSetup: env("BENCH_PROFILE_SETUP", "c"), profileAll: env("BENCH_PROFILE_ROUNDS", "") == "all", docs: env("BENCH_UPDATE_DOCS", "") == "1", redisURL: os.Getenv("REDIS_URL")}
 	var err error
 	if c.duration, err = time.ParseDuration(env("BENCH_DURATION", "10s")); err != nil {
 		return c, fmt.Errorf("BENCH_DURATION: %w", err)
@@ -364,8 +367,8 @@ func run() error {
 			// (m) on the baseline build: an MCP tool call's cost before and
 			// after, in the same rounds.
 			setup{id: "m0", name: "baseline build, funded API key, MCP tool call (rpc eth_blockNumber)", url: base.url + "/mcp", key: key, body: mcpBody,
-				headers: map[string]string{"Accept": "application/json, text/event-stream"}, pid: base.cmd.Process.Pid},
-			setup{id: "w0", name: "baseline build, funded API key, WebSocket call", url: base.url + "/rpc", key: key, ws: true, pid: base.cmd.Process.Pid})
+				headers: map[string]string{"Accept": "application/json, text/event-stream"}, pid: base.cmd.Process.Pid, proc: base},
+			setup{id: "w0", name: "baseline build, funded API key, WebSocket call", url: base.url + "/rpc", key: key, ws: true, pid: base.cmd.Process.Pid, proc: base})
 	}
 	var cluster *benchCluster
 	if env("BENCH_CLUSTER", "1") != "0" && cfg.measures("c-cl") {
@@ -386,6 +389,7 @@ func run() error {
 	}
 	load := loadAvg()
 	var results []result
+	var splits []profiled
 	for round := 1; round <= cfg.rounds; round++ {
 		for _, c := range cfg.conc {
 			for _, s := range setups {
@@ -397,8 +401,8 @@ func run() error {
 				}
 				var prof chan error
 				var profProc *caddyProc
-				var allocFile string
-				if cfg.profile && round == 1 && slices.Contains(strings.Fields(cfg.profileSetup), s.id) && c == cfg.conc[len(cfg.conc)-1] {
+				var allocFile, profFile string
+				if cfg.profile && (round == 1 || cfg.profileAll) && slices.Contains(strings.Fields(cfg.profileSetup), s.id) && c == cfg.conc[len(cfg.conc)-1] {
 					// The setup's own gateway (the baseline build's for (c0)),
 					// one file per setup: (c)'s keeps the old name.
 					p, file := gw, "gateway-cpu.pprof"
@@ -408,7 +412,11 @@ func run() error {
 					if s.id != "c" {
 						file = "gateway-cpu-" + s.id + ".pprof"
 					}
-					prof = p.cpuProfile(filepath.Join(cfg.out, file), cfg.duration)
+					if round > 1 {
+						file = strings.TrimSuffix(file, ".pprof") + "-r" + strconv.Itoa(round) + ".pprof"
+					}
+					profFile = filepath.Join(cfg.out, file)
+					prof = p.cpuProfile(profFile, cfg.duration)
 					// The heap's allocations around the measured run too:
 					// bytes and objects per request do not depend on the
 					// machine's load, as CPU time does (go tool pprof
@@ -441,6 +449,10 @@ func run() error {
 					fmt.Fprintf(os.Stderr, "bench: (%s) c=%d measured run: %d requests (allocations per request: the allocs profiles' difference / this)\n", s.id, c, r.Requests)
 					if err := <-prof; err != nil {
 						fmt.Fprintln(os.Stderr, "bench: profile:", err)
+					} else if sp, err := splitProfile(profFile); err != nil {
+						fmt.Fprintln(os.Stderr, "bench: profile split:", err)
+					} else {
+						splits = append(splits, profiled{id: s.id, round: round, cpuUs: r.perReq(r.proxyCPU), split: sp})
 					}
 				}
 				r.setup, r.conc = s, c
@@ -456,7 +468,8 @@ func run() error {
 			return fmt.Errorf("(%s) c=%d: %d non-2xx or socket errors: the figures would not be honest", r.setup.id, r.conc, bad)
 		}
 	}
-	report := renderReport(cfg, results, append(machine(cfg), fmt.Sprintf("1-minute load average when the run started: %s (other work on the machine shows here).", load)))
+	report := renderReport(cfg, results, append(machine(cfg), fmt.Sprintf("1-minute load average when the run started: %s, when it ended: %s (other work on the machine shows here).", load, loadAvg())))
+	report += splitReport(splits)
 	if cfg.measures("ws") && env("BENCH_WS", "1") != "0" {
 		n, err := strconv.Atoi(env("BENCH_WS_SUBSCRIBERS", "1000"))
 		if err != nil || n < 1 {
