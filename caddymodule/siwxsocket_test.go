@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -86,11 +87,52 @@ func (e *meterEnv) walletDebits(t *testing.T, w siwxWallet) (debits, calls int) 
 	return debits, calls
 }
 
+// loseRedis plays a Redis that lost its data: every key of the deployment
+// (its prefix) is gone, the used Sign-In-With-X nonces with the rest.
+func (e *meterEnv) loseRedis(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	var cursor uint64
+	for {
+		keys, next, err := e.rdb.Scan(ctx, cursor, e.prefix+"*", 500).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) > 0 {
+			if err := e.rdb.Unlink(ctx, keys...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return
+		}
+	}
+}
+
+// rebuiltAt writes every shard's generation marker as settlementd's rebuild
+// does (balances.GenerationValue: the rebuild's time and its token).
+func (e *meterEnv) rebuiltAt(t *testing.T, at time.Time) {
+	t.Helper()
+	for i := range e.layout.N() {
+		if err := e.rdb.Set(context.Background(), e.layout.Shard(i).Generation(), balances.GenerationValue(at, "01TEST"), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // siwx answers a fresh 402's sign-in-with-x challenge (POST /rpc, the
 // PAYMENT-REQUIRED header) as the x402 client extension does: the
 // challenge's fields, the address, chainId and type, and the EIP-191
 // signature of the EIP-4361 text by signer (go-ethereum), base64 JSON.
 func (e *meterEnv) siwx(t *testing.T, w siwxWallet, signer *ecdsa.PrivateKey) string {
+	t.Helper()
+	return e.siwxIssued(t, w, signer, 0)
+}
+
+// siwxIssued is siwx with the challenge's issuedAt moved by shift before
+// signing (a message the wallet signed that long before or after the
+// challenge was made; the gateway takes any issuedAt of the last 5 minutes).
+func (e *meterEnv) siwxIssued(t *testing.T, w siwxWallet, signer *ecdsa.PrivateKey, shift time.Duration) string {
 	t.Helper()
 	a := e.rpc(t, blockNumber)
 	raw, err := base64.StdEncoding.DecodeString(a.header.Get("PAYMENT-REQUIRED"))
@@ -108,6 +150,13 @@ func (e *meterEnv) siwx(t *testing.T, w siwxWallet, signer *ecdsa.PrivateKey) st
 	i := v2.Extensions["sign-in-with-x"].Info
 	if i.Nonce == "" {
 		t.Fatalf("no sign-in-with-x challenge: %s", raw)
+	}
+	if shift != 0 {
+		at, err := time.Parse(time.RFC3339Nano, i.IssuedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i.IssuedAt = at.Add(shift).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	}
 	p := map[string]any{"domain": i.Domain, "address": crypto.PubkeyToAddress(w.key.PublicKey).Hex(), "statement": i.Statement, "uri": i.URI,
 		"version": i.Version, "chainId": "eip155:8453", "type": "eip191", "nonce": i.Nonce, "issuedAt": i.IssuedAt,
@@ -377,6 +426,55 @@ func TestSocketSignedInWithSIWX(t *testing.T) {
 		e.grantBundle(t, w, 5)
 		if a := decodeOne(t, c.call(blockNumber)); a.Error != nil || e.bundleLeft(t, w) != 4 {
 			t.Fatalf("after the rebuild: %s, %d left (want 4)", mustJSON(a), e.bundleLeft(t, w))
+		}
+	})
+
+	// Redis loses its data while a socket is signed in (every key of the
+	// deployment gone: the used nonces with the rest) and settlementd
+	// rebuilds it (the generation marker with the rebuild's time, the
+	// wallet's bundle from PostgreSQL). The message that signed the socket in
+	// is still young enough to be checked, but it was used: another socket
+	// presenting it is refused at every call (siwx_nonce_used), not signed
+	// in as the wallet for its life, and nothing is drawn for it; while the
+	// marker is missing a sign-in is "retry shortly" (503), never served.
+	// The signed-in socket keeps drawing, and a message signed after the
+	// rebuild signs a new socket in.
+	t.Run("redis loss", func(t *testing.T) {
+		w := newSIWXWallet(t, "loss")
+		e.grantBundle(t, w, 10)
+		// Signed two minutes ago; Redis lost and rebuilt a minute ago.
+		msg := e.siwxIssued(t, w, w.key, -2*time.Minute)
+		owner := e.dial(t, "/rpc", siwxHeader+msg)
+		if a := decodeOne(t, owner.call(blockNumber)); a.Error != nil {
+			t.Fatalf("signed in: %s", mustJSON(a))
+		}
+		e.loseRedis(t)
+		e.grantBundle(t, w, 10) // the bundle, as a rebuild restores it
+		replay := e.dial(t, "/rpc", siwxHeader+msg)
+		var a struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Data struct {
+					HTTPStatus int `json:"http_status"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		if got := replay.call(blockNumber); json.Unmarshal(got, &a) != nil || a.Error == nil || a.Error.Data.HTTPStatus != 503 || a.Result != nil {
+			t.Fatalf("the used message on another socket before the rebuild: %s", got)
+		}
+		e.rebuiltAt(t, time.Now().Add(-time.Minute))
+		for i := range 3 {
+			refusedWith(t, fmt.Sprintf("the used message on another socket after the rebuild, call %d", i), replay.call(blockNumber), "siwx_nonce_used")
+		}
+		if left := e.bundleLeft(t, w); left != 10 {
+			t.Fatalf("%d bundle calls left, want 10: the replay drew", left)
+		}
+		if a := decodeOne(t, owner.call(blockNumber)); a.Error != nil || e.bundleLeft(t, w) != 9 {
+			t.Fatalf("the signed-in socket after the rebuild: %s, %d left (want 9)", mustJSON(a), e.bundleLeft(t, w))
+		}
+		fresh := e.dial(t, "/rpc", siwxHeader+e.siwx(t, w, w.key))
+		if a := decodeOne(t, fresh.call(blockNumber)); a.Error != nil || e.bundleLeft(t, w) != 8 {
+			t.Fatalf("a message signed after the rebuild: %s, %d left (want 8)", mustJSON(a), e.bundleLeft(t, w))
 		}
 	})
 
