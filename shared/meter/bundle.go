@@ -72,8 +72,8 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 // shard's last rebuild or in its second (the time its generation marker
 // names, balances.GenerationValue) is refused ReasonNonceUsed,
 // while no marker is there (lost, not rebuilt yet) a sign-in is
-// Recovering. A marker without a time (written before markers had one)
-// refuses nothing.
+// Recovering. A marker without a leading time (a test's stand-in for
+// settlementd) refuses nothing.
 func (m *Meter) SignInSIWX(ctx context.Context, req Request, wallet, nonce, session string, issued time.Time, nonceTTL time.Duration) (Decision, error) {
 	if nonce == "" || session == "" || issued.IsZero() {
 		return Decision{}, errors.New("meter: a sign-in needs its nonce, session and issue time")

@@ -411,8 +411,8 @@ return {1, left, xid}
 // lost its data, not rebuilt yet) it is {8, 0} whatever the bundle, and a
 // message issued (ARGV[8], UTC to the second) before or in the second the
 // marker names (balances.GenerationValue: the rebuild's) is {7, 0}, as
-// used: the loss forgot whether it was. A marker without a leading time
-// refuses none.
+// used: the loss forgot whether it was. A marker without a leading time (a
+// test's stand-in for settlementd) refuses none.
 //
 // KEYS: 1 stream, 2 bundle hash, 3 requests today, 4 generation marker,
 // 5 nonce key (the first draw only).
