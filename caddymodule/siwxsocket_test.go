@@ -587,3 +587,53 @@ func TestSocketSignedInWithSIWX(t *testing.T) {
 		}
 	})
 }
+
+// TestSocketSignInEndsOnReload: a socket's sign-in lives in its
+// configuration. A reload that moves the gateway to another public_url
+// (the domain a Sign-In-With-X message must name) ends the signed-in socket
+// with 1001; on the new configuration the message that signed it in is
+// refused at every call (invalid_siwx_domain_mismatch) and draws nothing,
+// and a message signed for the new domain signs a new socket in.
+func TestSocketSignInEndsOnReload(t *testing.T) {
+	e := startSockets(t, meterOpts{free: -1})
+	w := newSIWXWallet(t, "reload")
+	e.grantBundle(t, w, 10)
+	msg := e.siwx(t, w, w.key)
+	old := e.dial(t, "/rpc", "SIGN-IN-WITH-X: "+msg)
+	if a := decodeOne(t, old.call(blockNumber)); a.Error != nil {
+		t.Fatalf("signed in: %s", mustJSON(a))
+	}
+	moved := strings.Replace(e.caddyfile, "chain 137 {", "public_url http://gw.example\n\t\t\tchain 137 {", 1)
+	if moved == e.caddyfile {
+		t.Fatal("no chain 137 block to put public_url before")
+	}
+	e.gw.Reload(moved)
+	_ = old.ws.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for {
+		_, b, err := old.ws.ReadMessage()
+		if err == nil {
+			t.Fatalf("the signed-in socket after the reload sent %s", b)
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != 1001 {
+			t.Fatalf("the signed-in socket after the reload: %v, want close 1001", err)
+		}
+		break
+	}
+	again := e.dial(t, "/rpc", "SIGN-IN-WITH-X: "+msg)
+	for i := range 2 {
+		refusedWith(t, fmt.Sprintf("the message for the old domain, call %d", i), again.call(blockNumber), "invalid_siwx_domain_mismatch")
+	}
+	if left := e.bundleLeft(t, w); left != 9 {
+		t.Fatalf("%d bundle calls left, want 9", left)
+	}
+	fresh := e.dial(t, "/rpc", "SIGN-IN-WITH-X: "+e.siwx(t, w, w.key))
+	for range 2 {
+		if a := decodeOne(t, fresh.call(blockNumber)); a.Error != nil {
+			t.Fatalf("a message for the new domain: %s", mustJSON(a))
+		}
+	}
+	if left := e.bundleLeft(t, w); left != 7 {
+		t.Fatalf("%d bundle calls left, want 7", left)
+	}
+}
