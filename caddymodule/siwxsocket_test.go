@@ -478,6 +478,84 @@ func TestSocketSignedInWithSIWX(t *testing.T) {
 		}
 	})
 
+	// One message on eight sockets whose first calls (each a batch of 3,
+	// several per socket) go at once: exactly one socket signs in, every
+	// other one is refused siwx_nonce_used at every call and stays refused,
+	// and the bundle falls by exactly what the winner was served.
+	t.Run("one message races on many sockets", func(t *testing.T) {
+		w := newSIWXWallet(t, "race")
+		e.grantBundle(t, w, 1_000)
+		msg := e.siwx(t, w, w.key)
+		const sockets, each = 8, 3
+		clients := make([]*wsClient, sockets)
+		for i := range clients {
+			clients[i] = e.dial(t, "/rpc", siwxHeader+msg)
+		}
+		start := make(chan struct{})
+		served := make([]int, sockets)
+		var wg sync.WaitGroup
+		for k, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for i := range each {
+					c.send(fmt.Sprintf(`[{"jsonrpc":"2.0","id":%d,"method":"eth_blockNumber"},{"jsonrpc":"2.0","id":%d,"method":"eth_gasPrice"},{"jsonrpc":"2.0","id":%d,"method":"eth_blockNumber"}]`, 3*i, 3*i+1, 3*i+2))
+				}
+				for range each {
+					_ = c.ws.SetReadDeadline(time.Now().Add(time.Minute))
+					_, b, err := c.ws.ReadMessage()
+					if err != nil {
+						t.Errorf("socket %d: %v", k, err)
+						return
+					}
+					var batch []json.RawMessage
+					if json.Unmarshal(b, &batch) == nil && len(batch) == 3 && !strings.Contains(string(b), `"error"`) {
+						served[k]++
+						continue
+					}
+					var one struct {
+						Error *struct {
+							Code int `json:"code"`
+							Data struct {
+								PaymentRequired struct {
+									Error string `json:"error"`
+								} `json:"payment_required"`
+							} `json:"data"`
+						} `json:"error"`
+					}
+					if json.Unmarshal(b, &batch) != nil || len(batch) == 0 || json.Unmarshal(batch[0], &one) != nil || one.Error == nil ||
+						one.Error.Code != 402 || !strings.HasPrefix(one.Error.Data.PaymentRequired.Error, "siwx_nonce_used: ") {
+						t.Errorf("socket %d: %s", k, b)
+					}
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		winners, calls := 0, 0
+		for k, n := range served {
+			if n > 0 {
+				winners++
+				calls += 3 * n
+				if n != each {
+					t.Errorf("the signed-in socket %d was served %d of its %d batches", k, n, each)
+				}
+			}
+		}
+		if winners != 1 || e.bundleLeft(t, w) != 1_000-calls {
+			t.Fatalf("%d sockets signed in with one message (%v), %d bundle calls left; want 1 and %d", winners, served, e.bundleLeft(t, w), 1_000-calls)
+		}
+		for k, c := range clients {
+			if served[k] == 0 {
+				refusedWith(t, fmt.Sprintf("losing socket %d afterwards", k), c.call(blockNumber), "siwx_nonce_used")
+			}
+		}
+		if e.bundleLeft(t, w) != 1_000-calls {
+			t.Fatalf("%d bundle calls left after the losers' calls, want %d", e.bundleLeft(t, w), 1_000-calls)
+		}
+	})
+
 	// Four sockets of one wallet, each signed in with its own message, send
 	// 20 calls each at once against a bundle of 50: exactly 50 are served,
 	// the rest refused bundle_exhausted, nothing overdrawn.
