@@ -115,14 +115,6 @@ func VerifySIWX(value, base string, now time.Time) (wallet, nonce string, ref *R
 // refused a message issued before its Redis was last rebuilt, since the
 // nonces used before a loss are forgotten with it.
 func VerifySIWXIssued(value, base string, now time.Time) (wallet, nonce string, issued time.Time, ref *Refusal) {
-	wallet, nonce, issued, ref = verifySIWX(value, base, now)
-	if ref != nil {
-		return "", "", time.Time{}, ref
-	}
-	return wallet, nonce, issued, nil
-}
-
-func verifySIWX(value, base string, now time.Time) (wallet, nonce string, issued time.Time, ref *Refusal) {
 	b, err := DecodeBase64JSON(value, maxSIWXHeader)
 	if err != nil {
 		return "", "", time.Time{}, Refuse("invalid_siwx_header", "%s: %v", headerSIWX, err)
