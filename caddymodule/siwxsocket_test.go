@@ -715,3 +715,39 @@ func TestSocketSignInEndsOnReload(t *testing.T) {
 		t.Fatalf("%d bundle calls left, want 7", left)
 	}
 }
+
+// TestSignedInSocketAndTheAddressRate: a signed-in socket keeps POST's rule
+// for the address's request rate (shard.go): every draw counts against the
+// address's rate in the same round trip, a draw the bundle pays is served
+// past it (it is paid, like a key's paid call), and once the bundle cannot
+// pay, a call from an address over its rate is refused 429 with
+// retry_after, not 402; a POST from the address is limited too.
+func TestSignedInSocketAndTheAddressRate(t *testing.T) {
+	e := startSockets(t, meterOpts{free: -1, ipRate: "3 1m 3"})
+	w := newSIWXWallet(t, "rate")
+	e.grantBundle(t, w, 5)
+	c := e.dial(t, "/rpc", "SIGN-IN-WITH-X: "+e.siwx(t, w, w.key)) // the 402 took one of the address's 3
+	for i := range 5 {
+		if a := decodeOne(t, c.call(blockNumber)); a.Error != nil {
+			t.Fatalf("paid call %d past the address's rate: %s", i, mustJSON(a))
+		}
+	}
+	var a struct {
+		Error *struct {
+			Code int `json:"code"`
+			Data struct {
+				HTTPStatus int `json:"http_status"`
+				RetryAfter int `json:"retry_after"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if got := c.call(blockNumber); json.Unmarshal(got, &a) != nil || a.Error == nil || a.Error.Data.HTTPStatus != 429 || a.Error.Data.RetryAfter < 1 {
+		t.Fatalf("a call the bundle cannot pay from an address over its rate: %s", got)
+	}
+	if r := e.rpc(t, blockNumber); r.status != http.StatusTooManyRequests {
+		t.Fatalf("a POST from the address: %d %s", r.status, r.body)
+	}
+	if left := e.bundleLeft(t, w); left != 0 {
+		t.Fatalf("%d bundle calls left, want 0", left)
+	}
+}
