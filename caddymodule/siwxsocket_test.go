@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tollgate-rpc/tollgate/internal/testenv"
+	"github.com/tollgate-rpc/tollgate/shared/balances"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
 	"github.com/tollgate-rpc/tollgate/shared/money"
@@ -86,11 +87,52 @@ func (e *meterEnv) walletDebits(t *testing.T, w siwxWallet) (debits, calls int) 
 	return debits, calls
 }
 
+// loseRedis plays a Redis that lost its data: every key of the deployment
+// (its prefix) is gone, the used Sign-In-With-X nonces with the rest.
+func (e *meterEnv) loseRedis(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	var cursor uint64
+	for {
+		keys, next, err := e.rdb.Scan(ctx, cursor, e.prefix+"*", 500).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) > 0 {
+			if err := e.rdb.Unlink(ctx, keys...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return
+		}
+	}
+}
+
+// rebuiltAt writes every shard's generation marker as settlementd's rebuild
+// does (balances.GenerationValue: the rebuild's time and its token).
+func (e *meterEnv) rebuiltAt(t *testing.T, at time.Time) {
+	t.Helper()
+	for i := range e.layout.N() {
+		if err := e.rdb.Set(context.Background(), e.layout.Shard(i).Generation(), balances.GenerationValue(at, "01TEST"), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // siwx answers a fresh 402's sign-in-with-x challenge (POST /rpc, the
 // PAYMENT-REQUIRED header) as the x402 client extension does: the
 // challenge's fields, the address, chainId and type, and the EIP-191
 // signature of the EIP-4361 text by signer (go-ethereum), base64 JSON.
 func (e *meterEnv) siwx(t *testing.T, w siwxWallet, signer *ecdsa.PrivateKey) string {
+	t.Helper()
+	return e.siwxIssued(t, w, signer, 0)
+}
+
+// siwxIssued is siwx with the challenge's issuedAt moved by shift before
+// signing (a message the wallet signed that long before or after the
+// challenge was made; the gateway takes any issuedAt of the last 5 minutes).
+func (e *meterEnv) siwxIssued(t *testing.T, w siwxWallet, signer *ecdsa.PrivateKey, shift time.Duration) string {
 	t.Helper()
 	a := e.rpc(t, blockNumber)
 	raw, err := base64.StdEncoding.DecodeString(a.header.Get("PAYMENT-REQUIRED"))
@@ -108,6 +150,13 @@ func (e *meterEnv) siwx(t *testing.T, w siwxWallet, signer *ecdsa.PrivateKey) st
 	i := v2.Extensions["sign-in-with-x"].Info
 	if i.Nonce == "" {
 		t.Fatalf("no sign-in-with-x challenge: %s", raw)
+	}
+	if shift != 0 {
+		at, err := time.Parse(time.RFC3339Nano, i.IssuedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i.IssuedAt = at.Add(shift).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	}
 	p := map[string]any{"domain": i.Domain, "address": crypto.PubkeyToAddress(w.key.PublicKey).Hex(), "statement": i.Statement, "uri": i.URI,
 		"version": i.Version, "chainId": "eip155:8453", "type": "eip191", "nonce": i.Nonce, "issuedAt": i.IssuedAt,
@@ -380,6 +429,133 @@ func TestSocketSignedInWithSIWX(t *testing.T) {
 		}
 	})
 
+	// Redis loses its data while a socket is signed in (every key of the
+	// deployment gone: the used nonces with the rest) and settlementd
+	// rebuilds it (the generation marker with the rebuild's time, the
+	// wallet's bundle from PostgreSQL). The message that signed the socket in
+	// is still young enough to be checked, but it was used: another socket
+	// presenting it is refused at every call (siwx_nonce_used), not signed
+	// in as the wallet for its life, and nothing is drawn for it; while the
+	// marker is missing a sign-in is "retry shortly" (503), never served.
+	// The signed-in socket keeps drawing, and a message signed after the
+	// rebuild signs a new socket in.
+	t.Run("redis loss", func(t *testing.T) {
+		w := newSIWXWallet(t, "loss")
+		e.grantBundle(t, w, 10)
+		// Signed two minutes ago; Redis lost and rebuilt a minute ago.
+		msg := e.siwxIssued(t, w, w.key, -2*time.Minute)
+		owner := e.dial(t, "/rpc", siwxHeader+msg)
+		if a := decodeOne(t, owner.call(blockNumber)); a.Error != nil {
+			t.Fatalf("signed in: %s", mustJSON(a))
+		}
+		e.loseRedis(t)
+		e.grantBundle(t, w, 10) // the bundle, as a rebuild restores it
+		replay := e.dial(t, "/rpc", siwxHeader+msg)
+		var a struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Data struct {
+					HTTPStatus int `json:"http_status"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		if got := replay.call(blockNumber); json.Unmarshal(got, &a) != nil || a.Error == nil || a.Error.Data.HTTPStatus != 503 || a.Result != nil {
+			t.Fatalf("the used message on another socket before the rebuild: %s", got)
+		}
+		e.rebuiltAt(t, time.Now().Add(-time.Minute))
+		for i := range 3 {
+			refusedWith(t, fmt.Sprintf("the used message on another socket after the rebuild, call %d", i), replay.call(blockNumber), "siwx_nonce_used")
+		}
+		if left := e.bundleLeft(t, w); left != 10 {
+			t.Fatalf("%d bundle calls left, want 10: the replay drew", left)
+		}
+		if a := decodeOne(t, owner.call(blockNumber)); a.Error != nil || e.bundleLeft(t, w) != 9 {
+			t.Fatalf("the signed-in socket after the rebuild: %s, %d left (want 9)", mustJSON(a), e.bundleLeft(t, w))
+		}
+		fresh := e.dial(t, "/rpc", siwxHeader+e.siwx(t, w, w.key))
+		if a := decodeOne(t, fresh.call(blockNumber)); a.Error != nil || e.bundleLeft(t, w) != 8 {
+			t.Fatalf("a message signed after the rebuild: %s, %d left (want 8)", mustJSON(a), e.bundleLeft(t, w))
+		}
+	})
+
+	// One message on eight sockets whose first calls (each a batch of 3,
+	// several per socket) go at once: exactly one socket signs in, every
+	// other one is refused siwx_nonce_used at every call and stays refused,
+	// and the bundle falls by exactly what the winner was served.
+	t.Run("one message races on many sockets", func(t *testing.T) {
+		w := newSIWXWallet(t, "race")
+		e.grantBundle(t, w, 1_000)
+		msg := e.siwx(t, w, w.key)
+		const sockets, each = 8, 3
+		clients := make([]*wsClient, sockets)
+		for i := range clients {
+			clients[i] = e.dial(t, "/rpc", siwxHeader+msg)
+		}
+		start := make(chan struct{})
+		served := make([]int, sockets)
+		var wg sync.WaitGroup
+		for k, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for i := range each {
+					c.send(fmt.Sprintf(`[{"jsonrpc":"2.0","id":%d,"method":"eth_blockNumber"},{"jsonrpc":"2.0","id":%d,"method":"eth_gasPrice"},{"jsonrpc":"2.0","id":%d,"method":"eth_blockNumber"}]`, 3*i, 3*i+1, 3*i+2))
+				}
+				for range each {
+					_ = c.ws.SetReadDeadline(time.Now().Add(time.Minute))
+					_, b, err := c.ws.ReadMessage()
+					if err != nil {
+						t.Errorf("socket %d: %v", k, err)
+						return
+					}
+					var batch []json.RawMessage
+					if json.Unmarshal(b, &batch) == nil && len(batch) == 3 && !strings.Contains(string(b), `"error"`) {
+						served[k]++
+						continue
+					}
+					var one struct {
+						Error *struct {
+							Code int `json:"code"`
+							Data struct {
+								PaymentRequired struct {
+									Error string `json:"error"`
+								} `json:"payment_required"`
+							} `json:"data"`
+						} `json:"error"`
+					}
+					if json.Unmarshal(b, &batch) != nil || len(batch) == 0 || json.Unmarshal(batch[0], &one) != nil || one.Error == nil ||
+						one.Error.Code != 402 || !strings.HasPrefix(one.Error.Data.PaymentRequired.Error, "siwx_nonce_used: ") {
+						t.Errorf("socket %d: %s", k, b)
+					}
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		winners, calls := 0, 0
+		for k, n := range served {
+			if n > 0 {
+				winners++
+				calls += 3 * n
+				if n != each {
+					t.Errorf("the signed-in socket %d was served %d of its %d batches", k, n, each)
+				}
+			}
+		}
+		if winners != 1 || e.bundleLeft(t, w) != 1_000-calls {
+			t.Fatalf("%d sockets signed in with one message (%v), %d bundle calls left; want 1 and %d", winners, served, e.bundleLeft(t, w), 1_000-calls)
+		}
+		for k, c := range clients {
+			if served[k] == 0 {
+				refusedWith(t, fmt.Sprintf("losing socket %d afterwards", k), c.call(blockNumber), "siwx_nonce_used")
+			}
+		}
+		if e.bundleLeft(t, w) != 1_000-calls {
+			t.Fatalf("%d bundle calls left after the losers' calls, want %d", e.bundleLeft(t, w), 1_000-calls)
+		}
+	})
+
 	// Four sockets of one wallet, each signed in with its own message, send
 	// 20 calls each at once against a bundle of 50: exactly 50 are served,
 	// the rest refused bundle_exhausted, nothing overdrawn.
@@ -488,4 +664,90 @@ func TestSocketSignedInWithSIWX(t *testing.T) {
 			t.Fatalf("the owner's socket after the attempts: %s, %d left", mustJSON(a), e.bundleLeft(t, w))
 		}
 	})
+}
+
+// TestSocketSignInEndsOnReload: a socket's sign-in lives in its
+// configuration. A reload that moves the gateway to another public_url
+// (the domain a Sign-In-With-X message must name) ends the signed-in socket
+// with 1001; on the new configuration the message that signed it in is
+// refused at every call (invalid_siwx_domain_mismatch) and draws nothing,
+// and a message signed for the new domain signs a new socket in.
+func TestSocketSignInEndsOnReload(t *testing.T) {
+	e := startSockets(t, meterOpts{free: -1})
+	w := newSIWXWallet(t, "reload")
+	e.grantBundle(t, w, 10)
+	msg := e.siwx(t, w, w.key)
+	old := e.dial(t, "/rpc", "SIGN-IN-WITH-X: "+msg)
+	if a := decodeOne(t, old.call(blockNumber)); a.Error != nil {
+		t.Fatalf("signed in: %s", mustJSON(a))
+	}
+	moved := strings.Replace(e.caddyfile, "chain 137 {", "public_url http://gw.example\n\t\t\tchain 137 {", 1)
+	if moved == e.caddyfile {
+		t.Fatal("no chain 137 block to put public_url before")
+	}
+	e.gw.Reload(moved)
+	_ = old.ws.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for {
+		_, b, err := old.ws.ReadMessage()
+		if err == nil {
+			t.Fatalf("the signed-in socket after the reload sent %s", b)
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != 1001 {
+			t.Fatalf("the signed-in socket after the reload: %v, want close 1001", err)
+		}
+		break
+	}
+	again := e.dial(t, "/rpc", "SIGN-IN-WITH-X: "+msg)
+	for i := range 2 {
+		refusedWith(t, fmt.Sprintf("the message for the old domain, call %d", i), again.call(blockNumber), "invalid_siwx_domain_mismatch")
+	}
+	if left := e.bundleLeft(t, w); left != 9 {
+		t.Fatalf("%d bundle calls left, want 9", left)
+	}
+	fresh := e.dial(t, "/rpc", "SIGN-IN-WITH-X: "+e.siwx(t, w, w.key))
+	for range 2 {
+		if a := decodeOne(t, fresh.call(blockNumber)); a.Error != nil {
+			t.Fatalf("a message for the new domain: %s", mustJSON(a))
+		}
+	}
+	if left := e.bundleLeft(t, w); left != 7 {
+		t.Fatalf("%d bundle calls left, want 7", left)
+	}
+}
+
+// TestSignedInSocketAndTheAddressRate: a signed-in socket keeps POST's rule
+// for the address's request rate (shard.go): every draw counts against the
+// address's rate in the same round trip, a draw the bundle pays is served
+// past it (it is paid, like a key's paid call), and once the bundle cannot
+// pay, a call from an address over its rate is refused 429 with
+// retry_after, not 402; a POST from the address is limited too.
+func TestSignedInSocketAndTheAddressRate(t *testing.T) {
+	e := startSockets(t, meterOpts{free: -1, ipRate: "3 1m 3"})
+	w := newSIWXWallet(t, "rate")
+	e.grantBundle(t, w, 5)
+	c := e.dial(t, "/rpc", "SIGN-IN-WITH-X: "+e.siwx(t, w, w.key)) // the 402 took one of the address's 3
+	for i := range 5 {
+		if a := decodeOne(t, c.call(blockNumber)); a.Error != nil {
+			t.Fatalf("paid call %d past the address's rate: %s", i, mustJSON(a))
+		}
+	}
+	var a struct {
+		Error *struct {
+			Code int `json:"code"`
+			Data struct {
+				HTTPStatus int `json:"http_status"`
+				RetryAfter int `json:"retry_after"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if got := c.call(blockNumber); json.Unmarshal(got, &a) != nil || a.Error == nil || a.Error.Data.HTTPStatus != 429 || a.Error.Data.RetryAfter < 1 {
+		t.Fatalf("a call the bundle cannot pay from an address over its rate: %s", got)
+	}
+	if r := e.rpc(t, blockNumber); r.status != http.StatusTooManyRequests {
+		t.Fatalf("a POST from the address: %d %s", r.status, r.body)
+	}
+	if left := e.bundleLeft(t, w); left != 0 {
+		t.Fatalf("%d bundle calls left, want 0", left)
+	}
 }

@@ -106,80 +106,89 @@ func siweMessage(p *siwxPayload, addr common.Address, chainID uint64) string {
 // now and returns the signer (lower-case hex) and the nonce. The error is a
 // *Refusal with an invalid_siwx_* reason.
 func VerifySIWX(value, base string, now time.Time) (wallet, nonce string, ref *Refusal) {
+	wallet, nonce, _, ref = VerifySIWXIssued(value, base, now)
+	return wallet, nonce, ref
+}
+
+// VerifySIWXIssued is VerifySIWX that also returns when the message says
+// it was issued: a sign-in that lasts (a socket's, meter.SignInSIWX) is
+// refused a message issued before its Redis was last rebuilt, since the
+// nonces used before a loss are forgotten with it.
+func VerifySIWXIssued(value, base string, now time.Time) (wallet, nonce string, issued time.Time, ref *Refusal) {
 	b, err := DecodeBase64JSON(value, maxSIWXHeader)
 	if err != nil {
-		return "", "", Refuse("invalid_siwx_header", "%s: %v", headerSIWX, err)
+		return "", "", time.Time{}, Refuse("invalid_siwx_header", "%s: %v", headerSIWX, err)
 	}
 	var p siwxPayload
 	if err := json.Unmarshal(b, &p); err != nil {
-		return "", "", Refuse("invalid_siwx_header", "%s does not hold a SIWX payload: %v", headerSIWX, err)
+		return "", "", time.Time{}, Refuse("invalid_siwx_header", "%s does not hold a SIWX payload: %v", headerSIWX, err)
 	}
 	origin, err := url.Parse(base)
 	if err != nil {
-		return "", "", Refuse("invalid_siwx_header", "the gateway's base URL does not parse")
+		return "", "", time.Time{}, Refuse("invalid_siwx_header", "the gateway's base URL does not parse")
 	}
 	for _, f := range append([]string{p.Domain, p.Address, deref(p.Statement), p.URI, p.Version, p.ChainID, p.Nonce, p.IssuedAt,
 		p.ExpirationTime, p.NotBefore, deref(p.RequestID)}, p.Resources...) {
 		if !siwxLineSafe(f) {
-			return "", "", Refuse("invalid_siwx_header", "a field holds a line break")
+			return "", "", time.Time{}, Refuse("invalid_siwx_header", "a field holds a line break")
 		}
 	}
 	switch {
 	case p.Domain != origin.Host:
-		return "", "", Refuse("invalid_siwx_domain_mismatch", "domain %q; this gateway is %q", p.Domain, origin.Host)
+		return "", "", time.Time{}, Refuse("invalid_siwx_domain_mismatch", "domain %q; this gateway is %q", p.Domain, origin.Host)
 	case !sameOrigin(p.URI, origin):
-		return "", "", Refuse("invalid_siwx_uri_mismatch", "uri %q is not on %s://%s", p.URI, origin.Scheme, origin.Host)
+		return "", "", time.Time{}, Refuse("invalid_siwx_uri_mismatch", "uri %q is not on %s://%s", p.URI, origin.Scheme, origin.Host)
 	case p.Version != "1":
-		return "", "", Refuse("invalid_siwx_version", "version %q; want 1", p.Version)
+		return "", "", time.Time{}, Refuse("invalid_siwx_version", "version %q; want 1", p.Version)
 	case p.ChainID != siwxChain:
-		return "", "", Refuse("invalid_siwx_chain_id", "chainId %q; sign in on %s", p.ChainID, siwxChain)
+		return "", "", time.Time{}, Refuse("invalid_siwx_chain_id", "chainId %q; sign in on %s", p.ChainID, siwxChain)
 	case p.Type != "eip191" || (p.SignatureScheme != "" && p.SignatureScheme != "eip191"):
-		return "", "", Refuse("invalid_siwx_signature_scheme", "type %q scheme %q; only EIP-191 signatures of externally owned accounts are accepted", p.Type, p.SignatureScheme)
+		return "", "", time.Time{}, Refuse("invalid_siwx_signature_scheme", "type %q scheme %q; only EIP-191 signatures of externally owned accounts are accepted", p.Type, p.SignatureScheme)
 	case !siwxNonceRe.MatchString(p.Nonce):
-		return "", "", Refuse("invalid_siwx_nonce", "the nonce must be 8 to 64 letters and digits")
+		return "", "", time.Time{}, Refuse("invalid_siwx_nonce", "the nonce must be 8 to 64 letters and digits")
 	}
 	// The one address reader: 0x and 40 hex digits, a mixed-case spelling
 	// with its right EIP-55 checksum (as settlementd's SIWE login reads
 	// its address line).
 	addr, err := ethparse.Address(p.Address)
 	if err != nil {
-		return "", "", Refuse("invalid_siwx_address", "address %q is not a 0x address with a right EIP-55 checksum", p.Address)
+		return "", "", time.Time{}, Refuse("invalid_siwx_address", "address %q is not a 0x address with a right EIP-55 checksum", p.Address)
 	}
-	issued, err := time.Parse(time.RFC3339Nano, p.IssuedAt)
+	issued, err = time.Parse(time.RFC3339Nano, p.IssuedAt)
 	if err != nil {
-		return "", "", Refuse("invalid_siwx_issued_at", "issuedAt %q is not an RFC 3339 time", p.IssuedAt)
+		return "", "", time.Time{}, Refuse("invalid_siwx_issued_at", "issuedAt %q is not an RFC 3339 time", p.IssuedAt)
 	}
 	if age := now.Sub(issued); age > siwxMaxAge {
-		return "", "", Refuse("invalid_siwx_issued_at_too_old", "issued %s ago; a message is good for %s", age.Truncate(time.Second), siwxMaxAge)
+		return "", "", time.Time{}, Refuse("invalid_siwx_issued_at_too_old", "issued %s ago; a message is good for %s", age.Truncate(time.Second), siwxMaxAge)
 	} else if age < -siwxSkew {
-		return "", "", Refuse("invalid_siwx_issued_at_in_future", "issuedAt is in the future")
+		return "", "", time.Time{}, Refuse("invalid_siwx_issued_at_in_future", "issuedAt is in the future")
 	}
 	if p.ExpirationTime != "" {
 		exp, err := time.Parse(time.RFC3339Nano, p.ExpirationTime)
 		if err != nil {
-			return "", "", Refuse("invalid_siwx_expiration_time", "expirationTime %q is not an RFC 3339 time", p.ExpirationTime)
+			return "", "", time.Time{}, Refuse("invalid_siwx_expiration_time", "expirationTime %q is not an RFC 3339 time", p.ExpirationTime)
 		}
 		if !now.Before(exp) {
-			return "", "", Refuse("invalid_siwx_expired", "the message expired at %s", p.ExpirationTime)
+			return "", "", time.Time{}, Refuse("invalid_siwx_expired", "the message expired at %s", p.ExpirationTime)
 		}
 	}
 	if p.NotBefore != "" {
 		nb, err := time.Parse(time.RFC3339Nano, p.NotBefore)
 		if err != nil {
-			return "", "", Refuse("invalid_siwx_not_before", "notBefore %q is not an RFC 3339 time", p.NotBefore)
+			return "", "", time.Time{}, Refuse("invalid_siwx_not_before", "notBefore %q is not an RFC 3339 time", p.NotBefore)
 		}
 		if now.Before(nb) {
-			return "", "", Refuse("invalid_siwx_not_yet_valid", "the message is valid from %s", p.NotBefore)
+			return "", "", time.Time{}, Refuse("invalid_siwx_not_yet_valid", "the message is valid from %s", p.NotBefore)
 		}
 	}
 	signer, err := personalSigner(siweMessage(&p, addr, ChainID), p.Signature)
 	if err != nil {
-		return "", "", Refuse("invalid_siwx_signature", "%v", err)
+		return "", "", time.Time{}, Refuse("invalid_siwx_signature", "%v", err)
 	}
 	if signer != addr {
-		return "", "", Refuse("invalid_siwx_signature", "the signature is not %s's", addr.Hex())
+		return "", "", time.Time{}, Refuse("invalid_siwx_signature", "the signature is not %s's", addr.Hex())
 	}
-	return strings.ToLower(addr.Hex()), p.Nonce, nil
+	return strings.ToLower(addr.Hex()), p.Nonce, issued, nil
 }
 
 func sameOrigin(raw string, origin *url.URL) bool {

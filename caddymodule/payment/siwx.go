@@ -32,7 +32,7 @@ func (h *Handler) payWithSIWX(ctx context.Context, c *Caller, _ http.Header, req
 	}
 	payName := c.PaymentName
 	fallThrough := payName != ""
-	wallet, nonce, ref := paycheck.VerifySIWX(value, h.pay.base(c), h.meter.Now())
+	wallet, nonce, issued, ref := paycheck.VerifySIWXIssued(value, h.pay.base(c), h.meter.Now())
 	if ref != nil {
 		metrics.SIWXOutcomes.WithLabelValues("invalid").Inc()
 		if fallThrough {
@@ -43,7 +43,7 @@ func (h *Handler) payWithSIWX(ctx context.Context, c *Caller, _ http.Header, req
 	var d meter.Decision
 	var err error
 	if s := c.signIn; s != nil {
-		d, err = h.meterSignIn(ctx, req, wallet, nonce, s.session)
+		d, err = h.meterSignIn(ctx, req, wallet, nonce, s.session, issued)
 		if err == nil && d.Outcome == meter.Bundle {
 			// Concurrent first draws of one socket store the same wallet:
 			// the message names one signer.
@@ -68,11 +68,11 @@ func (h *Handler) paySignedIn(ctx context.Context, c *Caller, req meter.Request,
 
 // meterSignIn is a holding caller's first draw (meter.SignInSIWX) with the
 // metering deadline and latency metric.
-func (h *Handler) meterSignIn(ctx context.Context, req meter.Request, wallet, nonce, session string) (meter.Decision, error) {
+func (h *Handler) meterSignIn(ctx context.Context, req meter.Request, wallet, nonce, session string, issued time.Time) (meter.Decision, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
 	defer cancel()
 	start := time.Now()
-	d, err := h.meter.SignInSIWX(ctx, req, wallet, nonce, session, paycheck.SIWXNonceTTL)
+	d, err := h.meter.SignInSIWX(ctx, req, wallet, nonce, session, issued, paycheck.SIWXNonceTTL)
 	metrics.MeterLatency.Observe(time.Since(start).Seconds())
 	return d, err
 }

@@ -27,7 +27,8 @@
 //	<p>siwx:<nonce>                  string: a Sign-In-With-X nonce already used: "1", or the random session of the
 //	                                 socket it signed in (meter.SignInSIWX); expires with the message's age limit
 //	<p>generation                    string: present once settlementd has (re)built keys and balances from PostgreSQL;
-//	                                 absent = Redis lost its data and is not rebuilt yet (see Layout.Generation)
+//	                                 absent = Redis lost its data and is not rebuilt yet (see Layout.Generation);
+//	                                 value: the rebuild's UTC RFC 3339 time and token (GenerationValue)
 //	<p>rebuilding                    string: token of the rebuild in progress (settlementd)
 //	<p>seq                           string: the shard's state counter (Layout.Seq); -1 = older than the ledger
 //	<p>ledger-seq                    string: the Seq count PostgreSQL has caught up with (settlementd)
@@ -247,8 +248,17 @@ func (l Layout) SIWXNonce(nonce string) string { return l.Shard(0).Prefix + "siw
 // an automatic rebuild, after `settlementd reconcile -apply`). It is never
 // expired or deleted by Tollgate, so its absence means this Redis lost its
 // data (or never had it): the gateway then answers an unknown key "retry
-// shortly" (503), not "unknown key" (401).
+// shortly" (503), not "unknown key" (401). Its value is GenerationValue.
 func (l Layout) Generation() string { return l.Shard(0).Prefix + "generation" }
+
+// GenerationValue is the generation marker a rebuild at at writes: the UTC
+// RFC 3339 time of the rebuild, then its token. The time is a fact the
+// gateway reads (meter.SignInSIWX, to the second: the value's first 19
+// characters): a Sign-In-With-X message issued before it may have been used
+// in the Redis that was lost, whose used nonces died with it.
+func GenerationValue(at time.Time, token string) string {
+	return at.UTC().Format(time.RFC3339Nano) + " " + token
+}
 
 // Rebuilding holds the token of the rebuild in progress: the marker is set
 // only by the rebuild whose token is still there, so a rebuild that raced a

@@ -65,16 +65,30 @@ func (m *Meter) AuthorizeSIWX(ctx context.Context, req Request, wallet, nonce st
 // whose reply was lost (Redis died mid-reply) is taken again by the same
 // connection, and by no one else. A nonce a POST, an x402 reuse or another
 // connection marked refuses with ReasonNonceUsed.
-func (m *Meter) SignInSIWX(ctx context.Context, req Request, wallet, nonce, session string, nonceTTL time.Duration) (Decision, error) {
-	if nonce == "" || session == "" {
-		return Decision{}, errors.New("meter: a sign-in needs its nonce and session")
+//
+// A sign-in lasts as long as its connection, so a message must sign in
+// once even across a Redis that lost its data (and with it the nonces
+// used): issued is the message's issuedAt, and a message issued before the
+// shard's last rebuild or in its second (the time its generation marker
+// names, balances.GenerationValue) is refused ReasonNonceUsed,
+// while no marker is there (lost, not rebuilt yet) a sign-in is
+// Recovering. A marker without a leading time (a test's stand-in for
+// settlementd) refuses nothing.
+func (m *Meter) SignInSIWX(ctx context.Context, req Request, wallet, nonce, session string, issued time.Time, nonceTTL time.Duration) (Decision, error) {
+	if nonce == "" || session == "" || issued.IsZero() {
+		return Decision{}, errors.New("meter: a sign-in needs its nonce, session and issue time")
 	}
 	return m.drawBundle(ctx, req, wallet, func(l balances.Layout, date, data string) (*redis.Script, []string, []any) {
 		return siwxSessionScript, []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.Requests(date), l.Generation(), l.SIWXNonce(nonce)},
 			[]any{req.Calls, events.TypeDebit, events.Version, data, int64(dayTTL / time.Second), session,
-				int64(max(nonceTTL, time.Second) / time.Second)}
+				int64(max(nonceTTL, time.Second) / time.Second), issued.UTC().Format(markerSecond)}
 	})
 }
+
+// markerSecond is how a sign-in's issuedAt is compared with the time of a
+// generation marker (balances.GenerationValue): the same UTC form, to the
+// second, so the script compares the two strings.
+const markerSecond = "2006-01-02T15:04:05"
 
 // DrawSignedIn draws a request's calls from wallet's bundle for a
 // connection SignInSIWX already served (the wallet proved at its first
@@ -85,7 +99,7 @@ func (m *Meter) SignInSIWX(ctx context.Context, req Request, wallet, nonce, sess
 func (m *Meter) DrawSignedIn(ctx context.Context, req Request, wallet string) (Decision, error) {
 	return m.drawBundle(ctx, req, wallet, func(l balances.Layout, date, data string) (*redis.Script, []string, []any) {
 		return siwxSessionScript, []string{l.Stream(0), l.BundlePrefix() + wallet + "}", l.Requests(date), l.Generation()},
-			[]any{req.Calls, events.TypeDebit, events.Version, data, int64(dayTTL / time.Second), "", 0}
+			[]any{req.Calls, events.TypeDebit, events.Version, data, int64(dayTTL / time.Second), "", 0, ""}
 	})
 }
 

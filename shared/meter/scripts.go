@@ -406,21 +406,35 @@ return {1, left, xid}
 // it refuses as siwxScript does. The later draws carry no nonce key: the
 // connection proved the wallet with its first.
 //
+// A first draw also needs the shard to remember every nonce a message
+// still young enough could have used: without the generation marker (Redis
+// lost its data, not rebuilt yet) it is {8, 0} whatever the bundle, and a
+// message issued (ARGV[8], UTC to the second) before or in the second the
+// marker names (balances.GenerationValue: the rebuild's) is {7, 0}, as
+// used: the loss forgot whether it was. A marker without a leading time (a
+// test's stand-in for settlementd) refuses none.
+//
 // KEYS: 1 stream, 2 bundle hash, 3 requests today, 4 generation marker,
 // 5 nonce key (the first draw only).
 // ARGV: 1 calls, 2 event type, 3 event version, 4 debit payload, 5 daily
 // key TTL s, 6 session id ("" without a nonce), 7 nonce TTL s, 8 the
-// shard's ledger floor (seqLua).
+// message's issuedAt ("2006-01-02T15:04:05" UTC; "" without a nonce),
+// 9 the shard's ledger floor (seqLua).
 // Reply: siwxScript's.
 var siwxSessionScript = redis.NewScript(seqLua + `
-local older = advance(shardOf(KEYS[4], 'generation'), tonumber(ARGV[8]) or 0)
+local older = advance(shardOf(KEYS[4], 'generation'), tonumber(ARGV[9]) or 0)
 if older > 0 then return {8, older} end
 local n = tonumber(ARGV[1])
-if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[4]) == 0 then return {8, 0} end
 local nonce = KEYS[5]
 if nonce then
+  local gen = redis.call('GET', KEYS[4])
+  if not gen then return {8, 0} end
+  local rebuilt = string.match(gen, '^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d')
+  if rebuilt and ARGV[8] <= rebuilt then return {7, 0} end
   local by = redis.call('GET', nonce)
   if by and by ~= ARGV[6] then return {7, 0} end
+elseif redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[4]) == 0 then
+  return {8, 0}
 end
 local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
 if left < n then return {3, left} end

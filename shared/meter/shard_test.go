@@ -40,6 +40,7 @@ func TestShardedSuite(t *testing.T) {
 		"GrantBundleOncePerTransaction":       TestGrantBundleOncePerTransaction,
 		"SIWXDrawsNonceOnceAndStopsAtZero":    TestSIWXDrawsNonceOnceAndStopsAtZero,
 		"SignedInDrawsSpendTheNonceOnce":      TestSignedInDrawsSpendTheNonceOnce,
+		"SignInAfterARedisLoss":               TestSignInAfterARedisLossNeedsAMessageFromAfterTheRebuild,
 		"PaymentGate":                         TestPaymentGate,
 		"VouchersDrawInOrderWithinTheDeposit": TestVouchersDrawInOrderWithinTheDeposit,
 		"RefundClosesTheChannel":              TestRefundClosesTheChannel,

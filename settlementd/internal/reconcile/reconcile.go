@@ -160,7 +160,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, rdb redis.UniversalClient, opt
 	if !opts.Apply {
 		return rep, nil
 	}
-	gen := time.Now().UTC().Format(time.RFC3339Nano) + " " + token
+	gen := balances.GenerationValue(time.Now(), token) // its time is read by the gateway's sign-ins
 	lost := false
 	for _, sh := range shards {
 		ok, err := markScript.Run(ctx, rdb, []string{sh.Rebuilding(), sh.Generation(), sh.Seq()}, token, gen).Int()
