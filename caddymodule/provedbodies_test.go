@@ -13,6 +13,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/tollgate-rpc/tollgate/contracts/bindings/testusdt"
@@ -666,6 +667,78 @@ func TestProvedAnswersFromAnOrphanedBlock(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOrphanAnswersTheScreenCatchesAtAFinalHeight: the same lie as
+// TestProvedAnswersFromAnOrphanedBlock's final case, but at heights the
+// gateway's head poll holds (the node registers before the reorgs, the
+// poll follows them): trust.Screen turns the answer away first (the
+// providers' recent chain has another hash at that height), and the judge
+// decides the node's verdict from the provider's answer. A receipt or
+// transaction the node takes from a block a reorg replaced, at a final
+// height, is then a lie there too — the node is convicted at its first
+// such answer, as the proof convicts it outside the poll's window — while
+// above finality the same answer is only rerouted (the reorg subtests of
+// TestProvedBodiesOfAnHonestNodeThroughReorgs and the above-finality case
+// of TestProvedAnswersFromAnOrphanedBlock).
+func TestOrphanAnswersTheScreenCatchesAtAFinalHeight(t *testing.T) {
+	e := startMetered(t, bodiesOpts()) // finality_depth 2
+	feed := e.startTxFeed(t)
+	const nodeID = "NODE-EU-ORPHANSC"
+	node := faultproxy.New(e.net.Manifest.Polygon.RPCURL)
+	t.Cleanup(node.Close)
+	e.registerNode(t, nodeID, node.URL())
+	e.waitForNodeOn(t, nodeID, func() string { return headNumber })
+	orphaned := e.orphanedTxs(t, feed, 4)
+	var top uint64
+	for tx, block := range orphaned {
+		var b struct {
+			Number string `json:"number"`
+		}
+		_ = json.Unmarshal(e.chainRPC(t, "eth_getBlockByHash", `["`+block+`",false]`), &b)
+		n, err := hexutil.DecodeUint64(b.Number)
+		if err != nil {
+			t.Fatalf("the orphan %s of %s: number %q", block, tx, b.Number)
+		}
+		top = max(top, n)
+		node.OrphanTx(tx, block)
+	}
+	// Final with the gateway's margin (reorgMargin 3 below the finalized
+	// head, finality_depth 2) and well within the head poll's 256 blocks.
+	deadline := time.Now().Add(time.Minute)
+	for e.chainHead(t) < top+12 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dev chain did not pass block %d in a minute", top+12)
+		}
+		time.Sleep(100 * time.Millisecond) // the dev chain makes a block every 100 ms
+	}
+	m := "eth_getTransactionReceipt"
+	calls := 0
+	for tx := range orphaned {
+		calls++
+		params := `["` + tx + `"]`
+		a := e.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"`+m+`","params":`+params+`}`)
+		if res := resultOf(a.body); a.status != http.StatusOK || !sameJSON(res, e.chainRPC(t, m, params)) {
+			t.Errorf("%s of an orphaned transaction delivered unlike the chain's: %d %s", m, a.status, a.body)
+		}
+		if a.header.Get("X-Tollgate-Upstream") == nodeID {
+			t.Fatalf("%s from an orphaned block delivered as the node's: %s", m, a.body)
+		}
+		if node.OrphanAnswers.Load() > 0 {
+			break
+		}
+	}
+	if node.OrphanAnswers.Load() != 1 {
+		t.Fatalf("the node answered %d calls from an orphaned block in %d calls, want 1", node.OrphanAnswers.Load(), calls)
+	}
+	ev := waitEvidence(t, e, nodeID)
+	if ev.Method != m {
+		t.Errorf("evidence about %s, want %s", ev.Method, m)
+	}
+	if st := e.upstreamState(t, nodeID); st["quarantined"] != true {
+		t.Fatalf("a node answering from a block a reorg replaced at a final height the screen caught was not convicted: %v", st)
+	}
+	t.Logf("convicted at its first orphan answer (%d calls), shown by %s", calls, ev.TrustedBy)
 }
 
 // TestProvedBodiesOfAnHonestNodeThroughReorgs: an honest node serving

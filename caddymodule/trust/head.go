@@ -180,10 +180,27 @@ func (h *Head) Poll(ctx context.Context) {
 	}
 	got := h.fetch(ctx, want)
 	h.mu.Lock()
+	low := n
+	var lowParent string
 	for _, b := range got {
 		if num, ok := providerNumber(b.Number); ok && num < n {
 			h.hashes[num] = b.Hash
 			h.keepRoot(b)
+			if num < low {
+				low, lowParent = num, b.ParentHash
+			}
+		}
+	}
+	if held, ok := h.hashes[low-1]; ok && low < n && low > 1 && !strings.EqualFold(held, lowParent) {
+		// The reorg went deeper than the refill: the hashes held below it
+		// are the replaced branch's (as deep as it went, unknown). Forget
+		// them: a height the ring does not hold is asked of a provider
+		// (verify), where a replaced hash would be taken as the
+		// providers' block there.
+		for k := range h.hashes {
+			if k < low {
+				delete(h.hashes, k)
+			}
 		}
 	}
 	h.mu.Unlock()

@@ -377,7 +377,7 @@ func judgeFork(ctx context.Context, c Case) (Judgment, bool) {
 		}
 		return Judgment{}, true // another branch the provider knows: a reorg
 	}
-	return judgeInBlock(c, nn, blk), true
+	return judgeInBlock(ctx, c, nn, blk), true
 }
 
 // judgeInvented: the node has a result where the provider has none. If the
@@ -406,12 +406,12 @@ func judgeInvented(ctx context.Context, c Case) Judgment {
 		}
 		return Judgment{}
 	}
-	return judgeInBlock(c, nn, blk)
+	return judgeInBlock(ctx, c, nn, blk)
 }
 
 // judgeInBlock: a transaction or receipt the node says is in blk (the
 // provider's block of the hash it named) must be in it, at that number.
-func judgeInBlock(c Case, nn named, blk json.RawMessage) Judgment {
+func judgeInBlock(ctx context.Context, c Case, nn named, blk json.RawMessage) Judgment {
 	var b struct {
 		Number       string            `json:"number"`
 		Transactions []json.RawMessage `json:"transactions"`
@@ -432,7 +432,18 @@ func judgeInBlock(c Case, nn named, blk json.RawMessage) Judgment {
 			h = member(e, "hash")
 		}
 		if strings.EqualFold(h, tx) {
-			return Judgment{} // it is there: the provider's index lags, or an uncle's
+			if c.Finalized > 0 && nn.number+reorgMargin <= c.Finalized {
+				// At a final height the block must also be the providers'
+				// there: a block a reorg replaced (which the providers keep
+				// and serve by hash) is no branch below finality. So is
+				// the proof's rule (verify.onProvidersChain), which judges
+				// the answers the screen did not turn away: the same lie is
+				// a lie whichever saw it first.
+				if hdr, ok := providerBlockAt(ctx, c.Pool, nn.number); ok && !strings.EqualFold(member(hdr, "hash"), nn.hash) {
+					return Judgment{Outcome: Mismatch, Truth: hdr, Why: "an answer from a block that is not the providers' at its height, a final one"}
+				}
+			}
+			return Judgment{} // it is there: the provider's index lags, or an uncle's (above finality: a reorg)
 		}
 	}
 	return Judgment{Outcome: Mismatch, Truth: blk, Why: "a transaction that is not in the block it names"}
@@ -462,6 +473,23 @@ func providerBlock(ctx context.Context, pool *upstream.Pool, h string) (json.Raw
 	}
 	r, ok := askProvider(ctx, pool, "eth_getBlockByHash", `[`+strconv.Quote(h)+`,false]`)
 	if !ok || r.Error != nil {
+		return nil, false
+	}
+	return r.Result, true
+}
+
+// providerBlockAt asks a provider for its block at height n (its header,
+// transactions as hashes); ok false when it could not tell or has none
+// there (it lags).
+func providerBlockAt(ctx context.Context, pool *upstream.Pool, n uint64) (json.RawMessage, bool) {
+	if pool == nil {
+		return nil, false
+	}
+	r, ok := askProvider(ctx, pool, "eth_getBlockByNumber", `["`+hexutil.EncodeUint64(n)+`",false]`)
+	if !ok || r.Error != nil || isNull(r.Result) {
+		return nil, false
+	}
+	if got, ok := hexQuantity(member(r.Result, "number")); !ok || got != n || member(r.Result, "hash") == "" {
 		return nil, false
 	}
 	return r.Result, true

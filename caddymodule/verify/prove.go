@@ -158,7 +158,7 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 	for {
 		hs.mu.Lock()
 		if byNumber {
-			hash = hs.atHeight(number)
+			hash = hs.atHeight(number, final)
 		}
 		if root, ok := hs.roots[hash]; ok && hash != (common.Hash{}) {
 			hs.mu.Unlock()
@@ -181,7 +181,10 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 		hs.mu.Lock()
 		_, done := hs.roots[hash]
 		if !done && byNumber {
-			done = hs.atHeight(number) != (common.Hash{})
+			// Any hash the other fetch learnt: the provider said. (One
+			// learnt while the height was not final is asked again, at
+			// the top, for a final question.)
+			done = hs.atHeight(number, false) != (common.Hash{})
 		}
 		hs.mu.Unlock()
 		if !done {
@@ -246,12 +249,15 @@ func (hs *headers) providerHeader(ctx context.Context, pool *upstream.Pool, hash
 }
 
 // atHeight is the providers' hash at height n this cache holds (final, or
-// learnt within recentHeaderTTL), else the zero hash. The caller holds mu.
-func (hs *headers) atHeight(n uint64) common.Hash {
+// learnt within recentHeaderTTL), else the zero hash. For a final
+// question (final) only a hash learnt when n was final counts: one learnt
+// before may have been replaced by a reorg since (n was not final then),
+// and a final height's hash convicts. The caller holds mu.
+func (hs *headers) atHeight(n uint64, final bool) common.Hash {
 	if h, ok := hs.byNumber[n]; ok {
 		return h
 	}
-	if r, ok := hs.recent[n]; ok && time.Since(r.at) < recentHeaderTTL {
+	if r, ok := hs.recent[n]; ok && !final && time.Since(r.at) < recentHeaderTTL {
 		return r.hash
 	}
 	return common.Hash{}
@@ -561,7 +567,14 @@ func (v *Verifier) question(ctx context.Context, j *Job, view ChainView, hs *hea
 			q.block = common.HexToHash(h)
 			break
 		}
-		h, _, ok := hs.providerHeader(ctx, j.Pool, common.Hash{}, n, true)
+		// Final by the pin's rule (at or below the finalized head); kept
+		// for good only when final with the judge's margin too, as every
+		// other by-number header: the pin and the finalized head are read
+		// at different moments, and a hash kept for good at a height a
+		// reorg may still replace would convict the honest node answering
+		// from the block that replaced it (onProvidersChain).
+		final := j.Finalized > 0 && n+reorgMargin <= j.Finalized
+		h, _, ok := hs.providerHeader(ctx, j.Pool, common.Hash{}, n, final)
 		if !ok {
 			return q, false
 		}

@@ -233,3 +233,54 @@ func TestNamedBlockOnTheProvidersChain(t *testing.T) {
 		t.Fatalf("after the TTL: %d header fetches, want 3 (the height that is not final again)", got)
 	}
 }
+
+// TestAHashLearntBeforeItsHeightWasFinal: the providers' hash at a height
+// that is not final yet (with the judge's margin, reorgMargin below the
+// finalized head) may still change — a reorg — and is never what convicts
+// a node once the height is final. Learnt by a receipt's canonical check
+// (kept recentHeaderTTL) or by a state read pinned final (the pin's rule
+// has no margin), the providers' hash there is asked again when the height
+// has become final: the honest node answering from the block that replaced
+// it is not convicted, and the one still answering from the replaced block
+// is.
+func TestAHashLearntBeforeItsHeightWasFinal(t *testing.T) {
+	before := common.HexToHash("0x" + strings.Repeat("b0", 32))
+	after := common.HexToHash("0x" + strings.Repeat("a1", 32))
+	var canonical atomic.Value
+	prov := rpcDouble(t, func(_ int, c jsonrpc.Item) string {
+		var params []any
+		_ = json.Unmarshal(c.Params, &params)
+		n, _ := params[0].(string)
+		h := canonical.Load().(common.Hash)
+		return `"result":{"hash":"` + h.Hex() + `","stateRoot":"` + h.Hex() + `","number":"` + n + `"}`
+	})
+	for _, learnt := range []string{"by a receipt's check", "by a state read pinned final"} {
+		t.Run(learnt, func(t *testing.T) {
+			canonical.Store(before)
+			v := New(Config{ProviderQPS: -1})
+			defer v.Close()
+			j := &Job{Pool: provedPool(t, prov.URL, "http://127.0.0.1:1"), ChainID: 137, Finalized: 99}
+			if learnt == "by a receipt's check" {
+				if vd := v.onProvidersChain(context.Background(), j, rootView{}, 99, before, "test"); vd.outcome != "" {
+					t.Fatalf("the providers' block at 99 (not final): %q", vd.outcome)
+				}
+			} else {
+				acct := common.BigToAddress(common.Big1)
+				j.Calls = []jsonrpc.Item{{Method: "eth_getBalance", Params: json.RawMessage(`["` + acct.Hex() + `","0x63"]`), ID: json.RawMessage("1")}}
+				j.Pins = []Pin{{Judge: evm.JudgeFinal, Block: 99}} // 99 ≤ the finalized head: final by the pin's rule
+				q, ok := v.question(context.Background(), j, rootView{}, v.headersOf(137), 0)
+				if !ok || q.block != before {
+					t.Fatalf("the state read's block: %s %v", q.block, ok)
+				}
+			}
+			canonical.Store(after) // a reorg at 99, above finality with the margin: honest
+			j.Finalized = 110      // 99 + 3 ≤ 110: final now
+			if vd := v.onProvidersChain(context.Background(), j, rootView{}, 99, after, "test"); vd.outcome != "" {
+				t.Fatalf("an honest answer from the block now at 99, final: %q (%s), want no verdict", vd.outcome, vd.why)
+			}
+			if vd := v.onProvidersChain(context.Background(), j, rootView{}, 99, before, "test"); vd.outcome != ProofLie {
+				t.Fatalf("an answer from the block a reorg replaced at 99, final: %q, want a lie", vd.outcome)
+			}
+		})
+	}
+}
