@@ -153,6 +153,8 @@ fuzz:
 	$(GO) test ./caddymodule/paycheck -run '^$$' -fuzz FuzzVerifySIWX -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/trust -run '^$$' -fuzz FuzzPinCalls -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/mcp -run '^$$' -fuzz FuzzToolArguments -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/mcp -run '^$$' -fuzz FuzzRawRPCToolIsTheTypedTool -fuzztime $(FUZZTIME)
+	$(GO) test ./caddymodule/mcp -run '^$$' -fuzz FuzzPerCallEncodings -fuzztime $(FUZZTIME)
 	$(GO) test ./caddymodule/evm -run '^$$' -fuzz FuzzLogsSpan -fuzztime $(FUZZTIME)
 	$(GO) test ./shared/ethparse -run '^$$' -fuzz FuzzQuantity -fuzztime $(FUZZTIME)
 
