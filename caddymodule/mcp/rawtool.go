@@ -17,8 +17,8 @@ import (
 // one: the typed path decodes the arguments into a map, validates the map
 // against the input schema, encodes it again and decodes that into the
 // tool's input, on every call (two of the SDK's JSON decoders, each with a
-// fresh 32 KiB buffer, and a schema walk: issue 43's profile of an MCP tool
-// call). rawTool does the same, in the same order, with the same schema,
+// fresh 32 KiB buffer, and a schema walk, in make bench's profile of an MCP
+// tool call). rawTool does the same, in the same order, with the same schema,
 // decoder and messages, so a client sees the same tools/list and the same
 // result for any arguments; but for the arguments an agent sends (an
 // object of the known keys with values of their types, plain strings) it

@@ -12,7 +12,7 @@ import (
 
 // Whose CPU a call spends: a CPU profile of the gateway under one setup's
 // load, each sample given to the innermost frame of code someone owns
-// (issue 43: "a profile that splits our share from the SDK's"). Standard
+// (a profile that splits our share from the SDK's). Standard
 // library and other libraries' frames (net/http, bufio, go-redis, the
 // runtime's allocator) count for whoever called them; a sample with no
 // owner's frame at all is the runtime's own (GC workers, the scheduler) or
