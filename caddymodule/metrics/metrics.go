@@ -83,7 +83,7 @@ var (
 	}, []string{"by"})
 	SIWXOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: "x402", Name: "siwx_total",
-		Help: "Sign-In-With-X headers by outcome (served, invalid, bundle_exhausted, siwx_nonce_used, rate_limited).",
+		Help: "Sign-In-With-X draws by outcome (served, invalid, bundle_exhausted, siwx_nonce_used, rate_limited): one per POST or MCP call carrying the header, one per call or notification of a signed-in socket.",
 	}, []string{"outcome"})
 )
 
