@@ -95,7 +95,11 @@ type Handler struct {
 	hub     *subscribe.Hub
 	intel   intelConfig
 	sockets *wsrpc.Server // JSON-RPC over WebSocket (socket.go)
-	mcp     *mcp.Server   // the MCP server at /mcp (caddymodule/mcp)
+	// listenerClosed is closed by the server's on-shutdown hook: its
+	// listener is closed, so sockets told to reconnect reach the next
+	// configuration (socket.go).
+	listenerClosed chan struct{}
+	mcp            *mcp.Server // the MCP server at /mcp (caddymodule/mcp)
 }
 
 // CaddyModule returns the Caddy module information.

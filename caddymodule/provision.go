@@ -278,7 +278,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	for id, cs := range h.chains {
 		pools[id] = cs.pool
 	}
-	h.provisionSockets()
+	h.provisionSockets(ctx)
 	h.admin = admin.New(admin.Config{Chains: table, Token: adminTok, Meter: h.meter, Pools: pools,
 		RequestTimeout: time.Duration(h.RequestTimeout), Log: h.logger})
 	h.logger.Info("tollgate provisioned",

@@ -5,7 +5,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/core"
 	"github.com/tollgate-rpc/tollgate/caddymodule/httprpc"
@@ -20,7 +24,15 @@ import (
 // same core as a POST (core.Core.Serve: the caller's in-flight slot too),
 // a notification is charged through the core (core.Core.Charge: the
 // payers, then payment.Handler.Settle); a refusal reaches the socket typed.
-func (h *Handler) provisionSockets() {
+//
+// The sockets are told to go away (1001) once the server's listener is
+// closed: Caddy listens with SO_REUSEPORT, and on a reload a connection
+// queued on the old configuration's socket when it closes is reset, so a
+// client that reconnected at once on our 1001 could land there. The
+// server's on-shutdown hooks run after its listeners are closed
+// (http.Server.Shutdown); Cleanup closes them again, for a server that
+// never started (it waits up to 3 s for the hook while sockets are open).
+func (h *Handler) provisionSockets(ctx caddy.Context) {
 	if h.WebSocket.Off {
 		return
 	}
@@ -40,6 +52,15 @@ func (h *Handler) provisionSockets() {
 	}
 	h.sockets = wsrpc.New(wsrpc.Config{Backend: b, Limits: h.WebSocket, MaxMessageBytes: h.MaxBodyBytes, MaxBatch: h.MaxBatch,
 		Log: h.logger.Named("wsrpc")})
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
+		closed := make(chan struct{})
+		h.listenerClosed = closed
+		var once sync.Once
+		srv.RegisterOnShutdown(func() {
+			once.Do(func() { close(closed) })
+			h.closeSockets()
+		})
+	}
 }
 
 // serveSocket upgrades a GET /rpc[/chain] with Upgrade: websocket.
@@ -68,11 +89,20 @@ func (h *Handler) chargeSocket(ctx context.Context, who *payment.Caller, chainID
 	return wsrpc.Ticket(t), nil
 }
 
-// closeSockets ends this configuration's sockets with 1001 (Cleanup: a
-// reload or shutdown), waiting a little for their close handshakes.
+// closeSockets ends this configuration's sockets with 1001 (the server's
+// shutdown or Cleanup: a reload or shutdown), waiting a little for their
+// close handshakes.
 func (h *Handler) closeSockets() {
 	if h.sockets == nil {
 		return
+	}
+	if h.listenerClosed != nil && h.sockets.Open() > 0 {
+		// Cleanup runs as soon as the server's shutdown has begun, maybe
+		// before its listener is closed (provisionSockets).
+		select {
+		case <-h.listenerClosed:
+		case <-time.After(3 * time.Second):
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()

@@ -183,13 +183,29 @@ func (s *Server) waitReady() {
 // Reload applies a new Caddyfile through `caddy reload`, as an operator would.
 func (s *Server) Reload(caddyfile string) {
 	s.t.Helper()
+	if err := s.TryReload(caddyfile); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// TryReload is Reload for a goroutine other than the test's: it returns
+// the failure instead of ending the test.
+func (s *Server) TryReload(caddyfile string) error {
 	path := s.write(caddyfile)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.bin, "reload", "--config", path, "--adapter", "caddyfile", "--address", s.AdminAddr)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		s.t.Fatalf("caddy reload: %v\n%s\n%s", err, out, s.Output())
+		return fmt.Errorf("caddy reload: %v\n%s\n%s", err, out, s.Output())
 	}
+	// The old configuration's server closes its idle keep-alive
+	// connections as it shuts down; a POST written on one as that close
+	// arrives sees EOF and is not retried (net/http retries only
+	// idempotent requests), as with any server's graceful shutdown. The
+	// tests' client starts on fresh connections, as a client retrying
+	// would.
+	http.DefaultClient.CloseIdleConnections()
+	return nil
 }
 
 // Kill ends the process with SIGKILL, as a crashed machine: nothing is
