@@ -12,7 +12,6 @@ import (
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/jsonrpc"
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
-	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
 	"github.com/tollgate-rpc/tollgate/caddymodule/web"
 	"github.com/tollgate-rpc/tollgate/shared/events"
 	"github.com/tollgate-rpc/tollgate/shared/meter"
@@ -130,11 +129,7 @@ func (h *Handler) payFree(ctx context.Context, _ *Caller, _ http.Header, req met
 
 // authorizeScript runs the metering script for a key or the free tier.
 func (h *Handler) authorizeScript(ctx context.Context, req meter.Request) (meter.Decision, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
-	defer cancel()
-	start := time.Now()
-	d, err := h.meter.Authorize(ctx, req)
-	metrics.MeterLatency.Observe(time.Since(start).Seconds())
+	d, err := metered(ctx, func(ctx context.Context) (meter.Decision, error) { return h.meter.Authorize(ctx, req) })
 	if err != nil {
 		// The script may have run before the connection died (Redis killed
 		// between booking and replying): undo whatever it booked.
@@ -149,12 +144,15 @@ func (h *Handler) authorizeScript(ctx context.Context, req meter.Request) (meter
 	return d, nil
 }
 
-// meterSIWX runs the SIWX draw with the metering deadline and latency metric.
-func (h *Handler) meterSIWX(ctx context.Context, req meter.Request, wallet, nonce string) (meter.Decision, error) {
+// metered runs one metering script under the metering deadline, detached
+// from the caller's cancellation (a script that started books whether or
+// not the caller waits: a cancel would only lose its reply), and observes
+// its latency.
+func metered(ctx context.Context, run func(context.Context) (meter.Decision, error)) (meter.Decision, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
 	defer cancel()
 	start := time.Now()
-	d, err := h.meter.AuthorizeSIWX(ctx, req, wallet, nonce, paycheck.SIWXNonceTTL)
+	d, err := run(ctx)
 	metrics.MeterLatency.Observe(time.Since(start).Seconds())
 	return d, err
 }

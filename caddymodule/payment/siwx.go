@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/tollgate-rpc/tollgate/caddymodule/metrics"
 	"github.com/tollgate-rpc/tollgate/caddymodule/paycheck"
@@ -43,14 +42,19 @@ func (h *Handler) payWithSIWX(ctx context.Context, c *Caller, _ http.Header, req
 	var d meter.Decision
 	var err error
 	if s := c.signIn; s != nil {
-		d, err = h.meterSignIn(ctx, req, wallet, nonce, s.session, issued)
+		// A holding caller's first draw signs it in (meter.SignInSIWX).
+		d, err = metered(ctx, func(ctx context.Context) (meter.Decision, error) {
+			return h.meter.SignInSIWX(ctx, req, wallet, nonce, s.session, issued, paycheck.SIWXNonceTTL)
+		})
 		if err == nil && d.Outcome == meter.Bundle {
 			// Concurrent first draws of one socket store the same wallet:
 			// the message names one signer.
 			s.wallet.Store(&wallet)
 		}
 	} else {
-		d, err = h.meterSIWX(ctx, req, wallet, nonce)
+		d, err = metered(ctx, func(ctx context.Context) (meter.Decision, error) {
+			return h.meter.AuthorizeSIWX(ctx, req, wallet, nonce, paycheck.SIWXNonceTTL)
+		})
 	}
 	return h.siwxDecided(c, req, wallet, d, err)
 }
@@ -58,23 +62,8 @@ func (h *Handler) payWithSIWX(ctx context.Context, c *Caller, _ http.Header, req
 // paySignedIn draws from the bundle of the wallet c's connection signed in
 // as: one script call, no signature checked and no nonce (meter.DrawSignedIn).
 func (h *Handler) paySignedIn(ctx context.Context, c *Caller, req meter.Request, wallet string) (meter.Decision, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
-	defer cancel()
-	start := time.Now()
-	d, err := h.meter.DrawSignedIn(ctx, req, wallet)
-	metrics.MeterLatency.Observe(time.Since(start).Seconds())
+	d, err := metered(ctx, func(ctx context.Context) (meter.Decision, error) { return h.meter.DrawSignedIn(ctx, req, wallet) })
 	return h.siwxDecided(c, req, wallet, d, err)
-}
-
-// meterSignIn is a holding caller's first draw (meter.SignInSIWX) with the
-// metering deadline and latency metric.
-func (h *Handler) meterSignIn(ctx context.Context, req meter.Request, wallet, nonce, session string, issued time.Time) (meter.Decision, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MeterTimeout)
-	defer cancel()
-	start := time.Now()
-	d, err := h.meter.SignInSIWX(ctx, req, wallet, nonce, session, issued, paycheck.SIWXNonceTTL)
-	metrics.MeterLatency.Observe(time.Since(start).Seconds())
-	return d, err
 }
 
 // siwxDecided turns a SIWX draw into the payer's answer.

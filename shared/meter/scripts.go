@@ -84,6 +84,21 @@ local function advance(p, floor)
 end
 `
 
+// bundleLua defines drawBundle(stream, bundle, today, n, ttl, t, v, d): n
+// calls leave the wallet's bundle hash (calls down, used up), count
+// against the requests of the day (the key expiring ttl s after its first
+// count) and are recorded as the debit event (type t, version v, payload
+// d). It returns the calls left and the debit's stream id. The scripts
+// that draw (siwxScript, siwxSessionScript, grantScript) check first.
+const bundleLua = `
+local function drawBundle(stream, bundle, today, n, ttl, t, v, d)
+  local left = redis.call('HINCRBY', bundle, 'calls', -n)
+  redis.call('HINCRBY', bundle, 'used', n)
+  if redis.call('INCRBY', today, n) == n then redis.call('EXPIRE', today, ttl) end
+  return left, redis.call('XADD', stream, '*', 't', t, 'v', v, 'd', d)
+end
+`
+
 // meterScript decides who pays for one request (all calls of a batch at
 // once) and books it. Outcomes, as the first element of the reply:
 //
@@ -379,7 +394,7 @@ return {1, id, f[2] or 'free', f[3] or '0', f[4] or '0', day or '0', lim or '', 
 // {7, 0} nonce already used, {8, 0} the bundle is missing and Redis is not
 // rebuilt yet (the nonce stays unused, so the same message works once it is),
 // {8, 1 | 2} this Redis is older than the ledger (seqLua).
-var siwxScript = redis.NewScript(seqLua + `
+var siwxScript = redis.NewScript(seqLua + bundleLua + `
 local older = advance(shardOf(KEYS[5], 'generation'), tonumber(ARGV[7]) or 0)
 if older > 0 then return {8, older} end
 local n = tonumber(ARGV[1])
@@ -388,11 +403,8 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return {7, 0} end
 local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
 if left < n then return {3, left} end
 redis.call('SET', KEYS[3], '1', 'EX', ARGV[2])
-left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
-redis.call('HINCRBY', KEYS[2], 'used', n)
-if redis.call('INCRBY', KEYS[4], n) == n then redis.call('EXPIRE', KEYS[4], ARGV[6]) end
-local xid = redis.call('XADD', KEYS[1], '*', 't', ARGV[3], 'v', ARGV[4], 'd', ARGV[5])
-return {1, left, xid}
+local after, xid = drawBundle(KEYS[1], KEYS[2], KEYS[4], n, ARGV[6], ARGV[3], ARGV[4], ARGV[5])
+return {1, after, xid}
 `)
 
 // siwxSessionScript draws a request's calls from a wallet's x402 bundle for
@@ -421,7 +433,7 @@ return {1, left, xid}
 // message's issuedAt ("2006-01-02T15:04:05" UTC; "" without a nonce),
 // 9 the shard's ledger floor (seqLua).
 // Reply: siwxScript's.
-var siwxSessionScript = redis.NewScript(seqLua + `
+var siwxSessionScript = redis.NewScript(seqLua + bundleLua + `
 local older = advance(shardOf(KEYS[4], 'generation'), tonumber(ARGV[9]) or 0)
 if older > 0 then return {8, older} end
 local n = tonumber(ARGV[1])
@@ -439,11 +451,8 @@ end
 local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
 if left < n then return {3, left} end
 if nonce then redis.call('SET', nonce, ARGV[6], 'EX', ARGV[7]) end
-left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
-redis.call('HINCRBY', KEYS[2], 'used', n)
-if redis.call('INCRBY', KEYS[3], n) == n then redis.call('EXPIRE', KEYS[3], ARGV[5]) end
-local xid = redis.call('XADD', KEYS[1], '*', 't', ARGV[2], 'v', ARGV[3], 'd', ARGV[4])
-return {1, left, xid}
+local after, xid = drawBundle(KEYS[1], KEYS[2], KEYS[3], n, ARGV[5], ARGV[2], ARGV[3], ARGV[4])
+return {1, after, xid}
 `)
 
 // grantScript books a settled x402 payment: the wallet's bundle grows by the
@@ -469,7 +478,7 @@ return {1, left, xid}
 // A retry of this same request (its reply was lost) finds the transaction
 // granted with its own key: that attempt applied everything atomically,
 // the draw included, so it answers {1, calls left, 1} and draws nothing.
-var grantScript = redis.NewScript(seqLua + `
+var grantScript = redis.NewScript(seqLua + bundleLua + `
 local older = advance(shardOf(KEYS[1], 'events'), tonumber(ARGV[16]) or 0)
 if older > 0 then return {8, older} end
 local n = tonumber(ARGV[3])
@@ -490,11 +499,8 @@ else
 end
 local left = tonumber(redis.call('HGET', KEYS[2], 'calls') or '0')
 if left < n then return {3, left, granted, gxid, kxid, ''} end
-left = redis.call('HINCRBY', KEYS[2], 'calls', -n)
-redis.call('HINCRBY', KEYS[2], 'used', n)
-if redis.call('INCRBY', KEYS[6], n) == n then redis.call('EXPIRE', KEYS[6], ARGV[15]) end
-local dxid = redis.call('XADD', KEYS[1], '*', 't', ARGV[13], 'v', ARGV[8], 'd', ARGV[14])
-return {1, left, granted, gxid, kxid, dxid}
+local after, dxid = drawBundle(KEYS[1], KEYS[2], KEYS[6], n, ARGV[15], ARGV[13], ARGV[8], ARGV[14])
+return {1, after, granted, gxid, kxid, dxid}
 `)
 
 // gateScript is the IP rate check of a request that carries an x402
