@@ -284,8 +284,8 @@ func TestTrustSharedAcrossGatewaysAndRestarts(t *testing.T) {
 			}
 			break
 		}
-		if time.Since(caught) > 5*time.Second {
-			t.Fatalf("the second gateway did not see L's quarantine within 5 s: %v", tv)
+		if time.Since(caught) > 10*time.Second { // 100 registry ticks: a busy machine's room
+			t.Fatalf("the second gateway did not see L's quarantine within 10 s: %v", tv)
 		}
 		time.Sleep(10 * time.Millisecond) // polling /rpc/health
 	}

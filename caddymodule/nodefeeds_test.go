@@ -198,8 +198,8 @@ func TestQuarantinedNodeFeedMovesAtOnce(t *testing.T) {
 		check(readNote(t, c, sub))
 	}
 	ended := <-done
-	if ended < 0 || ended > time.Second {
-		t.Fatalf("the quarantined node's feed ended after %v, want within a second", ended)
+	if ended < 0 || ended > 3*time.Second { // registry ticks of 100 ms; a busy machine's room
+		t.Fatalf("the quarantined node's feed ended after %v, want within 3 s", ended)
 	}
 	if st := e.upstreamState(t, nodeID); st != nil && st["quarantined"] != true {
 		t.Fatalf("node still serving: %v", st)

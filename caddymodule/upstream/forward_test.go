@@ -261,7 +261,7 @@ func TestRequestDeadlineBoundsForwardAndDoesNotCount(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
-	if el := time.Since(start); el > time.Second {
+	if el := time.Since(start); el > 2500*time.Millisecond { // the deadline is 100 ms; a busy machine's room
 		t.Fatalf("took %v", el)
 	}
 	// The caller's deadline is not the upstream's failure.

@@ -75,7 +75,7 @@ func TestEventWriterIsBoundedAndNeverBlocks(t *testing.T) {
 			accepted++
 		}
 	}
-	if el := time.Since(start); el > time.Second {
+	if el := time.Since(start); el > 3*time.Second { // never blocks; a busy machine's room
 		t.Fatalf("enqueueing took %s", el)
 	}
 	if accepted > 15 { // the queue plus one batch in flight
