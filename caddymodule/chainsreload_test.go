@@ -187,7 +187,7 @@ func TestReloadAddsAndRemovesAChain(t *testing.T) {
 	for i := range inflight {
 		wg.Go(func() { answers[i] = postNew(gw.URL()+"/rpc/31337", getBalance) })
 	}
-	for deadline := time.Now().Add(5 * time.Second); dev.Calls("eth_getBalance") < seen+inflight; {
+	for deadline := time.Now().Add(30 * time.Second); dev.Calls("eth_getBalance") < seen+inflight; {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d of %d requests reached chain 31337's provider", dev.Calls("eth_getBalance")-seen, inflight)
 		}

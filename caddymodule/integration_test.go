@@ -477,7 +477,7 @@ func TestReloadKeepsBreakerStateAndInFlightRequests(t *testing.T) {
 		defer wg.Done()
 		inflight = post(t, e.gw.URL()+"/rpc", getBalance)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for e.beta.Calls("eth_getBalance") == seen {
 		if time.Now().After(deadline) {
 			t.Fatal("slow request never reached beta")

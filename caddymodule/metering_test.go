@@ -1189,7 +1189,7 @@ func TestRateAndConcurrencyLimits(t *testing.T) {
 			results[i] = e.rpc(t, getBalance, "X-API-Key: "+secret)
 		}()
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for e.alpha.Calls("eth_getBalance")+e.beta.Calls("eth_getBalance") < before+2 {
 		if time.Now().After(deadline) {
 			t.Fatal("the two slow calls never reached the upstream")

@@ -234,7 +234,7 @@ func TestLyingNodeIsQuarantined(t *testing.T) {
 
 	// The evidence: the call and both answers.
 	var ev *events.NodeMismatch
-	deadline = time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for ev == nil && time.Now().Before(deadline) {
 		for _, x := range e.stream(t) {
 			if m, ok := x.(*events.NodeMismatch); ok {

@@ -46,7 +46,7 @@ func TestSIGHUPReloadsChains(t *testing.T) {
 
 	write(`{"chains":[{"id":10,"name":"optimism","block_time":"2s"}]}`) // no finality
 	hup()
-	settletest.Eventually(t, 5*time.Second, "the bad file logged", func() (bool, error) {
+	settletest.Eventually(t, 30*time.Second, "the bad file logged", func() (bool, error) {
 		for _, e := range logs.All() {
 			if e.Message == "SIGHUP: chains file not reloaded; the chains in force stay" &&
 				strings.Contains(fmt.Sprint(e.ContextMap()["error"]), "chain 10 (optimism): finality is missing") {
@@ -61,7 +61,7 @@ func TestSIGHUPReloadsChains(t *testing.T) {
 
 	write(`{"chains":[{"id":10,"name":"optimism","block_time":"2s","finality":"tag"}]}`)
 	hup()
-	settletest.Eventually(t, 5*time.Second, "chain 10 in force", func() (bool, error) {
+	settletest.Eventually(t, 30*time.Second, "chain 10 in force", func() (bool, error) {
 		_, ok := live.Load().ByID(10)
 		return ok, nil
 	})

@@ -345,7 +345,7 @@ func TestStaleConsumersArePruned(t *testing.T) {
 	if msgs, err := holder.read(ctx, ">"); err != nil || len(msgs) != 1 {
 		t.Fatalf("read %d %v", len(msgs), err)
 	}
-	settletest.Eventually(t, 5*time.Second, "consumers idle", func() (bool, error) {
+	settletest.Eventually(t, 30*time.Second, "consumers idle", func() (bool, error) {
 		for _, c := range e.rdb.XInfoConsumers(ctx, e.stream, "settlementd").Val() {
 			if c.Idle < 60*time.Millisecond {
 				return false, nil
