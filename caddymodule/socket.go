@@ -31,7 +31,8 @@ import (
 // client that reconnected at once on our 1001 could land there. The
 // server's on-shutdown hooks run after its listeners are closed
 // (http.Server.Shutdown); Cleanup closes them again, for a server that
-// never started (it waits up to 3 s for the hook while sockets are open).
+// never started (once a handshake has begun, it waits up to 3 s for the
+// hook: a socket mid-upgrade is not yet counted open).
 func (h *Handler) provisionSockets(ctx caddy.Context) {
 	if h.WebSocket.Off {
 		return
@@ -101,7 +102,7 @@ func (h *Handler) closeSockets() {
 	if h.sockets == nil {
 		return
 	}
-	if h.listenerClosed != nil && h.sockets.Open() > 0 {
+	if h.listenerClosed != nil && h.sockets.Began() {
 		// Cleanup runs as soon as the server's shutdown has begun, maybe
 		// before its listener is closed (provisionSockets).
 		select {

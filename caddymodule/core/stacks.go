@@ -1,6 +1,9 @@
 package core
 
 import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -25,9 +28,28 @@ type Stacks struct {
 }
 
 type stackJob struct {
-	f     func()
-	done  chan struct{}
-	panic any // f's panic, raised again on the caller's goroutine
+	f      func()
+	done   chan struct{}
+	panic  *Panic // f's panic, raised again on the caller's goroutine
+	goexit bool   // f called runtime.Goexit: so does the caller
+}
+
+// Panic is a panic of a call run on a warm goroutine, raised again on the
+// caller's with the stack where it began (the caller's own stack shows
+// only Stacks.Run).
+type Panic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *Panic) Error() string {
+	return fmt.Sprintf("%v\n\non a warm goroutine:\n%s", p.Value, p.Stack)
+}
+
+// Unwrap is the panic's value when it is an error.
+func (p *Panic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
 }
 
 var stackJobs = sync.Pool{New: func() any { return &stackJob{done: make(chan struct{}, 1)} }}
@@ -40,8 +62,9 @@ func NewStacks(max int) *Stacks {
 // Run runs f on a warm goroutine and returns when f has. When every warm
 // goroutine is busy and there are already max of them, or s is nil or
 // closed, f runs on the caller's goroutine. A panic in f is raised again
-// on the caller's goroutine, where the door's recovery (Caddy's, the SDK's)
-// sees it as if f had run there.
+// on the caller's goroutine as a *Panic carrying f's stack, where the
+// door's recovery (Caddy's, the SDK's) sees it as if f had run there; an
+// f that calls runtime.Goexit ends the caller's goroutine too.
 func (s *Stacks) Run(f func()) {
 	if s == nil {
 		f()
@@ -67,18 +90,21 @@ func (s *Stacks) Run(f func()) {
 		go s.work(j)
 	}
 	<-j.done
-	p := j.panic
-	j.f, j.panic = nil, nil
+	p, exit := j.panic, j.goexit
+	j.f, j.panic, j.goexit = nil, nil, false
 	stackJobs.Put(j)
 	if p != nil {
 		panic(p)
+	}
+	if exit {
+		runtime.Goexit()
 	}
 }
 
 func (s *Stacks) work(j *stackJob) {
 	defer s.n.Add(-1)
 	for {
-		s.call(j)
+		s.call(j) // does not return if f calls runtime.Goexit: this goroutine ends
 		select {
 		case j = <-s.jobs:
 		case <-s.quit:
@@ -87,12 +113,20 @@ func (s *Stacks) work(j *stackJob) {
 	}
 }
 
+// call runs j's f and hands its end to the caller: a return, a panic, or
+// runtime.Goexit.
 func (s *Stacks) call(j *stackJob) {
+	returned := false
 	defer func() {
-		j.panic = recover()
+		if v := recover(); v != nil {
+			j.panic = &Panic{Value: v, Stack: debug.Stack()}
+		} else if !returned {
+			j.goexit = true
+		}
 		j.done <- struct{}{}
 	}()
 	j.f()
+	returned = true
 }
 
 // Close ends the idle warm goroutines; calls after it run on their

@@ -14,6 +14,7 @@ func TestHedgedReadWinsAndIsCounted(t *testing.T) {
 	fast := newFakeRPC(t, "fast", 137, 1000)
 	cfg := testConfig(provider(slow), provider(fast))
 	cfg.Hedge = HedgeConfig{Floor: 10 * time.Millisecond, Ceiling: 30 * time.Millisecond, MaxShare: 1}
+	cfg.AttemptTimeout = 30 * time.Second // slow's 3 s, not the attempt timeout, is what the hedge must beat
 	p := newTestPool(t, cfg)
 	// Teach the pool that slow is the faster one (by far more than a busy
 	// machine's noise), then slow it down.
@@ -39,7 +40,7 @@ func TestHedgedReadWinsAndIsCounted(t *testing.T) {
 	if r.Upstream.Name != "fast" || r.Attempts != 2 {
 		t.Fatalf("served by %s after %d attempts; hedges %+v; fast %+v", r.Upstream.Name, r.Attempts, p.Hedges(), upstreamState(t, p, "fast"))
 	}
-	if el := time.Since(start); el > 2500*time.Millisecond { // slow answers after 3 s
+	if el := time.Since(start); el > 2500*time.Millisecond { // slow answers after 3 s, the attempt timeout is 30 s
 		t.Fatalf("the hedge did not cut the wait: %v; hedges %+v (before %+v); fast %+v", el, p.Hedges(), before, upstreamState(t, p, "fast"))
 	}
 	h := p.Hedges()

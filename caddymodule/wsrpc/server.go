@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -92,6 +93,7 @@ type Server struct {
 	conns map[*conn]struct{}
 	perIP map[netip.Addr]int // client subscriptions per address
 	done  bool
+	began atomic.Bool // a handshake reached Serve
 }
 
 // New makes a server.
@@ -124,6 +126,9 @@ func hijacker(w http.ResponseWriter) http.ResponseWriter {
 // Serve upgrades r to a socket on chain and serves it until it closes. A
 // failed handshake is answered with a JSON 400.
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, chain uint64) {
+	if !s.began.Load() {
+		s.began.Store(true)
+	}
 	s.mu.Lock()
 	done := s.done
 	s.mu.Unlock()
@@ -216,6 +221,10 @@ func (s *Server) Close(ctx context.Context) {
 		}
 	}
 }
+
+// Began reports whether a handshake ever reached Serve: a socket may be
+// open or opening.
+func (s *Server) Began() bool { return s.began.Load() }
 
 // Open is the number of open sockets.
 func (s *Server) Open() int {

@@ -123,12 +123,17 @@ func Start(t testing.TB, caddyfile string, env ...string) *Server {
 }
 
 func (s *Server) write(caddyfile string) string {
-	c := strings.NewReplacer("{ADMIN}", s.AdminAddr, "{PORT}", fmt.Sprint(s.Port)).Replace(caddyfile)
-	path := filepath.Join(s.dir, "Caddyfile")
-	if err := os.WriteFile(path, []byte(c), 0o600); err != nil {
+	path, err := s.tryWrite(caddyfile)
+	if err != nil {
 		s.t.Fatal(err)
 	}
 	return path
+}
+
+func (s *Server) tryWrite(caddyfile string) (string, error) {
+	c := strings.NewReplacer("{ADMIN}", s.AdminAddr, "{PORT}", fmt.Sprint(s.Port)).Replace(caddyfile)
+	path := filepath.Join(s.dir, "Caddyfile")
+	return path, os.WriteFile(path, []byte(c), 0o600)
 }
 
 // URL returns the site's base URL.
@@ -191,7 +196,10 @@ func (s *Server) Reload(caddyfile string) {
 // TryReload is Reload for a goroutine other than the test's: it returns
 // the failure instead of ending the test.
 func (s *Server) TryReload(caddyfile string) error {
-	path := s.write(caddyfile)
+	path, err := s.tryWrite(caddyfile)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.bin, "reload", "--config", path, "--adapter", "caddyfile", "--address", s.AdminAddr)
