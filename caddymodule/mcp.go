@@ -31,14 +31,8 @@ func (b mcpBackend) Method(chainID uint64, method string) evm.Method {
 	return evm.Lookup(method)
 }
 
-// Serve runs the core on a warm goroutine (core.Stacks): the SDK runs
-// each tool call on a fresh one, whose small stack the core would grow on
-// every call.
 func (b mcpBackend) Serve(ctx context.Context, who *payment.Caller, hdr http.Header, chainID uint64, msg *jsonrpc.Message) mcp.Served {
-	var o core.Outcome
-	b.h.stacks.Run(func() {
-		o = b.h.core.Serve(ctx, core.Request{Chain: b.h.chains[chainID].core, Message: msg, Caller: *who, Door: core.MCP, Reply: hdr})
-	})
+	o := b.h.core.Serve(ctx, core.Request{Chain: b.h.chains[chainID].core, Message: msg, Caller: *who, Door: core.MCP, Reply: hdr})
 	return mcp.Served{Resps: o.Resps, Status: httprpc.Status(o), Refusal: o.Refused, Booked: o.Payer != "", Charged: o.Charged}
 }
 

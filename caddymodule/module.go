@@ -95,9 +95,6 @@ type Handler struct {
 	hub     *subscribe.Hub
 	intel   intelConfig
 	sockets *wsrpc.Server // JSON-RPC over WebSocket (socket.go)
-	// stacks runs socket messages' and MCP tool calls' core work on warm
-	// goroutines (core.Stacks).
-	stacks *core.Stacks
 	// listenerClosed is closed by the server's on-shutdown hook: its
 	// listener is closed, so sockets told to reconnect reach the next
 	// configuration (socket.go).

@@ -273,10 +273,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	// answer checks built above.
 	h.relay = relay.New(&h.Upstreams, h.verifier, h.shadower, h.logger)
 	h.core = &core.Core{Payers: h.payers, Relay: h.relay, Timeout: time.Duration(h.RequestTimeout), Conc: h.conc}
-	// The socket and MCP doors get each call on a fresh goroutine; the
-	// core runs their calls on warm ones (core.Stacks). Calls beyond the
-	// bound run where they are.
-	h.stacks = core.NewStacks(256)
 	h.post = &httprpc.Door{Core: h.core, MaxBody: h.MaxBodyBytes, MaxBatch: h.MaxBatch, BodyTimeout: time.Duration(h.BodyTimeout)}
 	pools := map[uint64]*upstream.Pool{}
 	for id, cs := range h.chains {
@@ -298,7 +294,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 // Cleanup releases this config's references to the shared state.
 func (h *Handler) Cleanup() error {
 	h.closeSockets() // before the pools, payers and Redis they use
-	h.stacks.Close()
 	if h.stopReg != nil {
 		h.stopReg()
 	}

@@ -39,12 +39,7 @@ func (h *Handler) provisionSockets(ctx caddy.Context) {
 	}
 	b := wsrpc.Backend{
 		Serve: func(ctx context.Context, who *payment.Caller, chainID uint64, msg *jsonrpc.Message) wsrpc.Answer {
-			// Each message is handled on its own goroutine; the core runs
-			// on a warm one (core.Stacks).
-			var o core.Outcome
-			h.stacks.Run(func() {
-				o = h.core.Serve(ctx, core.Request{Chain: h.chains[chainID].core, Message: msg, Caller: *who, Door: core.Socket})
-			})
+			o := h.core.Serve(ctx, core.Request{Chain: h.chains[chainID].core, Message: msg, Caller: *who, Door: core.Socket})
 			a := wsrpc.Answer{Resps: o.Resps, Body: o.Body, Status: httprpc.Status(o)}
 			if o.Refused != nil {
 				a.Refusal = o.Refused
